@@ -1,0 +1,139 @@
+/**
+ * Snapshot: the read-only view of cluster state that `computeDesiredRoutes` consumes, and
+ * `ObjectStore`, the mutable in-memory store both sources (Kubernetes informers, manifest files)
+ * keep it in.
+ *
+ * EndpointSlices are indexed by the Service they belong to (label `kubernetes.io/service-name`,
+ * same namespace; kubernetes-notes §2), keyed by slice name, so reading one Service's endpoints
+ * costs O(its slices) and one slice change touches at most two Services (old and new label).
+ */
+import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from '../k8s/types.ts';
+import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from '../k8s/keys.ts';
+
+/** Read-only view of the cluster state for one reconcile. */
+export interface Snapshot {
+  /** All Services, any order. */
+  services(): Iterable<Service>;
+  /** One Service by "ns/name". */
+  service(key: string): Service | undefined;
+  /** The EndpointSlices labelled for Service "ns/name" (all slices, all address types). */
+  endpointSlicesFor(serviceKey: string): readonly EndpointSlice[];
+  /** A Node by name. */
+  node(name: string): Node | undefined;
+  /** All networking.k8s.io ServiceCIDR objects. */
+  serviceCIDRs(): Iterable<ServiceCIDR>;
+}
+
+/** Mutable store implementing `Snapshot`. `apply`/`remove` return the change keys they affect. */
+export class ObjectStore implements Snapshot {
+  readonly #services = new Map<string, Service>();
+  readonly #slices = new Map<string, EndpointSlice>(); // by "ns/sliceName"
+  readonly #slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  readonly #nodes = new Map<string, Node>();
+  readonly #cidrs = new Map<string, ServiceCIDR>();
+
+  services(): Iterable<Service> {
+    return this.#services.values();
+  }
+
+  service(key: string): Service | undefined {
+    return this.#services.get(key);
+  }
+
+  endpointSlicesFor(serviceKey: string): readonly EndpointSlice[] {
+    const m = this.#slicesByService.get(serviceKey);
+    return m ? [...m.values()] : [];
+  }
+
+  node(name: string): Node | undefined {
+    return this.#nodes.get(name);
+  }
+
+  serviceCIDRs(): Iterable<ServiceCIDR> {
+    return this.#cidrs.values();
+  }
+
+  /** Number of objects per kind (for status/metrics). */
+  counts(): Record<ResourceKind, number> {
+    return { Service: this.#services.size, EndpointSlice: this.#slices.size, Node: this.#nodes.size, ServiceCIDR: this.#cidrs.size };
+  }
+
+  /** All objects of a kind (used by the manifest source to diff file contents). */
+  list(kind: ResourceKind): KubeObject[] {
+    switch (kind) {
+      case 'Service': return [...this.#services.values()];
+      case 'EndpointSlice': return [...this.#slices.values()];
+      case 'Node': return [...this.#nodes.values()];
+      case 'ServiceCIDR': return [...this.#cidrs.values()];
+    }
+  }
+
+  /** Add or replace an object. Returns the change keys affected. */
+  apply(kind: ResourceKind, obj: KubeObject): string[] {
+    const key = objectKey(obj);
+    switch (kind) {
+      case 'Service':
+        this.#services.set(key, obj as Service);
+        return [serviceChangeKey(key)];
+      case 'EndpointSlice': {
+        const keys = this.#removeSlice(key);
+        const slice = obj as EndpointSlice;
+        this.#slices.set(key, slice);
+        const svc = serviceKeyOfSlice(slice);
+        if (svc !== undefined) {
+          let m = this.#slicesByService.get(svc);
+          if (!m) this.#slicesByService.set(svc, (m = new Map()));
+          m.set(key, slice);
+          keys.add(serviceChangeKey(svc));
+        }
+        return [...keys];
+      }
+      case 'Node':
+        this.#nodes.set(key, obj as Node);
+        return [nodeChangeKey(key)];
+      case 'ServiceCIDR':
+        this.#cidrs.set(key, obj as ServiceCIDR);
+        return [serviceCIDRChangeKey(key)];
+    }
+  }
+
+  /** Remove an object (only its namespace/name is read). Returns the change keys affected. */
+  remove(kind: ResourceKind, obj: KubeObject): string[] {
+    const key = objectKey(obj);
+    switch (kind) {
+      case 'Service':
+        return this.#services.delete(key) ? [serviceChangeKey(key)] : [];
+      case 'EndpointSlice':
+        return [...this.#removeSlice(key)];
+      case 'Node':
+        return this.#nodes.delete(key) ? [nodeChangeKey(key)] : [];
+      case 'ServiceCIDR':
+        return this.#cidrs.delete(key) ? [serviceCIDRChangeKey(key)] : [];
+    }
+  }
+
+  /** Remove everything. Returns [ALL_KEY]. */
+  clear(): string[] {
+    this.#services.clear();
+    this.#slices.clear();
+    this.#slicesByService.clear();
+    this.#nodes.clear();
+    this.#cidrs.clear();
+    return [ALL_KEY];
+  }
+
+  #removeSlice(key: string): Set<string> {
+    const keys = new Set<string>();
+    const old = this.#slices.get(key);
+    if (!old) return keys;
+    this.#slices.delete(key);
+    const svc = serviceKeyOfSlice(old);
+    if (svc !== undefined) {
+      const m = this.#slicesByService.get(svc);
+      m?.delete(key);
+      if (m && m.size === 0) this.#slicesByService.delete(svc);
+      keys.add(serviceChangeKey(svc));
+    }
+    return keys;
+  }
+}

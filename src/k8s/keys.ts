@@ -1,0 +1,46 @@
+/**
+ * Object keys and change keys.
+ *
+ * Object keys follow the informer cache convention: "namespace/name" for namespaced objects and
+ * "name" for cluster-scoped ones (Node, ServiceCIDR).
+ *
+ * Change keys are what sources emit and the work queue coalesces:
+ *   - `service:<ns>/<name>`  a Service or one of its EndpointSlices changed;
+ *   - `node:<name>`          a Node changed;
+ *   - `servicecidr:<name>`   a ServiceCIDR changed;
+ *   - `all`                  everything must be recomputed (config change, resync).
+ */
+import type { EndpointSlice, KubeObject } from './types.ts';
+import { SERVICE_NAME_LABEL } from './types.ts';
+
+/** "ns/name" for namespaced objects, "name" for cluster-scoped ones. */
+export function objectKey(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns ? `${ns}/${name}` : name;
+}
+
+/** Service key ("ns/name") an EndpointSlice belongs to, or undefined when the slice has no service-name label. */
+export function serviceKeyOfSlice(slice: EndpointSlice): string | undefined {
+  const svc = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+  if (!svc) return undefined;
+  return `${slice.metadata?.namespace ?? ''}/${svc}`;
+}
+
+/** Change key of a Service ("ns/name"). */
+export function serviceChangeKey(serviceKey: string): string {
+  return `service:${serviceKey}`;
+}
+
+/** Change key of a Node. */
+export function nodeChangeKey(name: string): string {
+  return `node:${name}`;
+}
+
+/** Change key of a ServiceCIDR. */
+export function serviceCIDRChangeKey(name: string): string {
+  return `servicecidr:${name}`;
+}
+
+/** Change key meaning "recompute everything". */
+export const ALL_KEY = 'all';

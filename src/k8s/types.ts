@@ -1,0 +1,93 @@
+/**
+ * Minimal structural shapes of the Kubernetes objects Herald reads.
+ *
+ * These are the raw JSON shapes (as delivered by watch events and by manifest files), not the
+ * `@kubernetes/client-node` model classes: the informer cache holds a mix of deserialized class
+ * instances and raw JSON (kubernetes-notes §4.2), so nothing here relies on `instanceof` or on
+ * `Date` methods. Timestamps are therefore typed `unknown` and only tested for presence.
+ *
+ * Source: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
+ */
+
+/** `metadata` subset. `resourceVersion` is an opaque string (compare for equality only). */
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** Set when deletion has been requested (string or Date depending on the decoder). */
+  deletionTimestamp?: unknown;
+}
+
+/** Any Kubernetes object with metadata. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** core/v1 Service (fields used by Herald). */
+export interface Service extends KubeObject {
+  spec?: {
+    type?: string; // ClusterIP (default) | NodePort | LoadBalancer | ExternalName
+    clusterIP?: string; // "None" = headless
+    clusterIPs?: string[];
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    externalIPs?: string[];
+    externalTrafficPolicy?: string; // Cluster (default) | Local
+    internalTrafficPolicy?: string; // Cluster (default) | Local
+    loadBalancerClass?: string;
+    loadBalancerIP?: string;
+    healthCheckNodePort?: number;
+    publishNotReadyAddresses?: boolean;
+    ports?: Array<{ name?: string; port?: number; protocol?: string; nodePort?: number }>;
+    selector?: Record<string, string>;
+  };
+  status?: {
+    loadBalancer?: {
+      ingress?: Array<{ ip?: string; hostname?: string; ipMode?: string; ports?: unknown[] }>;
+    };
+  };
+}
+
+/** discovery.k8s.io/v1 EndpointSlice endpoint. Conditions: ready nil=true, serving nil=true, terminating nil=false. */
+export interface Endpoint {
+  addresses?: string[];
+  conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null };
+  nodeName?: string;
+  zone?: string;
+  hostname?: string;
+}
+
+/** discovery.k8s.io/v1 EndpointSlice. Joined to its Service by the label `kubernetes.io/service-name`. */
+export interface EndpointSlice extends KubeObject {
+  addressType?: string; // IPv4 | IPv6 | FQDN
+  endpoints?: Endpoint[] | null;
+  ports?: Array<{ name?: string; port?: number; protocol?: string }> | null;
+}
+
+/** core/v1 Node (fields used by Herald). */
+export interface Node extends KubeObject {
+  spec?: {
+    unschedulable?: boolean;
+    taints?: Array<{ key?: string; value?: string; effect?: string }>;
+  };
+  status?: {
+    conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }>;
+    addresses?: Array<{ type?: string; address?: string }>;
+  };
+}
+
+/** networking.k8s.io/v1 ServiceCIDR (GA in 1.33): `spec.cidrs` holds at most one CIDR per family. */
+export interface ServiceCIDR extends KubeObject {
+  spec?: { cidrs?: string[] };
+}
+
+/** The four object kinds a Source delivers. */
+export type ResourceKind = 'Service' | 'EndpointSlice' | 'Node' | 'ServiceCIDR';
+
+/** Label on an EndpointSlice naming its Service (same namespace). Source: discovery/v1 well_known_labels.go. */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
