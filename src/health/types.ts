@@ -1,0 +1,127 @@
+/**
+ * Shared data shapes of the health subsystem: probe results, reasons, check specifications.
+ *
+ * Durations carry their unit in the name (`intervalSec`, `latencyMs`). Timestamps (`since`,
+ * `until`, `atMs`) are epoch milliseconds on the manager's {@link Clock}.
+ */
+
+/**
+ * Reason codes. Probe outcomes (one per probe) and gate outcomes (why a VIP may not be announced).
+ *
+ * Probe failures are kept distinct on purpose: a refused connection (kube-proxy not serving the
+ * port) is not the same as a 503 (kube-proxy says "no local endpoints").
+ */
+export const ReasonCode = {
+  /** Probe: TCP connect refused (RST to SYN). */
+  ConnectionRefused: 'ConnectionRefused',
+  /** Probe: the peer closed or reset the connection before a full answer. */
+  ConnectionClosed: 'ConnectionClosed',
+  /** Probe: other socket errors (EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL, ...). */
+  NetworkError: 'NetworkError',
+  /** Probe: TLS handshake failed (https checks). */
+  TLSError: 'TLSError',
+  /** Probe: no complete answer within the check's timeout. */
+  Timeout: 'Timeout',
+  /** Probe: an answer that cannot be understood (kube-proxy 200 with empty/non-JSON body, odd status). */
+  BadResponse: 'BadResponse',
+  /** Probe: HTTP status not in the check's expected set. */
+  UnexpectedStatus: 'UnexpectedStatus',
+  /** Probe: kube-proxy service health answered 503 with `localEndpoints: 0`. */
+  NoLocalEndpoints: 'NoLocalEndpoints',
+  /** Probe: kube-proxy answered 503 because its proxier is unhealthy (`serviceProxyHealthy: false`). */
+  ProxyUnhealthy: 'ProxyUnhealthy',
+  /** Probe: kube-proxy `/healthz` answered 503 with `nodeEligible: false` (node being deleted/scaled down). */
+  NodeNotEligible: 'NodeNotEligible',
+  /** Gate: a check has not yet passed `rise` times, and the VIP is not announced yet. */
+  Pending: 'Pending',
+  /** Gate: a check for this key was given with invalid settings; failing closed until it is fixed. */
+  InvalidCheck: 'InvalidCheck',
+  /** Gate: a node-level check is down (or pending), so nothing is announced from this node. */
+  NodeUnhealthy: 'NodeUnhealthy',
+  /** Gate: the VIP was withdrawn recently; it may not be re-announced before `until`. */
+  HoldDown: 'HoldDown',
+  /** Gate: the VIP flapped too often; it is suppressed until its penalty decays (`until`). */
+  Suppressed: 'Suppressed',
+} as const;
+export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
+
+/** Codes a single probe can return when it fails. */
+export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed'>;
+
+/**
+ * A reason, as data, for the admin API, logs, metrics and Kubernetes Events.
+ * `since`/`until` are epoch milliseconds; `check` is the key of the check concerned, if any.
+ */
+export interface Reason {
+  code: ReasonCode;
+  message: string;
+  since?: number;
+  until?: number;
+  check?: string;
+}
+
+/** Outcome of one probe. `latencyMs` is wall time from start of the network work to the verdict. */
+export interface ProbeResult {
+  ok: boolean;
+  /** Present when `ok` is false. */
+  code?: ProbeFailureCode;
+  /** Human-readable detail ("connection refused", "HTTP 503, localEndpoints 0", ...). */
+  message: string;
+  latencyMs: number;
+  /** HTTP status, when an HTTP answer arrived. */
+  status?: number;
+  /** kube-proxy `localEndpoints` from the JSON body, when present. */
+  localEndpoints?: number;
+}
+
+/** Check kinds. */
+export const CheckKind = {
+  /** kube-proxy per-Service health server on `healthCheckNodePort` (GET `/health`; 200 = local endpoints). */
+  KubeProxyService: 'kube-proxy-service',
+  /** kube-proxy node health, GET `/healthz` on port 10256 by default. */
+  KubeProxyNode: 'kube-proxy-node',
+  /** TCP connect. */
+  Tcp: 'tcp',
+  /** HTTP GET with expected status codes. */
+  Http: 'http',
+  /** HTTPS GET with expected status codes (certificate not verified, like kubelet probes). */
+  Https: 'https',
+} as const;
+export type CheckKind = (typeof CheckKind)[keyof typeof CheckKind];
+
+/** Timing of a check. Seconds, fractions allowed; counts are consecutive probe results. */
+export interface CheckTiming {
+  /** Time between probe starts, seconds (> 0). */
+  intervalSec: number;
+  /** Deadline of one probe (connect + answer), seconds (> 0). */
+  timeoutSec: number;
+  /** Consecutive successes to become `up`. */
+  rise: number;
+  /** Consecutive failures to become `down`. */
+  fall: number;
+}
+
+/**
+ * One check the manager should run.
+ *
+ * - `key` identifies the check (unique within one `setChecks` call).
+ * - `gate` is the subject it gates (e.g. a VIP key); several checks may share one gate, and the gate
+ *   passes only when all of them pass. Ignored when `scope` is `'node'`.
+ * - `scope: 'node'` makes the check gate every key (kube-proxy `/healthz`).
+ * - `hosts`: IP literals to probe; the probe passes if **any** host passes (local endpoints).
+ */
+export interface CheckSpec extends CheckTiming {
+  key: string;
+  gate: string;
+  scope?: 'gate' | 'node';
+  kind: CheckKind;
+  hosts: string[];
+  port: number;
+  /** HTTP path for http/https/kube-proxy kinds (default `/health` for kube-proxy-service, `/healthz` for node). */
+  path?: string;
+  /** Accepted HTTP statuses for http/https (default 200-399). */
+  expectedStatus?: number[];
+}
+
+/** Health state of one check. */
+export type HealthState = 'unknown' | 'up' | 'down';
