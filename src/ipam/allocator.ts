@@ -1,0 +1,308 @@
+/**
+ * LoadBalancer IP allocation as a pure function of the Services and the pools (level-triggered, restart-safe).
+ *
+ * `planAllocations(services, pools, options)` rebuilds the whole assignment from the Services' current
+ * `status.loadBalancer.ingress` first (never moving an IP in use), then gives addresses to the Services that lack
+ * them, and returns the status patches to write and the Events to emit. Run it again with the patched Services and
+ * it returns no patches: the output is a fixed point.
+ *
+ * Annotations (docs/ipam.md): `herald.io/loadBalancerIPs` (comma-separated requested IPs; an error together with
+ * the deprecated `spec.loadBalancerIP`), `herald.io/address-pool` (pool name), `herald.io/allow-shared-ip`
+ * (sharing key). Semantics follow MetalLB's documented rules (kubernetes-notes §1.2–1.4, decisions.md).
+ */
+import { matchesSelector } from '../k8s/selector.ts';
+import type { Service } from '../k8s/types.ts';
+import { addressToInt, canonicalAddress, poolAddresses, poolContains, type IpFamily, type Pool } from './pool.ts';
+
+export const ANNOTATION_REQUESTED_IPS = 'herald.io/loadBalancerIPs';
+export const ANNOTATION_POOL = 'herald.io/address-pool';
+export const ANNOTATION_SHARING_KEY = 'herald.io/allow-shared-ip';
+
+/** A Kubernetes Event to emit on a Service. */
+export interface AllocationEvent {
+  /** "namespace/name" of the Service. */
+  readonly service: string;
+  readonly type: 'Normal' | 'Warning';
+  /** IPAllocated | AllocationFailed | IPReleased | DuplicateIP | IPOutsidePools */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** A status write: the full new `status.loadBalancer.ingress` IP list (empty = clear). */
+export interface StatusPatch {
+  readonly service: string;
+  readonly ips: readonly string[];
+}
+
+export interface AllocationPlan {
+  /** Service key → its addresses after this pass (kept or newly allocated). */
+  readonly assignments: ReadonlyMap<string, readonly string[]>;
+  readonly patches: readonly StatusPatch[];
+  readonly events: readonly AllocationEvent[];
+}
+
+export interface AllocatorOptions {
+  /** Herald's loadBalancerClass; unset = handle only Services without a class (kubernetes-notes §1.3). */
+  readonly loadBalancerClass?: string;
+}
+
+function keyOf(svc: Service): string {
+  return `${svc.metadata?.namespace ?? 'default'}/${svc.metadata?.name ?? ''}`;
+}
+
+/** True when this Service's class is ours (no class configured: only class-less Services). */
+export function isOurClass(svc: Service, loadBalancerClass: string | undefined): boolean {
+  const cls = svc.spec?.loadBalancerClass;
+  return loadBalancerClass === undefined ? cls === undefined || cls === null : cls === loadBalancerClass;
+}
+
+function familyOfAddress(ip: string): IpFamily | undefined {
+  return addressToInt(ip)?.family;
+}
+
+function currentIps(svc: Service): string[] {
+  const out: string[] = [];
+  for (const ing of svc.status?.loadBalancer?.ingress ?? []) {
+    const c = ing.ip ? canonicalAddress(ing.ip) : undefined;
+    if (c) out.push(c);
+  }
+  return out;
+}
+
+/** The families a Service wants addresses for, honouring ipFamilies/ipFamilyPolicy (default: IPv4 single stack). */
+function wantedFamilies(svc: Service): { families: IpFamily[]; require: boolean } {
+  const fams = (svc.spec?.ipFamilies ?? []).filter((f): f is IpFamily => f === 'IPv4' || f === 'IPv6');
+  const primary = fams[0] ?? 'IPv4';
+  const policy = svc.spec?.ipFamilyPolicy ?? 'SingleStack';
+  if (policy === 'SingleStack') return { families: [primary], require: true };
+  const both: IpFamily[] = primary === 'IPv4' ? ['IPv4', 'IPv6'] : ['IPv6', 'IPv4'];
+  return { families: both, require: policy === 'RequireDualStack' };
+}
+
+interface PortUse {
+  readonly port: number;
+  readonly protocol: string;
+}
+
+function portsOf(svc: Service): PortUse[] {
+  return (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' }));
+}
+
+function selectorText(svc: Service): string {
+  const sel = svc.spec?.selector ?? {};
+  return JSON.stringify(Object.keys(sel).sort().map((k) => [k, sel[k]]));
+}
+
+/**
+ * Whether `a` may share an address with `b` (MetalLB's rules): both carry the same non-empty sharing key, their
+ * (port, protocol) pairs do not overlap, and when either has externalTrafficPolicy Local both select the same pods.
+ * Returns undefined when they may, else the reason.
+ */
+export function sharingConflict(a: Service, b: Service): string | undefined {
+  const ka = a.metadata?.annotations?.[ANNOTATION_SHARING_KEY];
+  const kb = b.metadata?.annotations?.[ANNOTATION_SHARING_KEY];
+  if (!ka || !kb) return `${keyOf(b)} uses it without a sharing key`;
+  if (ka !== kb) return `${keyOf(b)} uses it with a different sharing key`;
+  const pb = portsOf(b);
+  for (const p of portsOf(a)) {
+    if (pb.some((q) => q.port === p.port && q.protocol === p.protocol)) {
+      return `port ${p.port}/${p.protocol} is already used by ${keyOf(b)} on that address`;
+    }
+  }
+  const local = a.spec?.externalTrafficPolicy === 'Local' || b.spec?.externalTrafficPolicy === 'Local';
+  if (local && selectorText(a) !== selectorText(b)) return `${keyOf(b)} selects other pods (externalTrafficPolicy Local)`;
+  return undefined;
+}
+
+function creationOrder(a: Service, b: Service): number {
+  const ta = String((a.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? '');
+  const tb = String((b.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? '');
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = keyOf(a);
+  const kb = keyOf(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+function eligiblePools(svc: Service, pools: readonly Pool[]): Pool[] {
+  const ns = svc.metadata?.namespace ?? 'default';
+  return pools
+    .filter((p) => p.config.autoAssign !== false)
+    .filter((p) => !p.config.namespaces || p.config.namespaces.length === 0 || p.config.namespaces.includes(ns))
+    .filter((p) => matchesSelector(p.config.serviceSelector as Parameters<typeof matchesSelector>[0], svc.metadata?.labels))
+    .sort((a, b) => (a.config.priority ?? Number.MAX_SAFE_INTEGER) - (b.config.priority ?? Number.MAX_SAFE_INTEGER));
+}
+
+/**
+ * Plans the LoadBalancer addresses of all Services. Pure: same input, same output; never throws for bad Service
+ * content (a bad annotation becomes an AllocationFailed event). With no pools configured it writes nothing.
+ */
+export function planAllocations(services: readonly Service[], pools: readonly Pool[], options: AllocatorOptions = {}): AllocationPlan {
+  const assignments = new Map<string, string[]>();
+  const patches: StatusPatch[] = [];
+  const events: AllocationEvent[] = [];
+  if (pools.length === 0) return { assignments, patches, events };
+
+  const sorted = [...services].sort(creationOrder);
+  const byKey = new Map(sorted.map((s) => [keyOf(s), s]));
+  /** ip → service keys using it. */
+  const users = new Map<string, string[]>();
+  const use = (ip: string, key: string) => {
+    const list = users.get(ip);
+    if (list) list.push(key);
+    else users.set(ip, [key]);
+  };
+  const inAnyPool = (ip: string) => pools.some((p) => poolContains(p, ip));
+
+  // Pass 1: rebuild state from existing status; handled services keep their IPs; clear services that stopped being ours.
+  const needs: Service[] = [];
+  for (const svc of sorted) {
+    const key = keyOf(svc);
+    const ips = currentIps(svc);
+    const handled = svc.spec?.type === 'LoadBalancer' && isOurClass(svc, options.loadBalancerClass);
+    if (!handled) {
+      // A former LoadBalancer Service (type changed; the class is wiped with it) still showing one of our addresses.
+      if (svc.spec?.type !== 'LoadBalancer' && isOurClass(svc, options.loadBalancerClass) && ips.some(inAnyPool)) {
+        patches.push({ service: key, ips: [] });
+        events.push({ service: key, type: 'Normal', reason: 'IPReleased', message: `released ${ips.join(', ')}: no longer type LoadBalancer` });
+      }
+      continue;
+    }
+    const requested = requestedIps(svc);
+    const wantsOther = requested.ok && requested.ips.length > 0 && requested.ips.join(',') !== [...ips].sort().join(',');
+    if (ips.length > 0 && !wantsOther) {
+      assignments.set(key, ips);
+      for (const ip of ips) use(ip, key);
+      const outside = ips.filter((ip) => !inAnyPool(ip));
+      if (outside.length > 0) {
+        events.push({ service: key, type: 'Warning', reason: 'IPOutsidePools', message: `${outside.join(', ')} is outside every pool; kept (no surprise moves)` });
+      }
+      continue;
+    }
+    needs.push(svc);
+  }
+  // Duplicates among existing assignments: reported on each service, never "fixed" by moving traffic.
+  for (const [ip, keys] of users) {
+    for (let i = 1; i < keys.length; i++) {
+      const a = byKey.get(keys[i] as string) as Service;
+      for (let j = 0; j < i; j++) {
+        const b = byKey.get(keys[j] as string) as Service;
+        const conflict = sharingConflict(a, b);
+        if (conflict) {
+          for (const k of [keys[i] as string, keys[j] as string]) {
+            events.push({ service: k, type: 'Warning', reason: 'DuplicateIP', message: `${ip} is assigned to both ${keys[j]} and ${keys[i]}: ${conflict}` });
+          }
+        }
+      }
+    }
+  }
+
+  // Pass 2: allocate for services without addresses, oldest first.
+  const cursors = new Map<string, Generator<string>>();
+  const nextFree = (pool: Pool, family: IpFamily): string | undefined => {
+    const id = `${pool.config.name}\u0000${family}`;
+    let it = cursors.get(id);
+    if (!it) {
+      it = poolAddresses(pool, family);
+      cursors.set(id, it);
+    }
+    for (let r = it.next(); !r.done; r = it.next()) if (!users.has(r.value)) return r.value;
+    return undefined;
+  };
+
+  for (const svc of needs) {
+    const key = keyOf(svc);
+    const fail = (message: string) => events.push({ service: key, type: 'Warning', reason: 'AllocationFailed', message });
+    const requested = requestedIps(svc);
+    if (!requested.ok) {
+      fail(requested.error);
+      continue;
+    }
+    const poolName = svc.metadata?.annotations?.[ANNOTATION_POOL];
+    let candidates: Pool[];
+    if (poolName) {
+      const named = pools.find((p) => p.config.name === poolName);
+      if (!named) {
+        fail(`pool "${poolName}" (annotation ${ANNOTATION_POOL}) does not exist`);
+        continue;
+      }
+      candidates = [named];
+    } else {
+      candidates = requested.ips.length > 0 ? pools.slice() : eligiblePools(svc, pools);
+    }
+
+    let chosen: string[] | undefined;
+    let failure: string | undefined;
+    if (requested.ips.length > 0) {
+      for (const ip of requested.ips) {
+        if (!candidates.some((p) => poolContains(p, ip))) {
+          failure = `requested IP ${ip} is outside ${poolName ? `pool "${poolName}"` : 'every pool'}`;
+          break;
+        }
+        const conflict = (users.get(ip) ?? []).map((k) => sharingConflict(svc, byKey.get(k) as Service)).find((c) => c);
+        if (conflict) {
+          failure = `requested IP ${ip} is in use: ${conflict}`;
+          break;
+        }
+      }
+      if (!failure) chosen = requested.ips;
+    } else {
+      const { families, require } = wantedFamilies(svc);
+      const got: string[] = [];
+      const missing: IpFamily[] = [];
+      for (const family of families) {
+        const ip = shareableIp(svc, family, candidates, users, byKey) ?? firstFreeIn(candidates, family, nextFree);
+        if (ip) got.push(ip);
+        else missing.push(family);
+      }
+      if (got.length === 0 || (require && missing.length > 0)) {
+        failure = candidates.length === 0 ? 'no pool matches this service (namespaces, serviceSelector, autoAssign)' : `pool exhausted for ${missing.join(' and ')}`;
+      } else chosen = got;
+    }
+    if (!chosen) {
+      fail(failure ?? 'no address available');
+      continue;
+    }
+    assignments.set(key, chosen);
+    for (const ip of chosen) use(ip, key);
+    patches.push({ service: key, ips: chosen });
+    events.push({ service: key, type: 'Normal', reason: 'IPAllocated', message: `assigned ${chosen.join(', ')}` });
+  }
+  return { assignments, patches, events };
+}
+
+function firstFreeIn(pools: readonly Pool[], family: IpFamily, nextFree: (p: Pool, f: IpFamily) => string | undefined): string | undefined {
+  for (const p of pools) {
+    const ip = nextFree(p, family);
+    if (ip) return ip;
+  }
+  return undefined;
+}
+
+/** An address already used by services with the same sharing key that `svc` may join, from an eligible pool. */
+function shareableIp(svc: Service, family: IpFamily, pools: readonly Pool[], users: ReadonlyMap<string, string[]>, byKey: ReadonlyMap<string, Service>): string | undefined {
+  if (!svc.metadata?.annotations?.[ANNOTATION_SHARING_KEY]) return undefined;
+  for (const [ip, keys] of users) {
+    if (familyOfAddress(ip) !== family || !pools.some((p) => poolContains(p, ip))) continue;
+    if (keys.every((k) => sharingConflict(svc, byKey.get(k) as Service) === undefined)) return ip;
+  }
+  return undefined;
+}
+
+/** The requested addresses of a Service, canonical and sorted, or the reason they are unusable. */
+export function requestedIps(svc: Service): { ok: true; ips: string[] } | { ok: false; error: string } {
+  const annotation = svc.metadata?.annotations?.[ANNOTATION_REQUESTED_IPS];
+  const legacy = svc.spec?.loadBalancerIP;
+  if (annotation && legacy) return { ok: false, error: `both ${ANNOTATION_REQUESTED_IPS} and the deprecated spec.loadBalancerIP are set; use only the annotation` };
+  const raw = annotation ? annotation.split(',') : legacy ? [legacy] : [];
+  const ips: string[] = [];
+  const fams = new Set<string>();
+  for (const r of raw) {
+    const c = canonicalAddress(r);
+    if (!c) return { ok: false, error: `"${r.trim()}" in ${annotation ? ANNOTATION_REQUESTED_IPS : 'spec.loadBalancerIP'} is not an IP address` };
+    const f = familyOfAddress(c) as string;
+    if (fams.has(f)) return { ok: false, error: `more than one ${f} address requested` };
+    fams.add(f);
+    ips.push(c);
+  }
+  return { ok: true, ips: ips.sort() };
+}

@@ -1,0 +1,137 @@
+/**
+ * LoadBalancer address pools: parsing the configured addresses (CIDRs and "A-B" ranges, IPv4 and IPv6) into ranges
+ * of integers, membership tests and ordered iteration of free addresses.
+ *
+ * Config shape (docs/configuration.md, `pools[]`): `{name, addresses: string[], autoAssign?: boolean (default true),
+ * avoidBuggyIPs?: boolean, namespaces?: string[], serviceSelector?: LabelSelector, priority?: number}`.
+ * Decisions (../shared/design/decisions.md): a CIDR's network and broadcast addresses are usable except with
+ * `avoidBuggyIPs`, which skips IPv4 addresses ending in .0 and .255.
+ */
+import { isIP } from 'node:net';
+import { Address4, Address6 } from 'ip-address';
+import type { LabelSelector } from '../k8s/selector.ts';
+
+export type IpFamily = 'IPv4' | 'IPv6';
+
+/** An inclusive range of addresses of one family, as integers. */
+export interface AddressRange {
+  readonly family: IpFamily;
+  readonly first: bigint;
+  readonly last: bigint;
+}
+
+
+/** A pool as configured. */
+export interface PoolConfig {
+  readonly name: string;
+  readonly addresses: readonly string[];
+  readonly autoAssign?: boolean;
+  readonly avoidBuggyIPs?: boolean;
+  readonly namespaces?: readonly string[];
+  readonly serviceSelector?: LabelSelector;
+  /** Lower numbers are preferred; pools without a priority come after those with one. */
+  readonly priority?: number;
+}
+
+/** A parsed pool. */
+export interface Pool {
+  readonly config: PoolConfig;
+  readonly ranges: readonly AddressRange[];
+}
+
+/** Thrown for an unparsable pool address; `path` names the config field. */
+export class PoolError extends Error {
+  readonly path: string;
+  constructor(path: string, message: string) {
+    super(`${path}: ${message}`);
+    this.name = 'PoolError';
+    this.path = path;
+  }
+}
+
+/** Canonical text of an address ("10.0.0.1", "2001:db8::1") → integer and family; undefined if not an address. */
+export function addressToInt(address: string): { family: IpFamily; value: bigint } | undefined {
+  const kind = isIP(address);
+  if (kind === 4) return { family: 'IPv4', value: new Address4(address).bigInt() };
+  if (kind === 6) return { family: 'IPv6', value: new Address6(address).bigInt() };
+  return undefined;
+}
+
+/** Integer → canonical address text (IPv6 in RFC 5952 compressed form). */
+export function intToAddress(family: IpFamily, value: bigint): string {
+  return family === 'IPv4' ? Address4.fromBigInt(value).address : Address6.fromBigInt(value).correctForm();
+}
+
+/** Canonical form of an address string, or undefined when it is not one. */
+export function canonicalAddress(address: string): string | undefined {
+  const parsed = addressToInt(address.trim());
+  return parsed ? intToAddress(parsed.family, parsed.value) : undefined;
+}
+
+function parseOne(text: string, path: string): AddressRange {
+  const s = text.trim();
+  const dash = s.indexOf('-');
+  if (dash > 0) {
+    const a = addressToInt(s.slice(0, dash).trim());
+    const b = addressToInt(s.slice(dash + 1).trim());
+    if (!a || !b) throw new PoolError(path, `"${text}" is not a range of two addresses (A-B)`);
+    if (a.family !== b.family) throw new PoolError(path, `"${text}" mixes IPv4 and IPv6`);
+    if (a.value > b.value) throw new PoolError(path, `"${text}": the first address is after the last`);
+    return { family: a.family, first: a.value, last: b.value };
+  }
+  const slash = s.indexOf('/');
+  if (slash > 0) {
+    const base = addressToInt(s.slice(0, slash));
+    const lenText = s.slice(slash + 1);
+    const len = /^\d+$/.test(lenText) ? Number(lenText) : NaN;
+    if (!base) throw new PoolError(path, `"${text}" is not a CIDR`);
+    const bits = base.family === 'IPv4' ? 32 : 128;
+    if (!(len >= 0 && len <= bits)) throw new PoolError(path, `"${text}": prefix length must be 0..${bits}`);
+    const size = 1n << BigInt(bits - len);
+    const first = base.value - (base.value % size);
+    if (first !== base.value) throw new PoolError(path, `"${text}" has host bits set (did you mean ${intToAddress(base.family, first)}/${len}?)`);
+    return { family: base.family, first, last: first + size - 1n };
+  }
+  const single = addressToInt(s);
+  if (!single) throw new PoolError(path, `"${text}" is neither a CIDR, a range A-B nor an address`);
+  return { family: single.family, first: single.value, last: single.value };
+}
+
+/**
+ * Parses a pool's addresses.
+ * @throws PoolError naming `pools[i].addresses[j]` for any bad entry.
+ */
+export function parsePool(config: PoolConfig, index = 0): Pool {
+  if (!config.name) throw new PoolError(`pools[${index}].name`, 'is required');
+  if (config.addresses.length === 0) throw new PoolError(`pools[${index}].addresses`, 'must list at least one CIDR or range');
+  const ranges = config.addresses.map((a, j) => parseOne(a, `pools[${index}].addresses[${j}]`));
+  return { config, ranges };
+}
+
+/** True when the pool's ranges contain `address`. */
+export function poolContains(pool: Pool, address: string): boolean {
+  const parsed = addressToInt(address);
+  if (!parsed) return false;
+  return pool.ranges.some((r) => r.family === parsed.family && parsed.value >= r.first && parsed.value <= r.last);
+}
+
+/** True when `avoidBuggyIPs` excludes this address (IPv4 ending in .0 or .255). */
+export function isBuggyIp(family: IpFamily, value: bigint): boolean {
+  if (family !== 'IPv4') return false;
+  const last = value & 0xffn;
+  return last === 0n || last === 0xffn;
+}
+
+/**
+ * The pool's addresses of `family` in configured order, skipping, with avoidBuggyIPs, IPv4 .0/.255. Lazy: callers
+ * keep one iterator per (pool, family) for a whole allocation pass, so N allocations cost O(N + addresses skipped).
+ */
+export function* poolAddresses(pool: Pool, family: IpFamily): Generator<string> {
+  for (const r of pool.ranges) {
+    if (r.family !== family) continue;
+    for (let v = r.first; v <= r.last; v++) {
+      if (pool.config.avoidBuggyIPs && isBuggyIp(family, v)) continue;
+      yield intToAddress(family, v);
+    }
+  }
+}
