@@ -122,7 +122,7 @@ t.test('IPv6 loopback', async (t) => {
   try {
     kp = await startFakeKubeProxy({ host: '::1' });
   } catch (err) {
-    t.skip(`no IPv6 loopback here: ${String(err)}`);
+    t.plan(0, `skipped: no IPv6 loopback here: ${String(err)}`);
     return;
   }
   t.teardown(() => kp.close());
