@@ -1,0 +1,96 @@
+/**
+ * Injectable time for the FSM and session timers (RFC 4271 §8: ConnectRetryTimer, HoldTimer, KeepaliveTimer).
+ *
+ * Production code uses `realClock` (Date.now + setTimeout, timers unref'd so an idle speaker never keeps the process
+ * alive on its own). Tests use `FakeClock`, whose timers fire only when `advance(ms)` moves time past them, so a
+ * 90-second hold timer test takes microseconds.
+ */
+
+/** Opaque handle of a pending timer. */
+export type TimerHandle = { readonly __timer: unique symbol } | object;
+
+/** The clock interface: all durations in milliseconds. */
+export interface Clock {
+  /** Current time in milliseconds (epoch-based for realClock, starts at 0 for FakeClock). */
+  now(): number;
+  /** Calls `fn` once after `ms` milliseconds (negative treated as 0). */
+  setTimer(fn: () => void, ms: number): TimerHandle;
+  /** Cancels a timer; a handle that already fired or was cleared is ignored. */
+  clearTimer(handle: TimerHandle | undefined): void;
+}
+
+/** Wall clock: Date.now() and unref'd setTimeout. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimer(fn, ms) {
+    const t = setTimeout(fn, Math.max(0, ms));
+    t.unref();
+    return t;
+  },
+  clearTimer(handle) {
+    if (handle) clearTimeout(handle as ReturnType<typeof setTimeout>);
+  },
+};
+
+interface FakeTimer {
+  readonly id: number;
+  readonly at: number;
+  readonly fn: () => void;
+}
+
+/**
+ * A manual clock for tests: time moves only through `advance(ms)`, which fires due timers in time order (ties in
+ * creation order), including timers scheduled by callbacks while advancing.
+ */
+export class FakeClock implements Clock {
+  private t: number;
+  private nextId = 1;
+  private readonly timers = new Map<number, FakeTimer>();
+
+  /** @param startMs initial value of now() in ms (default 0). */
+  constructor(startMs = 0) {
+    this.t = startMs;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimer(fn: () => void, ms: number): TimerHandle {
+    const id = this.nextId++;
+    this.timers.set(id, { id, at: this.t + Math.max(0, ms), fn });
+    return { id } as unknown as TimerHandle;
+  }
+
+  clearTimer(handle: TimerHandle | undefined): void {
+    if (handle) this.timers.delete((handle as unknown as { id: number }).id);
+  }
+
+  /** Number of timers still pending. */
+  get pending(): number {
+    return this.timers.size;
+  }
+
+  /** Milliseconds until the next pending timer fires, or undefined when none is pending. */
+  nextDueInMs(): number | undefined {
+    let min: number | undefined;
+    for (const timer of this.timers.values()) if (min === undefined || timer.at < min) min = timer.at;
+    return min === undefined ? undefined : min - this.t;
+  }
+
+  /** Moves time forward by `ms` milliseconds, firing every timer that falls due (in order). */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      let due: FakeTimer | undefined;
+      for (const timer of this.timers.values()) {
+        if (timer.at <= end && (!due || timer.at < due.at || (timer.at === due.at && timer.id < due.id))) due = timer;
+      }
+      if (!due) break;
+      this.timers.delete(due.id);
+      this.t = due.at;
+      due.fn();
+    }
+    this.t = end;
+  }
+}

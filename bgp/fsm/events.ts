@@ -1,0 +1,65 @@
+/**
+ * FSM events (the RFC 4271 §8.1 subset Herald implements) and the actions the pure transition function asks the
+ * session shell to perform.
+ *
+ * Event numbers in comments are RFC 4271 §8.1's. Message parsing happens in the shell: a received OPEN is validated
+ * there (codec validateOpen/negotiate) and arrives here as `BgpOpen` with the peer's Hold Time, or as `MessageError`
+ * carrying the BgpError to send.
+ */
+import type { BgpError } from '../errors.ts';
+
+/** Timers driven by the FSM (RFC 4271 §8: ConnectRetryTimer, HoldTimer, KeepaliveTimer). */
+export type TimerName = 'connectRetry' | 'hold' | 'keepalive';
+
+export type FsmEvent =
+  /** Event 1 / 3 (ManualStart, AutomaticStart); Event 4 / 5 when the peer is configured passive. */
+  | { readonly type: 'Start' }
+  /** Event 2 ManualStop: `error` is the Cease to send when a connection exists. */
+  | { readonly type: 'ManualStop'; readonly error: BgpError }
+  /** Event 8 AutomaticStop (e.g. maximum prefixes reached): `error` is the Cease to send. */
+  | { readonly type: 'AutomaticStop'; readonly error: BgpError }
+  /** Event 9. */
+  | { readonly type: 'ConnectRetryTimerExpires' }
+  /** Event 10. */
+  | { readonly type: 'HoldTimerExpires' }
+  /** Event 11. */
+  | { readonly type: 'KeepaliveTimerExpires' }
+  /** Event 16 Tcp_CR_Acked (our connect succeeded) / Event 17 TcpConnectionConfirmed (accepted from the listener). */
+  | { readonly type: 'TcpConnected'; readonly direction: 'outgoing' | 'incoming' }
+  /** Event 18 TcpConnectionFails (connect refused/timed out, reset, or closed by the peer). */
+  | { readonly type: 'TcpConnectionFails'; readonly message: string; readonly closedByPeer?: boolean }
+  /** Event 19 BGPOpen: a valid OPEN; `holdTimeSec` is the peer's Hold Time (already checked not to be 1 or 2). */
+  | { readonly type: 'BgpOpen'; readonly holdTimeSec: number }
+  /** Events 21, 22, 28 (BGPHeaderErr, BGPOpenMsgErr, UpdateMsgErr) and any other session-fatal error to send. */
+  | { readonly type: 'MessageError'; readonly error: BgpError }
+  /** Event 23 OpenCollisionDump: this connection lost §6.8 collision resolution. */
+  | { readonly type: 'OpenCollisionDump'; readonly error: BgpError }
+  /** Events 24/25 NotifMsgVerErr / NotifMsg. `text` is the RFC 9003 shutdown communication when present. */
+  | { readonly type: 'NotifMsg'; readonly code: number; readonly subcode: number; readonly text?: string }
+  /** Event 26. */
+  | { readonly type: 'KeepAliveMsg' }
+  /** Event 27 (an UPDATE that decoded without a session-fatal error). */
+  | { readonly type: 'UpdateMsg' }
+  /** A ROUTE-REFRESH message (RFC 2918): valid in Established only. */
+  | { readonly type: 'RouteRefreshMsg' };
+
+export type FsmEventType = FsmEvent['type'];
+
+export type FsmAction =
+  /** Open a TCP connection to the peer (Connect state). */
+  | { readonly type: 'initiateConnection' }
+  /** Close the current TCP connection (after any NOTIFICATION queued before it has been flushed). */
+  | { readonly type: 'dropConnection' }
+  | { readonly type: 'sendOpen' }
+  | { readonly type: 'sendKeepalive' }
+  | { readonly type: 'sendNotification'; readonly error: BgpError }
+  /** Start (or restart) a timer. `ms` is absent for connectRetry: the shell picks the backoff delay. */
+  | { readonly type: 'startTimer'; readonly timer: TimerName; readonly ms?: number }
+  | { readonly type: 'stopTimer'; readonly timer: TimerName }
+  /** The session reached Established with the negotiated hold/keepalive times. */
+  | { readonly type: 'established' }
+  /** Hand the received UPDATE / ROUTE-REFRESH (already decoded by the shell) to the user. */
+  | { readonly type: 'deliverUpdate' }
+  | { readonly type: 'deliverRouteRefresh' };
+
+export type FsmActionType = FsmAction['type'];

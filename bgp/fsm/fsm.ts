@@ -1,0 +1,315 @@
+/**
+ * The RFC 4271 §8.2.2 finite state machine as a pure function: `transition(fsm, event, config)` returns the next
+ * FSM state, the actions the session shell must perform (in order), and the reason for a state change.
+ *
+ * Differences from the RFC text, all deliberate and documented in docs/sessions.md:
+ * - Optional session attributes not implemented: DelayOpen, DampPeerOscillations, CollisionDetectEstablishedState,
+ *   SendNOTIFICATIONwithoutOPEN (we always may send a NOTIFICATION once TCP is up).
+ * - Automatic restart from Idle (the RFC's IdleHoldTimer) is the shell's job: it feeds `Start` again after an
+ *   exponential backoff with jitter (bgp/session/backoff.ts). The ConnectRetryTimer duration is also chosen by the
+ *   shell from that backoff, so `startTimer connectRetry` carries no `ms`.
+ * - Stray timer events in states where that timer is never running are ignored (the shell stops timers on every
+ *   transition, so they can only be stale callbacks) instead of the RFC's FSM Error.
+ * - A passive peer (RFC "PassiveTcpEstablishment") never initiates a connection: it waits in Active.
+ * - Message-level collision handling (§6.8) needs two connections and lives in the session; it reaches the FSM of
+ *   the losing connection as `OpenCollisionDump`.
+ */
+import { BgpError } from '../errors.ts';
+import { CeaseSubcode, MessageType } from '../constants.ts';
+import type { FsmAction, FsmEvent } from './events.ts';
+import { SessionState } from './state.ts';
+import type { StateReason } from './state.ts';
+
+/** Hold timer used in OpenSent, before the peer's Hold Time is known: 4 minutes (RFC 4271 §8.2.2). */
+export const OPEN_SENT_HOLD_TIME_SEC = 240;
+
+/** Static configuration of one peer's FSM (seconds). */
+export interface FsmConfig {
+  /** Our Hold Time: 0 (no keepalives, no hold timer) or >= 3 seconds (RFC 4271 §4.2). */
+  readonly holdTimeSec: number;
+  /** Our KEEPALIVE interval; default one third of the negotiated Hold Time, never more than that (RFC 4271 §10). */
+  readonly keepaliveTimeSec?: number;
+  /** Never initiate a TCP connection; wait for the peer (RFC 4271 §8.1.1 PassiveTcpEstablishment). */
+  readonly passive: boolean;
+}
+
+/** The FSM's variable data: state plus RFC 4271 §8 session attributes. Immutable. */
+export interface FsmData {
+  readonly state: SessionState;
+  /** ConnectRetryCounter (RFC 4271 §8): failures since the last ManualStart/ManualStop. */
+  readonly connectRetryCounter: number;
+  /** Negotiated Hold Time in seconds (0 = none); meaningful from OpenConfirm on. */
+  readonly holdTimeSec: number;
+  /** KEEPALIVE interval in seconds derived from the negotiated Hold Time (0 = none). */
+  readonly keepaliveTimeSec: number;
+}
+
+/** The result of one event. `reason` is set when the state changes. Treat all fields as read-only. */
+export interface Transition {
+  readonly next: FsmData;
+  readonly actions: readonly FsmAction[];
+  readonly reason?: StateReason;
+}
+
+/** The FSM of a peer that has not been started. */
+export const INITIAL_FSM: FsmData = Object.freeze({
+  state: SessionState.Idle,
+  connectRetryCounter: 0,
+  holdTimeSec: 0,
+  keepaliveTimeSec: 0,
+});
+
+/**
+ * Negotiated Hold Time (RFC 4271 §4.2: the smaller of ours and the peer's) and the KEEPALIVE interval
+ * (configured, capped at one third of the Hold Time; 0 when the Hold Time is 0). Seconds.
+ * Callers must have rejected a peer Hold Time of 1 or 2 (2/6) before.
+ */
+export function negotiateHoldTime(
+  localHoldTimeSec: number,
+  peerHoldTimeSec: number,
+  keepaliveTimeSec?: number,
+): { holdTimeSec: number; keepaliveTimeSec: number } {
+  const holdTimeSec = Math.min(localHoldTimeSec, peerHoldTimeSec);
+  if (holdTimeSec === 0) return { holdTimeSec: 0, keepaliveTimeSec: 0 };
+  const third = Math.floor(holdTimeSec / 3);
+  const keepalive = keepaliveTimeSec !== undefined && keepaliveTimeSec > 0 ? Math.min(keepaliveTimeSec, third) : third;
+  return { holdTimeSec, keepaliveTimeSec: Math.max(1, keepalive) };
+}
+
+const DROP: FsmAction = Object.freeze({ type: 'dropConnection' });
+const STOP_CONNECT_RETRY: FsmAction = Object.freeze({ type: 'stopTimer', timer: 'connectRetry' });
+const STOP_HOLD: FsmAction = Object.freeze({ type: 'stopTimer', timer: 'hold' });
+const STOP_KEEPALIVE: FsmAction = Object.freeze({ type: 'stopTimer', timer: 'keepalive' });
+const START_CONNECT_RETRY: FsmAction = Object.freeze({ type: 'startTimer', timer: 'connectRetry' });
+const INITIATE: FsmAction = Object.freeze({ type: 'initiateConnection' });
+const SEND_OPEN: FsmAction = Object.freeze({ type: 'sendOpen' });
+const SEND_KEEPALIVE: FsmAction = Object.freeze({ type: 'sendKeepalive' });
+const ESTABLISHED: FsmAction = Object.freeze({ type: 'established' });
+const DELIVER_UPDATE: FsmAction = Object.freeze({ type: 'deliverUpdate' });
+const DELIVER_REFRESH: FsmAction = Object.freeze({ type: 'deliverRouteRefresh' });
+const STOP_ALL: readonly FsmAction[] = [STOP_CONNECT_RETRY, STOP_HOLD, STOP_KEEPALIVE];
+const NOTHING: readonly FsmAction[] = Object.freeze([]);
+
+function startTimerMs(timer: 'hold' | 'keepalive', sec: number): FsmAction {
+  return { type: 'startTimer', timer, ms: sec * 1000 };
+}
+
+function stay(fsm: FsmData, actions: readonly FsmAction[] = NOTHING): Transition {
+  return { next: fsm, actions };
+}
+
+function move(fsm: FsmData, state: SessionState, actions: readonly FsmAction[], reason: StateReason, patch?: Partial<FsmData>): Transition {
+  return { next: { ...fsm, ...patch, state }, actions, reason };
+}
+
+/** To Idle: optional NOTIFICATION first, then stop every timer and drop the connection. */
+function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError; countFailure: boolean; resetCounter?: boolean }): Transition {
+  const actions: FsmAction[] = [];
+  if (opts.notify) actions.push({ type: 'sendNotification', error: opts.notify });
+  actions.push(...STOP_ALL, DROP);
+  const connectRetryCounter = opts.resetCounter ? 0 : fsm.connectRetryCounter + (opts.countFailure ? 1 : 0);
+  return move(fsm, SessionState.Idle, actions, reason, { connectRetryCounter, holdTimeSec: 0, keepaliveTimeSec: 0 });
+}
+
+function sentReason(error: BgpError): StateReason {
+  const text = error.code === 6 && (error.subcode === 2 || error.subcode === 4) && error.data.length > 0
+    ? error.data.subarray(1, 1 + (error.data[0] ?? 0)).toString('utf8')
+    : undefined;
+  return text !== undefined
+    ? { kind: 'notificationSent', code: error.code, subcode: error.subcode, text }
+    : { kind: 'notificationSent', code: error.code, subcode: error.subcode };
+}
+
+function receivedReason(event: { code: number; subcode: number; text?: string }): StateReason {
+  return event.text !== undefined
+    ? { kind: 'notificationReceived', code: event.code, subcode: event.subcode, text: event.text }
+    : { kind: 'notificationReceived', code: event.code, subcode: event.subcode };
+}
+
+function tcpFailReason(event: { message: string; closedByPeer?: boolean }): StateReason {
+  return event.closedByPeer ? { kind: 'connectionClosed' } : { kind: 'transportError', message: event.message };
+}
+
+function stopReason(event: { error: BgpError }, kind: 'admin' | 'auto'): StateReason {
+  if (event.error.code === 6 && event.error.subcode === CeaseSubcode.PeerDeconfigured) return { kind: 'deconfigured' };
+  const r = sentReason(event.error);
+  return kind === 'admin' && r.kind === 'notificationSent' && r.code === 6 && (r.subcode === 2 || r.subcode === 4)
+    ? { kind: 'admin', message: r.text ?? event.error.message }
+    : r;
+}
+
+const MESSAGE_TYPE_OF = { KeepAliveMsg: MessageType.Keepalive, UpdateMsg: MessageType.Update, RouteRefreshMsg: MessageType.RouteRefresh, BgpOpen: MessageType.Open } as const;
+
+// Hot-path transitions in Established, cached per hold time so a received UPDATE/KEEPALIVE allocates nothing.
+const establishedKeepaliveCache = new Map<number, readonly FsmAction[]>();
+const establishedUpdateCache = new Map<number, readonly FsmAction[]>();
+const establishedRefreshCache = new Map<number, readonly FsmAction[]>();
+function cached(cache: Map<number, readonly FsmAction[]>, holdTimeSec: number, extra?: FsmAction): readonly FsmAction[] {
+  let actions = cache.get(holdTimeSec);
+  if (!actions) {
+    const list: FsmAction[] = holdTimeSec > 0 ? [startTimerMs('hold', holdTimeSec)] : [];
+    if (extra) list.push(extra);
+    actions = Object.freeze(list);
+    if (cache.size < 64) cache.set(holdTimeSec, actions);
+  }
+  return actions;
+}
+
+/**
+ * One step of the RFC 4271 §8.2.2 FSM. Pure: no I/O, no clock; same inputs, same output.
+ * Throws nothing; events that are impossible in a state are ignored (see the module comment).
+ */
+export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
+  const s = fsm.state;
+
+  // --- events handled the same way in every state with a connection ---
+  if (s === SessionState.OpenSent || s === SessionState.OpenConfirm || s === SessionState.Established) {
+    switch (event.type) {
+      case 'ManualStop':
+        return toIdle(fsm, stopReason(event, 'admin'), { notify: event.error, countFailure: false, resetCounter: true });
+      case 'AutomaticStop':
+        return toIdle(fsm, stopReason(event, 'auto'), { notify: event.error, countFailure: true });
+      case 'HoldTimerExpires':
+        return toIdle(fsm, { kind: 'holdTimerExpired' }, { notify: BgpError.holdTimerExpired(), countFailure: true });
+      case 'MessageError':
+        return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+      case 'OpenCollisionDump':
+        return toIdle(fsm, { kind: 'collision' }, { notify: event.error, countFailure: true });
+      case 'NotifMsg':
+        return toIdle(fsm, receivedReason(event), { countFailure: true });
+      case 'Start':
+      case 'TcpConnected':
+      case 'ConnectRetryTimerExpires':
+        return stay(fsm);
+      default:
+        break;
+    }
+  }
+
+  switch (s) {
+    case SessionState.Idle:
+      switch (event.type) {
+        case 'Start':
+          return config.passive
+            ? move(fsm, SessionState.Active, NOTHING, { kind: 'started' })
+            : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'started' });
+        case 'TcpConnected':
+          // Not started: refuse the connection (RFC 4271 §8.2.2 Idle: incoming connections are refused).
+          return stay(fsm, [DROP]);
+        default:
+          return stay(fsm);
+      }
+
+    case SessionState.Connect:
+    case SessionState.Active:
+      switch (event.type) {
+        case 'Start':
+          return stay(fsm);
+        case 'ManualStop':
+          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'admin'), { connectRetryCounter: 0 });
+        case 'AutomaticStop':
+          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'auto'), {
+            connectRetryCounter: fsm.connectRetryCounter + 1,
+          });
+        case 'ConnectRetryTimerExpires':
+          if (config.passive) return stay(fsm);
+          return s === SessionState.Connect
+            ? stay(fsm, [DROP, START_CONNECT_RETRY, INITIATE])
+            : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'progress', message: 'connect retry timer expired' });
+        case 'TcpConnected':
+          return move(fsm, SessionState.OpenSent, [STOP_CONNECT_RETRY, SEND_OPEN, startTimerMs('hold', OPEN_SENT_HOLD_TIME_SEC)], {
+            kind: 'progress',
+            message: `TCP connection established (${event.direction})`,
+          });
+        case 'TcpConnectionFails':
+          if (s === SessionState.Connect) {
+            // §8.2.2 Connect, Event 18: restart the ConnectRetryTimer and wait in Active.
+            return move(fsm, SessionState.Active, config.passive ? [DROP] : [DROP, START_CONNECT_RETRY], tcpFailReason(event), {
+              connectRetryCounter: fsm.connectRetryCounter + 1,
+            });
+          }
+          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], tcpFailReason(event), {
+            connectRetryCounter: fsm.connectRetryCounter + 1,
+          });
+        case 'HoldTimerExpires':
+        case 'KeepaliveTimerExpires':
+          return stay(fsm);
+        case 'NotifMsg':
+          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], receivedReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
+        case 'MessageError':
+        case 'OpenCollisionDump':
+          return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+        default:
+          // BgpOpen, KeepAliveMsg, UpdateMsg, RouteRefreshMsg cannot arrive without a connection: FSM Error 5/0.
+          return toIdle(fsm, sentReason(BgpError.fsmError(s, MESSAGE_TYPE_OF[event.type])), {
+            notify: BgpError.fsmError(s, MESSAGE_TYPE_OF[event.type]),
+            countFailure: true,
+          });
+      }
+
+    case SessionState.OpenSent:
+      switch (event.type) {
+        case 'TcpConnectionFails':
+          // §8.2.2 OpenSent, Event 18: close, restart the ConnectRetryTimer, go to Active.
+          return move(fsm, SessionState.Active, config.passive ? [STOP_HOLD, STOP_KEEPALIVE, DROP] : [STOP_HOLD, STOP_KEEPALIVE, DROP, START_CONNECT_RETRY], tcpFailReason(event), {
+            connectRetryCounter: fsm.connectRetryCounter + 1,
+          });
+        case 'BgpOpen': {
+          const n = negotiateHoldTime(config.holdTimeSec, event.holdTimeSec, config.keepaliveTimeSec);
+          const actions: FsmAction[] = [STOP_CONNECT_RETRY, SEND_KEEPALIVE];
+          if (n.holdTimeSec > 0) actions.push(startTimerMs('keepalive', n.keepaliveTimeSec), startTimerMs('hold', n.holdTimeSec));
+          else actions.push(STOP_HOLD, STOP_KEEPALIVE);
+          return move(fsm, SessionState.OpenConfirm, actions, { kind: 'progress', message: 'OPEN received' }, n);
+        }
+        case 'KeepaliveTimerExpires':
+          return stay(fsm);
+        default: {
+          // KEEPALIVE, UPDATE, ROUTE-REFRESH before the peer's OPEN: RFC 6608 5/1.
+          const type = event.type as 'KeepAliveMsg' | 'UpdateMsg' | 'RouteRefreshMsg';
+          const error = BgpError.fsmError(s, MESSAGE_TYPE_OF[type]);
+          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
+        }
+      }
+
+    case SessionState.OpenConfirm:
+      switch (event.type) {
+        case 'TcpConnectionFails':
+          return toIdle(fsm, tcpFailReason(event), { countFailure: true });
+        case 'KeepaliveTimerExpires':
+          return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
+        case 'KeepAliveMsg':
+          return move(
+            fsm,
+            SessionState.Established,
+            fsm.holdTimeSec > 0 ? [startTimerMs('hold', fsm.holdTimeSec), ESTABLISHED] : [ESTABLISHED],
+            { kind: 'progress', message: 'KEEPALIVE received' },
+            { connectRetryCounter: 0 },
+          );
+        default: {
+          // A second OPEN, an UPDATE or a ROUTE-REFRESH before the KEEPALIVE: RFC 6608 5/2.
+          const type = event.type as 'BgpOpen' | 'UpdateMsg' | 'RouteRefreshMsg';
+          const error = BgpError.fsmError(s, MESSAGE_TYPE_OF[type]);
+          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
+        }
+      }
+
+    case SessionState.Established:
+      switch (event.type) {
+        case 'TcpConnectionFails':
+          return toIdle(fsm, tcpFailReason(event), { countFailure: true });
+        case 'KeepaliveTimerExpires':
+          return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
+        case 'KeepAliveMsg':
+          return stay(fsm, cached(establishedKeepaliveCache, fsm.holdTimeSec));
+        case 'UpdateMsg':
+          return stay(fsm, cached(establishedUpdateCache, fsm.holdTimeSec, DELIVER_UPDATE));
+        case 'RouteRefreshMsg':
+          return stay(fsm, cached(establishedRefreshCache, fsm.holdTimeSec, DELIVER_REFRESH));
+        default: {
+          // A second OPEN on an established connection: RFC 6608 5/3.
+          const error = BgpError.fsmError(s, MessageType.Open);
+          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
+        }
+      }
+  }
+}
