@@ -1,0 +1,249 @@
+/**
+ * BGP over TCP byte streams for `herald decode`: packet captures (pcap/pcapng → frames → TCP segments → per-direction
+ * reassembly → BGP messages) and hex input (one message or a stream of them).
+ *
+ * Session context (RFC 4271 §4.2 OPEN, RFC 5492): each connection remembers the OPEN seen in each direction. The
+ * context used to decode what A sends to B is: 4-octet AS when both OPENs carry capability 65 (RFC 6793 §4);
+ * ADD-PATH for a family when A's OPEN says it sends and B's OPEN says it receives (RFC 7911 §4); Extended Message when
+ * both carry capability 6 (RFC 8654). When only one OPEN is in the capture, that OPEN decides alone. When neither is
+ * (the capture starts mid-session), ADD-PATH is off, messages up to 65535 octets are accepted, and the AS width is
+ * guessed per UPDATE: 2-octet first, 4-octet when the 2-octet reading fails (tcpdump does the same). The options
+ * `as4`/`addPath` force a value for every session instead.
+ */
+import { captureFormat, readCapture } from './capture.ts';
+import { decodeMessage, messageToJson } from './codec.ts';
+import type { BgpMessage, CodecContext } from './codec.ts';
+import { parseFrame } from './packet.ts';
+import type { TcpSegment } from './packet.ts';
+import { TcpDirection } from './reassembly.ts';
+import { errorLine } from './sink.ts';
+import type { DecodeSink } from './sink.ts';
+import { BgpStreamSplitter } from './splitter.ts';
+import type { SplitItem } from './splitter.ts';
+
+type OpenMessage = Extract<BgpMessage, { type: 'OPEN' }>;
+
+/** Options shared by capture and hex decoding. */
+export interface StreamOptions {
+  /** TCP ports that carry BGP (default {179}). Streams on other ports are still taken when they start with a BGP header. */
+  readonly ports?: ReadonlySet<number>;
+  /** Force the AS_PATH width: true = 4-octet (`--as4`), false = 2-octet (`--as2`); undefined = from the OPENs. */
+  readonly as4?: boolean;
+  /** Force ADD-PATH receive per family (`--add-path`); undefined = from the OPENs. */
+  readonly addPath?: { readonly ipv4?: boolean; readonly ipv6?: boolean };
+}
+
+/** Counts of a capture decode. */
+export interface CaptureCounts {
+  frames: number;
+  segments: number;
+  messages: number;
+  errors: number;
+}
+
+interface Connection {
+  /** OPEN sent by each direction, keyed by direction key. */
+  readonly opens: Map<string, OpenMessage>;
+}
+
+interface Direction {
+  readonly key: string;
+  readonly reverseKey: string;
+  readonly src: string;
+  readonly dst: string;
+  readonly conn: Connection;
+  readonly tcp: TcpDirection;
+  splitter: BgpStreamSplitter | undefined;
+  /** undefined until decided: BGP by port, or by a BGP header at the start of the stream. */
+  bgp: boolean | undefined;
+}
+
+function endpoint(ip: string, port: number): string {
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+function hasCapability(open: OpenMessage, type: string): boolean {
+  return open.capabilities.some((c) => c.type === type);
+}
+
+/** ADD-PATH Send/Receive value an OPEN advertises for AFI/SAFI unicast (0 when absent). */
+function addPathMode(open: OpenMessage, afi: number): number {
+  for (const c of open.capabilities) {
+    if (c.type === 'AddPath') for (const f of c.families) if (f.afi === afi && f.safi === 1) return f.sendReceive;
+  }
+  return 0;
+}
+
+/** The decode context for messages sent by `mine`'s speaker to `theirs`'s speaker, per the rules in the header. */
+export function sessionContext(mine: OpenMessage | undefined, theirs: OpenMessage | undefined, options: StreamOptions): { ctx: CodecContext; guessAs: boolean } {
+  const any = mine !== undefined || theirs !== undefined;
+  let fourOctetAs = options.as4;
+  if (fourOctetAs === undefined && any) fourOctetAs = (!mine || hasCapability(mine, 'FourOctetAs')) && (!theirs || hasCapability(theirs, 'FourOctetAs'));
+  let addPath = options.addPath;
+  if (addPath === undefined) {
+    const fam = (afi: number): boolean => any && (!mine || (addPathMode(mine, afi) & 2) !== 0) && (!theirs || (addPathMode(theirs, afi) & 1) !== 0);
+    addPath = { ipv4: fam(1), ipv6: fam(2) };
+  }
+  const extendedMessage = mine && theirs ? hasCapability(mine, 'ExtendedMessage') && hasCapability(theirs, 'ExtendedMessage') : true;
+  return { ctx: { fourOctetAs: fourOctetAs ?? false, extendedMessage, addPath }, guessAs: fourOctetAs === undefined };
+}
+
+/** Decodes one framed message; with `guessAs`, an UPDATE failing as 2-octet AS is retried as 4-octet AS. */
+export function decodeWithContext(bytes: Buffer, ctx: CodecContext, guessAs: boolean): BgpMessage {
+  if (!guessAs || bytes[18] !== 2) return decodeMessage(bytes, ctx);
+  try {
+    return decodeMessage(bytes, { ...ctx, fourOctetAs: false });
+  } catch {
+    return decodeMessage(bytes, { ...ctx, fourOctetAs: true });
+  }
+}
+
+const BGP_MARKER = Buffer.alloc(16, 0xff);
+
+/**
+ * Decodes every BGP message in a pcap or pcapng capture into `sink`.
+ * Lines: `{ frame, timestamp, src, dst, ...messageToJson(msg) }`; errors carry `offset` (the frame's offset in the
+ * file), `frame`, `src`, `dst` and `streamOffset` (octets from the start of that direction's TCP stream).
+ */
+export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOptions = {}): CaptureCounts {
+  const ports = options.ports ?? new Set([179]);
+  const counts: CaptureCounts = { frames: 0, segments: 0, messages: 0, errors: 0 };
+  const directions = new Map<string, Direction>();
+  const connections = new Map<string, Connection>();
+  const noted = new Set<string>();
+  let current = { frame: 0, offset: 0, timestamp: 0 };
+
+  const maxLength = (d: Direction) => (): number => sessionContext(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options).ctx.extendedMessage ? 65535 : 4096;
+
+  const handle = (d: Direction, items: SplitItem[]): void => {
+    for (const item of items) {
+      const where = { frame: current.frame, src: d.src, dst: d.dst, streamOffset: item.offset };
+      if (item.kind === 'message') {
+        const { ctx, guessAs } = sessionContext(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options);
+        try {
+          const msg = decodeWithContext(item.bytes, ctx, guessAs);
+          if (msg.type === 'OPEN') d.conn.opens.set(d.key, msg);
+          counts.messages++;
+          sink.line({ frame: current.frame, timestamp: current.timestamp, src: d.src, dst: d.dst, ...messageToJson(msg) }, { message: msg });
+        } catch (err) {
+          counts.errors++;
+          sink.error(errorLine(err, current.offset, where));
+        }
+      } else if (item.kind === 'error') {
+        counts.errors++;
+        sink.error({ error: item.message, offset: current.offset, code: item.code, subcode: item.subcode, ...where });
+      } else if (item.kind === 'truncated') {
+        counts.errors++;
+        sink.error({ error: `stream ends inside a message: ${item.have} of ${item.need} octets`, offset: current.offset, code: null, subcode: null, ...where });
+      } else {
+        sink.note({ note: `skipped ${item.octets} octets: ${item.reason}`, offset: current.offset, ...where });
+      }
+    }
+  };
+
+  const directionFor = (seg: TcpSegment): Direction => {
+    const src = endpoint(seg.srcIp, seg.srcPort);
+    const dst = endpoint(seg.dstIp, seg.dstPort);
+    const key = `${src}>${dst}`;
+    let d = directions.get(key);
+    if (!d) {
+      const connKey = src < dst ? `${src}|${dst}` : `${dst}|${src}`;
+      let conn = connections.get(connKey);
+      if (!conn) {
+        conn = { opens: new Map() };
+        connections.set(connKey, conn);
+      }
+      const byPort = ports.has(seg.srcPort) || ports.has(seg.dstPort);
+      d = { key, reverseKey: `${dst}>${src}`, src, dst, conn, tcp: new TcpDirection(), splitter: undefined, bgp: byPort ? true : undefined };
+      directions.set(key, d);
+    }
+    return d;
+  };
+
+  const feed = (d: Direction, events: ReturnType<TcpDirection['push']>): void => {
+    for (const ev of events) {
+      if (ev.kind === 'restart') {
+        if (d.splitter) handle(d, d.splitter.end());
+        d.splitter = undefined;
+        d.conn.opens.delete(d.key);
+        continue;
+      }
+      if (d.bgp === undefined && ev.kind === 'data') {
+        // A stream on another port is BGP when it starts with a BGP header (or its reverse direction is BGP).
+        const rev = directions.get(d.reverseKey);
+        d.bgp = rev?.bgp === true || (ev.bytes.length >= 19 && ev.bytes.subarray(0, 16).equals(BGP_MARKER));
+        if (d.bgp && rev && rev.bgp === false) rev.bgp = true;
+      }
+      if (!d.bgp) continue;
+      if (!d.splitter) d.splitter = new BgpStreamSplitter(!d.tcp.midStream);
+      if (ev.kind === 'data') handle(d, d.splitter.push(ev.bytes, maxLength(d)));
+      else d.splitter.gap(ev.missing);
+    }
+  };
+
+  for (const item of readCapture(buf)) {
+    if (item.kind === 'problem') {
+      counts.errors++;
+      sink.error({ error: item.message, offset: item.offset, code: null, subcode: null });
+      if (!item.recoverable) break;
+      continue;
+    }
+    counts.frames++;
+    current = { frame: item.frame, offset: item.offset, timestamp: item.timestamp };
+    const parsed = parseFrame(item.linkType, item.data);
+    if (parsed.kind === 'skip') {
+      if (parsed.reason && !noted.has(parsed.reason)) {
+        noted.add(parsed.reason);
+        sink.note({ note: `frame not decoded: ${parsed.reason}`, frame: item.frame, offset: item.offset });
+      }
+      continue;
+    }
+    const seg = parsed.segment;
+    counts.segments++;
+    const d = directionFor(seg);
+    if (d.bgp === false) continue;
+    feed(d, d.tcp.push(seg));
+  }
+  for (const d of directions.values()) {
+    feed(d, d.tcp.flush());
+    if (d.splitter) handle(d, d.splitter.end());
+  }
+  return counts;
+}
+
+/** Parses hex text: whitespace, ':' and '-' separators and "0x" prefixes are ignored. Throws on other characters. */
+export function parseHex(text: string): Buffer {
+  const clean = text.replace(/0x/gi, '').replace(/[\s:-]/g, '');
+  if (clean.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(clean)) throw new Error('hex input must be an even number of hex digits');
+  return Buffer.from(clean, 'hex');
+}
+
+/**
+ * Decodes a stream of whole BGP messages (each with its 19-octet header). Lines: `{ offset, ...messageToJson(msg) }`
+ * with `offset` the message's position in the input. The context is the options' (AS width guessed when not forced).
+ */
+export function decodeBgpStream(bytes: Buffer, sink: DecodeSink, options: StreamOptions = {}): number {
+  const { ctx, guessAs } = sessionContext(undefined, undefined, options);
+  const splitter = new BgpStreamSplitter(true);
+  let messages = 0;
+  for (const item of [...splitter.push(bytes, () => 65535), ...splitter.end()]) {
+    if (item.kind === 'message') {
+      try {
+        const msg = decodeWithContext(item.bytes, ctx, guessAs);
+        messages++;
+        sink.line({ offset: item.offset, ...messageToJson(msg) }, { message: msg });
+      } catch (err) {
+        sink.error(errorLine(err, item.offset));
+      }
+    } else if (item.kind === 'error') {
+      sink.error({ error: item.message, offset: item.offset, code: item.code, subcode: item.subcode });
+    } else if (item.kind === 'truncated') {
+      sink.error({ error: `input ends inside a message: ${item.have} of ${item.need} octets`, offset: item.offset, code: null, subcode: null });
+    } else {
+      sink.note({ note: `skipped ${item.octets} octets: ${item.reason}`, offset: item.offset });
+    }
+  }
+  return messages;
+}
+
+export { captureFormat };
