@@ -33,11 +33,14 @@ t.test('FakeClock runs timers scheduled by timers within the same advance', asyn
 });
 
 t.test('realClock timers fire and can be cleared', async (t) => {
+  // realClock timers are unref'd: keep the event loop alive meanwhile.
+  const keep = setInterval(() => {}, 1000);
   const ok = await new Promise<boolean>((resolve) => {
     const h = realClock.setTimer(() => resolve(false), 5);
     realClock.clearTimer(h);
     realClock.setTimer(() => resolve(true), 10);
   });
+  clearInterval(keep);
   t.equal(ok, true);
   t.ok(realClock.now() > 1.7e12);
 });
