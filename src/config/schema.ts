@@ -1,0 +1,461 @@
+/**
+ * Herald's configuration file: one zod schema (the single source of truth for validation, the
+ * TypeScript types, `docs/config.schema.json` and `docs/configuration.md`).
+ *
+ * Conventions: durations are **seconds** (fractions allowed where said), names are camelCase,
+ * unknown fields are errors (a typo must not silently fall back to a default). Structural checks
+ * live in the zod schema; cross-field checks (unique names, references between sections, address
+ * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
+ * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
+ *
+ * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
+ * BGP Identifier, `holdTime` → holdTimeSec, ...).
+ */
+import { isIPv4, isIPv6, isIP } from 'node:net';
+import { z } from 'zod';
+import { canonicalCIDR } from '../controller/prefix.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Leaf validators
+// ---------------------------------------------------------------------------------------------
+
+/** A zod error callback: "required" for a missing value, else `text`. */
+function msg(text: string): { error: (iss: { input?: unknown }) => string } {
+  return { error: (iss) => (iss.input === undefined ? 'required' : text) };
+}
+
+const MAX_U32 = 4294967295;
+
+/** An AS number, 1..4294967295 (RFC 6793 four-octet AS). */
+const asNumber = z
+  .number(msg('must be an AS number (integer 1..4294967295)'))
+  .int(msg('must be an AS number (integer 1..4294967295)'))
+  .min(1, msg('must be an AS number (integer 1..4294967295)'))
+  .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'));
+
+const ipAddress = z.string().refine((s) => isIP(s) !== 0, msg('must be an IP address'));
+const ipv4Address = z.string().refine((s) => isIPv4(s), msg('must be an IPv4 address'));
+const ipv6Address = z.string().refine((s) => isIPv6(s), msg('must be an IPv6 address'));
+
+const port = z
+  .number(msg('must be a TCP port (integer 1..65535)'))
+  .int(msg('must be a TCP port (integer 1..65535)'))
+  .min(1, msg('must be a TCP port (integer 1..65535)'))
+  .max(65535, msg('must be a TCP port (integer 1..65535)'));
+
+const uint32 = (what: string) =>
+  z
+    .number(msg(`must be ${what} (integer 0..4294967295)`))
+    .int(msg(`must be ${what} (integer 0..4294967295)`))
+    .min(0, msg(`must be ${what} (integer 0..4294967295)`))
+    .max(MAX_U32, msg(`must be ${what} (integer 0..4294967295)`));
+
+/** Positive number of seconds, fractions allowed. */
+const positiveSeconds = z.number(msg('must be a number of seconds')).positive(msg('must be > 0 (seconds)'));
+/** Non-negative number of seconds, fractions allowed. */
+const nonNegativeSeconds = z.number(msg('must be a number of seconds')).min(0, msg('must be >= 0 (seconds)'));
+
+const positiveInt = z.number(msg('must be a positive integer')).int(msg('must be a positive integer')).min(1, msg('must be a positive integer'));
+
+function isCIDR(s: string): boolean {
+  try {
+    canonicalCIDR(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+const cidr = z.string().refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
+
+/** Well-known community names (RFC 1997, RFC 7999, RFC 8326) and their values. */
+export const WELL_KNOWN_COMMUNITIES: Readonly<Record<string, number>> = Object.freeze({
+  'graceful-shutdown': 0xffff0000,
+  'accept-own': 0xffff0001,
+  blackhole: 0xffff029a,
+  'no-export': 0xffffff01,
+  'no-advertise': 0xffffff02,
+  'no-export-subconfed': 0xffffff03,
+  'no-peer': 0xffffff04,
+});
+
+/**
+ * Parse a standard community (RFC 1997): "ASN:VALUE" (each 0..65535) or a well-known name.
+ * @returns the 32-bit value, or undefined when the text is not a community.
+ */
+export function parseCommunityText(s: string): number | undefined {
+  const known = WELL_KNOWN_COMMUNITIES[s.toLowerCase()];
+  if (known !== undefined) return known;
+  const m = /^(\d{1,5}):(\d{1,5})$/.exec(s);
+  if (!m) return undefined;
+  const hi = Number(m[1]);
+  const lo = Number(m[2]);
+  if (hi > 65535 || lo > 65535) return undefined;
+  return (hi * 65536 + lo) >>> 0;
+}
+
+/**
+ * Parse a large community (RFC 8092): "GLOBAL:LOCAL1:LOCAL2", each 0..4294967295.
+ * @returns the three numbers, or undefined when the text is not a large community.
+ */
+export function parseLargeCommunityText(s: string): [number, number, number] | undefined {
+  const m = /^(\d{1,10}):(\d{1,10}):(\d{1,10})$/.exec(s);
+  if (!m) return undefined;
+  const parts = [Number(m[1]), Number(m[2]), Number(m[3])] as [number, number, number];
+  return parts.every((n) => n <= MAX_U32) ? parts : undefined;
+}
+
+const community = z.string().refine((s) => parseCommunityText(s) !== undefined, {
+  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, ...)',
+});
+const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
+  error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
+});
+
+/** metav1.LabelSelector. */
+const labelSelector = z
+  .strictObject({
+    matchLabels: z.record(z.string(), z.string()).optional().describe('Labels that must all be present with these values.'),
+    matchExpressions: z
+      .array(
+        z.strictObject({
+          key: z.string().min(1),
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+          values: z.array(z.string()).optional(),
+        }),
+      )
+      .optional()
+      .describe('Requirements (In, NotIn, Exists, DoesNotExist) that must all hold.'),
+  })
+  .describe('A Kubernetes label selector (matchLabels AND matchExpressions); empty matches everything.');
+
+export const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
+export type FamilyName = (typeof FAMILIES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------
+
+const passwordSource = z
+  .strictObject({
+    file: z.string().min(1).optional().describe('Read the password from this file (trailing newline removed).'),
+    env: z.string().min(1).optional().describe('Read the password from this environment variable.'),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.file === undefined) === (v.env === undefined)) ctx.addIssue({ code: 'custom', message: 'set exactly one of file or env' });
+  })
+  .describe('TCP MD5 signature password (RFC 2385), never written inline in the file.');
+
+const holdTime = z
+  .number(msg('must be 0 or 3..65535 (seconds)'))
+  .int(msg('must be 0 or 3..65535 (seconds)'))
+  .refine((v) => v === 0 || (v >= 3 && v <= 65535), msg('must be 0 or 3..65535 (seconds)'));
+
+export const peerSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, msg('must be 1..63 characters of letters, digits, "_", "." or "-", starting with a letter or digit'))
+      .describe('Unique name of the peer (used in logs, metrics, the admin API and route filters).'),
+    address: ipAddress.describe("The peer's IP address."),
+    port: port.default(179).describe("The peer's TCP port."),
+    peerAs: asNumber.describe("The peer's AS number. Equal to bgp.localAs makes an iBGP session."),
+    localAddress: ipAddress.optional().describe('Our source address for the session; also the default NEXT_HOP.'),
+    holdTime: holdTime.default(90).describe('Hold time offered in OPEN, seconds: 0 (no keepalives) or 3..65535 (RFC 4271 §4.2).'),
+    keepaliveTime: z
+      .number(msg('must be an integer number of seconds >= 1'))
+      .int(msg('must be an integer number of seconds >= 1'))
+      .min(1, msg('must be an integer number of seconds >= 1'))
+      .optional()
+      .describe('Seconds between KEEPALIVEs; default one third of the negotiated hold time. Must be below holdTime.'),
+    connectRetryTime: z
+      .number(msg('must be an integer number of seconds >= 1'))
+      .int(msg('must be an integer number of seconds >= 1'))
+      .min(1, msg('must be an integer number of seconds >= 1'))
+      .default(120)
+      .describe('Base ConnectRetry time, seconds (exponential backoff with jitter, capped).'),
+    passive: z.boolean().default(false).describe('Never dial; wait for the peer to connect (needs bgp.listen).'),
+    password: passwordSource.optional(),
+    ebgpMultihop: z
+      .number(msg('must be a TTL (integer 1..255)'))
+      .int(msg('must be a TTL (integer 1..255)'))
+      .min(1, msg('must be a TTL (integer 1..255)'))
+      .max(255, msg('must be a TTL (integer 1..255)'))
+      .optional()
+      .describe('IP TTL of our packets for an eBGP peer several hops away.'),
+    ttlSecurity: z.boolean().default(false).describe('GTSM (RFC 5082): send TTL 255 and require received TTL 255.'),
+    families: z
+      .array(z.enum(FAMILIES, msg('must be ipv4-unicast or ipv6-unicast')))
+      .min(1, msg('must list at least one family'))
+      .default(['ipv4-unicast', 'ipv6-unicast'])
+      .describe('Address families offered in OPEN (Multiprotocol capability, RFC 4760).'),
+    nextHop: ipv4Address.optional().describe('NEXT_HOP for IPv4 routes to this peer (default: the session local address).'),
+    nextHopV6: ipv6Address.optional().describe('Next hop for IPv6 routes to this peer; required to send IPv6 routes over an IPv4 session.'),
+    gracefulRestart: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        restartTime: z
+          .number(msg('must be 0..4095 (seconds)'))
+          .int(msg('must be 0..4095 (seconds)'))
+          .min(0, msg('must be 0..4095 (seconds)'))
+          .max(4095, msg('must be 0..4095 (seconds)'))
+          .default(120)
+          .describe('Restart Time advertised in the capability, seconds (RFC 4724 §3, 12 bits).'),
+      })
+      .optional()
+      .describe('Graceful Restart capability (RFC 4724).'),
+    gracefulShutdown: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        waitTime: nonNegativeSeconds.default(15).describe('Seconds between re-announcing with GRACEFUL_SHUTDOWN and closing.'),
+      })
+      .optional()
+      .describe('Graceful shutdown (RFC 8326) on drain and on SIGTERM.'),
+    maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
+    nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels)."),
+  })
+  .describe('A BGP neighbour.');
+
+const healthCheckKinds = ['tcp', 'http', 'https'] as const;
+
+const routeHealthCheck = z
+  .strictObject({
+    kind: z.enum(healthCheckKinds).default('tcp').describe('Probe type.'),
+    host: ipAddress.optional().describe('Address to probe (default: node.ip).'),
+    port: port.describe('Port to probe.'),
+    path: z.string().startsWith('/').optional().describe('HTTP path for http/https (default /).'),
+    expectedStatus: z.array(z.number().int().min(100).max(599)).optional().describe('Accepted HTTP statuses (default 200..399).'),
+    interval: positiveSeconds.optional().describe('Override healthChecks.interval, seconds.'),
+    timeout: positiveSeconds.optional().describe('Override healthChecks.timeout, seconds.'),
+    rise: positiveInt.optional().describe('Override healthChecks.rise.'),
+    fall: positiveInt.optional().describe('Override healthChecks.fall.'),
+  })
+  .describe('A check gating a static route: announced only while it passes.');
+
+export const staticRouteSchema = z
+  .strictObject({
+    prefix: cidr.describe('Prefix to announce, e.g. 192.0.2.10/32.'),
+    nextHop: ipAddress.optional().describe("Next hop (default: the peer's nextHop / nextHopV6, else the session local address)."),
+    communities: z.array(community).optional().describe('Standard communities (RFC 1997), "ASN:VALUE" or well-known names.'),
+    largeCommunities: z.array(largeCommunity).optional().describe('Large communities (RFC 8092), "G:L1:L2".'),
+    localPref: uint32('a LOCAL_PREF').optional().describe('LOCAL_PREF, sent to iBGP peers only (RFC 4271 §5.1.5).'),
+    med: uint32('a MED').optional().describe('MULTI_EXIT_DISC (RFC 4271 §5.1.4).'),
+    peers: z.array(z.string()).optional().describe('Announce only to these peers (default: every peer).'),
+    healthCheck: routeHealthCheck.optional(),
+  })
+  .describe('A statically configured route.');
+
+const advertisementSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('Name of the advertisement (shown in reason chains).'),
+    addressKinds: z
+      .array(z.enum(['loadBalancer', 'externalIP', 'clusterIP', 'serviceCIDR']))
+      .min(1)
+      .default(['loadBalancer'])
+      .describe('Which addresses it announces.'),
+    serviceSelector: labelSelector.optional(),
+    namespaces: z.array(z.string()).optional().describe('Namespaces of the Services (default all).'),
+    nodeSelector: labelSelector.optional(),
+    peers: z.array(z.string()).optional().describe('Peers to announce to (default all).'),
+    communities: z.array(community).optional(),
+    largeCommunities: z.array(largeCommunity).optional(),
+    localPref: uint32('a LOCAL_PREF').optional(),
+    med: uint32('a MED').optional(),
+    aggregationLength: z.number().int().min(0).max(32).optional().describe('IPv4 prefix length announced for a VIP (default 32).'),
+    aggregationLengthV6: z.number().int().min(0).max(128).optional().describe('IPv6 prefix length announced for a VIP (default 128).'),
+  })
+  .describe('Which Service addresses to announce, to whom, with which attributes.');
+
+const poolSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    addresses: z
+      .array(
+        z.string().refine((s) => {
+          if (s.includes('-')) {
+            const [a, b, ...rest] = s.split('-').map((x) => x.trim());
+            return rest.length === 0 && !!a && !!b && isIP(a) !== 0 && isIP(a) === isIP(b);
+          }
+          return isCIDR(s);
+        }, msg('must be a CIDR or a range "A-B" of one family')),
+      )
+      .min(1),
+    autoAssign: z.boolean().default(true),
+    avoidBuggyIPs: z.boolean().default(false),
+    namespaces: z.array(z.string()).optional(),
+    serviceSelector: labelSelector.optional(),
+    priority: z.number().int().optional(),
+  })
+  .describe('LoadBalancer IP pool (reserved for the allocator; validated, not used yet).');
+
+const sourceSchema = z
+  .strictObject({
+    kubernetes: z
+      .strictObject({
+        kubeconfig: z.string().optional().describe('Kubeconfig path; wins over KUBECONFIG, which wins over in-cluster.'),
+      })
+      .optional()
+      .describe('Watch Services, EndpointSlices and Nodes in the cluster.'),
+    manifests: z.string().min(1).optional().describe('Read Kubernetes objects from YAML files in this directory (tests, demos).'),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.kubernetes === undefined) === (v.manifests === undefined)) ctx.addIssue({ code: 'custom', message: 'set exactly one of kubernetes or manifests' });
+  })
+  .describe('Where Service/EndpointSlice/Node objects come from. Without it only static routes are announced.');
+
+export const configSchema = z
+  .strictObject({
+    bgp: z
+      .strictObject({
+        localAs: asNumber.describe('Our AS number.'),
+        routerId: ipv4Address.optional().describe('BGP Identifier, dotted quad (default: node.ip when it is IPv4).'),
+        listen: z
+          .strictObject({
+            address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
+            port: port.default(179).describe('TCP port to accept BGP connections on.'),
+          })
+          .optional()
+          .describe('Accept incoming sessions (needed by passive peers). Absent: dial only.'),
+      })
+      .describe('Global BGP settings.'),
+    peers: z.array(peerSchema).default([]).describe('BGP neighbours.'),
+    routes: z.array(staticRouteSchema).default([]).describe('Static routes, announced as configured.'),
+    source: sourceSchema.optional(),
+    node: z
+      .strictObject({
+        name: z.string().min(1).optional().describe('This Kubernetes node (default: --node-name, then NODE_NAME).'),
+        ip: ipAddress.optional().describe("This node's IP (default: --node-ip, then NODE_IP); health checks probe it."),
+      })
+      .default({})
+      .describe('Identity of the node Herald runs on.'),
+    loadBalancerClass: z.string().min(1).optional().describe('Announce only LoadBalancer Services of this class (default: class-less Services).'),
+    serviceCIDRs: z.array(cidr).optional().describe('Service CIDRs announced by advertisements selecting serviceCIDR.'),
+    countServingTerminating: z.boolean().default(false).describe('Count serving-but-terminating endpoints as usable.'),
+    advertisements: z.array(advertisementSchema).optional().describe('Default (absent or empty): LoadBalancer ingress IPs to every peer.'),
+    healthChecks: z
+      .strictObject({
+        interval: positiveSeconds.default(5).describe('Seconds between probes.'),
+        timeout: positiveSeconds.default(2).describe('Deadline of one probe, seconds.'),
+        rise: positiveInt.default(2).describe('Consecutive successes before a VIP is announced.'),
+        fall: positiveInt.default(3).describe('Consecutive failures before an announced VIP is withdrawn.'),
+      })
+      .default({ interval: 5, timeout: 2, rise: 2, fall: 3 })
+      .describe('Defaults for every health check.'),
+    kubeProxy: z
+      .strictObject({
+        healthzPort: port.default(10256).describe("kube-proxy's node health port (GET /healthz)."),
+        checkServices: z.boolean().default(true).describe("Probe kube-proxy's per-Service health port (healthCheckNodePort) for externalTrafficPolicy Local."),
+      })
+      .default({ healthzPort: 10256, checkServices: true }),
+    flapControl: z
+      .strictObject({
+        holdDown: nonNegativeSeconds.default(10).describe('Minimum seconds between a withdrawal and the next announcement (0 disables).'),
+        penalty: z.number().min(0).default(1000).describe('Penalty per withdrawal (0 disables damping).'),
+        suppressThreshold: z.number().positive().default(2000).describe('Suppress when the penalty reaches this.'),
+        reuseThreshold: z.number().positive().default(750).describe('Usable again once the penalty decays to this.'),
+        halfLife: positiveSeconds.default(60).describe('Penalty half-life, seconds.'),
+        maxSuppress: positiveSeconds.default(300).describe('Longest suppression after the last withdrawal, seconds.'),
+      })
+      .default({ holdDown: 10, penalty: 1000, suppressThreshold: 2000, reuseThreshold: 750, halfLife: 60, maxSuppress: 300 })
+      .describe('Hold-down and damping of health-check flaps.'),
+    pools: z.array(poolSchema).optional(),
+    admin: z
+      .strictObject({
+        address: ipAddress.default('127.0.0.1').describe('Address of the admin HTTP API and /metrics.'),
+        port: z.number().int().min(0).max(65535).default(9179).describe('Port of the admin HTTP API (0 = any free port).'),
+        tokenFile: z.string().min(1).optional().describe('File holding the bearer token for mutating endpoints (else HERALD_ADMIN_TOKEN).'),
+      })
+      .default({ address: '127.0.0.1', port: 9179 })
+      .describe('Admin HTTP API.'),
+    stateDir: z.string().min(1).default('/var/lib/herald').describe('Directory for state kept across restarts (graceful restart).'),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info').describe('Log level.'),
+  })
+  .describe('Herald configuration file (YAML).');
+
+/** The validated configuration, defaults applied. */
+export type Config = z.output<typeof configSchema>;
+/** What a user may write (defaults optional). */
+export type ConfigInput = z.input<typeof configSchema>;
+export type PeerConfig = Config['peers'][number];
+export type StaticRouteConfig = Config['routes'][number];
+
+/** One problem found in a configuration: `path` like `peers[1].holdTime` ('' for the root). */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** Format a zod-style path: ['peers', 1, 'holdTime'] → "peers[1].holdTime". */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+/**
+ * Cross-field checks on a structurally valid config.
+ * @returns every problem found (empty when the config is consistent).
+ */
+export function semanticErrors(cfg: Config): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const add = (path: readonly PropertyKey[], message: string) => issues.push({ path: formatPath(path), message });
+
+  const names = new Map<string, number>();
+  const endpoints = new Map<string, number>();
+  cfg.peers.forEach((p, i) => {
+    const prev = names.get(p.name);
+    if (prev !== undefined) add(['peers', i, 'name'], `duplicate peer name "${p.name}" (also peers[${prev}])`);
+    else names.set(p.name, i);
+    const ep = `${p.address}|${p.port}`;
+    const prevEp = endpoints.get(ep);
+    if (prevEp !== undefined) add(['peers', i, 'address'], `duplicate peer address ${p.address} port ${p.port} (also peers[${prevEp}])`);
+    else endpoints.set(ep, i);
+    if (p.keepaliveTime !== undefined && p.holdTime !== 0 && p.keepaliveTime >= p.holdTime) {
+      add(['peers', i, 'keepaliveTime'], `must be below holdTime (${p.holdTime} s)`);
+    }
+    if (p.passive && !cfg.bgp.listen) add(['peers', i, 'passive'], 'a passive peer needs bgp.listen');
+    if (p.localAddress !== undefined && isIP(p.localAddress) !== isIP(p.address)) {
+      add(['peers', i, 'localAddress'], `must be of the same address family as address ${p.address}`);
+    }
+    if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
+    if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
+    if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
+  });
+
+  const checkPeerRefs = (list: string[] | undefined, base: PropertyKey[]) => {
+    list?.forEach((n, j) => {
+      if (!names.has(n)) add([...base, j], `unknown peer "${n}"`);
+    });
+  };
+  const routeKeys = new Map<string, number>();
+  cfg.routes.forEach((r, i) => {
+    checkPeerRefs(r.peers, ['routes', i, 'peers']);
+    const { prefix, family } = canonicalCIDR(r.prefix);
+    const prev = routeKeys.get(prefix);
+    if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
+    else routeKeys.set(prefix, i);
+    if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
+      add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
+    }
+    if (r.healthCheck && r.healthCheck.host === undefined && cfg.node.ip === undefined) {
+      // node.ip may still come from --node-ip / NODE_IP; checked again at run time.
+    }
+  });
+  const advNames = new Set<string>();
+  cfg.advertisements?.forEach((a, i) => {
+    if (advNames.has(a.name)) add(['advertisements', i, 'name'], `duplicate advertisement name "${a.name}"`);
+    advNames.add(a.name);
+    checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
+  });
+  const poolNames = new Set<string>();
+  cfg.pools?.forEach((p, i) => {
+    if (poolNames.has(p.name)) add(['pools', i, 'name'], `duplicate pool name "${p.name}"`);
+    poolNames.add(p.name);
+  });
+  const fc = cfg.flapControl;
+  if (fc.suppressThreshold <= fc.reuseThreshold) add(['flapControl', 'suppressThreshold'], 'must be above reuseThreshold');
+  if (cfg.healthChecks.timeout > cfg.healthChecks.interval) add(['healthChecks', 'timeout'], 'must not exceed interval');
+  return issues;
+}

@@ -1,0 +1,212 @@
+// Config validation: every error names the path of the bad field; defaults; examples validate.
+import t from 'tap';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError, loadConfigFile, parseConfigText, resolveIdentity, validateConfig } from '../../../src/config/load.ts';
+import { parseCommunityText, parseLargeCommunityText } from '../../../src/config/schema.ts';
+import type { ConfigIssue } from '../../../src/config/schema.ts';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const base = { bgp: { localAs: 65000, routerId: '10.0.0.1' } };
+
+function errors(data: unknown): ConfigIssue[] {
+  const r = validateConfig(data);
+  if (r.ok) throw new Error('expected the config to be rejected');
+  return r.errors;
+}
+function paths(data: unknown): string[] {
+  return errors(data).map((e) => e.path);
+}
+
+t.test('minimal config gets every default', async (t) => {
+  const r = validateConfig(base);
+  t.ok(r.ok);
+  if (!r.ok) return;
+  t.same(r.config.peers, []);
+  t.same(r.config.routes, []);
+  t.same(r.config.admin, { address: '127.0.0.1', port: 9179 });
+  t.equal(r.config.stateDir, '/var/lib/herald');
+  t.same(r.config.healthChecks, { interval: 5, timeout: 2, rise: 2, fall: 3 });
+  t.equal(r.config.flapControl.holdDown, 10);
+  t.equal(r.config.kubeProxy.healthzPort, 10256);
+  const p = validateConfig({ ...base, peers: [{ name: 'a', address: '192.0.2.1', peerAs: 65001 }] });
+  t.ok(p.ok);
+  if (p.ok) {
+    t.match(p.config.peers[0], { port: 179, holdTime: 90, connectRetryTime: 120, passive: false, ttlSecurity: false, families: ['ipv4-unicast', 'ipv6-unicast'] });
+  }
+});
+
+t.test('structural errors: each names the path of the bad field', async (t) => {
+  const cases: [string, unknown, string, RegExp][] = [
+    ['holdTime 1', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1 }, { name: 'b', address: '192.0.2.2', peerAs: 1, holdTime: 1 }] }, 'peers[1].holdTime', /must be 0 or 3\.\.65535/],
+    ['holdTime 65536', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, holdTime: 65536 }] }, 'peers[0].holdTime', /0 or 3\.\.65535/],
+    ['peerAs missing', { peers: [{ name: 'a', address: '192.0.2.1' }] }, 'peers[0].peerAs', /^required$/],
+    ['peerAs 0', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 0 }] }, 'peers[0].peerAs', /AS number/],
+    ['peerAs too big', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 4294967296 }] }, 'peers[0].peerAs', /AS number/],
+    ['address not IP', { peers: [{ name: 'a', address: 'router1', peerAs: 1 }] }, 'peers[0].address', /IP address/],
+    ['bad name', { peers: [{ name: 'a b', address: '192.0.2.1', peerAs: 1 }] }, 'peers[0].name', /letters, digits/],
+    ['port 0', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, port: 0 }] }, 'peers[0].port', /TCP port/],
+    ['unknown peer field', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, holdtime: 9 }] }, 'peers[0].holdtime', /unknown field/],
+    ['password both', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, password: { file: '/x', env: 'X' } }] }, 'peers[0].password', /exactly one of file or env/],
+    ['password none', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, password: {} }] }, 'peers[0].password', /exactly one/],
+    ['ebgpMultihop 256', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, ebgpMultihop: 256 }] }, 'peers[0].ebgpMultihop', /TTL/],
+    ['bad family', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, families: ['ipv4-multicast'] }] }, 'peers[0].families[0]', /ipv4-unicast or ipv6-unicast/],
+    ['empty families', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, families: [] }] }, 'peers[0].families', /at least one/],
+    ['nextHop v6 in v4 field', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, nextHop: '2001:db8::1' }] }, 'peers[0].nextHop', /IPv4/],
+    ['nextHopV6 v4', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, nextHopV6: '192.0.2.1' }] }, 'peers[0].nextHopV6', /IPv6/],
+    ['restartTime 4096', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, gracefulRestart: { enabled: true, restartTime: 4096 } }] }, 'peers[0].gracefulRestart.restartTime', /0\.\.4095/],
+    ['waitTime negative', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, gracefulShutdown: { enabled: true, waitTime: -1 } }] }, 'peers[0].gracefulShutdown.waitTime', />= 0/],
+    ['maxPrefixes 0', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, maxPrefixes: 0 }] }, 'peers[0].maxPrefixes', /positive integer/],
+    ['selector operator', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, nodeSelector: { matchExpressions: [{ key: 'k', operator: 'Has' }] } }] }, 'peers[0].nodeSelector.matchExpressions[0].operator', /must be one of/],
+    ['route prefix', { routes: [{ prefix: '10.0.0.0/33' }] }, 'routes[0].prefix', /CIDR/],
+    ['route community', { routes: [{ prefix: '10.0.0.0/24', communities: ['65536:1'] }] }, 'routes[0].communities[0]', /community/],
+    ['route large community', { routes: [{ prefix: '10.0.0.0/24', largeCommunities: ['1:2'] }] }, 'routes[0].largeCommunities[0]', /large community/],
+    ['route med', { routes: [{ prefix: '10.0.0.0/24', med: -1 }] }, 'routes[0].med', /MED/],
+    ['route health port', { routes: [{ prefix: '10.0.0.0/24', healthCheck: { kind: 'tcp' } }] }, 'routes[0].healthCheck.port', /required/],
+    ['route health kind', { routes: [{ prefix: '10.0.0.0/24', healthCheck: { kind: 'icmp', port: 1 } }] }, 'routes[0].healthCheck.kind', /must be one of/],
+    ['source both', { source: { kubernetes: {}, manifests: '/x' } }, 'source', /exactly one/],
+    ['source none', { source: {} }, 'source', /exactly one/],
+    ['admin port', { admin: { port: 70000 } }, 'admin.port', /<= 65535/],
+    ['admin address', { admin: { address: 'localhost' } }, 'admin.address', /IP address/],
+    ['interval 0', { healthChecks: { interval: 0 } }, 'healthChecks.interval', /> 0/],
+    ['rise 0', { healthChecks: { rise: 0 } }, 'healthChecks.rise', /positive integer/],
+    ['pool range', { pools: [{ name: 'p', addresses: ['10.0.0.1-2001:db8::1'] }] }, 'pools[0].addresses[0]', /CIDR or a range/],
+    ['logLevel', { logLevel: 'loud' }, 'logLevel', /must be one of/],
+    ['unknown top-level', { peerz: [] }, 'peerz', /unknown field/],
+    ['peers not a list', { peers: { name: 'a' } }, 'peers', /expected a list, got a mapping/],
+    ['advertisement kind', { advertisements: [{ name: 'x', addressKinds: ['nodeIP'] }] }, 'advertisements[0].addressKinds[0]', /must be one of/],
+    ['aggregationLength', { advertisements: [{ name: 'x', aggregationLength: 33 }] }, 'advertisements[0].aggregationLength', /<= 32/],
+  ];
+  for (const [name, extra, path, msg] of cases) {
+    const errs = errors({ ...base, ...(extra as object) });
+    const hit = errs.find((e) => e.path === path);
+    t.ok(hit, `${name}: error at ${path} (got ${JSON.stringify(errs)})`);
+    if (hit) t.match(hit.message, msg, `${name}: message`);
+  }
+});
+
+t.test('bgp section errors', async (t) => {
+  t.same(paths({}), ['bgp']);
+  t.match(errors({ bgp: { localAs: 'x' } })[0], { path: 'bgp.localAs', message: /AS number/ });
+  t.match(errors({ bgp: { localAs: 1, routerId: '2001:db8::1' } })[0], { path: 'bgp.routerId', message: /IPv4/ });
+  t.match(errors({ bgp: { localAs: 1, listen: { port: 'x' } } })[0], { path: 'bgp.listen.port' });
+});
+
+t.test('every structural error is reported at once', async (t) => {
+  const p = paths({
+    bgp: { localAs: 0 },
+    peers: [{ name: 'a', address: 'x', peerAs: 1, holdTime: 2 }],
+    routes: [{ prefix: 'nope' }],
+    admin: { port: -1 },
+  });
+  t.same(p.sort(), ['admin.port', 'bgp.localAs', 'peers[0].address', 'peers[0].holdTime', 'routes[0].prefix']);
+});
+
+t.test('cross-field errors', async (t) => {
+  const peer = (name: string, address: string, extra: object = {}) => ({ name, address, peerAs: 65001, ...extra });
+  const errs = errors({
+    ...base,
+    peers: [
+      peer('a', '192.0.2.1'),
+      peer('a', '192.0.2.2'),
+      peer('c', '192.0.2.1'),
+      peer('d', '192.0.2.4', { keepaliveTime: 90 }),
+      peer('e', '192.0.2.5', { passive: true }),
+      peer('f', '192.0.2.6', { localAddress: '2001:db8::1' }),
+      peer('g', '192.0.2.7', { ebgpMultihop: 2, ttlSecurity: true }),
+      { name: 'h', address: '192.0.2.8', peerAs: 65000, ebgpMultihop: 2 },
+      peer('i', '192.0.2.9', { families: ['ipv4-unicast', 'ipv4-unicast'] }),
+    ],
+    routes: [{ prefix: '10.0.0.1/32', peers: ['a', 'zz'] }, { prefix: '10.0.0.1/32' }, { prefix: '10.0.0.2/32', nextHop: '2001:db8::1' }],
+    advertisements: [{ name: 'x', peers: ['nope'] }, { name: 'x' }],
+    flapControl: { suppressThreshold: 500 },
+    healthChecks: { interval: 1, timeout: 2 },
+  });
+  const by = Object.fromEntries(errs.map((e) => [e.path, e.message]));
+  t.match(by['peers[1].name'], /duplicate peer name "a" \(also peers\[0\]\)/);
+  t.match(by['peers[2].address'], /duplicate peer address 192\.0\.2\.1 port 179/);
+  t.match(by['peers[3].keepaliveTime'], /below holdTime/);
+  t.match(by['peers[4].passive'], /needs bgp\.listen/);
+  t.match(by['peers[5].localAddress'], /same address family/);
+  t.match(by['peers[6].ttlSecurity'], /ebgpMultihop/);
+  t.match(by['peers[7].ebgpMultihop'], /eBGP peers only/);
+  t.match(by['peers[8].families'], /twice/);
+  t.match(by['routes[0].peers[1]'], /unknown peer "zz"/);
+  t.notOk(by['routes[0].peers[0]']);
+  t.match(by['routes[1].prefix'], /duplicate route 10\.0\.0\.1\/32/);
+  t.match(by['routes[2].nextHop'], /IPv4 address/);
+  t.match(by['advertisements[0].peers[0]'], /unknown peer "nope"/);
+  t.match(by['advertisements[1].name'], /duplicate advertisement/);
+  t.match(by['flapControl.suppressThreshold'], /above reuseThreshold/);
+  t.match(by['healthChecks.timeout'], /exceed interval/);
+  t.equal(errs.length, 15);
+});
+
+t.test('YAML problems', async (t) => {
+  const r = parseConfigText('bgp: {localAs: 1}\nbgp: {localAs: 2}\n');
+  t.notOk(r.ok);
+  if (!r.ok) t.match(r.errors[0], { path: '(yaml)', message: /unique.*line 2/i });
+  const r2 = parseConfigText('bgp: [\n');
+  t.notOk(r2.ok);
+  const r3 = parseConfigText('');
+  t.notOk(r3.ok);
+  if (!r3.ok) t.same(r3.errors.map((e) => e.path), ['bgp']);
+});
+
+t.test('loadConfigFile and ConfigError', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-cfg-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const good = join(dir, 'good.yaml');
+  writeFileSync(good, 'bgp: {localAs: 65000, routerId: 10.0.0.1}\n');
+  t.equal((await loadConfigFile(good)).bgp.localAs, 65000);
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'bgp: {localAs: 65000}\npeers: [{name: a, address: 10.0.0.2, peerAs: 1, holdTime: 2}]\n');
+  const err = await loadConfigFile(bad).catch((e: unknown) => e);
+  t.ok(err instanceof ConfigError);
+  t.match((err as ConfigError).message, /peers\[0\]\.holdTime: must be 0 or 3\.\.65535/);
+  const missing = await loadConfigFile(join(dir, 'nope.yaml')).catch((e: unknown) => e);
+  t.match((missing as ConfigError).issues[0], { path: '(file)', message: /cannot read/ });
+});
+
+t.test('communities', async (t) => {
+  t.equal(parseCommunityText('65535:65281'), 0xffffff01);
+  t.equal(parseCommunityText('no-export'), 0xffffff01);
+  t.equal(parseCommunityText('1:2'), 65538);
+  t.equal(parseCommunityText('65536:0'), undefined);
+  t.equal(parseCommunityText('1:2:3'), undefined);
+  t.same(parseLargeCommunityText('4294967295:0:1'), [4294967295, 0, 1]);
+  t.equal(parseLargeCommunityText('4294967296:0:1'), undefined);
+});
+
+t.test('resolveIdentity: flag > config > env; routerId from IPv4 node IP', async (t) => {
+  const r = validateConfig({ bgp: { localAs: 1 } });
+  t.ok(r.ok);
+  if (!r.ok) return;
+  t.same(resolveIdentity(r.config, { nodeIp: '192.0.2.7', env: {} }, 'host'), { nodeName: 'host', nodeIp: '192.0.2.7', routerId: '192.0.2.7' });
+  t.same(resolveIdentity(r.config, { env: { NODE_NAME: 'n1', NODE_IP: '192.0.2.8' } }, 'host'), { nodeName: 'n1', nodeIp: '192.0.2.8', routerId: '192.0.2.8' });
+  t.equal(resolveIdentity(r.config, { nodeName: 'flag', env: { NODE_NAME: 'env' } , nodeIp: '10.0.0.1' }, 'host').nodeName, 'flag');
+  t.throws(() => resolveIdentity(r.config, { nodeIp: '2001:db8::1', env: {} }, 'host'), ConfigError);
+});
+
+t.test('shipped examples and the deploy ConfigMap validate', async (t) => {
+  const files = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yaml'));
+  t.ok(files.length >= 3, `found ${files.length} example configs`);
+  for (const f of files) {
+    const r = parseConfigText(readFileSync(join(ROOT, 'examples', f), 'utf8'));
+    t.ok(r.ok, `${f}: ${r.ok ? 'valid' : JSON.stringify(r.errors)}`);
+  }
+  let cm: string;
+  try {
+    cm = readFileSync(join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8');
+  } catch {
+    t.comment('deploy/kubernetes/configmap.yaml absent; skipped');
+    return;
+  }
+  const data = (parseDocument(cm).toJS() as { data: Record<string, string> }).data;
+  const text = data['herald.yaml'];
+  t.ok(text, 'ConfigMap has herald.yaml');
+  const r = parseConfigText(text ?? '');
+  t.ok(r.ok, `deploy ConfigMap: ${r.ok ? 'valid' : JSON.stringify(r.errors)}`);
+});
