@@ -1,0 +1,79 @@
+/**
+ * `LeaseStore` over the Kubernetes API: coordination.k8s.io/v1 Lease read, create and replace with
+ * @kubernetes/client-node 2.x (object-parameter calls; failures are ApiException with `.code`).
+ * Source: ../shared/design/kubernetes-notes.md §4.2 and §4.6 (MicroTime fields must carry 6 fractional digits;
+ * replace is guarded by metadata.resourceVersion, a 409 means someone else wrote first).
+ */
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { LeaseConflictError, type LeaseRecord, type LeaseStore, type StoredLease } from './election.ts';
+
+function statusCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+function toStored(lease: V1Lease): StoredLease {
+  const spec = lease.spec ?? {};
+  // MicroTime fields come back from the typed API as raw strings (kubernetes-notes §4.2); keep them as text.
+  const text = (v: unknown) => (v === undefined || v === null ? undefined : v instanceof Date ? v.toISOString() : String(v));
+  const record: LeaseRecord = {
+    holderIdentity: spec.holderIdentity ?? undefined,
+    leaseDurationSeconds: spec.leaseDurationSeconds ?? undefined,
+    acquireTime: text(spec.acquireTime),
+    renewTime: text(spec.renewTime),
+    leaseTransitions: spec.leaseTransitions ?? undefined,
+  };
+  return { record, resourceVersion: lease.metadata?.resourceVersion ?? '' };
+}
+
+function toBody(name: string, namespace: string, record: LeaseRecord, resourceVersion?: string): V1Lease {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+    // The record's times are already MicroTime text ("…123000Z"); the serializer passes strings through.
+    spec: record as unknown as V1Lease['spec'],
+  };
+}
+
+/** One named Lease in one namespace (default name `herald-allocator`, decisions.md). */
+export class KubernetesLeaseStore implements LeaseStore {
+  private readonly api: CoordinationV1Api;
+  private readonly name: string;
+  private readonly namespace: string;
+
+  constructor(kc: KubeConfig, namespace: string, name = 'herald-allocator') {
+    this.api = kc.makeApiClient(CoordinationV1Api);
+    this.name = name;
+    this.namespace = namespace;
+  }
+
+  async get(): Promise<StoredLease | undefined> {
+    try {
+      return toStored(await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }));
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async create(record: LeaseRecord): Promise<StoredLease> {
+    try {
+      return toStored(await this.api.createNamespacedLease({ namespace: this.namespace, body: toBody(this.name, this.namespace, record) }));
+    } catch (err) {
+      if (statusCode(err) === 409) throw new LeaseConflictError('lease already exists');
+      throw err;
+    }
+  }
+
+  async update(record: LeaseRecord, resourceVersion: string): Promise<StoredLease> {
+    try {
+      return toStored(
+        await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: toBody(this.name, this.namespace, record, resourceVersion) }),
+      );
+    } catch (err) {
+      if (statusCode(err) === 409) throw new LeaseConflictError();
+      throw err;
+    }
+  }
+}
