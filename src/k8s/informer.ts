@@ -1,0 +1,264 @@
+/**
+ * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (kubernetes-notes §4.3).
+ *
+ * client-node's informer STOPS after any error other than 410/inactivity timeout (list failure,
+ * non-200 watch, connection refused/reset). This wrapper restarts it with jittered exponential
+ * backoff (`initialBackoffMs` doubling to `maxBackoffMs`, reset when data arrives), ignores the
+ * AbortError that `stop()`/`start()` provoke, catches exceptions of our handlers (client-node
+ * would turn them into unhandled rejections) and aborts watches that were still waiting for
+ * headers when stopped. The cache is never cleared by an outage: a restart re-watches from the
+ * last resourceVersion, and only a relist (after 410) replaces the contents, emitting `delete`
+ * for objects that are gone.
+ *
+ * Events: 'add' (obj), 'update' (obj), 'delete' (obj), 'synced' () once after the first full
+ * list, 'error' (err) for every failure (already handled by a restart; for logs), 'restart'
+ * (delayMs) when a restart is scheduled.
+ */
+import { EventEmitter } from 'node:events';
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { ListWatch, Watch } from '@kubernetes/client-node';
+import type { Clock } from '../controller/workqueue.ts';
+import { realClock } from '../controller/workqueue.ts';
+
+/** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
+export interface InformerStats {
+  synced: boolean;
+  /** The API answered 404 for the list: the resource is not served (e.g. ServiceCIDR before 1.33). */
+  notServed: boolean;
+  /** Restarts after an error. */
+  restarts: number;
+  /** Errors seen (list or watch). */
+  errors: number;
+  /** Successful lists (first sync + relists after 410). */
+  lists: number;
+  /** Watch (re)connect attempts ('connect' events). */
+  connects: number;
+  /** Last add/update/delete/list time. */
+  lastEventAtMs: number;
+  /** Time of the last successful list. */
+  lastListAtMs: number;
+  /** Message of the last error, '' if none. */
+  lastError: string;
+  /** Objects in the cache. */
+  objects: number;
+}
+
+/** Options of `SupervisedInformer`. */
+export interface SupervisedInformerOptions<T extends KubernetesObject> {
+  kc: KubeConfig;
+  /** Informer name for logs/metrics, e.g. "services". */
+  name: string;
+  /** Collection path, e.g. "/api/v1/services". */
+  path: string;
+  /** List function applying the same selectors as the watch. */
+  listFn: () => Promise<KubernetesListObject<T>>;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** First restart delay in ms (default 1000). */
+  initialBackoffMs?: number;
+  /** Restart delay cap in ms (default 30000). */
+  maxBackoffMs?: number;
+  /** Watch inactivity timeout in ms (client-node default 30000; lower it in tests). */
+  watchTimeoutMs?: number;
+  /** Delay before the informer's own re-watch after a quiet close (default: client-node's 1 s..30 s). */
+  reconnectDelayFn?: (ms: number) => Promise<void>;
+  /** Treat a 404 on list as "not served": synced with an empty cache, retried at `maxBackoffMs`. */
+  optional?: boolean;
+  clock?: Clock;
+}
+
+/** A Watch that drops events after stop and aborts streams that connect after stop. */
+class StoppableWatch extends Watch {
+  stopped = false;
+  readonly #open = new Set<AbortController>();
+
+  constructor(kc: KubeConfig, timeoutMs: number | undefined) {
+    super(kc);
+    if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+  }
+
+  override async watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    const box: { ctl?: AbortController } = {};
+    const c = await super.watch(
+      path,
+      queryParams,
+      (phase, obj, raw) => {
+        if (!this.stopped) callback(phase, obj, raw);
+      },
+      (err) => {
+        if (box.ctl) this.#open.delete(box.ctl);
+        done(err);
+      },
+    );
+    box.ctl = c;
+    this.#open.add(c);
+    if (this.stopped) c.abort();
+    return c;
+  }
+
+  abortAll(): void {
+    for (const c of this.#open) c.abort();
+    this.#open.clear();
+  }
+}
+
+function errText(e: unknown): string {
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown; statusCode?: unknown }).code ?? (e as { statusCode?: unknown }).statusCode;
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return `${e.name}: ${e.message}${code !== undefined ? ` (code ${String(code)})` : ''}${cause?.code ? ` (${cause.code})` : ''}`;
+  }
+  return String(e);
+}
+
+function httpCode(e: unknown): number | undefined {
+  const x = e as { code?: unknown; statusCode?: unknown };
+  const c = typeof x?.code === 'number' ? x.code : typeof x?.statusCode === 'number' ? x.statusCode : undefined;
+  return c;
+}
+
+/** See module doc. */
+export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter {
+  readonly name: string;
+  readonly #opts: SupervisedInformerOptions<T>;
+  readonly #clock: Clock;
+  readonly #watch: StoppableWatch;
+  readonly #lw: ListWatch<T>;
+  #running = false;
+  #backoffMs = 0;
+  #restartTimer: unknown;
+  #syncPending = false;
+  readonly stats: InformerStats = {
+    synced: false,
+    notServed: false,
+    restarts: 0,
+    errors: 0,
+    lists: 0,
+    connects: 0,
+    lastEventAtMs: 0,
+    lastListAtMs: 0,
+    lastError: '',
+    objects: 0,
+  };
+
+  constructor(opts: SupervisedInformerOptions<T>) {
+    super();
+    this.name = opts.name;
+    this.#opts = opts;
+    this.#clock = opts.clock ?? realClock;
+    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs);
+    const listFn = async (): Promise<KubernetesListObject<T>> => {
+      const list = await opts.listFn();
+      // client-node applies the list synchronously after this promise settles; mark synced after that.
+      this.#syncPending = true;
+      setImmediate(() => this.#listApplied());
+      return list;
+    };
+    const lwOptions = opts.reconnectDelayFn ? { delayFn: opts.reconnectDelayFn } : undefined;
+    this.#lw = new ListWatch<T>(opts.path, this.#watch, listFn, false, opts.labelSelector, opts.fieldSelector, lwOptions);
+    this.#lw.on('add', (o) => this.#emitSafe('add', o));
+    this.#lw.on('update', (o) => this.#emitSafe('update', o));
+    this.#lw.on('delete', (o) => this.#emitSafe('delete', o));
+    this.#lw.on('connect', () => {
+      this.stats.connects++;
+    });
+    this.#lw.on('error', (e) => this.#onError(e));
+  }
+
+  /** True once the first full list has been applied; stays true through outages. */
+  synced(): boolean {
+    return this.stats.synced;
+  }
+
+  /** Cached objects (never cleared by an outage). */
+  list(): readonly T[] {
+    return this.#lw.list();
+  }
+
+  /** Start listing/watching. Resolves after the first attempt (successful or not); never rejects. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#watch.stopped = false;
+    await this.#startOnce();
+  }
+
+  /** Stop watching and cancel a pending restart. The cache is kept. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#watch.stopped = true;
+    if (this.#restartTimer !== undefined) this.#clock.clearTimeout(this.#restartTimer);
+    this.#restartTimer = undefined;
+    await this.#lw.stop();
+    this.#watch.abortAll();
+  }
+
+  async #startOnce(): Promise<void> {
+    try {
+      await this.#lw.start();
+    } catch (e) {
+      // A handler threw during the initial list (we catch ours, so this is unexpected) or the watch setup failed.
+      this.#onError(e);
+    }
+  }
+
+  #listApplied(): void {
+    if (!this.#syncPending) return;
+    this.#syncPending = false;
+    const now = this.#clock.now();
+    this.stats.lists++;
+    this.stats.lastListAtMs = now;
+    this.stats.lastEventAtMs = now;
+    this.stats.notServed = false;
+    this.stats.objects = this.#lw.list().length;
+    this.#backoffMs = 0;
+    if (!this.stats.synced) {
+      this.stats.synced = true;
+      this.#emitSafe('synced');
+    }
+  }
+
+  #emitSafe(event: string, ...args: unknown[]): void {
+    if (event === 'add' || event === 'update' || event === 'delete') {
+      this.stats.lastEventAtMs = this.#clock.now();
+      this.stats.objects = this.#lw.list().length;
+      this.#backoffMs = 0;
+    }
+    try {
+      this.emit(event, ...args);
+    } catch (e) {
+      // A throwing listener must not kill the process nor the informer.
+      this.stats.lastError = `listener for ${event} threw: ${errText(e)}`;
+    }
+  }
+
+  #onError(e: unknown): void {
+    if (!this.#running) return; // our own stop() aborts the watch with AbortError
+    if (e instanceof Error && e.name === 'AbortError' && this.#restartTimer !== undefined) return;
+    this.stats.errors++;
+    this.stats.lastError = errText(e);
+    const notServed = this.#opts.optional === true && httpCode(e) === 404;
+    if (notServed && !this.stats.synced) {
+      this.stats.notServed = true;
+      this.stats.synced = true;
+      this.#emitSafe('synced');
+    } else if (notServed) this.stats.notServed = true;
+    if (this.listenerCount('error') > 0) this.#emitSafe('error', e);
+    if (this.#restartTimer !== undefined) return;
+    const max = this.#opts.maxBackoffMs ?? 30_000;
+    const base = this.#opts.initialBackoffMs ?? 1000;
+    this.#backoffMs = notServed ? max : this.#backoffMs === 0 ? base : Math.min(this.#backoffMs * 2, max);
+    const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
+    this.stats.restarts++;
+    this.#emitSafe('restart', delayMs);
+    this.#restartTimer = this.#clock.setTimeout(() => {
+      this.#restartTimer = undefined;
+      if (this.#running) void this.#startOnce();
+    }, delayMs);
+  }
+}

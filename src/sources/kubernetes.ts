@@ -1,0 +1,130 @@
+/**
+ * Source reading Services, EndpointSlices (discovery.k8s.io/v1), Nodes and, where served,
+ * networking.k8s.io/v1 ServiceCIDRs from the Kubernetes API through supervised informers.
+ *
+ * An apiserver outage never clears the cache: the last known state stays in force and is
+ * reconciled after the informers reconnect (a relist emits deletions for objects that vanished).
+ * Paths and list calls: kubernetes-notes §4.3, §5.
+ */
+import { EventEmitter } from 'node:events';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { ObjectStore } from '../controller/snapshot.ts';
+import type { Snapshot } from '../controller/snapshot.ts';
+import type { Clock } from '../controller/workqueue.ts';
+import { SupervisedInformer } from '../k8s/informer.ts';
+import type { KubeObject, ResourceKind } from '../k8s/types.ts';
+import type { Source, SourceStatus } from './source.ts';
+
+/** Options of `KubernetesSource`. */
+export interface KubernetesSourceOptions {
+  kc: KubeConfig;
+  /** Read ServiceCIDR objects (default true; a 404 means "not served" and counts as synced). */
+  serviceCIDRs?: boolean;
+  /** Only watch this Node (fieldSelector metadata.name=…); default: all Nodes. */
+  nodeName?: string;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  watchTimeoutMs?: number;
+  reconnectDelayFn?: (ms: number) => Promise<void>;
+  clock?: Clock;
+}
+
+/** See module doc. Emits 'change' (keys), 'synced', 'error' (kind, err), 'restart' (kind, delayMs). */
+export class KubernetesSource extends EventEmitter implements Source {
+  readonly #store = new ObjectStore();
+  readonly #informers = new Map<ResourceKind, SupervisedInformer<KubernetesObject>>();
+  #syncedEmitted = false;
+
+  constructor(opts: KubernetesSourceOptions) {
+    super();
+    const core = opts.kc.makeApiClient(CoreV1Api);
+    const disc = opts.kc.makeApiClient(DiscoveryV1Api);
+    const net = opts.kc.makeApiClient(NetworkingV1Api);
+    const common = {
+      kc: opts.kc,
+      ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
+      ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
+      ...(opts.watchTimeoutMs !== undefined ? { watchTimeoutMs: opts.watchTimeoutMs } : {}),
+      ...(opts.reconnectDelayFn !== undefined ? { reconnectDelayFn: opts.reconnectDelayFn } : {}),
+      ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+    };
+    const nodeSel = opts.nodeName ? `metadata.name=${opts.nodeName}` : undefined;
+    /* eslint-disable @typescript-eslint/no-explicit-any */
+    this.#add('Service', new SupervisedInformer<KubernetesObject>({ ...common, name: 'services', path: '/api/v1/services', listFn: () => core.listServiceForAllNamespaces() as any }));
+    this.#add('EndpointSlice', new SupervisedInformer<KubernetesObject>({ ...common, name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', listFn: () => disc.listEndpointSliceForAllNamespaces() as any }));
+    this.#add(
+      'Node',
+      new SupervisedInformer<KubernetesObject>({
+        ...common,
+        name: 'nodes',
+        path: '/api/v1/nodes',
+        listFn: () => (nodeSel ? core.listNode({ fieldSelector: nodeSel }) : core.listNode()) as any,
+        ...(nodeSel ? { fieldSelector: nodeSel } : {}),
+      }),
+    );
+    if (opts.serviceCIDRs !== false) {
+      this.#add('ServiceCIDR', new SupervisedInformer<KubernetesObject>({ ...common, name: 'servicecidrs', path: '/apis/networking.k8s.io/v1/servicecidrs', listFn: () => net.listServiceCIDR() as any, optional: true }));
+    }
+    /* eslint-enable @typescript-eslint/no-explicit-any */
+  }
+
+  #add(kind: ResourceKind, inf: SupervisedInformer<KubernetesObject>): void {
+    this.#informers.set(kind, inf);
+    const change = (keys: string[]): void => {
+      if (keys.length > 0) this.emit('change', keys);
+    };
+    inf.on('add', (o: KubeObject) => change(this.#store.apply(kind, o)));
+    inf.on('update', (o: KubeObject) => change(this.#store.apply(kind, o)));
+    inf.on('delete', (o: KubeObject) => change(this.#store.remove(kind, o)));
+    inf.on('synced', () => {
+      if (!this.#syncedEmitted && this.synced()) {
+        this.#syncedEmitted = true;
+        this.emit('synced');
+      }
+    });
+    inf.on('error', (e: unknown) => {
+      if (this.listenerCount('error') > 0) this.emit('error', kind, e);
+    });
+    inf.on('restart', (d: number) => this.emit('restart', kind, d));
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([...this.#informers.values()].map((i) => i.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.#informers.values()].map((i) => i.stop()));
+  }
+
+  synced(): boolean {
+    return [...this.#informers.values()].every((i) => i.synced());
+  }
+
+  /** True when every informer has synced once (alias of `synced()`). */
+  allSynced(): boolean {
+    return this.synced();
+  }
+
+  snapshot(): Snapshot {
+    return this.#store;
+  }
+
+  status(): SourceStatus {
+    return {
+      type: 'kubernetes',
+      synced: this.synced(),
+      resources: [...this.#informers].map(([kind, i]) => ({
+        kind,
+        synced: i.stats.synced,
+        notServed: i.stats.notServed,
+        objects: this.#store.counts()[kind],
+        restarts: i.stats.restarts,
+        errors: i.stats.errors,
+        lists: i.stats.lists,
+        lastEventAtMs: i.stats.lastEventAtMs,
+        lastError: i.stats.lastError,
+      })),
+    };
+  }
+}

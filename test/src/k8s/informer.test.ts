@@ -1,0 +1,178 @@
+// KubernetesSource / SupervisedInformer driven by the REAL @kubernetes/client-node against the fake apiserver.
+import t from 'tap';
+import type { Test } from 'tap';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
+import { waitFor } from '../../helpers/k8s-wait.ts';
+import { node, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
+import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
+
+function kubeConfig(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'fake', server: url, skipTLSVerify: true }, { name: 'u', token: 't' });
+  return kc;
+}
+
+async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string } = {}) {
+  const api = new FakeApiServer();
+  await api.start();
+  api.upsert('services', service('web', { lbIPs: ['192.0.2.1'] }));
+  api.upsert('services', service('db', { ns: 'data', lbIPs: ['192.0.2.2'] }));
+  api.upsert('endpointslices', slice('web-abc', 'web', [['10.0.0.1', 'n1']]), 'discovery.k8s.io');
+  api.upsert('nodes', node('n1'));
+  api.upsert('nodes', node('n2'));
+  api.upsert('servicecidrs', serviceCIDR('kubernetes', ['10.96.0.0/12']), 'networking.k8s.io');
+  const src = new KubernetesSource({
+    kc: kubeConfig(api.url),
+    initialBackoffMs: 20,
+    maxBackoffMs: 200,
+    watchTimeoutMs: 1500,
+    reconnectDelayFn: () => new Promise((r) => setTimeout(r, 10)),
+    ...opts,
+  });
+  const changes: string[] = [];
+  src.on('change', (keys: string[]) => changes.push(...keys));
+  src.on('error', () => {});
+  tt.teardown(async () => {
+    await src.stop();
+    await api.stop();
+  });
+  return { api, src, changes };
+}
+
+t.test('initial sync fills the snapshot and sets synced', async (tt) => {
+  const { src, api } = await setup(tt);
+  tt.equal(src.synced(), false);
+  let syncedEvents = 0;
+  src.on('synced', () => syncedEvents++);
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  const snap = src.snapshot();
+  tt.strictSame([...snap.services()].map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort(), ['data/db', 'default/web']);
+  tt.equal(snap.endpointSlicesFor('default/web').length, 1);
+  tt.equal(snap.node('n1')?.metadata?.name, 'n1');
+  tt.strictSame([...snap.serviceCIDRs()].map((c) => c.spec?.cidrs), [['10.96.0.0/12']]);
+  tt.equal(syncedEvents, 1);
+  tt.equal(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined), 1, 'one list of services');
+  const st = src.status();
+  tt.equal(st.synced, true);
+  tt.strictSame(st.resources.map((r) => [r.kind, r.synced, r.objects]), [['Service', true, 2], ['EndpointSlice', true, 1], ['Node', true, 2], ['ServiceCIDR', true, 1]]);
+});
+
+t.test('watch delivers add/update/delete as change keys', async (tt) => {
+  const { src, api, changes } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'synced and 4 watches');
+  changes.length = 0;
+  api.upsert('endpointslices', slice('web-abc', 'web', [['10.0.0.1', 'n1', { ready: false }]]), 'discovery.k8s.io');
+  await waitFor(() => changes.includes('service:default/web'), 'slice change key');
+  tt.equal(src.snapshot().endpointSlicesFor('default/web')[0]?.endpoints?.[0]?.conditions?.ready, false);
+  api.remove('services', 'data', 'db');
+  await waitFor(() => changes.includes('service:data/db'), 'delete key');
+  tt.equal(src.snapshot().service('data/db'), undefined);
+  api.upsert('nodes', node('n1', { ready: 'False' }));
+  await waitFor(() => changes.includes('node:n1'), 'node key');
+  tt.equal(src.snapshot().node('n1')?.status?.conditions?.[0]?.status, 'False');
+  // a slice relabelled to another service touches both services
+  changes.length = 0;
+  const moved = slice('web-abc', 'other', [['10.0.0.1', 'n1']]);
+  api.upsert('endpointslices', moved, 'discovery.k8s.io');
+  await waitFor(() => changes.includes('service:default/other'), 'new owner key');
+  tt.ok(changes.includes('service:default/web'), 'old owner key too');
+  tt.equal(src.snapshot().endpointSlicesFor('default/web').length, 0);
+});
+
+for (const mode of ['event', 'http'] as const) {
+  t.test(`410 Expired (${mode}) makes the client relist; vanished objects are deleted`, async (tt) => {
+    const { src, api, changes } = await setup(tt);
+    api.expiredAs = mode;
+    await src.start();
+    await waitFor(() => src.synced() && api.watchCount('services') === 1, 'watching');
+    api.hangWatches(); // the client misses what follows
+    api.remove('services', 'data', 'db');
+    api.upsert('services', service('new', { lbIPs: ['192.0.2.9'] }));
+    api.compact();
+    const listsBefore = api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined);
+    api.closeWatches();
+    await waitFor(() => src.snapshot().service('data/db') === undefined && src.snapshot().service('default/new') !== undefined, 'relist applied');
+    tt.ok(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined) > listsBefore, 'services relisted');
+    tt.ok(changes.includes('service:data/db'));
+    tt.ok(src.snapshot().service('default/web'), 'unchanged object kept');
+  });
+}
+
+for (const mode of ['refuse', '500'] as const) {
+  t.test(`apiserver down (${mode}) keeps the cache; reconciled after it comes back`, async (tt) => {
+    const { src, api } = await setup(tt);
+    let restarts = 0;
+    src.on('restart', () => restarts++);
+    await src.start();
+    await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+    await api.goDown(mode);
+    if (mode === '500') api.closeWatches(true);
+    await waitFor(() => restarts >= 4, 'informers restarted after errors');
+    tt.equal(src.synced(), true, 'still synced during the outage');
+    tt.equal([...src.snapshot().services()].length, 2, 'cache kept during the outage');
+    tt.ok(src.status().resources.every((r) => r.errors > 0 && r.lastError !== ''), 'errors counted per informer');
+    // changes happen while we cannot see them
+    api.remove('services', 'default', 'web');
+    api.upsert('nodes', node('n1', { networkUnavailable: 'True' }));
+    await api.comeBack();
+    await waitFor(() => src.snapshot().service('default/web') === undefined, 'deletion seen after recovery');
+    await waitFor(() => src.snapshot().node('n1')?.status?.conditions?.length === 2, 'node update seen after recovery');
+    tt.equal(src.snapshot().service('data/db')?.metadata?.name, 'db');
+  });
+}
+
+t.test('hung watch: the client times out and re-watches from its RV', async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount('services') === 1, 'watching');
+  const watchesBefore = api.count((r) => r.path === '/api/v1/services' && r.query.watch === 'true');
+  api.hangWatches();
+  api.upsert('services', service('late', { lbIPs: ['192.0.2.7'] }));
+  await waitFor(() => src.snapshot().service('default/late') !== undefined, 'missed event replayed after re-watch');
+  tt.ok(api.count((r) => r.path === '/api/v1/services' && r.query.watch === 'true') > watchesBefore, 'a new watch was opened');
+});
+
+t.test('apiserver hangs every request: cache kept, recovery afterwards', async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+  await api.goDown('hang');
+  api.upsert('services', service('during', { lbIPs: ['192.0.2.8'] }));
+  await new Promise((r) => setTimeout(r, 300));
+  tt.equal([...src.snapshot().services()].length, 2, 'cache unchanged while hung');
+  await api.comeBack();
+  await waitFor(() => src.snapshot().service('default/during') !== undefined, 'caught up after the hang');
+});
+
+t.test('ServiceCIDR not served: counts as synced, marked notServed', async (tt) => {
+  const { src, api } = await setup(tt);
+  api.unregisterResource('networking.k8s.io', 'v1', 'servicecidrs');
+  await src.start();
+  await waitFor(() => src.synced(), 'synced without ServiceCIDR');
+  const r = src.status().resources.find((x) => x.kind === 'ServiceCIDR');
+  tt.equal(r?.notServed, true);
+  tt.equal([...src.snapshot().serviceCIDRs()].length, 0);
+});
+
+t.test('nodeName restricts the Node informer with a field selector', async (tt) => {
+  const { src, api } = await setup(tt, { nodeName: 'n2' });
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  tt.equal(src.snapshot().node('n1'), undefined);
+  tt.ok(src.snapshot().node('n2'));
+  tt.ok(api.requests.some((r) => r.path === '/api/v1/nodes' && r.query.fieldSelector === 'metadata.name=n2'));
+});
+
+t.test('list failure before the first sync: not synced, retried until it works', async (tt) => {
+  const { src, api } = await setup(tt);
+  await api.goDown('500');
+  await src.start();
+  await waitFor(() => src.status().resources.every((r) => r.errors >= 2), 'retried lists');
+  tt.equal(src.synced(), false, 'nothing synced while the API fails');
+  await api.comeBack();
+  await waitFor(() => src.synced(), 'synced after recovery');
+  tt.equal([...src.snapshot().services()].length, 2);
+});
