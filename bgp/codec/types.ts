@@ -116,6 +116,11 @@ export type PathAttribute =
       readonly nextHops: readonly string[];
       readonly nlri: readonly NlriEntry[];
       readonly raw?: Buffer;
+      /**
+       * Only in MRT TABLE_DUMP_V2 RIB entries: the value was the RFC 6396 §4.3.4 abbreviated form (next-hop length and
+       * next hop only; AFI/SAFI inferred, no NLRI). The encoder writes the same form back.
+       */
+      readonly mrtAbbreviated?: boolean;
     })
   /** RFC 4760 §4. An empty `withdrawnRoutes` for a family is its End-of-RIB marker (RFC 4724 §2). */
   | (AttrBase & {
@@ -155,6 +160,11 @@ export interface OpenMessage {
    * of them; 'perCapability' = one parameter per capability (as Cisco and Quagga send). Default 'single'.
    */
   readonly parameterLayout?: 'single' | 'perCapability';
+  /**
+   * Any other grouping seen on the wire (rare): the number of capabilities in each Capabilities parameter, in order
+   * (e.g. [3, 1, 0]); when set it wins over `parameterLayout`. Decoders set it only when neither layout fits.
+   */
+  readonly capabilityGroups?: readonly number[];
   /** The RFC 9072 extended optional parameters length form was used (encoder uses it when needed or when set). */
   readonly extendedOptionalParameters?: boolean;
 }
