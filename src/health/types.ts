@@ -121,6 +121,11 @@ export interface CheckSpec extends CheckTiming {
   path?: string;
   /** Accepted HTTP statuses for http/https (default 200-399). */
   expectedStatus?: number[];
+  /**
+   * Set when the check could not be built from its source (bad annotation, bad config): the manager
+   * runs nothing and fails the gate with `InvalidCheck` and this message.
+   */
+  error?: string;
 }
 
 /** Health state of one check. */

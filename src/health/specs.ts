@@ -1,0 +1,140 @@
+/**
+ * Builders from Kubernetes objects and configuration to {@link CheckSpec}s, and the defaults.
+ *
+ * Check keys are stable strings so that `HealthManager.setChecks` keeps state across reconciles:
+ * - `kube-proxy-node`                         node `/healthz` (scope node)
+ * - `kube-proxy-service:<gate>`               `healthCheckNodePort` probe of a VIP
+ * - `annotation:<gate>`                       per-Service annotation check of a VIP
+ * - `route:<gate>`                            static-route check
+ */
+import net from 'node:net';
+import type { AnnotationCheck } from './annotations.ts';
+import type { FlapControlParams } from './flap-damper.ts';
+import type { CheckSpec, CheckTiming } from './types.ts';
+
+/**
+ * Default timing (config `healthChecks`): interval 5 s, timeout 2 s, rise 2, fall 3.
+ * Must match the defaults of the config schema (src/config/schema.ts).
+ */
+export const DEFAULT_CHECK_TIMING: Readonly<CheckTiming> = Object.freeze({ intervalSec: 5, timeoutSec: 2, rise: 2, fall: 3 });
+
+/** kube-proxy's default node health port (`--healthz-bind-address` 0.0.0.0:10256). */
+export const DEFAULT_KUBE_PROXY_HEALTHZ_PORT = 10256;
+
+/** Config `healthChecks: {interval, timeout, rise, fall}` (seconds) → {@link CheckTiming}. Missing fields take defaults. */
+export function timingFromConfig(c: { interval?: number; timeout?: number; rise?: number; fall?: number } | undefined): CheckTiming {
+  return {
+    intervalSec: c?.interval ?? DEFAULT_CHECK_TIMING.intervalSec,
+    timeoutSec: c?.timeout ?? DEFAULT_CHECK_TIMING.timeoutSec,
+    rise: c?.rise ?? DEFAULT_CHECK_TIMING.rise,
+    fall: c?.fall ?? DEFAULT_CHECK_TIMING.fall,
+  };
+}
+
+/** Config `flapControl` (seconds) → {@link FlapControlParams} (only the fields present). */
+export function flapControlFromConfig(
+  c: { holdDown?: number; penalty?: number; suppressThreshold?: number; reuseThreshold?: number; halfLife?: number; maxSuppress?: number } | undefined,
+): Partial<FlapControlParams> {
+  const out: Partial<FlapControlParams> = {};
+  if (c?.holdDown !== undefined) out.holdDownSec = c.holdDown;
+  if (c?.penalty !== undefined) out.penalty = c.penalty;
+  if (c?.suppressThreshold !== undefined) out.suppressThreshold = c.suppressThreshold;
+  if (c?.reuseThreshold !== undefined) out.reuseThreshold = c.reuseThreshold;
+  if (c?.halfLife !== undefined) out.halfLifeSec = c.halfLife;
+  if (c?.maxSuppress !== undefined) out.maxSuppressSec = c.maxSuppress;
+  return out;
+}
+
+/**
+ * Pick the node address of the VIP's family (decisions.md: probe the node's InternalIP of the VIP's family).
+ * @param vip IPv4 or IPv6 address (a `/len` suffix is ignored)
+ * @param nodeAddresses the node's InternalIPs, in preference order
+ * @returns the first address of the same family, or null
+ */
+export function nodeAddressFor(vip: string, nodeAddresses: readonly string[]): string | null {
+  const fam = net.isIP(vip.split('/')[0] ?? '');
+  if (fam === 0) return null;
+  return nodeAddresses.find((a) => net.isIP(a) === fam) ?? null;
+}
+
+/**
+ * The probe of kube-proxy's per-Service health server for an externalTrafficPolicy Local
+ * LoadBalancer Service: `GET http://<nodeIP>:<healthCheckNodePort>/health`.
+ * (Kubernetes: `spec.healthCheckNodePort`; kube-proxy `pkg/proxy/healthcheck/service_health.go`.)
+ */
+export function kubeProxyServiceCheck(o: { gate: string; nodeIP: string; healthCheckNodePort: number; timing?: CheckTiming; key?: string }): CheckSpec {
+  return { key: o.key ?? `kube-proxy-service:${o.gate}`, gate: o.gate, kind: 'kube-proxy-service', hosts: [o.nodeIP], port: o.healthCheckNodePort, path: '/health', ...(o.timing ?? DEFAULT_CHECK_TIMING) };
+}
+
+/**
+ * kube-proxy node health (`GET http://<nodeIP>:10256/healthz`), scope node: while it is down nothing
+ * is announced from this node. Several addresses (dual-stack) pass if any answers 200.
+ */
+export function kubeProxyNodeCheck(o: { nodeIPs: string | readonly string[]; port?: number; timing?: CheckTiming; key?: string }): CheckSpec {
+  const hosts = typeof o.nodeIPs === 'string' ? [o.nodeIPs] : [...o.nodeIPs];
+  return { key: o.key ?? 'kube-proxy-node', gate: '', scope: 'node', kind: 'kube-proxy-node', hosts, port: o.port ?? DEFAULT_KUBE_PROXY_HEALTHZ_PORT, path: '/healthz', ...(o.timing ?? DEFAULT_CHECK_TIMING) };
+}
+
+/**
+ * A per-Service check from annotations ({@link parseHealthAnnotations}).
+ * @param localEndpoints the Service's ready local endpoint IPs (used when the check has no `address`)
+ * @returns the spec, or null when there is nothing to probe (no address and no local endpoint)
+ */
+export function serviceAnnotationCheck(o: { gate: string; check: AnnotationCheck; localEndpoints: readonly string[]; key?: string }): CheckSpec | null {
+  const hosts = o.check.address !== undefined ? [o.check.address] : [...new Set(o.localEndpoints)];
+  if (hosts.length === 0) return null;
+  const c = o.check;
+  return {
+    key: o.key ?? `annotation:${o.gate}`,
+    gate: o.gate,
+    kind: c.kind,
+    hosts,
+    port: c.port,
+    intervalSec: c.intervalSec,
+    timeoutSec: c.timeoutSec,
+    rise: c.rise,
+    fall: c.fall,
+    ...(c.path !== undefined ? { path: c.path } : {}),
+    ...(c.expectedStatus !== undefined ? { expectedStatus: c.expectedStatus } : {}),
+  };
+}
+
+/** Static route `healthCheck` config (seconds), as in the config schema. */
+export interface RouteHealthCheckConfig {
+  kind?: 'tcp' | 'http' | 'https';
+  host?: string;
+  port: number;
+  path?: string;
+  expectedStatus?: number[];
+  interval?: number;
+  timeout?: number;
+  rise?: number;
+  fall?: number;
+}
+
+/**
+ * A static route's check: probes `host`, else the node IP.
+ * @param defaults config `healthChecks` timing
+ */
+export function staticRouteCheck(o: { gate: string; check: RouteHealthCheckConfig; defaults?: CheckTiming; nodeIP: string; key?: string }): CheckSpec {
+  const d = o.defaults ?? DEFAULT_CHECK_TIMING;
+  const c = o.check;
+  return {
+    key: o.key ?? `route:${o.gate}`,
+    gate: o.gate,
+    kind: c.kind ?? 'tcp',
+    hosts: [c.host ?? o.nodeIP],
+    port: c.port,
+    intervalSec: c.interval ?? d.intervalSec,
+    timeoutSec: c.timeout ?? d.timeoutSec,
+    rise: c.rise ?? d.rise,
+    fall: c.fall ?? d.fall,
+    ...(c.path !== undefined ? { path: c.path } : {}),
+    ...(c.expectedStatus !== undefined ? { expectedStatus: [...c.expectedStatus] } : {}),
+  };
+}
+
+/** A placeholder spec for a check that could not be built: the gate fails with `InvalidCheck` and `message`. */
+export function invalidCheck(key: string, gate: string, message: string): CheckSpec {
+  return { key, gate, kind: 'tcp', hosts: [], port: 0, ...DEFAULT_CHECK_TIMING, error: message };
+}
