@@ -1,0 +1,216 @@
+/**
+ * UPDATE packer: turns pending Adj-RIB-Out changes into whole UPDATE messages (header included), one at a time.
+ *
+ * Layouts (RFC 4271 §4.3, RFC 4760 §3-§4):
+ * - IPv4 withdraw:  header | Withdrawn Routes Length | withdrawn NLRI | Total Path Attribute Length = 0
+ * - IPv6 withdraw:  header | 0 | attrs len | MP_UNREACH_NLRI (AFI 2, SAFI 1, NLRI)
+ * - IPv4 announce:  header | 0 | attrs len | path attributes (group) | NLRI
+ * - IPv6 announce:  header | 0 | attrs len | path attributes (group) | MP_REACH_NLRI (AFI 2, SAFI 1, next hop, NLRI)
+ * - End-of-RIB (RFC 4724 §2): an empty IPv4 UPDATE, or an UPDATE holding only an empty MP_UNREACH_NLRI.
+ *
+ * The attribute block of a group is encoded once (`encodeAttributes`) and copied into each UPDATE of that group;
+ * NLRI are written straight from `ParsedPrefix` values, so packing 100,000 routes allocates one Buffer per UPDATE.
+ * MP_REACH_NLRI / MP_UNREACH_NLRI always use the Extended Length flag (RFC 4271 §4.3 allows it for any length).
+ */
+import { AttrFlag, AttrTypeCode, HEADER_LENGTH, MARKER, MessageType } from '../constants.ts';
+import type { Family } from '../constants.ts';
+import type { AsPathSegment, PathAttribute } from '../codec/types.ts';
+import { nlriSize, parseIPv4, parseIPv6, writeNlri } from './route.ts';
+import type { ParsedPrefix } from './route.ts';
+
+/** Octets before the first withdrawn route or attribute: header + Withdrawn Routes Length. */
+const BODY_START = HEADER_LENGTH + 2;
+/** Fixed octets of an UPDATE with no withdrawn routes: header, the two 2-octet length fields. */
+export const UPDATE_FIXED = HEADER_LENGTH + 4;
+/** MP_UNREACH_NLRI fixed part: flags, type, 2-octet length, AFI, SAFI. */
+const MP_UNREACH_FIXED = 4 + 3;
+/** MP_REACH_NLRI fixed part before the next hop: flags, type, 2-octet length, AFI, SAFI, next-hop length. */
+const MP_REACH_FIXED = 4 + 4;
+
+function writeHeader(buf: Buffer, type: number): void {
+  MARKER.copy(buf, 0);
+  buf.writeUInt16BE(buf.length, 16);
+  buf[18] = type;
+}
+
+function attrHeader(out: number[], flags: number, code: number, len: number): void {
+  if (len > 255 || flags & AttrFlag.ExtendedLength) out.push(flags | AttrFlag.ExtendedLength, code, len >> 8, len & 0xff);
+  else out.push(flags & ~AttrFlag.ExtendedLength, code, len);
+}
+
+function u32(out: number[], v: number): void {
+  out.push(v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
+}
+
+function asPathValue(segments: readonly AsPathSegment[], four: boolean): number[] {
+  const v: number[] = [];
+  for (const s of segments) {
+    if (s.asns.length > 255) throw new RangeError('AS_PATH segment longer than 255 ASes');
+    v.push(s.type, s.asns.length);
+    for (const a of s.asns) {
+      if (four) u32(v, a);
+      else {
+        if (a > 0xffff) throw new RangeError(`AS ${a} does not fit a 2-octet AS_PATH (use AS_TRANS + AS4_PATH)`);
+        v.push(a >> 8, a & 0xff);
+      }
+    }
+  }
+  return v;
+}
+
+/**
+ * Encodes the path attributes Herald originates (ORIGIN, AS_PATH, NEXT_HOP, MULTI_EXIT_DISC, LOCAL_PREF, COMMUNITIES,
+ * EXTENDED_COMMUNITIES, AS4_PATH, LARGE_COMMUNITY) in the given order. AS_PATH uses 4-octet ASes when `fourOctetAs`
+ * (RFC 6793 §4.1), else 2-octet ones. Throws RangeError for an attribute type Herald never sends or a value out of
+ * range (a local bug, not a protocol error).
+ */
+export function encodeAttributes(attrs: readonly PathAttribute[], fourOctetAs: boolean): Buffer {
+  const out: number[] = [];
+  for (const a of attrs) {
+    switch (a.type) {
+      case 'ORIGIN':
+        attrHeader(out, a.flags, AttrTypeCode.ORIGIN, 1);
+        out.push(a.origin);
+        break;
+      case 'AS_PATH': {
+        const v = asPathValue(a.segments, fourOctetAs);
+        attrHeader(out, a.flags, AttrTypeCode.AS_PATH, v.length);
+        out.push(...v);
+        break;
+      }
+      case 'AS4_PATH': {
+        const v = asPathValue(a.segments, true);
+        attrHeader(out, a.flags, AttrTypeCode.AS4_PATH, v.length);
+        out.push(...v);
+        break;
+      }
+      case 'NEXT_HOP':
+        attrHeader(out, a.flags, AttrTypeCode.NEXT_HOP, 4);
+        u32(out, parseIPv4(a.nextHop));
+        break;
+      case 'MULTI_EXIT_DISC':
+        attrHeader(out, a.flags, AttrTypeCode.MULTI_EXIT_DISC, 4);
+        u32(out, a.med);
+        break;
+      case 'LOCAL_PREF':
+        attrHeader(out, a.flags, AttrTypeCode.LOCAL_PREF, 4);
+        u32(out, a.localPref);
+        break;
+      case 'COMMUNITIES':
+        attrHeader(out, a.flags, AttrTypeCode.COMMUNITIES, 4 * a.communities.length);
+        for (const c of a.communities) u32(out, c);
+        break;
+      case 'EXTENDED_COMMUNITIES':
+        attrHeader(out, a.flags, AttrTypeCode.EXTENDED_COMMUNITIES, 8 * a.extendedCommunities.length);
+        for (const c of a.extendedCommunities) {
+          if (c.value.length !== 8) throw new RangeError('extended community must be 8 octets');
+          out.push(...c.value);
+        }
+        break;
+      case 'LARGE_COMMUNITY':
+        attrHeader(out, a.flags, AttrTypeCode.LARGE_COMMUNITY, 12 * a.largeCommunities.length);
+        for (const [g, l1, l2] of a.largeCommunities) {
+          u32(out, g);
+          u32(out, l1);
+          u32(out, l2);
+        }
+        break;
+      default:
+        throw new RangeError(`packer does not originate ${a.type}`);
+    }
+  }
+  for (const b of out) if (!(b >= 0 && b <= 255) || !Number.isInteger(b)) throw new RangeError('attribute value out of range');
+  return Buffer.from(out);
+}
+
+/** The MP_REACH_NLRI next-hop octets for an IPv6 next hop (16 octets, RFC 2545 §3). */
+export function ipv6NextHopBytes(nextHop: string): Buffer {
+  return parseIPv6(nextHop);
+}
+
+/** Octets available for withdrawn NLRI in one UPDATE of `family` at `maxLength`. */
+export function withdrawCapacity(family: Family, maxLength: number): number {
+  return family === 'ipv4-unicast' ? maxLength - UPDATE_FIXED : maxLength - UPDATE_FIXED - MP_UNREACH_FIXED;
+}
+
+/** Octets available for NLRI in one announcing UPDATE of `family` with `attrs` (and IPv6 `mpNextHop`). */
+export function announceCapacity(family: Family, attrs: Buffer, mpNextHop: Buffer | undefined, maxLength: number): number {
+  const base = maxLength - UPDATE_FIXED - attrs.length;
+  return family === 'ipv4-unicast' ? base : base - MP_REACH_FIXED - (mpNextHop?.length ?? 0) - 1;
+}
+
+/**
+ * Builds one withdrawing UPDATE for `prefixes` (all of `family`, total NLRI size within `withdrawCapacity`).
+ * An empty list gives the End-of-RIB marker of the family (RFC 4724 §2).
+ */
+export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[]): Buffer {
+  let nlriLen = 0;
+  for (const p of prefixes) nlriLen += nlriSize(p);
+  const v4 = family === 'ipv4-unicast';
+  const len = UPDATE_FIXED + nlriLen + (v4 ? 0 : MP_UNREACH_FIXED);
+  const buf = Buffer.allocUnsafe(len);
+  writeHeader(buf, MessageType.Update);
+  let off = BODY_START;
+  if (v4) {
+    buf.writeUInt16BE(nlriLen, HEADER_LENGTH);
+    for (const p of prefixes) off = writeNlri(buf, off, p);
+    buf.writeUInt16BE(0, off);
+    off += 2;
+  } else {
+    buf.writeUInt16BE(0, HEADER_LENGTH);
+    buf.writeUInt16BE(MP_UNREACH_FIXED + nlriLen, off);
+    off += 2;
+    buf[off++] = AttrFlag.Optional | AttrFlag.ExtendedLength;
+    buf[off++] = AttrTypeCode.MP_UNREACH_NLRI;
+    buf.writeUInt16BE(3 + nlriLen, off);
+    off += 2;
+    buf.writeUInt16BE(2, off); // AFI IPv6
+    buf[off + 2] = 1; // SAFI unicast
+    off += 3;
+    for (const p of prefixes) off = writeNlri(buf, off, p);
+  }
+  if (off !== len) throw new Error(`packer bug: withdraw length ${off} != ${len}`);
+  return buf;
+}
+
+/** The End-of-RIB marker of `family` (RFC 4724 §2): an UPDATE with nothing in it, or an empty MP_UNREACH_NLRI. */
+export function endOfRibMessage(family: Family): Buffer {
+  return buildWithdraw(family, []);
+}
+
+/**
+ * Builds one announcing UPDATE: the group's encoded `attrs`, then the NLRI (IPv4 in the body; IPv6 inside an
+ * MP_REACH_NLRI with `mpNextHop`, placed after the other attributes). The caller keeps the NLRI within
+ * `announceCapacity`.
+ */
+export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer | undefined, prefixes: readonly ParsedPrefix[]): Buffer {
+  let nlriLen = 0;
+  for (const p of prefixes) nlriLen += nlriSize(p);
+  const v4 = family === 'ipv4-unicast';
+  const nh = mpNextHop ?? Buffer.alloc(0);
+  if (!v4 && nh.length === 0) throw new RangeError('IPv6 announce needs a next hop');
+  const mpLen = v4 ? 0 : MP_REACH_FIXED + nh.length + 1 + nlriLen;
+  const attrTotal = attrs.length + mpLen;
+  const len = UPDATE_FIXED + attrTotal + (v4 ? nlriLen : 0);
+  const buf = Buffer.allocUnsafe(len);
+  writeHeader(buf, MessageType.Update);
+  buf.writeUInt16BE(0, HEADER_LENGTH);
+  buf.writeUInt16BE(attrTotal, BODY_START);
+  let off = UPDATE_FIXED;
+  off += attrs.copy(buf, off);
+  if (!v4) {
+    buf[off++] = AttrFlag.Optional | AttrFlag.ExtendedLength;
+    buf[off++] = AttrTypeCode.MP_REACH_NLRI;
+    buf.writeUInt16BE(mpLen - 4, off);
+    off += 2;
+    buf.writeUInt16BE(2, off);
+    buf[off + 2] = 1;
+    buf[off + 3] = nh.length;
+    off += 4;
+    off += nh.copy(buf, off);
+    buf[off++] = 0; // Reserved
+  }
+  for (const p of prefixes) off = writeNlri(buf, off, p);
+  if (off !== len) throw new Error(`packer bug: announce length ${off} != ${len}`);
+  return buf;
+}

@@ -1,0 +1,178 @@
+/**
+ * Routes Herald originates (our "DesiredRoutes", the Loc-RIB of locally originated routes) and their identity.
+ *
+ * A route is identified by its `RouteKey`: the family and the canonical prefix joined by a space, e.g.
+ * "ipv4-unicast 10.0.0.0/24" (host bits zeroed; IPv6 in RFC 5952 form). Prefixes are parsed once into a compact
+ * `ParsedPrefix` (an IPv4 address as a uint32, an IPv6 address as 16 octets) that the packer writes as NLRI
+ * (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers.
+ */
+import { isIPv4, isIPv6 } from 'node:net';
+import type { Family, Origin } from '../constants.ts';
+import type { ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
+
+/** A locally originated route, as the controller describes it. All fields except `prefix` and `family` are optional. */
+export interface Route {
+  /** Canonical prefix, "192.0.2.10/32" or "2001:db8::10/128" (host bits must be zero). */
+  readonly prefix: string;
+  readonly family: Family;
+  /** Explicit NEXT_HOP (RFC 4271 §5.1.3) or MP_REACH_NLRI next hop (RFC 4760 §3); default: chosen by export rules. */
+  readonly nextHop?: string;
+  /** RFC 1997 communities, each a 32-bit value (high 16 bits AS, low 16 bits value). */
+  readonly communities?: readonly number[];
+  /** RFC 8092 large communities. */
+  readonly largeCommunities?: readonly LargeCommunity[];
+  /** RFC 4360 extended communities (8 raw octets each). */
+  readonly extendedCommunities?: readonly ExtendedCommunity[];
+  /** LOCAL_PREF (RFC 4271 §5.1.5), sent only toward iBGP peers; default 100. */
+  readonly localPref?: number;
+  /** MULTI_EXIT_DISC (RFC 4271 §5.1.4). */
+  readonly med?: number;
+  /** ORIGIN (RFC 4271 §5.1.1); default IGP (0). */
+  readonly origin?: Origin;
+  /** Names of the peers this route goes to; absent = every peer whose session carries the family. */
+  readonly peers?: readonly string[];
+}
+
+/** "ipv4-unicast 10.0.0.0/24": family, one space, canonical prefix. */
+export type RouteKey = string;
+
+/** A prefix in wire-ready form. `v4` holds the IPv4 address (uint32) when family is IPv4; `v6` the 16 octets for IPv6. */
+export interface ParsedPrefix {
+  readonly family: Family;
+  /** Prefix length in bits (0..32 or 0..128). */
+  readonly length: number;
+  readonly v4: number;
+  readonly v6: Buffer | undefined;
+}
+
+/** The RouteKey of a route: `${family} ${prefix}`. Does not validate. */
+export function routeKey(route: Pick<Route, 'family' | 'prefix'>): RouteKey {
+  return `${route.family} ${route.prefix}`;
+}
+
+/** Error thrown for a malformed route (never a BgpError: it is local input, not a protocol event). */
+export class RouteError extends Error {
+  override readonly name = 'RouteError';
+}
+
+/** Parses a dotted-quad IPv4 address into a uint32. Throws RouteError when malformed. */
+export function parseIPv4(addr: string): number {
+  if (!isIPv4(addr)) throw new RouteError(`not an IPv4 address: ${JSON.stringify(addr)}`);
+  let v = 0;
+  let start = 0;
+  for (let i = 0; i < 4; i++) {
+    let end = addr.indexOf('.', start);
+    if (end < 0) end = addr.length;
+    v = v * 256 + Number(addr.slice(start, end));
+    start = end + 1;
+  }
+  return v >>> 0;
+}
+
+/** Parses an IPv6 address (RFC 4291 §2.2 text forms, incl. "::" and a trailing dotted quad) into 16 octets. */
+export function parseIPv6(addr: string): Buffer {
+  if (!isIPv6(addr)) throw new RouteError(`not an IPv6 address: ${JSON.stringify(addr)}`);
+  const out = Buffer.alloc(16);
+  let text = addr;
+  const lastColon = text.lastIndexOf(':');
+  if (text.indexOf('.', lastColon) >= 0) {
+    // A trailing dotted quad ("::ffff:192.0.2.1") becomes two hex groups.
+    const v4 = parseIPv4(text.slice(lastColon + 1));
+    text = `${text.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const dbl = text.indexOf('::');
+  const parseGroups = (s: string): number[] => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  let groups: number[];
+  if (dbl >= 0) {
+    const head = parseGroups(text.slice(0, dbl));
+    const rest = parseGroups(text.slice(dbl + 2));
+    const fill = 8 - head.length - rest.length;
+    groups = [...head, ...new Array<number>(Math.max(0, fill)).fill(0), ...rest];
+  } else {
+    groups = parseGroups(text);
+  }
+  if (groups.length !== 8) throw new RouteError(`not an IPv6 address: ${JSON.stringify(addr)}`);
+  for (let i = 0; i < 8; i++) out.writeUInt16BE(groups[i] ?? 0, i * 2);
+  return out;
+}
+
+/** Formats 16 octets as an RFC 5952 IPv6 string. */
+export function formatIPv6(b: Buffer): string {
+  const groups: number[] = [];
+  for (let i = 0; i < 8; i++) groups.push(b.readUInt16BE(i * 2));
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+
+/** Formats a uint32 as a dotted quad. */
+export function formatIPv4(v: number): string {
+  return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
+}
+
+/**
+ * Parses and checks a route's prefix against its family. Throws RouteError when the prefix is malformed, the length is
+ * out of range, host bits are set, or the family does not match (RFC 4271 §4.3: trailing bits are irrelevant on the
+ * wire, but our keys must be canonical so that one prefix has one key).
+ */
+export function parsePrefix(prefix: string, family: Family): ParsedPrefix {
+  const slash = prefix.indexOf('/');
+  if (slash < 0) throw new RouteError(`prefix without length: ${JSON.stringify(prefix)}`);
+  const addr = prefix.slice(0, slash);
+  const lenText = prefix.slice(slash + 1);
+  const length = /^\d{1,3}$/.test(lenText) ? Number(lenText) : NaN;
+  if (family === 'ipv4-unicast') {
+    if (!(length >= 0 && length <= 32)) throw new RouteError(`bad IPv4 prefix length in ${JSON.stringify(prefix)}`);
+    const v4 = parseIPv4(addr);
+    const mask = length === 0 ? 0 : (0xffffffff << (32 - length)) >>> 0;
+    if ((v4 & ~mask) >>> 0 !== 0) throw new RouteError(`host bits set in ${JSON.stringify(prefix)}`);
+    return { family, length, v4, v6: undefined };
+  }
+  if (family === 'ipv6-unicast') {
+    if (!(length >= 0 && length <= 128)) throw new RouteError(`bad IPv6 prefix length in ${JSON.stringify(prefix)}`);
+    const v6 = parseIPv6(addr);
+    for (let bit = length; bit < 128; bit++) {
+      if (v6[bit >> 3]! & (0x80 >> (bit & 7))) throw new RouteError(`host bits set in ${JSON.stringify(prefix)}`);
+    }
+    if (formatIPv6(v6) !== addr) throw new RouteError(`IPv6 prefix not in RFC 5952 form: ${JSON.stringify(prefix)} (want ${formatIPv6(v6)}/${length})`);
+    return { family, length, v4: 0, v6 };
+  }
+  throw new RouteError(`unsupported family ${JSON.stringify(family)}`);
+}
+
+/** Octets this prefix takes as an NLRI entry: 1 length octet + ceil(length/8) (RFC 4271 §4.3). */
+export function nlriSize(p: ParsedPrefix): number {
+  return 1 + ((p.length + 7) >> 3);
+}
+
+/** Writes the prefix as an NLRI entry at `off` in `buf`; returns the new offset. */
+export function writeNlri(buf: Buffer, off: number, p: ParsedPrefix): number {
+  const n = (p.length + 7) >> 3;
+  buf[off++] = p.length;
+  if (p.v6 === undefined) {
+    const v = p.v4;
+    if (n > 0) buf[off++] = v >>> 24;
+    if (n > 1) buf[off++] = (v >>> 16) & 0xff;
+    if (n > 2) buf[off++] = (v >>> 8) & 0xff;
+    if (n > 3) buf[off++] = v & 0xff;
+  } else {
+    p.v6.copy(buf, off, 0, n);
+    off += n;
+  }
+  return off;
+}

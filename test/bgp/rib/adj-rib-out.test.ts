@@ -1,0 +1,203 @@
+// Adj-RIB-Out + packer: unit scenarios and fast-check invariants (architecture guide §6.5.4). Every message is decoded
+// with an independent decoder (wire-decode.ts) and applied to a model of the peer's table.
+import t from 'tap';
+import fc from 'fast-check';
+import { AdjRibOut, makeRecord } from '../../../bgp/rib/adj-rib-out.ts';
+import type { RouteRecord } from '../../../bgp/rib/adj-rib-out.ts';
+import type { ExportPeer } from '../../../bgp/rib/export.ts';
+import type { Route } from '../../../bgp/rib/route.ts';
+import { decodeUpdate } from './wire-decode.ts';
+import type { DecodedUpdate } from './wire-decode.ts';
+
+const families = new Set(['ipv4-unicast', 'ipv6-unicast'] as const);
+const peer: ExportPeer = { name: 'p', localAs: 65000, peerAs: 65001, fourOctetAs: true, families, localAddress: '127.0.0.2', nextHopIPv6: '2001:db8::1' };
+
+function records(routes: Route[]): Map<string, RouteRecord> {
+  const m = new Map<string, RouteRecord>();
+  for (const r of routes) {
+    const rec = makeRecord(r);
+    m.set(rec.key, rec);
+  }
+  return m;
+}
+
+/** Pulls every pending message; returns them decoded, in order. */
+function flush(rib: AdjRibOut, max: number): DecodedUpdate[] {
+  const out: DecodedUpdate[] = [];
+  for (let i = 0; i < 1_000_000; i++) {
+    const m = rib.nextMessage(max);
+    if (m === undefined) return out;
+    if (m.length > max) throw new Error(`message of ${m.length} > ${max}`);
+    out.push(decodeUpdate(m));
+  }
+  throw new Error('nextMessage never ran dry');
+}
+
+/** The peer's table: key -> attribute signature. */
+function apply(table: Map<string, string>, msgs: DecodedUpdate[]): void {
+  for (const m of msgs) {
+    for (const w of m.withdrawn) table.delete(w);
+    for (const a of m.announced) table.set(a, m.attrSignature);
+  }
+}
+
+const v4 = (i: number, len: 8 | 16 | 24): Route => ({
+  prefix: len === 8 ? `${i & 255}.0.0.0/8` : len === 16 ? `10.${i & 255}.0.0/16` : `10.0.${i & 255}.0/24`,
+  family: 'ipv4-unicast',
+});
+const host = (i: number): Route => ({ prefix: `10.0.${(i >> 8) & 255}.${i & 255}/32`, family: 'ipv4-unicast' });
+const host6 = (i: number): Route => ({ prefix: `2001:db8::${i.toString(16)}/128`, family: 'ipv6-unicast' });
+
+t.test('initial table: announcements grouped by attributes, then End-of-RIB only after markInitialSyncDone', async (t) => {
+  const rib = new AdjRibOut();
+  rib.setDesired(records([host(1), host(2), { ...host(3), med: 5 }, host6(1)]));
+  t.equal(rib.nextMessage(4096), undefined, 'nothing before the session is up');
+  rib.start(peer);
+  const msgs = flush(rib, 4096);
+  t.equal(msgs.length, 3, 'three attribute groups, three UPDATEs');
+  t.same(msgs[0]!.announced, ['ipv4-unicast 10.0.0.1/32', 'ipv4-unicast 10.0.0.2/32']);
+  t.same(msgs[1]!.announced, ['ipv4-unicast 10.0.0.3/32']);
+  t.same(msgs[1]!.attrs.get(4)!.value.readUInt32BE(0), 5, 'MED');
+  t.same(msgs[2]!.announced, ['ipv6-unicast 2001:db8::1/128']);
+  t.equal(msgs[2]!.mpNextHop, '2001:db8::1');
+  t.equal(msgs.filter((m) => m.endOfRib).length, 0, 'no End-of-RIB before markInitialSyncDone');
+  rib.markInitialSyncDone();
+  const eor = flush(rib, 4096);
+  t.same(eor.map((m) => m.endOfRib), ['ipv4-unicast', 'ipv6-unicast']);
+  t.equal(flush(rib, 4096).length, 0, 'End-of-RIB sent once');
+  t.equal(rib.advertisedCount, 4);
+});
+
+t.test('withdrawals first; latest change wins; announce-then-withdraw of a never-sent route sends nothing', async (t) => {
+  const rib = new AdjRibOut();
+  rib.markInitialSyncDone();
+  rib.start(peer);
+  rib.setDesired(records([host(1), host(2)]));
+  flush(rib, 4096);
+  rib.setDesired(records([host(2), { ...host(3), med: 1 }]));
+  rib.setDesired(records([host(2), { ...host(3), med: 2 }, host(4)]));
+  rib.setDesired(records([host(2), { ...host(3), med: 3 }]));
+  const msgs = flush(rib, 4096);
+  t.same(msgs.map((m) => [m.withdrawn, m.announced]), [
+    [['ipv4-unicast 10.0.0.1/32'], []],
+    [[], ['ipv4-unicast 10.0.0.3/32']],
+  ]);
+  t.equal(msgs[1]!.attrs.get(4)!.value.readUInt32BE(0), 3, 'only the latest MED is sent');
+});
+
+t.test('packing: 100,000 /32 fill 4096-octet and 65535-octet UPDATEs; session reset resends everything', async (t) => {
+  const routes: Route[] = [];
+  for (let i = 0; i < 100_000; i++) routes.push({ prefix: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}/32`, family: 'ipv4-unicast' });
+  const rib = new AdjRibOut();
+  rib.setDesired(records(routes));
+  rib.start(peer);
+  const small = flush(rib, 4096);
+  const n = small.reduce((s, m) => s + m.announced.length, 0);
+  t.equal(n, 100_000);
+  // 4096 - 23 fixed - 20 attribute octets (ORIGIN 4, AS_PATH 9, NEXT_HOP 7) = 4053 for NLRI; 5 octets per /32 = 810
+  t.equal(small[0]!.announced.length, 810);
+  t.equal(small.length, Math.ceil(100_000 / 810));
+  rib.reset();
+  t.equal(rib.nextMessage(4096), undefined, 'nothing while down');
+  rib.start(peer);
+  const big = flush(rib, 65535);
+  t.equal(big.reduce((s, m) => s + m.announced.length, 0), 100_000, 'full resend after reset');
+  t.ok(big.every((m) => m.length <= 65535));
+  t.equal(big.length, Math.ceil(100_000 / Math.floor((65535 - 23 - 20) / 5)));
+  rib.setDesired(new Map());
+  const w = flush(rib, 4096);
+  t.equal(w.reduce((s, m) => s + m.withdrawn.length, 0), 100_000, 'withdraw all');
+  t.equal(w[0]!.withdrawn.length, Math.floor((4096 - 23) / 5));
+});
+
+t.test('route refresh resends the family; export context change resends changed routes only', async (t) => {
+  const rib = new AdjRibOut();
+  rib.start(peer);
+  rib.setDesired(records([host(1), host6(1)]));
+  flush(rib, 4096);
+  rib.refresh('ipv6-unicast');
+  t.same(flush(rib, 4096).map((m) => m.announced), [['ipv6-unicast 2001:db8::1/128']]);
+  rib.setExportPeer({ ...peer, nextHopIPv6: '2001:db8::1' });
+  t.equal(flush(rib, 4096).length, 0, 'same attributes: nothing resent');
+  rib.setExportPeer({ ...peer, gracefulShutdown: true });
+  const gs = flush(rib, 4096);
+  t.equal(gs.length, 2);
+  t.ok(gs.every((m) => m.attrs.get(8)?.value.toString('hex') === 'ffff0000'), 'GRACEFUL_SHUTDOWN community on every route');
+  t.same(rib.advertisedRoutes().map((r) => r.communities), [[0xffff0000], [0xffff0000]]);
+});
+
+t.test('IPv6 withdraw via MP_UNREACH_NLRI; families not negotiated are not sent', async (t) => {
+  const rib = new AdjRibOut();
+  rib.start({ ...peer, families: new Set(['ipv6-unicast'] as const) });
+  rib.setDesired(records([host(1), host6(1), host6(2)]));
+  const a = flush(rib, 4096);
+  t.same(a.flatMap((m) => m.announced), ['ipv6-unicast 2001:db8::1/128', 'ipv6-unicast 2001:db8::2/128']);
+  rib.setDesired(records([host(1)]));
+  const w = flush(rib, 4096);
+  t.same(w.map((m) => [m.withdrawn, m.attrs.has(15)]), [[['ipv6-unicast 2001:db8::1/128', 'ipv6-unicast 2001:db8::2/128'], true]]);
+});
+
+t.test('property: packer and diff invariants over random change sequences', async (t) => {
+  const routeArb = fc.record({
+    i: fc.integer({ min: 0, max: 400 }),
+    six: fc.boolean(),
+    len: fc.constantFrom(8, 16, 24, 32),
+    med: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+    comm: fc.option(fc.constantFrom([1], [1, 2], [0xfde80001]), { nil: undefined }),
+    lc: fc.option(fc.constantFrom([[65000, 1, 2]] as [number, number, number][]), { nil: undefined }),
+  }).map(({ i, six, len, med, comm, lc }): Route => {
+    const base = six ? host6(i + 1) : len === 32 ? host(i) : v4(i, len as 8 | 16 | 24);
+    const r: Route = { ...base };
+    return { ...r, ...(med !== undefined ? { med } : {}), ...(comm ? { communities: comm } : {}), ...(lc ? { largeCommunities: lc } : {}) };
+  });
+  const setArb = fc.array(routeArb, { maxLength: 300 });
+  let runs = 0;
+  fc.assert(
+    fc.property(fc.array(fc.tuple(setArb, fc.boolean()), { minLength: 1, maxLength: 5 }), fc.constantFrom(4096, 65535, 120), (steps, bigMax) => {
+      runs++;
+      const max = bigMax;
+      const rib = new AdjRibOut();
+      rib.markInitialSyncDone();
+      rib.start(peer);
+      const table = new Map<string, string>();
+      let eorSeen = 0;
+      for (const [set, flushNow] of steps) {
+        const recs = records(set);
+        rib.setDesired(recs);
+        if (!flushNow) continue;
+        const msgs = flush(rib, max);
+        // withdrawals before announcements, End-of-RIB last
+        const kinds = msgs.map((m) => (m.endOfRib ? 2 : m.withdrawn.length > 0 ? 0 : 1));
+        for (let k = 1; k < kinds.length; k++) if (kinds[k]! < kinds[k - 1]!) throw new Error(`order ${kinds.join()}`);
+        // no prefix both withdrawn and announced in one flush; each announced at most once
+        const w = new Set(msgs.flatMap((m) => m.withdrawn));
+        const a = msgs.flatMap((m) => m.announced);
+        if (new Set(a).size !== a.length) throw new Error('a prefix announced twice in one flush');
+        for (const p of a) if (w.has(p)) throw new Error(`${p} withdrawn and announced in one flush`);
+        for (const m of msgs) {
+          if (m.length > max) throw new Error('too long');
+          if (m.withdrawn.length > 0 && m.announced.length > 0) throw new Error('mixed message');
+        }
+        eorSeen += msgs.filter((m) => m.endOfRib).length;
+        apply(table, msgs);
+        // diff invariant: the peer's table equals the desired set, each route with its own attributes
+        const want = [...recs.keys()].sort();
+        const got = [...table.keys()].sort();
+        if (JSON.stringify(want) !== JSON.stringify(got)) throw new Error(`table mismatch\n${want}\n${got}`);
+        const byAttrs = new Map<string, string>();
+        for (const rec of recs.values()) {
+          const s = table.get(rec.key)!;
+          const prev = byAttrs.get(rec.sig);
+          if (prev !== undefined && prev !== s) throw new Error('same route attributes, different wire attributes');
+          byAttrs.set(rec.sig, s);
+        }
+      }
+      // the final flush always sends everything
+      apply(table, flush(rib, max));
+      if (table.size !== rib.advertisedCount) throw new Error('advertisedCount mismatch');
+      if (eorSeen > 2) throw new Error('End-of-RIB repeated');
+    }),
+    { numRuns: 150 },
+  );
+  t.equal(runs, 150);
+});
