@@ -1,0 +1,110 @@
+/**
+ * The LoadBalancer allocator loop: while this instance leads (see src/leader/election.ts), it plans addresses for all
+ * Services (`planAllocations`, pure) and writes the status patches and Events. Level-triggered: `reconcile()` may be
+ * called at any time and as often as wanted (on every Service change and periodically); it reads the whole current
+ * Service list each time, so a missed event is healed by the next pass.
+ *
+ * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
+ * with 409 instead of overwriting its successor's (kubernetes-notes §4.6: "there is no fencing").
+ */
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { Service } from '../k8s/types.ts';
+import type { EventRecorder } from '../events/recorder.ts';
+import { planAllocations, type AllocatorOptions } from './allocator.ts';
+import type { Pool } from './pool.ts';
+
+/** Writes `status.loadBalancer.ingress` of one Service. */
+export interface StatusWriter {
+  /**
+   * Sets the ingress IPs (`[]` clears them) if the Service still has `resourceVersion`.
+   * @throws Error with `code` 409 on a stale resourceVersion, other API errors as thrown by the client.
+   */
+  patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void>;
+}
+
+export interface AllocatorControllerOptions extends AllocatorOptions {
+  readonly services: () => readonly Service[];
+  readonly pools: () => readonly Pool[];
+  readonly isLeader: () => boolean;
+  readonly writer: StatusWriter;
+  readonly recorder?: EventRecorder;
+  /** Called with each write failure (logged by the daemon); the next pass retries. */
+  readonly onError?: (err: unknown, service: string) => void;
+}
+
+/** Counters for metrics and the admin API. */
+export interface AllocatorStats {
+  passes: number;
+  writes: number;
+  writeErrors: number;
+}
+
+export class AllocatorController {
+  private readonly options: AllocatorControllerOptions;
+  private running: Promise<void> | undefined;
+  private again = false;
+  readonly stats: AllocatorStats = { passes: 0, writes: 0, writeErrors: 0 };
+
+  constructor(options: AllocatorControllerOptions) {
+    this.options = options;
+  }
+
+  /** Runs one pass now, or one more pass after the current one (coalesced). Resolves when no pass is pending. */
+  reconcile(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.pass();
+      } while (this.again);
+      this.running = undefined;
+    })();
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    if (!this.options.isLeader()) return;
+    this.stats.passes++;
+    const services = this.options.services();
+    const plan = planAllocations(services, this.options.pools(), { loadBalancerClass: this.options.loadBalancerClass });
+    const rv = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s.metadata?.resourceVersion]));
+    const failed = new Set<string>();
+    for (const patch of plan.patches) {
+      if (!this.options.isLeader()) return; // stepped down mid-pass: write nothing more
+      try {
+        await this.options.writer.patchIngress(patch.service, patch.ips, rv.get(patch.service));
+        this.stats.writes++;
+      } catch (err) {
+        this.stats.writeErrors++;
+        failed.add(patch.service);
+        this.options.onError?.(err, patch.service);
+      }
+    }
+    for (const event of plan.events) {
+      if (event.reason === 'IPAllocated' && failed.has(event.service)) continue;
+      this.options.recorder?.record(event);
+    }
+  }
+}
+
+/** StatusWriter over the Kubernetes API: a JSON merge patch of the status subresource, RV-conditioned. */
+export class KubernetesStatusWriter implements StatusWriter {
+  private readonly api: CoreV1Api;
+
+  constructor(kc: KubeConfig) {
+    this.api = kc.makeApiClient(CoreV1Api);
+  }
+
+  async patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void> {
+    const [namespace = 'default', name = ''] = service.split('/');
+    // Merge patch: the ingress array is replaced wholesale; null clears it (kubernetes-notes §4.4).
+    const body = {
+      ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
+      status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: 'VIP' })) : null } },
+    };
+    await this.api.patchNamespacedServiceStatus({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+}
