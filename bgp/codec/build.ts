@@ -1,0 +1,219 @@
+/**
+ * Builders of path attributes and UPDATEs with the RFC default flags (RFC 4271 §5, RFC 4760, RFC 1997, RFC 8092),
+ * and community text helpers. Built values are canonical (addresses and prefixes in canonical text), so that
+ * decode(encode(x)) deep-equals x. The Extended Length flag is set when the value exceeds 255 octets.
+ *
+ * All builders throw a plain Error (a local bug or bad config, never a BgpError) on malformed input.
+ */
+import type { Family } from '../constants.ts';
+import { AttrFlag, Origin, WellKnownCommunity } from '../constants.ts';
+import { familyAfiSafi } from './mp-nlri.ts';
+import { canonicalAddress, canonicalPrefix, familyOfPrefix } from './nlri.ts';
+import { asPathSegmentsLength } from './as-path.ts';
+import type { AsPathSegment, ExtendedCommunity, LargeCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
+
+type Attr<T extends PathAttribute['type']> = Extract<PathAttribute, { type: T }>;
+
+const WT = AttrFlag.Transitive;
+const ON = AttrFlag.Optional;
+const OT = AttrFlag.Optional | AttrFlag.Transitive;
+
+function ext(base: number, valueLength: number): number {
+  return valueLength > 255 ? base | AttrFlag.ExtendedLength : base;
+}
+
+function u32(n: number, what: string): number {
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new Error(`${what} must be an integer in 0..4294967295, got ${n}`);
+  return n;
+}
+
+/** ORIGIN (RFC 4271 §5.1.1), well-known mandatory: 0 IGP, 1 EGP, 2 INCOMPLETE, or the name. */
+export function origin(o: Origin | 'IGP' | 'EGP' | 'INCOMPLETE'): Attr<'ORIGIN'> {
+  const v = typeof o === 'string' ? Origin[o] : o;
+  if (v !== 0 && v !== 1 && v !== 2) throw new Error(`invalid ORIGIN ${String(o)}`);
+  return { type: 'ORIGIN', flags: WT, origin: v };
+}
+
+/**
+ * AS_PATH (RFC 4271 §5.1.2), well-known mandatory. Length for the flags is computed as 4-octet ASes (the
+ * Extended Length bit is set above 255 octets). Throws Error on an AS outside 0..4294967295 or an empty segment.
+ */
+export function asPath(segments: readonly AsPathSegment[]): Attr<'AS_PATH'> {
+  const segs = segments.map((s) => {
+    if (s.asns.length === 0) throw new Error('AS_PATH segment with no AS');
+    return { type: s.type, asns: s.asns.map((a) => u32(a, 'AS number')) };
+  });
+  return { type: 'AS_PATH', flags: ext(WT, asPathSegmentsLength(segs, 4)), segments: segs };
+}
+
+/** AS_PATH of one AS_SEQUENCE (empty array → empty AS_PATH, as for iBGP-originated routes). */
+export function asSequence(asns: readonly number[]): Attr<'AS_PATH'> {
+  return asPath(asns.length === 0 ? [] : [{ type: 2, asns }]);
+}
+
+/** NEXT_HOP (RFC 4271 §5.1.3), well-known mandatory for IPv4 NLRI: an IPv4 address. */
+export function nextHop(addr: string): Attr<'NEXT_HOP'> {
+  if (addr.includes(':')) throw new Error(`NEXT_HOP must be IPv4 (use mpReach for IPv6): ${addr}`);
+  return { type: 'NEXT_HOP', flags: WT, nextHop: canonicalAddress(addr) };
+}
+
+/** MULTI_EXIT_DISC (RFC 4271 §5.1.4), optional non-transitive, 0..4294967295. */
+export function med(n: number): Attr<'MULTI_EXIT_DISC'> {
+  return { type: 'MULTI_EXIT_DISC', flags: ON, med: u32(n, 'MED') };
+}
+
+/** LOCAL_PREF (RFC 4271 §5.1.5), well-known, iBGP only, 0..4294967295. */
+export function localPref(n: number): Attr<'LOCAL_PREF'> {
+  return { type: 'LOCAL_PREF', flags: WT, localPref: u32(n, 'LOCAL_PREF') };
+}
+
+/** ATOMIC_AGGREGATE (RFC 4271 §5.1.6), well-known discretionary. */
+export function atomicAggregate(): Attr<'ATOMIC_AGGREGATE'> {
+  return { type: 'ATOMIC_AGGREGATE', flags: WT };
+}
+
+/** AGGREGATOR (RFC 4271 §5.1.7), optional transitive: AS and IPv4 address. */
+export function aggregator(asNumber: number, address: string): Attr<'AGGREGATOR'> {
+  return { type: 'AGGREGATOR', flags: OT, asNumber: u32(asNumber, 'AS number'), address: canonicalAddress(address) };
+}
+
+/** COMMUNITIES (RFC 1997), optional transitive. Each item a 32-bit number or text accepted by parseCommunity. */
+export function communities(list: readonly (number | string)[]): Attr<'COMMUNITIES'> {
+  if (list.length === 0) throw new Error('COMMUNITIES needs at least one community (RFC 7606 §7.8)');
+  const values = list.map((c) => (typeof c === 'number' ? u32(c, 'community') : parseCommunity(c)));
+  return { type: 'COMMUNITIES', flags: ext(OT, values.length * 4), communities: values };
+}
+
+/** LARGE_COMMUNITY (RFC 8092), optional transitive. Each item [global, local1, local2] or "a:b:c". */
+export function largeCommunities(list: readonly (LargeCommunity | string)[]): Attr<'LARGE_COMMUNITY'> {
+  if (list.length === 0) throw new Error('LARGE_COMMUNITY needs at least one community (RFC 8092 §6)');
+  const values = list.map((c): LargeCommunity => {
+    if (typeof c === 'string') return parseLargeCommunity(c);
+    return [u32(c[0], 'large community'), u32(c[1], 'large community'), u32(c[2], 'large community')];
+  });
+  return { type: 'LARGE_COMMUNITY', flags: ext(OT, values.length * 12), largeCommunities: values };
+}
+
+/** EXTENDED_COMMUNITIES (RFC 4360), optional transitive. Each item 8 octets (Buffer) or 16 hex digits. */
+export function extendedCommunities(list: readonly (Buffer | string)[]): Attr<'EXTENDED_COMMUNITIES'> {
+  if (list.length === 0) throw new Error('EXTENDED_COMMUNITIES needs at least one community (RFC 7606 §7.14)');
+  const values = list.map((c): ExtendedCommunity => {
+    const b = typeof c === 'string' ? Buffer.from(c, 'hex') : Buffer.from(c);
+    if (b.length !== 8 || (typeof c === 'string' && c.length !== 16)) throw new Error(`extended community must be 8 octets: ${String(c)}`);
+    return { type: b[0] as number, subtype: b[1] as number, value: b };
+  });
+  return { type: 'EXTENDED_COMMUNITIES', flags: ext(OT, values.length * 8), extendedCommunities: values };
+}
+
+/** Route Target extended community, 2-octet AS specific (RFC 4360 §4: type 0x00, subtype 0x02). */
+export function routeTarget(asNumber: number, local: number): Buffer {
+  if (!Number.isInteger(asNumber) || asNumber < 0 || asNumber > 0xffff) throw new Error(`route target AS must be 0..65535: ${asNumber}`);
+  const b = Buffer.alloc(8);
+  b[0] = 0x00;
+  b[1] = 0x02;
+  b.writeUInt16BE(asNumber, 2);
+  b.writeUInt32BE(u32(local, 'route target value'), 4);
+  return b;
+}
+
+function nlriEntries(entries: readonly (NlriEntry | string)[], family: Family): NlriEntry[] {
+  return entries.map((e) => {
+    const entry = typeof e === 'string' ? { prefix: e } : e;
+    if (familyOfPrefix(entry.prefix) !== family) throw new Error(`prefix ${entry.prefix} is not ${family}`);
+    const prefix = canonicalPrefix(entry.prefix);
+    return entry.pathId === undefined ? { prefix } : { prefix, pathId: u32(entry.pathId, 'path identifier') };
+  });
+}
+
+/**
+ * MP_REACH_NLRI (RFC 4760 §3), optional non-transitive, for IPv4 or IPv6 unicast. `nextHops`: one address, or
+ * for IPv6 a global and a link-local address (RFC 2545 §3). NLRI entries are prefix strings or NlriEntry (with
+ * pathId for ADD-PATH sessions). The Extended Length flag is set when the value may exceed 255 octets.
+ */
+export function mpReach(family: Family, nextHops: readonly string[], nlri: readonly (NlriEntry | string)[]): Attr<'MP_REACH_NLRI'> {
+  if (nextHops.length < 1 || nextHops.length > 2) throw new Error('MP_REACH_NLRI needs one or two next hops');
+  if (nextHops.length === 2 && nextHops.some((h) => !h.includes(':'))) throw new Error('two next hops must both be IPv6 (global, link-local)');
+  const hops = nextHops.map(canonicalAddress);
+  const entries = nlriEntries(nlri, family);
+  const { afi, safi } = familyAfiSafi(family);
+  let len = 5;
+  for (const h of hops) len += h.includes(':') ? 16 : 4;
+  // Upper bound (with a 4-octet path id each): the flag must not depend on the session's ADD-PATH setting.
+  for (const e of entries) len += 1 + ((Number(e.prefix.slice(e.prefix.indexOf('/') + 1)) + 7) >>> 3) + (e.pathId === undefined ? 0 : 4);
+  return { type: 'MP_REACH_NLRI', flags: ext(ON, len), afi, safi, nextHops: hops, nlri: entries };
+}
+
+/** MP_UNREACH_NLRI (RFC 4760 §4), optional non-transitive. An empty list is the End-of-RIB marker (RFC 4724 §2). */
+export function mpUnreach(family: Family, withdrawn: readonly (NlriEntry | string)[]): Attr<'MP_UNREACH_NLRI'> {
+  const entries = nlriEntries(withdrawn, family);
+  const { afi, safi } = familyAfiSafi(family);
+  let len = 3;
+  for (const e of entries) len += 1 + ((Number(e.prefix.slice(e.prefix.indexOf('/') + 1)) + 7) >>> 3) + (e.pathId === undefined ? 0 : 4);
+  return { type: 'MP_UNREACH_NLRI', flags: ext(ON, len), afi, safi, withdrawnRoutes: entries };
+}
+
+/** An UPDATE (RFC 4271 §4.3) from parts; prefix strings are canonicalised. */
+export function update(parts: {
+  withdrawnRoutes?: readonly (NlriEntry | string)[];
+  pathAttributes?: readonly PathAttribute[];
+  nlri?: readonly (NlriEntry | string)[];
+}): UpdateMessage {
+  return {
+    type: 'UPDATE',
+    withdrawnRoutes: nlriEntries(parts.withdrawnRoutes ?? [], 'ipv4-unicast'),
+    pathAttributes: [...(parts.pathAttributes ?? [])],
+    nlri: nlriEntries(parts.nlri ?? [], 'ipv4-unicast'),
+  };
+}
+
+/**
+ * The End-of-RIB marker of a family (RFC 4724 §2): for IPv4 unicast an UPDATE with no withdrawn routes, no
+ * attributes and no NLRI; for other families an UPDATE holding only an empty MP_UNREACH_NLRI.
+ */
+export function endOfRib(family: Family): UpdateMessage {
+  if (family === 'ipv4-unicast') return { type: 'UPDATE', withdrawnRoutes: [], pathAttributes: [], nlri: [] };
+  return { type: 'UPDATE', withdrawnRoutes: [], pathAttributes: [mpUnreach(family, [])], nlri: [] };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Community text
+
+const COMMUNITY_NAMES: Readonly<Record<string, number>> = WellKnownCommunity;
+
+/**
+ * Parses a standard community (RFC 1997): "AS:value" (each 0..65535), a plain 32-bit number, or a well-known name
+ * (GRACEFUL_SHUTDOWN, BLACKHOLE, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, NOPEER; case-insensitive, '-' or
+ * '_'). @returns the 32-bit value. Throws Error on anything else.
+ */
+export function parseCommunity(text: string): number {
+  const t = text.trim();
+  const m = /^(\d{1,5}):(\d{1,5})$/.exec(t);
+  if (m) {
+    const hi = Number(m[1]);
+    const lo = Number(m[2]);
+    if (hi > 0xffff || lo > 0xffff) throw new Error(`community halves must be 0..65535: ${JSON.stringify(text)}`);
+    return ((hi << 16) | lo) >>> 0;
+  }
+  if (/^\d{1,10}$/.test(t)) return u32(Number(t), 'community');
+  const name = t.toUpperCase().replace(/-/g, '_');
+  const v = COMMUNITY_NAMES[name];
+  if (v === undefined) throw new Error(`unknown community ${JSON.stringify(text)}`);
+  return v;
+}
+
+/** "AS:value" text of a standard community (well-known ones too, e.g. NO_EXPORT → "65535:65281"). */
+export function formatCommunity(n: number): string {
+  return `${n >>> 16}:${n & 0xffff}`;
+}
+
+/** Parses an RFC 8092 large community "global:local1:local2" (each 0..4294967295). Throws Error otherwise. */
+export function parseLargeCommunity(text: string): LargeCommunity {
+  const m = /^(\d{1,10}):(\d{1,10}):(\d{1,10})$/.exec(text.trim());
+  if (!m) throw new Error(`invalid large community ${JSON.stringify(text)}`);
+  return [u32(Number(m[1]), 'large community'), u32(Number(m[2]), 'large community'), u32(Number(m[3]), 'large community')];
+}
+
+/** "global:local1:local2" text of a large community. */
+export function formatLargeCommunity(c: LargeCommunity): string {
+  return `${c[0]}:${c[1]}:${c[2]}`;
+}

@@ -1,0 +1,177 @@
+/**
+ * MP_REACH_NLRI (type 14) and MP_UNREACH_NLRI (type 15) values (RFC 4760 §3, §4).
+ *
+ * MP_REACH_NLRI value: AFI (2) | SAFI (1) | Next Hop Length (1) | Next Hop | Reserved (1) | NLRI.
+ * MP_UNREACH_NLRI value: AFI (2) | SAFI (1) | Withdrawn Routes.
+ *
+ * IPv4 and IPv6 unicast are decoded: next hops of 4 octets (IPv4), 16 (IPv6) or 32 (IPv6 global + link-local,
+ * RFC 2545 §3), which also covers IPv4 NLRI with an IPv6 next hop (RFC 8950); NLRI with ADD-PATH per family from
+ * the context (RFC 7911). Other AFI/SAFI pairs are kept raw (`raw` = the whole value) and re-encoded byte for byte.
+ * A decoded unicast value with a non-zero Reserved octet also keeps `raw`, so it re-encodes exactly.
+ *
+ * Errors: a malformed header or next hop is RFC 4760 §7's "Optional Attribute Error" (3/9, data = the whole
+ * attribute); a bad prefix inside is 3/10 Invalid Network Field. Both are session-fatal (RFC 7606 §3 j, §5.3):
+ * the decoders return an AttrIssue and the caller throws.
+ */
+import type { Family } from '../constants.ts';
+import { AttrFlag, UpdateSubcode } from '../constants.ts';
+import { BgpError } from '../errors.ts';
+import type { ByteWriter } from '../wire/writer.ts';
+import type { AttrIssue } from './attributes.ts';
+import { decodeNlriInto, encodeNlriAt, formatIPv4, formatIPv6, nlriFieldLength, parseAddress } from './nlri.ts';
+import type { CodecContext, NlriEntry, PathAttribute } from './types.ts';
+import { familyOf } from './types.ts';
+
+type MpReach = Extract<PathAttribute, { type: 'MP_REACH_NLRI' }>;
+type MpUnreach = Extract<PathAttribute, { type: 'MP_UNREACH_NLRI' }>;
+
+/** AFI/SAFI of a family we decode. */
+export function familyAfiSafi(family: Family): { afi: number; safi: number } {
+  return family === 'ipv4-unicast' ? { afi: 1, safi: 1 } : { afi: 2, safi: 1 };
+}
+
+/** Whether NLRI of `family` carry a Path Identifier in this direction (RFC 7911 §3). */
+export function addPathFor(ctx: CodecContext, family: Family): boolean {
+  return family === 'ipv4-unicast' ? ctx.addPath.ipv4 === true : ctx.addPath.ipv6 === true;
+}
+
+function decodeNextHops(buf: Buffer, off: number, len: number): string[] | undefined {
+  if (len === 4) return [formatIPv4(buf, off)];
+  if (len === 16) return [formatIPv6(buf, off)];
+  if (len === 32) return [formatIPv6(buf, off), formatIPv6(buf, off + 16)];
+  return undefined;
+}
+
+function mpIssue(detail: string): AttrIssue {
+  return { subcode: UpdateSubcode.OptionalAttributeError, detail };
+}
+
+/** Runs an NLRI decode, turning its BgpError 3/10 into an AttrIssue. */
+function nlriIssue(e: unknown): AttrIssue {
+  if (e instanceof BgpError) return { subcode: e.subcode, detail: e.message };
+  throw e;
+}
+
+/**
+ * Decodes an MP_REACH_NLRI value in `buf[start, end)`. With `mrtRibEntry`, also accepts the RFC 6396 §4.3.4
+ * abbreviated form (next-hop length + next hop only), recognised by its length (1 + next-hop length); AFI is then
+ * inferred from the next-hop length (4 → IPv4, else IPv6), SAFI 1, and `mrtAbbreviated` is set.
+ * @returns the attribute, or an AttrIssue (3/9 malformed header/next hop, 3/10 bad prefix). Never throws.
+ */
+export function decodeMpReach(buf: Buffer, start: number, end: number, flags: number, ctx: CodecContext, mrtRibEntry: boolean): MpReach | AttrIssue {
+  const len = end - start;
+  if (mrtRibEntry && len >= 1 && (buf[start] as number) + 1 === len) {
+    const nhLen = buf[start] as number;
+    const nextHops = decodeNextHops(buf, start + 1, nhLen);
+    if (!nextHops) return mpIssue(`MP_REACH_NLRI (MRT abbreviated): next hop length ${nhLen} not 4, 16 or 32`);
+    return { type: 'MP_REACH_NLRI', flags, afi: nhLen === 4 ? 1 : 2, safi: 1, nextHops, nlri: [], mrtAbbreviated: true };
+  }
+  if (len < 5) return mpIssue(`MP_REACH_NLRI value of ${len} octets is shorter than 5`);
+  const afi = ((buf[start] as number) << 8) | (buf[start + 1] as number);
+  const safi = buf[start + 2] as number;
+  const nhLen = buf[start + 3] as number;
+  if (4 + nhLen + 1 > len) return mpIssue(`MP_REACH_NLRI next hop length ${nhLen} overruns the attribute (${len} octets)`);
+  const family = familyOf(afi, safi);
+  if (!family) {
+    return { type: 'MP_REACH_NLRI', flags, afi, safi, nextHops: [], nlri: [], raw: Buffer.from(buf.subarray(start, end)) };
+  }
+  const nextHops = decodeNextHops(buf, start + 4, nhLen);
+  if (!nextHops) return mpIssue(`MP_REACH_NLRI ${family}: next hop length ${nhLen} not 4, 16 or 32`);
+  const reserved = buf[start + 4 + nhLen] as number;
+  const nlri: NlriEntry[] = [];
+  try {
+    decodeNlriInto(buf, start + 5 + nhLen, end, family, addPathFor(ctx, family), nlri, `MP_REACH_NLRI ${family}`);
+  } catch (e) {
+    return nlriIssue(e);
+  }
+  if (reserved !== 0) {
+    return { type: 'MP_REACH_NLRI', flags, afi, safi, nextHops, nlri, raw: Buffer.from(buf.subarray(start, end)) };
+  }
+  return { type: 'MP_REACH_NLRI', flags, afi, safi, nextHops, nlri };
+}
+
+/**
+ * Decodes an MP_UNREACH_NLRI value in `buf[start, end)` (RFC 4760 §4). Empty withdrawn routes = End-of-RIB
+ * (RFC 4724 §2). @returns the attribute, or an AttrIssue (3/9 shorter than 3 octets, 3/10 bad prefix). Never throws.
+ */
+export function decodeMpUnreach(buf: Buffer, start: number, end: number, flags: number, ctx: CodecContext): MpUnreach | AttrIssue {
+  const len = end - start;
+  if (len < 3) return mpIssue(`MP_UNREACH_NLRI value of ${len} octets is shorter than 3`);
+  const afi = ((buf[start] as number) << 8) | (buf[start + 1] as number);
+  const safi = buf[start + 2] as number;
+  const family = familyOf(afi, safi);
+  if (!family) return { type: 'MP_UNREACH_NLRI', flags, afi, safi, withdrawnRoutes: [], raw: Buffer.from(buf.subarray(start, end)) };
+  const withdrawnRoutes: NlriEntry[] = [];
+  try {
+    decodeNlriInto(buf, start + 3, end, family, addPathFor(ctx, family), withdrawnRoutes, `MP_UNREACH_NLRI ${family}`);
+  } catch (e) {
+    return nlriIssue(e);
+  }
+  return { type: 'MP_UNREACH_NLRI', flags, afi, safi, withdrawnRoutes };
+}
+
+function nextHopBytes(attr: MpReach): Buffer[] {
+  return attr.nextHops.map((h) => parseAddress(h));
+}
+
+/** Octets of the MP_REACH_NLRI value. Throws Error on malformed address or prefix text, or a non-unicast family without `raw`. */
+export function mpReachValueLength(attr: MpReach, ctx: CodecContext): number {
+  if (attr.raw) return attr.raw.length;
+  let nh = 0;
+  for (const h of attr.nextHops) nh += h.includes(':') ? 16 : 4;
+  if (attr.mrtAbbreviated) return 1 + nh;
+  const family = familyOf(attr.afi, attr.safi);
+  if (!family) throw new Error(`MP_REACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  return 5 + nh + nlriFieldLength(attr.nlri, addPathFor(ctx, family));
+}
+
+/** Writes the MP_REACH_NLRI value (RFC 4760 §3; RFC 6396 §4.3.4 form when `mrtAbbreviated`). Throws Error on bad text. */
+export function writeMpReachValue(w: ByteWriter, attr: MpReach, ctx: CodecContext): void {
+  if (attr.raw) {
+    w.bytes(attr.raw);
+    return;
+  }
+  const hops = nextHopBytes(attr);
+  let nhLen = 0;
+  for (const h of hops) nhLen += h.length;
+  if (attr.mrtAbbreviated) {
+    w.u8(nhLen);
+    for (const h of hops) w.bytes(h);
+    return;
+  }
+  const family = familyOf(attr.afi, attr.safi);
+  if (!family) throw new Error(`MP_REACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  w.u16(attr.afi).u8(attr.safi).u8(nhLen);
+  for (const h of hops) w.bytes(h);
+  w.u8(0);
+  const addPath = addPathFor(ctx, family);
+  const nlri = Buffer.alloc(nlriFieldLength(attr.nlri, addPath));
+  encodeNlriAt(attr.nlri, family, addPath, nlri, 0);
+  w.bytes(nlri);
+}
+
+/** Octets of the MP_UNREACH_NLRI value. Throws Error on bad prefix text or a non-unicast family without `raw`. */
+export function mpUnreachValueLength(attr: MpUnreach, ctx: CodecContext): number {
+  if (attr.raw) return attr.raw.length;
+  const family = familyOf(attr.afi, attr.safi);
+  if (!family) throw new Error(`MP_UNREACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  return 3 + nlriFieldLength(attr.withdrawnRoutes, addPathFor(ctx, family));
+}
+
+/** Writes the MP_UNREACH_NLRI value (RFC 4760 §4). Throws Error on bad prefix text. */
+export function writeMpUnreachValue(w: ByteWriter, attr: MpUnreach, ctx: CodecContext): void {
+  if (attr.raw) {
+    w.bytes(attr.raw);
+    return;
+  }
+  const family = familyOf(attr.afi, attr.safi);
+  if (!family) throw new Error(`MP_UNREACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  w.u16(attr.afi).u8(attr.safi);
+  const addPath = addPathFor(ctx, family);
+  const nlri = Buffer.alloc(nlriFieldLength(attr.withdrawnRoutes, addPath));
+  encodeNlriAt(attr.withdrawnRoutes, family, addPath, nlri, 0);
+  w.bytes(nlri);
+}
+
+/** Default flags of MP_REACH_NLRI / MP_UNREACH_NLRI: optional, non-transitive (RFC 4760 §3, §4). */
+export const MP_DEFAULT_FLAGS = AttrFlag.Optional;

@@ -1,0 +1,180 @@
+/**
+ * UPDATE message body (RFC 4271 §4.3), after the 19-octet header:
+ *
+ *   Withdrawn Routes Length (2) | Withdrawn Routes | Total Path Attribute Length (2) | Path Attributes | NLRI
+ *
+ * Two readers share one attribute walker (attributes.ts):
+ * - `decodeUpdate` applies RFC 7606 (revised error handling): framing problems and malformed MP_REACH_NLRI /
+ *   MP_UNREACH_NLRI throw a BgpError (session reset); everything else is reported in the result as
+ *   treat-as-withdraw or attribute-discard.
+ * - `validateUpdateStrict` applies the classic RFC 4271 §6.3 rules and returns the BgpError (NOTIFICATION) the
+ *   first problem calls for, for tests and for operators who want strict behaviour.
+ */
+import type { Family } from '../constants.ts';
+import { AttrTypeCode } from '../constants.ts';
+import { BgpError } from '../errors.ts';
+import { ByteWriter } from '../wire/writer.ts';
+import { issueToError, walkAttributes, wasSeen, writeAttribute } from './attributes.ts';
+import type { WalkResult } from './attributes.ts';
+import { decodeNlriInto, encodeNlriAt, nlriFieldLength } from './nlri.ts';
+import type { CodecContext, NlriEntry, PathAttribute, UpdateDecodeResult, UpdateMessage } from './types.ts';
+import { familyOf } from './types.ts';
+
+interface Framing {
+  readonly withdrawnEnd: number;
+  readonly attrStart: number;
+  readonly attrEnd: number;
+}
+
+/** RFC 4271 §6.3 first check: the two length fields must fit the body. Throws BgpError 3/1. */
+function frame(body: Buffer): Framing {
+  const len = body.length;
+  if (len < 4) throw BgpError.malformedAttributeList(`UPDATE body of ${len} octets is shorter than 4`);
+  const wl = ((body[0] as number) << 8) | (body[1] as number);
+  if (2 + wl + 2 > len) throw BgpError.malformedAttributeList(`Withdrawn Routes Length ${wl} exceeds the message (${len - 4} octets available)`);
+  const al = ((body[2 + wl] as number) << 8) | (body[3 + wl] as number);
+  if (4 + wl + al > len) {
+    throw BgpError.malformedAttributeList(`Total Path Attribute Length ${al} exceeds the message (${len - 4 - wl} octets available)`);
+  }
+  return { withdrawnEnd: 2 + wl, attrStart: 4 + wl, attrEnd: 4 + wl + al };
+}
+
+/** Which mandatory well-known attribute is missing, if any (RFC 4271 §5, RFC 4760 §3 for NEXT_HOP), in type-code order. */
+function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | undefined {
+  const hasMpReach = wasSeen(walk.seen, AttrTypeCode.MP_REACH_NLRI);
+  if (!hasBodyNlri && !hasMpReach) return undefined;
+  if (!wasSeen(walk.seen, AttrTypeCode.ORIGIN)) return AttrTypeCode.ORIGIN;
+  if (!wasSeen(walk.seen, AttrTypeCode.AS_PATH)) return AttrTypeCode.AS_PATH;
+  if (hasBodyNlri && !wasSeen(walk.seen, AttrTypeCode.NEXT_HOP)) return AttrTypeCode.NEXT_HOP;
+  return undefined;
+}
+
+const ATTR_NAMES: Readonly<Record<number, string>> = { 1: 'ORIGIN', 2: 'AS_PATH', 3: 'NEXT_HOP' };
+
+/**
+ * Decodes an UPDATE body (the bytes after the 19-octet header) with RFC 7606 error handling.
+ *
+ * IPv4 withdrawn routes and NLRI use ADD-PATH when `ctx.addPath.ipv4`; MP_REACH/MP_UNREACH NLRI per their family.
+ * AS_PATH and AGGREGATOR use 4-octet ASes when `ctx.fourOctetAs`.
+ *
+ * @returns the message plus RFC 7606 outcomes: `treatAsWithdraw` (malformed ORIGIN, AS_PATH, NEXT_HOP, MED,
+ *   LOCAL_PREF, COMMUNITIES, ORIGINATOR_ID, CLUSTER_LIST, EXTENDED_COMMUNITIES, LARGE_COMMUNITY, an invalid NEXT_HOP
+ *   address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d);
+ *   `discardedAttributes` (malformed ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH, AS4_AGGREGATOR, and repeated
+ *   attributes, §3 g); `problems` (one human-readable line each). Attributes withdrawn-for are kept as UNKNOWN.
+ * @throws BgpError (session-fatal only): 3/1 when the length fields are inconsistent, an attribute overruns the
+ *   list, or MP_REACH_NLRI/MP_UNREACH_NLRI is repeated; 3/10 for a bad prefix in withdrawn routes, NLRI or an MP
+ *   attribute; 3/9 for a malformed MP attribute; 3/4 for MP attribute flags (RFC 7606 §3 j, §5.3; RFC 4760 §7).
+ */
+export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResult {
+  const f = frame(body);
+  const addPath4 = ctx.addPath.ipv4 === true;
+  const withdrawnRoutes: NlriEntry[] = [];
+  decodeNlriInto(body, 2, f.withdrawnEnd, 'ipv4-unicast', addPath4, withdrawnRoutes, 'Withdrawn Routes');
+  const walk = walkAttributes(body, f.attrStart, f.attrEnd, ctx);
+  const nlri: NlriEntry[] = [];
+  decodeNlriInto(body, f.attrEnd, body.length, 'ipv4-unicast', addPath4, nlri, 'NLRI');
+
+  let treatAsWithdraw = false;
+  let discarded: number[] | undefined;
+  let problems: string[] | undefined;
+  for (const issue of walk.issues) {
+    if (issue.action === 'session-reset') throw issueToError(issue);
+    (problems ??= []).push(`${issue.detail} (RFC 7606: ${issue.action})`);
+    if (issue.action === 'treat-as-withdraw') treatAsWithdraw = true;
+    else (discarded ??= []).push(issue.typeCode);
+  }
+  const missing = missingWellKnown(walk, nlri.length > 0);
+  if (missing !== undefined) {
+    treatAsWithdraw = true;
+    (problems ??= []).push(`missing well-known attribute ${ATTR_NAMES[missing]} (${missing}) (RFC 7606 §3 d: treat-as-withdraw)`);
+  }
+  return {
+    message: { type: 'UPDATE', withdrawnRoutes, pathAttributes: walk.attrs, nlri },
+    treatAsWithdraw,
+    discardedAttributes: discarded ?? [],
+    problems: problems ?? [],
+  };
+}
+
+/**
+ * Checks an UPDATE body with the classic RFC 4271 §6.3 rules and returns the NOTIFICATION the first problem calls
+ * for, or undefined when the message is valid. Pure: never throws (a BgpError is returned, not thrown).
+ *
+ * Order: length fields (3/1); withdrawn routes (3/10); attributes in received order: framing (3/1), repeats (3/1),
+ * unrecognised well-known (3/2, data = attribute), flags (3/4, data = attribute), length (3/5, data = attribute),
+ * ORIGIN value (3/6, data = attribute), AS_PATH syntax (3/11), NEXT_HOP address (3/8, data = attribute), optional
+ * attribute value incl. MP_REACH/MP_UNREACH and AS4_PATH (3/9, data = attribute), MP prefixes (3/10); then missing
+ * mandatory well-known attributes (3/3, data = type code); then NLRI (3/10).
+ */
+export function validateUpdateStrict(body: Buffer, ctx: CodecContext): BgpError | undefined {
+  try {
+    const f = frame(body);
+    const addPath4 = ctx.addPath.ipv4 === true;
+    decodeNlriInto(body, 2, f.withdrawnEnd, 'ipv4-unicast', addPath4, [], 'Withdrawn Routes');
+    const walk = walkAttributes(body, f.attrStart, f.attrEnd, ctx);
+    const first = walk.issues[0];
+    if (first) return issueToError(first);
+    // Count NLRI before the missing-attribute check, but report bad NLRI only after it (RFC 4271 §6.3 order).
+    let nlriError: BgpError | undefined;
+    const nlri: NlriEntry[] = [];
+    try {
+      decodeNlriInto(body, f.attrEnd, body.length, 'ipv4-unicast', addPath4, nlri, 'NLRI');
+    } catch (e) {
+      if (!(e instanceof BgpError)) throw e;
+      nlriError = e;
+    }
+    const missing = missingWellKnown(walk, nlri.length > 0 || (nlriError !== undefined && f.attrEnd < body.length));
+    if (missing !== undefined) return BgpError.missingWellKnownAttribute(missing);
+    return nlriError;
+  } catch (e) {
+    if (e instanceof BgpError) return e;
+    throw e;
+  }
+}
+
+/**
+ * Encodes an UPDATE body (no header): withdrawn routes and NLRI as IPv4 (ADD-PATH per `ctx.addPath.ipv4`), then
+ * the attributes in the given order (see writeAttribute). The caller (encodeMessage) adds the header and checks
+ * the 4096/65535 octet limit. Throws Error/RangeError on values that cannot be encoded (bad prefix text, an IPv6
+ * prefix in the IPv4 fields, out-of-range numbers), or if a field exceeds 65535 octets.
+ */
+export function encodeUpdate(msg: UpdateMessage, ctx: CodecContext): Buffer {
+  const addPath4 = ctx.addPath.ipv4 === true;
+  const wLen = nlriFieldLength(msg.withdrawnRoutes, addPath4);
+  const nLen = nlriFieldLength(msg.nlri, addPath4);
+  if (wLen > 0xffff) throw new RangeError(`withdrawn routes of ${wLen} octets exceed 65535`);
+  const w = new ByteWriter(4 + wLen + nLen + 64 + msg.pathAttributes.length * 16);
+  w.u16(wLen);
+  if (wLen > 0) {
+    const tmp = Buffer.alloc(wLen);
+    encodeNlriAt(msg.withdrawnRoutes, 'ipv4-unicast', addPath4, tmp, 0);
+    w.bytes(tmp);
+  }
+  const lenAt = w.reserve(2);
+  for (const a of msg.pathAttributes) writeAttribute(w, a, ctx);
+  const aLen = w.length - lenAt - 2;
+  if (aLen > 0xffff) throw new RangeError(`path attributes of ${aLen} octets exceed 65535`);
+  w.setU16(lenAt, aLen);
+  if (nLen > 0) {
+    const tmp = Buffer.alloc(nLen);
+    encodeNlriAt(msg.nlri, 'ipv4-unicast', addPath4, tmp, 0);
+    w.bytes(tmp);
+  }
+  return w.toBuffer();
+}
+
+/**
+ * The End-of-RIB family if the UPDATE is an End-of-RIB marker (RFC 4724 §2): 'ipv4-unicast' for an UPDATE with
+ * nothing in it; for an UPDATE whose only attribute is an empty MP_UNREACH_NLRI, its family ('ipv6-unicast', or
+ * "afi/safi" such as "1/133" for families Herald does not decode). Otherwise undefined.
+ */
+export function endOfRibFamily(msg: UpdateMessage): Family | string | undefined {
+  if (msg.withdrawnRoutes.length > 0 || msg.nlri.length > 0) return undefined;
+  if (msg.pathAttributes.length === 0) return 'ipv4-unicast';
+  if (msg.pathAttributes.length !== 1) return undefined;
+  const a = msg.pathAttributes[0] as PathAttribute;
+  if (a.type !== 'MP_UNREACH_NLRI' || a.withdrawnRoutes.length > 0) return undefined;
+  if (a.raw && a.raw.length !== 3) return undefined;
+  return familyOf(a.afi, a.safi) ?? `${a.afi}/${a.safi}`;
+}
