@@ -33,25 +33,26 @@ export class TcpDirection {
   midStream = false;
   /** True once any SYN was seen for this direction. */
   synSeen = false;
+  /** Payload of the SYN that started the stream (to tell its retransmission from a new connection). */
+  private synPayload: Buffer | undefined;
 
   /** Feeds one segment; returns the events it makes deliverable (possibly none). */
   push(seg: TcpSegment): StreamEvent[] {
     const events: StreamEvent[] = [];
     if (seg.syn) {
       const isn = (seg.seq + 1) >>> 0;
-      if (this.base !== undefined && this.synSeen && isn !== this.base) {
+      // A SYN after data was delivered starts a new connection on the same 4-tuple, unless it is a retransmission of
+      // the first SYN (same ISN, same payload). Crafted captures send several SYNs with the same ISN and new payloads.
+      const retransmit = this.synSeen && isn === this.base && this.synPayload !== undefined && this.synPayload.equals(seg.payload);
+      if (this.base !== undefined && !retransmit && (this.next > 0 || (this.synSeen && isn !== this.base))) {
         this.reset();
         events.push({ kind: 'restart' });
       }
       if (this.base === undefined || !this.synSeen) {
-        // A SYN after mid-stream data (out of order in the capture) still fixes the true start.
-        if (this.base !== undefined && this.next > 0) {
-          this.reset();
-          events.push({ kind: 'restart' });
-        }
         this.base = isn;
         this.midStream = false;
         this.synSeen = true;
+        this.synPayload = seg.payload;
       }
     } else if (this.base === undefined) {
       this.base = seg.seq;
@@ -79,6 +80,7 @@ export class TcpDirection {
     this.pendingOctets = 0;
     this.midStream = false;
     this.synSeen = false;
+    this.synPayload = undefined;
   }
 
   private accept(rel: number, bytes: Buffer, wireLength: number, events: StreamEvent[]): void {
