@@ -1,0 +1,138 @@
+/**
+ * JSON Schemas of the admin API requests and responses. The route table in `server.ts` uses them
+ * for fastify validation/serialisation, and `openapi.ts` assembles /openapi.json from the same
+ * objects, so the published contract is the enforced one.
+ */
+
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const num = { type: 'number' } as const;
+const bool = { type: 'boolean' } as const;
+const strList = { type: 'array', items: str } as const;
+
+/** Every error body: `{statusCode, error, message}`. */
+export const errorSchema = {
+  type: 'object',
+  required: ['statusCode', 'error', 'message'],
+  properties: { statusCode: int, error: str, message: str },
+} as const;
+
+export const okSchema = {
+  type: 'object',
+  required: ['ok'],
+  properties: { ok: bool, message: str },
+} as const;
+
+export const healthSchema = {
+  type: 'object',
+  required: ['ok'],
+  properties: { ok: bool, reasons: strList },
+} as const;
+
+export const statusSchema = {
+  type: 'object',
+  required: ['version', 'node', 'routerId', 'localAs', 'startedAt', 'uptimeSec', 'ready', 'notReady', 'drained', 'peers', 'routes'],
+  properties: {
+    version: str,
+    node: str,
+    routerId: str,
+    localAs: int,
+    startedAt: str,
+    uptimeSec: num,
+    ready: bool,
+    notReady: strList,
+    drained: bool,
+    peers: { type: 'object', properties: { configured: int, established: int } },
+    routes: { type: 'object', properties: { desired: int } },
+    lastReload: { type: 'object', properties: { at: str, ok: bool, errors: strList } },
+  },
+} as const;
+
+const counts = { type: 'object', additionalProperties: int } as const;
+
+export const peerSchema = {
+  type: 'object',
+  required: ['name', 'address', 'port', 'localAs', 'peerAs', 'state', 'messages', 'prefixes', 'flaps'],
+  properties: {
+    name: str,
+    address: str,
+    port: int,
+    localAs: int,
+    peerAs: int,
+    state: { type: 'string', description: 'Idle, Connect, Active, OpenSent, OpenConfirm or Established (RFC 4271 §8)' },
+    uptimeSec: { type: 'number', description: 'Seconds since Established' },
+    since: str,
+    negotiated: {
+      type: 'object',
+      properties: {
+        holdTimeSec: int,
+        keepaliveTimeSec: num,
+        families: strList,
+        fourOctetAs: bool,
+        extendedMessage: bool,
+        routeRefresh: bool,
+        gracefulRestart: bool,
+        peerBgpIdentifier: str,
+      },
+    },
+    lastError: {
+      type: 'object',
+      properties: { kind: str, code: int, subcode: int, description: str, message: str, at: str },
+    },
+    messages: { type: 'object', properties: { sent: counts, received: counts } },
+    prefixes: { type: 'object', properties: { sent: int, received: int } },
+    flaps: int,
+  },
+} as const;
+
+export const routeSchema = {
+  type: 'object',
+  required: ['peer', 'prefix', 'family'],
+  properties: {
+    peer: str,
+    prefix: str,
+    family: str,
+    nextHop: str,
+    origin: str,
+    asPath: { type: 'array', items: int },
+    localPref: int,
+    med: int,
+    communities: strList,
+    largeCommunities: strList,
+  },
+} as const;
+
+const reasonSchema = { type: 'object', required: ['code', 'message'], properties: { code: str, message: str } } as const;
+
+export const serviceSchema = {
+  type: 'object',
+  required: ['service', 'vips', 'reasons'],
+  properties: {
+    service: { type: 'string', description: 'namespace/name' },
+    vips: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['address', 'kind', 'announced', 'reasons'],
+        properties: { address: str, kind: str, announced: bool, reasons: { type: 'array', items: reasonSchema } },
+      },
+    },
+    reasons: { type: 'array', items: reasonSchema },
+  },
+} as const;
+
+export const resetBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { soft: { type: 'boolean', description: 'true: re-send the Adj-RIB-Out (route refresh out); false: Cease/Administrative Reset and reconnect' } },
+} as const;
+
+export const emptyBodySchema = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const peerNameParams = { type: 'object', required: ['name'], properties: { name: str } } as const;
+export const serviceParams = { type: 'object', required: ['namespace', 'name'], properties: { namespace: str, name: str } } as const;
+export const routesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { peer: { type: 'string', description: 'Only this peer' }, prefix: { type: 'string', description: 'Only this prefix (exact, canonical) or routes covered by it' } },
+} as const;

@@ -1,0 +1,133 @@
+/**
+ * The read/act surface the admin API, the metrics and the CLI need from the running daemon.
+ *
+ * `DaemonView` is deliberately small and made of plain JSON-able data so the HTTP layer is tested
+ * with fastify `inject` and a fake view, and so the same shapes are what `herald ... --json` prints.
+ * Durations are seconds, timestamps ISO 8601 strings (UTC).
+ */
+
+/** Why a session last went down, or the NOTIFICATION last exchanged. */
+export interface PeerErrorView {
+  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ... */
+  kind: string;
+  /** NOTIFICATION error code / subcode (RFC 4271 §4.5), when one was sent or received. */
+  code?: number;
+  subcode?: number;
+  /** Name of code/subcode, e.g. "Cease / Administrative Shutdown". */
+  description?: string;
+  /** Shutdown communication (RFC 9003) or transport error text. */
+  message?: string;
+  /** When it happened. */
+  at?: string;
+}
+
+/** One BGP neighbour as the operator sees it. */
+export interface PeerView {
+  name: string;
+  address: string;
+  port: number;
+  localAs: number;
+  peerAs: number;
+  /** RFC 4271 §8 state name: Idle, Connect, Active, OpenSent, OpenConfirm, Established. */
+  state: string;
+  /** Seconds since the session reached Established (absent when not Established). */
+  uptimeSec?: number;
+  /** Since when the session is in its current state. */
+  since?: string;
+  /** Negotiated parameters (absent before OPEN exchange). */
+  negotiated?: {
+    holdTimeSec: number;
+    keepaliveTimeSec: number;
+    /** Families both sides carry, e.g. ["ipv4-unicast"]. */
+    families: string[];
+    fourOctetAs: boolean;
+    extendedMessage: boolean;
+    routeRefresh: boolean;
+    gracefulRestart: boolean;
+    peerBgpIdentifier?: string;
+  };
+  lastError?: PeerErrorView;
+  /** Messages by type (open, update, notification, keepalive, routeRefresh). */
+  messages: { sent: Record<string, number>; received: Record<string, number> };
+  /** Prefixes in our Adj-RIB-Out toward the peer (sent) and NLRI the peer announced (received). */
+  prefixes: { sent: number; received: number };
+  /** Times the session left Established. */
+  flaps: number;
+}
+
+/** One route of a peer's Adj-RIB-Out, with the attributes as sent. */
+export interface RouteView {
+  peer: string;
+  prefix: string;
+  family: string;
+  nextHop?: string;
+  origin?: string;
+  asPath?: number[];
+  localPref?: number;
+  med?: number;
+  /** "ASN:VALUE" strings. */
+  communities?: string[];
+  /** "G:L1:L2" strings. */
+  largeCommunities?: string[];
+}
+
+/** One link of a reason chain. */
+export interface ReasonView {
+  code: string;
+  message: string;
+}
+
+/** One VIP of a Service on this node. */
+export interface VipView {
+  address: string;
+  kind: string;
+  announced: boolean;
+  reasons: ReasonView[];
+}
+
+/** A Service and its VIP decisions on this node. */
+export interface ServiceView {
+  /** "namespace/name" */
+  service: string;
+  vips: VipView[];
+  reasons: ReasonView[];
+}
+
+/** Daemon summary for `herald status`. */
+export interface StatusView {
+  version: string;
+  node: string;
+  routerId: string;
+  localAs: number;
+  startedAt: string;
+  uptimeSec: number;
+  ready: boolean;
+  /** Why not ready (empty when ready). */
+  notReady: string[];
+  drained: boolean;
+  peers: { configured: number; established: number };
+  routes: { desired: number };
+  /** Last reload: when, and its outcome. */
+  lastReload?: { at: string; ok: boolean; errors?: string[] };
+}
+
+/** Thrown by DaemonView actions for an unknown name (→ HTTP 404). */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+
+/** What the daemon exposes to the admin API. Implementations must not throw from read methods. */
+export interface DaemonView {
+  status(): StatusView;
+  /** Liveness: false only when the process is wedged (e.g. shutting down). */
+  live(): boolean;
+  peers(): PeerView[];
+  routes(filter: { peer?: string; prefix?: string }): RouteView[];
+  services(): ServiceView[];
+  /** @throws NotFoundError for an unknown peer */
+  resetPeer(name: string, soft: boolean): Promise<void>;
+  drain(): Promise<void>;
+  undrain(): Promise<void>;
+  /** Prometheus text exposition. */
+  metrics(): Promise<{ contentType: string; body: string }>;
+}

@@ -1,0 +1,95 @@
+// A scripted DaemonView for admin API and CLI tests: fixed data, records every action.
+import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../../../src/admin/view.ts';
+import { NotFoundError } from '../../../src/admin/view.ts';
+
+export const PEERS: PeerView[] = [
+  {
+    name: 'tor-a',
+    address: '192.0.2.1',
+    port: 179,
+    localAs: 64512,
+    peerAs: 64500,
+    state: 'Established',
+    uptimeSec: 3725,
+    since: '2026-11-29T18:00:00.000Z',
+    negotiated: { holdTimeSec: 90, keepaliveTimeSec: 30, families: ['ipv4-unicast'], fourOctetAs: true, extendedMessage: false, routeRefresh: true, gracefulRestart: false, peerBgpIdentifier: '192.0.2.1' },
+    messages: { sent: { open: 1, update: 3, keepalive: 120 }, received: { open: 1, keepalive: 121 } },
+    prefixes: { sent: 2, received: 0 },
+    flaps: 1,
+  },
+  {
+    name: 'tor-b',
+    address: '192.0.2.2',
+    port: 1179,
+    localAs: 64512,
+    peerAs: 64501,
+    state: 'Active',
+    since: '2026-11-29T18:59:00.000Z',
+    lastError: { kind: 'notificationReceived', code: 6, subcode: 2, description: 'Cease / Administrative Shutdown', message: 'maintenance', at: '2026-11-29T18:59:00.000Z' },
+    messages: { sent: { open: 3 }, received: { notification: 1 } },
+    prefixes: { sent: 0, received: 0 },
+    flaps: 4,
+  },
+];
+
+export const ROUTES: RouteView[] = [
+  { peer: 'tor-a', prefix: '198.51.100.10/32', family: 'ipv4-unicast', nextHop: '192.0.2.10', origin: 'igp', asPath: [64512], communities: ['64512:100'], med: 10 },
+  { peer: 'tor-a', prefix: '198.51.100.20/32', family: 'ipv4-unicast', nextHop: '192.0.2.10', origin: 'igp', asPath: [64512], largeCommunities: ['64512:1:2'] },
+];
+
+export const SERVICES: ServiceView[] = [
+  { service: 'default/web', vips: [{ address: '198.51.100.10', kind: 'loadBalancer', announced: true, reasons: [{ code: 'LocalReadyEndpoint', message: 'a ready endpoint runs on this node' }] }], reasons: [] },
+  {
+    service: 'shop/cart',
+    vips: [{ address: '198.51.100.30', kind: 'loadBalancer', announced: false, reasons: [{ code: 'NoLocalReadyEndpoint', message: 'externalTrafficPolicy Local and no ready endpoint on this node' }] }],
+    reasons: [],
+  },
+];
+
+export class FakeView implements DaemonView {
+  actions: string[] = [];
+  ready = true;
+  drained = false;
+  status(): StatusView {
+    return {
+      version: '0.1.0',
+      node: 'node-a',
+      routerId: '192.0.2.10',
+      localAs: 64512,
+      startedAt: '2026-11-29T17:00:00.000Z',
+      uptimeSec: 7200,
+      ready: this.ready,
+      notReady: this.ready ? [] : ['kubernetes source not synced'],
+      drained: this.drained,
+      peers: { configured: 2, established: 1 },
+      routes: { desired: 2 },
+    };
+  }
+  live(): boolean {
+    return true;
+  }
+  peers(): PeerView[] {
+    return PEERS;
+  }
+  routes(f: { peer?: string; prefix?: string }): RouteView[] {
+    return ROUTES.filter((r) => (f.peer === undefined || r.peer === f.peer) && (f.prefix === undefined || r.prefix === f.prefix));
+  }
+  services(): ServiceView[] {
+    return SERVICES;
+  }
+  async resetPeer(name: string, soft: boolean): Promise<void> {
+    if (!PEERS.some((p) => p.name === name)) throw new NotFoundError(`no peer named "${name}"`);
+    this.actions.push(`reset ${name} ${soft ? 'soft' : 'hard'}`);
+  }
+  async drain(): Promise<void> {
+    this.drained = true;
+    this.actions.push('drain');
+  }
+  async undrain(): Promise<void> {
+    this.drained = false;
+    this.actions.push('undrain');
+  }
+  async metrics(): Promise<{ contentType: string; body: string }> {
+    return { contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '# HELP herald_up x\n# TYPE herald_up gauge\nherald_up 1\n' };
+  }
+}

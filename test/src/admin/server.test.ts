@@ -1,0 +1,132 @@
+// Admin API via fastify inject: every endpoint, every error path, token enforcement, OpenAPI.
+import t from 'tap';
+import type { Test } from 'tap';
+import { buildAdminServer, openApiDocument, ROUTES } from '../../../src/admin/server.ts';
+import { FakeView, PEERS, SERVICES } from './fake-view.ts';
+
+const TOKEN = 's3cret-token';
+
+async function setup(t: Test, token: string | null = TOKEN) {
+  const view = new FakeView();
+  const app = await buildAdminServer({ view, token: () => token ?? undefined });
+  t.teardown(() => app.close());
+  return { view, app };
+}
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+t.test('read endpoints', async (t) => {
+  const { app, view } = await setup(t);
+  let r = await app.inject({ url: '/healthz' });
+  t.equal(r.statusCode, 200);
+  t.same(r.json(), { ok: true });
+  r = await app.inject({ url: '/readyz' });
+  t.equal(r.statusCode, 200);
+  view.ready = false;
+  r = await app.inject({ url: '/readyz' });
+  t.equal(r.statusCode, 503);
+  t.same(r.json(), { ok: false, reasons: ['kubernetes source not synced'] });
+  r = await app.inject({ url: '/api/v1/status' });
+  t.equal(r.statusCode, 200);
+  t.match(r.json(), { node: 'node-a', localAs: 64512, ready: false, peers: { configured: 2, established: 1 } });
+  r = await app.inject({ url: '/api/v1/peers' });
+  t.equal(r.statusCode, 200);
+  t.same(r.json(), PEERS, 'peers round-trip through the response schema unchanged');
+  r = await app.inject({ url: '/api/v1/peers/tor-b' });
+  t.same(r.json(), PEERS[1]);
+  r = await app.inject({ url: '/api/v1/routes' });
+  t.equal(r.json().length, 2);
+  t.same(r.json()[0].communities, ['64512:100']);
+  r = await app.inject({ url: '/api/v1/routes?peer=tor-a&prefix=198.51.100.20/32' });
+  t.same(r.json().map((x: { prefix: string }) => x.prefix), ['198.51.100.20/32']);
+  r = await app.inject({ url: '/api/v1/services' });
+  t.same(r.json(), SERVICES);
+  r = await app.inject({ url: '/api/v1/services/shop/cart' });
+  t.same(r.json(), SERVICES[1]);
+  r = await app.inject({ url: '/metrics' });
+  t.equal(r.statusCode, 200);
+  t.match(r.headers['content-type'], /text\/plain/);
+  t.match(r.body, /herald_up 1/);
+});
+
+t.test('404s are JSON', async (t) => {
+  const { app } = await setup(t);
+  for (const url of ['/nope', '/api/v1/peers/zz', '/api/v1/services/a/b', '/api/v1/routes?peer=zz']) {
+    const r = await app.inject({ url });
+    t.equal(r.statusCode, 404, url);
+    t.match(r.headers['content-type'], /application\/json/);
+    t.match(r.json(), { statusCode: 404, error: 'Not Found', message: /./ }, url);
+  }
+  const r = await app.inject({ method: 'POST', url: '/api/v1/peers/zz/reset', headers: auth, payload: {} });
+  t.equal(r.statusCode, 404);
+  t.match(r.json().message, /no peer named "zz"/);
+  const d = await app.inject({ method: 'DELETE', url: '/api/v1/peers' });
+  t.equal(d.statusCode, 404);
+});
+
+t.test('mutating endpoints need the token', async (t) => {
+  const { app, view } = await setup(t);
+  const posts = ['/api/v1/peers/tor-a/reset', '/api/v1/drain', '/api/v1/undrain'];
+  for (const url of posts) {
+    let r = await app.inject({ method: 'POST', url, payload: {} });
+    t.equal(r.statusCode, 401, `${url} without token`);
+    t.match(r.json(), { statusCode: 401, error: 'Unauthorized', message: /missing bearer token/ });
+    r = await app.inject({ method: 'POST', url, payload: {}, headers: { authorization: 'Bearer wrong' } });
+    t.equal(r.statusCode, 401, `${url} wrong token`);
+    t.match(r.json().message, /invalid bearer token/);
+    r = await app.inject({ method: 'POST', url, payload: {}, headers: { authorization: `Basic ${TOKEN}` } });
+    t.equal(r.statusCode, 401, `${url} wrong scheme`);
+  }
+  t.same(view.actions, [], 'no action ran without a valid token');
+  let r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-a/reset', headers: auth, payload: { soft: true } });
+  t.equal(r.statusCode, 200);
+  t.same(r.json(), { ok: true, message: 'soft reset of tor-a' });
+  r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-b/reset', headers: auth });
+  t.equal(r.statusCode, 200, 'no body = hard reset');
+  r = await app.inject({ method: 'POST', url: '/api/v1/drain', headers: auth, payload: {} });
+  t.equal(r.statusCode, 200);
+  r = await app.inject({ method: 'POST', url: '/api/v1/undrain', headers: { ...auth, 'content-type': 'application/json' }, payload: '' });
+  t.equal(r.statusCode, 200);
+  t.same(view.actions, ['reset tor-a soft', 'reset tor-b hard', 'drain', 'undrain']);
+});
+
+t.test('no token configured: mutations disabled with a clear message', async (t) => {
+  const { app, view } = await setup(t, null);
+  const r = await app.inject({ method: 'POST', url: '/api/v1/drain', headers: auth, payload: {} });
+  t.equal(r.statusCode, 401);
+  t.match(r.json().message, /no admin token configured/);
+  t.same(view.actions, []);
+});
+
+t.test('bad bodies and queries are 400 with the reason', async (t) => {
+  const { app, view } = await setup(t);
+  let r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-a/reset', headers: auth, payload: { soft: 'yes' } });
+  t.equal(r.statusCode, 400);
+  t.match(r.json(), { statusCode: 400, error: 'Bad Request', message: /soft.*boolean/ });
+  r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-a/reset', headers: auth, payload: { hard: true } });
+  t.equal(r.statusCode, 400);
+  t.match(r.json().message, /additional properties/);
+  r = await app.inject({ method: 'POST', url: '/api/v1/drain', headers: { ...auth, 'content-type': 'application/json' }, payload: '{nope' });
+  t.equal(r.statusCode, 400);
+  t.match(r.json().message, /not valid JSON/);
+  r = await app.inject({ url: '/api/v1/routes?color=red' });
+  t.equal(r.statusCode, 400);
+  t.match(r.json().message, /querystring/);
+  t.same(view.actions, []);
+});
+
+t.test('OpenAPI document covers every route', async (t) => {
+  const { app } = await setup(t);
+  const r = await app.inject({ url: '/openapi.json' });
+  t.equal(r.statusCode, 200);
+  const doc = r.json();
+  t.equal(doc.openapi, '3.1.0');
+  t.same(doc, JSON.parse(JSON.stringify(openApiDocument())));
+  for (const route of ROUTES) {
+    const p = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
+    const op = doc.paths[p]?.[route.method.toLowerCase()];
+    t.ok(op, `${route.method} ${route.url} documented`);
+    if (route.mutating) t.same(op.security, [{ bearer: [] }], `${route.url} marked as needing the token`);
+  }
+  t.ok(doc.paths['/api/v1/peers/{name}/reset'].post.responses['401']);
+  t.equal(doc.paths['/api/v1/peers/{name}'].get.parameters[0].name, 'name');
+});
