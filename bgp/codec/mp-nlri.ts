@@ -48,7 +48,8 @@ function mpIssue(detail: string): AttrIssue {
 
 /** Runs an NLRI decode, turning its BgpError 3/10 into an AttrIssue. */
 function nlriIssue(e: unknown): AttrIssue {
-  if (e instanceof BgpError) return { subcode: e.subcode, detail: e.message };
+  // Keep only the detail after "UPDATE Message Error / Invalid Network Field: "; the caller rebuilds the error.
+  if (e instanceof BgpError) return { subcode: e.subcode, detail: e.message.replace(/^[^:]*: /, '') };
   throw e;
 }
 
