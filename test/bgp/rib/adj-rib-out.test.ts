@@ -201,3 +201,34 @@ t.test('property: packer and diff invariants over random change sequences', asyn
   );
   t.equal(runs, 150);
 });
+
+t.test('cross-check: the codec decodes every packed UPDATE strictly, with the exported attributes', async (t) => {
+  const { decodeMessageDetailed } = await import('../../../bgp/codec/message.ts');
+  const rib = new AdjRibOut();
+  rib.markInitialSyncDone();
+  rib.start({ ...peer, fourOctetAs: false, localAs: 4200000001 });
+  const routes: Route[] = [];
+  for (let i = 0; i < 3000; i++) routes.push({ ...host(i), communities: [i % 3], largeCommunities: [[1, 2, i % 2]], med: 1 });
+  for (let i = 1; i < 300; i++) routes.push(host6(i));
+  rib.setDesired(records(routes));
+  const ctx = { fourOctetAs: false, extendedMessage: false, addPath: {} };
+  const seen = new Set<string>();
+  let n = 0;
+  for (let m = rib.nextMessage(4096); m !== undefined; m = rib.nextMessage(4096)) {
+    n++;
+    const d = decodeMessageDetailed(m, ctx);
+    if (d.message.type !== 'UPDATE') throw new Error('not an UPDATE');
+    const u = d.message;
+    if ((d.update?.problems?.length ?? 0) > 0) t.fail(`problems: ${d.update?.problems}`);
+    for (const e of u.nlri) seen.add(`ipv4-unicast ${e.prefix}`);
+    for (const a of u.pathAttributes) if (a.type === 'MP_REACH_NLRI') for (const e of a.nlri) seen.add(`ipv6-unicast ${e.prefix}`);
+    if (u.nlri.length > 0) {
+      const asPath = u.pathAttributes.find((a) => a.type === 'AS_PATH');
+      const as4 = u.pathAttributes.find((a) => a.type === 'AS4_PATH');
+      if (asPath?.type !== 'AS_PATH' || asPath.segments[0]?.asns[0] !== 23456) t.fail('AS_TRANS expected in AS_PATH');
+      if (as4?.type !== 'AS4_PATH' || as4.segments[0]?.asns[0] !== 4200000001) t.fail('AS4_PATH expected');
+    }
+  }
+  t.equal(seen.size, routes.length, 'codec sees every route');
+  t.ok(n >= 5);
+});

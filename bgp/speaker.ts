@@ -1,0 +1,573 @@
+/**
+ * Speaker: Herald's BGP speaker. Owns one Session (RFC 4271 §8 FSM, by the session layer) and one Adj-RIB-Out per
+ * configured peer, fans the whole desired route set out to every peer through the per-peer export rules, and
+ * implements graceful restart as the restarting speaker (RFC 4724) and graceful shutdown (RFC 8326).
+ *
+ * Data flow: setRoutes(desired) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
+ * session pulls UPDATEs one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
+ *
+ * Events (for metrics and logs):
+ * - 'peerState'   { peer, from, to, reason }          every session state change
+ * - 'updateSent'  { peer, kind, family, bytes, prefixes, packMs }   every UPDATE handed to a session
+ * - 'endOfRib'    { peer, family }                    End-of-RIB received from a peer
+ * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
+ * - 'drained'     { }                                 drain() finished withdrawing
+ */
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { BGP_PORT, CeaseSubcode } from './constants.ts';
+import type { Family } from './constants.ts';
+import type { Negotiated } from './codec/open.ts';
+import type { CodecContext, UpdateDecodeResult } from './codec/types.ts';
+import { realClock } from './fsm/clock.ts';
+import type { Clock } from './fsm/clock.ts';
+import type { StateReason } from './fsm/state.ts';
+import { AdjRibOut, makeRecord } from './rib/adj-rib-out.ts';
+import type { ExportedRoute, RouteRecord } from './rib/adj-rib-out.ts';
+import type { ExportPeer } from './rib/export.ts';
+import { RouteError, routeKey } from './rib/route.ts';
+import type { Route, RouteKey } from './rib/route.ts';
+import { attributeSignature } from './rib/export.ts';
+import { Session } from './session/session.ts';
+import type { SessionOptions } from './session/session.ts';
+import { BgpListener } from './session/listener.ts';
+
+/** One configured BGP neighbour. Durations in seconds. */
+export interface PeerConfig {
+  /** Unique name (logs, metrics, route.peers). */
+  readonly name: string;
+  /** The peer's address (IPv4 or IPv6). */
+  readonly address: string;
+  /** The peer's TCP port (default 179). */
+  readonly port?: number;
+  readonly peerAs: number;
+  /** Local address to bind/dial from; also the default next hop of its family. */
+  readonly localAddress?: string;
+  readonly localPort?: number;
+  /** Hold time offered in OPEN (default 90; 0 = none). */
+  readonly holdTimeSec?: number;
+  readonly keepaliveTimeSec?: number;
+  /** Base ConnectRetry time (default 120; the session backs off exponentially). */
+  readonly connectRetryTimeSec?: number;
+  /** Wait for the peer to connect (never dial). */
+  readonly passive?: boolean;
+  /** RFC 2385 TCP MD5 password. */
+  readonly md5Password?: string;
+  /** eBGP multihop TTL. */
+  readonly ebgpMultihop?: number;
+  /** RFC 5082 GTSM. */
+  readonly ttlSecurity?: boolean;
+  /** Families offered in the OPEN (default both unicast families). */
+  readonly families?: readonly Family[];
+  /** Next hop for IPv4 routes toward this peer (default: the session's local address if IPv4). */
+  readonly nextHopIPv4?: string;
+  /** Next hop for IPv6 routes; required to send IPv6 routes over an IPv4 session. */
+  readonly nextHopIPv6?: string;
+  /** RFC 4724 capability: restart time (default 120 s); `false` = do not advertise graceful restart. */
+  readonly gracefulRestart?: { readonly restartTimeSec?: number } | false;
+  /** Offer RFC 8654 extended messages (default true). */
+  readonly extendedMessage?: boolean;
+  /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
+  readonly maxPrefixes?: number;
+}
+
+/** Options of the Speaker. */
+export interface SpeakerOptions {
+  readonly localAs: number;
+  /** BGP Identifier (router id), dotted quad. */
+  readonly bgpIdentifier: string;
+  /** Accept incoming connections here (passive peers and collisions); omitted = dial only. */
+  readonly listen?: { readonly address: string; readonly port: number };
+  readonly clock?: Clock;
+  /** `restarting: true` when the daemon knows it restarted (sets the R bit, RFC 4724 §3). */
+  readonly gracefulRestart?: { readonly restarting: boolean };
+  /** Injection points for tests; default: the session layer's Session and BgpListener. */
+  readonly createSession?: (options: SessionOptions) => PeerSession;
+  readonly createListener?: (address: string, port: number) => PeerListener;
+}
+
+/** What the Speaker needs from a session (bgp/session/session.ts implements it). */
+export interface PeerSession extends EventEmitter {
+  readonly name: string;
+  readonly state: string;
+  readonly negotiated: Negotiated | undefined;
+  readonly lastReason: StateReason | undefined;
+  readonly stats: {
+    readonly messagesSent: Readonly<Record<string, number>>;
+    readonly messagesReceived: Readonly<Record<string, number>>;
+    readonly prefixesReceived?: number;
+    readonly updatesReceived?: number;
+    readonly establishedAt?: number;
+    readonly flaps?: number;
+    readonly lastNotificationSent?: unknown;
+    readonly lastNotificationReceived?: unknown;
+  };
+  /** The local address of the connected socket, when the session layer exposes it. */
+  readonly localAddress?: string;
+  start(): void;
+  stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void>;
+  reset(cease?: { subcode: number; shutdownCommunication?: string }): void;
+  setTxSource(src: { nextMessage(ctx: CodecContext, maxLength: number): Buffer | undefined }): void;
+  kickTx(): void;
+}
+
+/** What the Speaker needs from the listener (bgp/session/listener.ts). */
+export interface PeerListener {
+  register(remoteAddress: string, session: PeerSession): void;
+  unregister?(remoteAddress: string): void;
+  listen?(): Promise<void>;
+  close(): Promise<void> | void;
+}
+
+/** Status of one peer, for the admin API and metrics. */
+export interface PeerStatus {
+  readonly name: string;
+  readonly address: string;
+  readonly port: number;
+  readonly peerAs: number;
+  readonly state: string;
+  /** Seconds since Established (undefined when not Established). */
+  readonly uptimeSec: number | undefined;
+  readonly negotiated:
+    | {
+        readonly holdTimeSec: number;
+        readonly keepaliveTimeSec: number;
+        readonly fourOctetAs: boolean;
+        readonly extendedMessage: boolean;
+        readonly routeRefresh: boolean;
+        readonly families: readonly Family[];
+        /** The peer's graceful restart capability (RFC 4724), as received. */
+        readonly peerGracefulRestart?: { restartTimeSec: number; restarting: boolean; families: { family: string; forwardingPreserved: boolean }[] };
+      }
+    | undefined;
+  /** Why the session last changed state (includes NOTIFICATION code/subcode/text). */
+  readonly lastReason: StateReason | undefined;
+  readonly lastNotificationSent: unknown;
+  readonly lastNotificationReceived: unknown;
+  readonly messagesSent: Readonly<Record<string, number>>;
+  readonly messagesReceived: Readonly<Record<string, number>>;
+  readonly prefixesAdvertised: number;
+  readonly prefixesReceived: number;
+  /** Families whose End-of-RIB we received from the peer on this session. */
+  readonly endOfRibReceived: readonly Family[];
+  /** Families whose End-of-RIB we sent on this session. */
+  readonly endOfRibSent: readonly Family[];
+  /** RFC 8326 graceful shutdown community currently attached. */
+  readonly gracefulShutdown: boolean;
+}
+
+const DEFAULT_RESTART_TIME_SEC = 120;
+const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
+const FAMILY_OF_AFI: Record<string, Family> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
+
+interface PeerEntry {
+  cfg: PeerConfig;
+  session: PeerSession;
+  readonly rib: AdjRibOut;
+  readonly endOfRibReceived: Set<Family>;
+  /** The object handed to the session as options.gracefulRestart; the R bit is cleared after our first EoR. */
+  grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean } | undefined;
+}
+
+/** Fields of PeerConfig that do not need a new session when they change. */
+const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6']);
+
+/**
+ * Herald's BGP speaker. See the module comment for the data flow and events. Methods never throw for a peer's
+ * protocol trouble (that is a state change); they throw ConfigError-like plain Errors for bad arguments
+ * (unknown or duplicate peer names) and RouteError for malformed routes (nothing is applied then).
+ */
+export class Speaker extends EventEmitter {
+  readonly localAs: number;
+  readonly bgpIdentifier: string;
+  private readonly clock: Clock;
+  private readonly peersByName = new Map<string, PeerEntry>();
+  private records = new Map<RouteKey, RouteRecord>();
+  private readonly empty = new Map<RouteKey, RouteRecord>();
+  private initialSyncDone = false;
+  private gracefulShutdown = false;
+  private drained = false;
+  private closed = false;
+  private readonly restarting: boolean;
+  private readonly createSession: (options: SessionOptions) => PeerSession;
+  private listener: PeerListener | undefined;
+  private listenerReady: Promise<void> | undefined;
+
+  constructor(opts: SpeakerOptions) {
+    super();
+    if (!Number.isInteger(opts.localAs) || opts.localAs < 1 || opts.localAs > 0xffffffff) throw new Error(`invalid localAs ${opts.localAs}`);
+    this.localAs = opts.localAs;
+    this.bgpIdentifier = opts.bgpIdentifier;
+    this.clock = opts.clock ?? realClock;
+    this.restarting = opts.gracefulRestart?.restarting ?? false;
+    this.createSession = opts.createSession ?? ((o) => new Session(o) as unknown as PeerSession);
+    if (opts.listen !== undefined) {
+      const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }) as unknown as PeerListener);
+      this.listener = make(opts.listen.address, opts.listen.port);
+      this.listenerReady = this.listener.listen?.();
+      this.listenerReady?.catch((err: unknown) => this.emit('error', err));
+    }
+  }
+
+  /** Resolves once the listener (if any) is accepting connections. Rejects if it could not bind. */
+  async ready(): Promise<void> {
+    await this.listenerReady;
+  }
+
+  /** Adds a peer and starts its session. Throws Error on a duplicate name. */
+  addPeer(cfg: PeerConfig): void {
+    if (this.closed) throw new Error('speaker is shut down');
+    if (this.peersByName.has(cfg.name)) throw new Error(`peer ${JSON.stringify(cfg.name)} already exists`);
+    const entry: PeerEntry = {
+      cfg,
+      session: undefined as unknown as PeerSession,
+      rib: new AdjRibOut(),
+      endOfRibReceived: new Set(),
+      grOptions: undefined,
+    };
+    if (this.initialSyncDone) entry.rib.markInitialSyncDone();
+    entry.rib.setDesired(this.drained ? this.empty : this.records);
+    this.peersByName.set(cfg.name, entry);
+    this.attachSession(entry);
+  }
+
+  private sessionOptions(entry: PeerEntry): SessionOptions {
+    const c = entry.cfg;
+    const gr = c.gracefulRestart === false ? undefined : {
+      restartTimeSec: c.gracefulRestart?.restartTimeSec ?? DEFAULT_RESTART_TIME_SEC,
+      // R bit only until our first End-of-RIB went out after a restart (RFC 4724 §3, §4.1)
+      restarting: this.restarting && !this.initialSyncDone,
+      forwardingPreserved: true,
+    };
+    entry.grOptions = gr;
+    const o: SessionOptions = {
+      name: c.name,
+      localAs: this.localAs,
+      peerAs: c.peerAs,
+      bgpIdentifier: this.bgpIdentifier,
+      remoteAddress: c.address,
+      remotePort: c.port ?? BGP_PORT,
+      localAddress: c.localAddress,
+      localPort: c.localPort,
+      holdTimeSec: c.holdTimeSec ?? 90,
+      keepaliveTimeSec: c.keepaliveTimeSec,
+      connectRetryTimeSec: c.connectRetryTimeSec ?? 120,
+      passive: c.passive ?? false,
+      md5Password: c.md5Password,
+      ebgpMultihop: c.ebgpMultihop,
+      ttlSecurity: c.ttlSecurity,
+      families: [...(c.families ?? DEFAULT_FAMILIES)],
+      gracefulRestart: gr,
+      extendedMessage: c.extendedMessage ?? true,
+      maxPrefixes: c.maxPrefixes,
+      clock: this.clock,
+    } as SessionOptions;
+    return o;
+  }
+
+  private exportPeer(entry: PeerEntry, n: Negotiated): ExportPeer {
+    const s = entry.session;
+    return {
+      name: entry.cfg.name,
+      localAs: this.localAs,
+      peerAs: n.peerAs,
+      fourOctetAs: n.fourOctetAs,
+      families: new Set(n.families),
+      localAddress: s.localAddress ?? entry.cfg.localAddress,
+      nextHopIPv4: entry.cfg.nextHopIPv4,
+      nextHopIPv6: entry.cfg.nextHopIPv6,
+      gracefulShutdown: this.gracefulShutdown,
+    };
+  }
+
+  private attachSession(entry: PeerEntry): void {
+    const session = this.createSession(this.sessionOptions(entry));
+    entry.session = session;
+    const name = entry.cfg.name;
+    session.setTxSource({
+      nextMessage: (_ctx: CodecContext, maxLength: number): Buffer | undefined => {
+        if (entry.session !== session) return undefined;
+        const t0 = performance.now();
+        const buf = entry.rib.nextMessage(maxLength);
+        if (buf === undefined) return undefined;
+        const info = entry.rib.lastSent!;
+        // after our first End-of-RIB the restart is over: later OPENs carry R = 0 (RFC 4724 §4.1)
+        if (info.kind === 'endOfRib' && entry.grOptions !== undefined) entry.grOptions.restarting = false;
+        this.emit('updateSent', { peer: name, ...info, packMs: performance.now() - t0 });
+        return buf;
+      },
+    });
+    session.on('stateChange', (ev: { from: string; to: string; reason: StateReason }) => {
+      if (entry.session !== session) return;
+      this.emit('peerState', { peer: name, ...ev });
+    });
+    session.on('established', (n: Negotiated) => {
+      if (entry.session !== session) return;
+      entry.endOfRibReceived.clear();
+      entry.rib.start(this.exportPeer(entry, n));
+      session.kickTx();
+    });
+    session.on('down', () => {
+      if (entry.session !== session) return;
+      entry.rib.reset();
+      entry.endOfRibReceived.clear();
+    });
+    session.on('routeRefresh', (rr: { afi: number; safi: number; subtype?: number }) => {
+      if (entry.session !== session) return;
+      const family = FAMILY_OF_AFI[`${rr.afi}/${rr.safi}`];
+      if (family === undefined) return;
+      // RFC 7313 BoRR/EoRR (subtypes 1, 2) are the peer's own markers, not requests
+      if (rr.subtype !== undefined && rr.subtype !== 0) return;
+      this.emit('routeRefresh', { peer: name, family });
+      entry.rib.refresh(family);
+      session.kickTx();
+    });
+    session.on('endOfRib', (family: Family) => {
+      if (entry.session !== session) return;
+      entry.endOfRibReceived.add(family);
+      this.emit('endOfRib', { peer: name, family });
+    });
+    session.on('update', (_r: UpdateDecodeResult) => {
+      /* counted by the session; Herald installs no received routes */
+    });
+    session.on('error', (err: unknown) => this.emit('error', err));
+    this.listener?.register(entry.cfg.address, session);
+    session.start();
+  }
+
+  /**
+   * Changes a peer's configuration. Only the export-only fields (nextHopIPv4, nextHopIPv6) changed: the session stays
+   * up and changed routes are re-announced. Anything else: the session is closed with Cease 6 (Other Configuration
+   * Change, RFC 4486) and a new one started. Throws Error for an unknown peer.
+   */
+  updatePeer(cfg: PeerConfig): void {
+    const entry = this.mustGet(cfg.name);
+    const old = entry.cfg;
+    const keys = new Set([...Object.keys(old), ...Object.keys(cfg)] as (keyof PeerConfig)[]);
+    let sessionChange = false;
+    for (const k of keys) {
+      if (EXPORT_ONLY_FIELDS.has(k)) continue;
+      if (JSON.stringify(old[k]) !== JSON.stringify(cfg[k])) sessionChange = true;
+    }
+    entry.cfg = cfg;
+    if (!sessionChange) {
+      const n = entry.session.negotiated;
+      if (entry.rib.active && n !== undefined) {
+        entry.rib.setExportPeer(this.exportPeer(entry, n));
+        entry.session.kickTx();
+      }
+      return;
+    }
+    const oldSession = entry.session;
+    this.listener?.unregister?.(old.address);
+    entry.rib.reset();
+    void oldSession.stop({ subcode: CeaseSubcode.OtherConfigurationChange }).catch(() => undefined);
+    this.attachSession(entry);
+  }
+
+  /** Removes a peer: Cease 3 Peer De-configured (RFC 4486), then forgets it. Throws Error for an unknown peer. */
+  async removePeer(name: string): Promise<void> {
+    const entry = this.mustGet(name);
+    this.peersByName.delete(name);
+    this.listener?.unregister?.(entry.cfg.address);
+    entry.rib.reset();
+    await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
+  }
+
+  /**
+   * Replaces the whole desired route set (MetalLB Session.Set style). Every route is validated first; on any
+   * malformed route a RouteError listing the problems is thrown and nothing changes. A later duplicate of the
+   * same RouteKey wins. Unchanged routes cost one signature comparison; changed ones are queued per peer.
+   */
+  setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>): void {
+    const next = new Map<RouteKey, RouteRecord>();
+    const problems: string[] = [];
+    const prev = this.records;
+    for (const route of routes.values()) {
+      const key = routeKey(route);
+      const old = prev.get(key);
+      if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
+        next.set(key, old);
+        continue;
+      }
+      try {
+        next.set(key, makeRecord(route));
+      } catch (err) {
+        if (err instanceof RouteError) problems.push(err.message);
+        else throw err;
+      }
+    }
+    if (problems.length > 0) {
+      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
+    }
+    this.records = next;
+    if (this.drained) return;
+    for (const entry of this.peersByName.values()) {
+      entry.rib.setDesired(next);
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+  }
+
+  /** The desired routes currently set (validated), in insertion order. */
+  routes(): Route[] {
+    return [...this.records.values()].map((r) => r.route);
+  }
+
+  /**
+   * The first full desired set has been given (decisions.md): from now on each peer gets End-of-RIB per family once
+   * its initial table is out (RFC 4724 §4.1), and new sessions no longer set the R bit.
+   */
+  markInitialSyncDone(): void {
+    if (this.initialSyncDone) return;
+    this.initialSyncDone = true;
+    for (const entry of this.peersByName.values()) {
+      entry.rib.markInitialSyncDone();
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+  }
+
+  private setGracefulShutdown(on: boolean): void {
+    this.gracefulShutdown = on;
+    for (const entry of this.peersByName.values()) {
+      const n = entry.session.negotiated;
+      if (!entry.rib.active || n === undefined) continue;
+      entry.rib.setExportPeer(this.exportPeer(entry, n));
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimer(resolve, ms));
+  }
+
+  /**
+   * RFC 8326 drain: re-announce every route with GRACEFUL_SHUTDOWN (65535:0; LOCAL_PREF 0 toward iBGP), wait
+   * `waitTimeSec` so peers move traffic away, then withdraw everything. Routes set meanwhile are kept for undrain().
+   */
+  async drain(opts: { waitTimeSec: number }): Promise<void> {
+    this.setGracefulShutdown(true);
+    await this.sleep(Math.max(0, opts.waitTimeSec) * 1000);
+    if (!this.gracefulShutdown) return; // undrain() came first
+    this.drained = true;
+    for (const entry of this.peersByName.values()) {
+      entry.rib.setDesired(this.empty);
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+    this.emit('drained', {});
+  }
+
+  /** Ends a drain: normal attributes again, and every desired route re-announced. */
+  undrain(): void {
+    const wasDrained = this.drained;
+    this.drained = false;
+    this.setGracefulShutdown(false);
+    if (!wasDrained) return;
+    for (const entry of this.peersByName.values()) {
+      entry.rib.setDesired(this.records);
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+  }
+
+  /** True between drain() and undrain(). */
+  get draining(): boolean {
+    return this.gracefulShutdown || this.drained;
+  }
+
+  /**
+   * SIGTERM path. `graceful: true`: RFC 8326 re-announce with 65535:0, wait `waitTimeSec` (default 5), then Cease /
+   * Administrative Shutdown (6/2) with the RFC 9003 `message` on every session. `graceful: false`: Cease at once.
+   * Closes the listener. Idempotent.
+   */
+  async shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void> {
+    if (this.closed) return;
+    if (opts.graceful) {
+      this.setGracefulShutdown(true);
+      await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
+    }
+    this.closed = true;
+    const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
+    const stops: Promise<void>[] = [];
+    for (const entry of this.peersByName.values()) {
+      entry.rib.reset();
+      stops.push(entry.session.stop(cease).catch(() => undefined));
+    }
+    await Promise.all(stops);
+    await this.listener?.close();
+  }
+
+  /**
+   * Resets a peer. `soft: true`: outbound soft reset, the whole Adj-RIB-Out is sent again (session stays up).
+   * `soft: false`: Cease 4 Administrative Reset and reconnect. Throws Error for an unknown peer.
+   */
+  resetPeer(name: string, opts: { soft: boolean }): void {
+    const entry = this.mustGet(name);
+    if (opts.soft) {
+      for (const f of DEFAULT_FAMILIES) entry.rib.refresh(f);
+      if (entry.rib.hasPending()) entry.session.kickTx();
+      return;
+    }
+    entry.session.reset({ subcode: CeaseSubcode.AdministrativeReset });
+  }
+
+  /** Per-peer status (admin API, metrics). */
+  peers(): PeerStatus[] {
+    const out: PeerStatus[] = [];
+    for (const entry of this.peersByName.values()) {
+      const s = entry.session;
+      const n = s.negotiated;
+      const st = s.stats;
+      const established = s.state === 'Established';
+      const gr = n?.gracefulRestart;
+      out.push({
+        name: entry.cfg.name,
+        address: entry.cfg.address,
+        port: entry.cfg.port ?? BGP_PORT,
+        peerAs: entry.cfg.peerAs,
+        state: s.state,
+        uptimeSec: established && st.establishedAt !== undefined ? (this.clock.now() - st.establishedAt) / 1000 : undefined,
+        negotiated:
+          n === undefined || !established
+            ? undefined
+            : {
+                holdTimeSec: n.holdTimeSec,
+                keepaliveTimeSec: n.keepaliveTimeSec,
+                fourOctetAs: n.fourOctetAs,
+                extendedMessage: n.extendedMessage,
+                routeRefresh: n.routeRefresh,
+                families: [...n.families],
+                ...(gr !== undefined
+                  ? {
+                      peerGracefulRestart: {
+                        restartTimeSec: gr.restartTimeSec,
+                        restarting: gr.restarting,
+                        families: gr.families.map((f) => ({ family: FAMILY_OF_AFI[`${f.afi}/${f.safi}`] ?? `${f.afi}/${f.safi}`, forwardingPreserved: f.forwardingPreserved })),
+                      },
+                    }
+                  : {}),
+              },
+        lastReason: s.lastReason,
+        lastNotificationSent: st.lastNotificationSent,
+        lastNotificationReceived: st.lastNotificationReceived,
+        messagesSent: { ...st.messagesSent },
+        messagesReceived: { ...st.messagesReceived },
+        prefixesAdvertised: entry.rib.advertisedCount,
+        prefixesReceived: st.prefixesReceived ?? 0,
+        endOfRibReceived: [...entry.endOfRibReceived],
+        endOfRibSent: [...entry.rib.endOfRibSent],
+        gracefulShutdown: this.gracefulShutdown && entry.rib.active,
+      });
+    }
+    return out;
+  }
+
+  /** The routes a peer holds from us, with the attributes we sent it. Throws Error for an unknown peer. */
+  adjRibOut(peerName: string): ExportedRoute[] {
+    return this.mustGet(peerName).rib.advertisedRoutes();
+  }
+
+  private mustGet(name: string): PeerEntry {
+    const e = this.peersByName.get(name);
+    if (e === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}`);
+    return e;
+  }
+}

@@ -1,0 +1,238 @@
+// Speaker over scripted fake sessions (no sockets): fan-out, export per peer, GR options and End-of-RIB gating,
+// route refresh, drain/undrain (RFC 8326), shutdown (Cease 6/2 + RFC 9003 text), updatePeer, peers() status.
+import t from 'tap';
+import { EventEmitter } from 'node:events';
+import { Speaker } from '../../bgp/speaker.ts';
+import type { PeerListener, PeerSession } from '../../bgp/speaker.ts';
+import { FakeClock } from '../../bgp/fsm/clock.ts';
+import type { Negotiated } from '../../bgp/codec/open.ts';
+import type { SessionOptions } from '../../bgp/session/session.ts';
+import type { CodecContext } from '../../bgp/codec/types.ts';
+import { decodeUpdate } from './rib/wire-decode.ts';
+import type { DecodedUpdate } from './rib/wire-decode.ts';
+
+type Tx = { nextMessage(ctx: CodecContext, maxLength: number): Buffer | undefined };
+
+class FakeSession extends EventEmitter implements PeerSession {
+  state = 'Idle';
+  negotiated: Negotiated | undefined;
+  lastReason = undefined;
+  stats = { messagesSent: { UPDATE: 0 } as Record<string, number>, messagesReceived: {}, prefixesReceived: 0, establishedAt: undefined as number | undefined };
+  localAddress: string | undefined = '127.0.0.1';
+  tx: Tx | undefined;
+  kicks = 0;
+  started = 0;
+  stopped: { subcode: number; shutdownCommunication?: string }[] = [];
+  resets: unknown[] = [];
+  readonly options: SessionOptions;
+  constructor(options: SessionOptions) {
+    super();
+    this.options = options;
+  }
+  get name(): string {
+    return this.options.name;
+  }
+  start(): void {
+    this.started++;
+  }
+  async stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void> {
+    this.stopped.push(cease ?? { subcode: 0 });
+    this.down();
+  }
+  reset(cease?: unknown): void {
+    this.resets.push(cease);
+    this.down();
+  }
+  setTxSource(src: Tx): void {
+    this.tx = src;
+  }
+  kickTx(): void {
+    this.kicks++;
+  }
+  establish(n: Partial<Negotiated> = {}): void {
+    this.negotiated = {
+      holdTimeSec: 90, keepaliveTimeSec: 30, fourOctetAs: true, peerAs: this.options.peerAs, extendedMessage: false,
+      families: ['ipv4-unicast', 'ipv6-unicast'], routeRefresh: true, enhancedRouteRefresh: false,
+      addPath: { send: {}, receive: {} }, ...n,
+    } as Negotiated;
+    this.state = 'Established';
+    this.stats.establishedAt = 0;
+    this.emit('stateChange', { from: 'OpenConfirm', to: 'Established', reason: { kind: 'started' } });
+    this.emit('established', this.negotiated);
+  }
+  down(): void {
+    if (this.state === 'Idle') return;
+    this.state = 'Idle';
+    this.emit('down', { kind: 'connectionClosed' });
+  }
+  /** Pull everything pending, as the session's tx pump would. */
+  pull(max = 4096): DecodedUpdate[] {
+    const out: DecodedUpdate[] = [];
+    for (;;) {
+      const m = this.tx!.nextMessage({ fourOctetAs: true, extendedMessage: false, addPath: {} }, max);
+      if (m === undefined) return out;
+      this.stats.messagesSent.UPDATE!++;
+      out.push(decodeUpdate(m));
+    }
+  }
+}
+
+function setup(opts: { restarting?: boolean } = {}) {
+  const sessions: FakeSession[] = [];
+  const registered: string[] = [];
+  const clock = new FakeClock();
+  const listener: PeerListener = { register: (a) => registered.push(a), unregister: () => undefined, close: () => undefined };
+  const speaker = new Speaker({
+    localAs: 65000, bgpIdentifier: '10.0.0.1', clock, listen: { address: '127.0.0.1', port: 1179 },
+    gracefulRestart: { restarting: opts.restarting ?? false },
+    createSession: (o) => {
+      const s = new FakeSession(o);
+      sessions.push(s);
+      return s;
+    },
+    createListener: () => listener,
+  });
+  return { speaker, sessions, clock, registered };
+}
+
+const r4 = (i: number, extra = {}) => ({ prefix: `192.0.2.${i}/32`, family: 'ipv4-unicast' as const, ...extra });
+const r6 = (i: number) => ({ prefix: `2001:db8::${i}/128`, family: 'ipv6-unicast' as const });
+
+t.test('fan-out with per-peer export rules; End-of-RIB only after markInitialSyncDone; GR options', async (t) => {
+  const { speaker, sessions, registered } = setup({ restarting: true });
+  speaker.addPeer({ name: 'ebgp', address: '127.0.0.2', peerAs: 65001, nextHopIPv6: '2001:db8::ff' });
+  speaker.addPeer({ name: 'ibgp', address: '127.0.0.3', peerAs: 65000 });
+  t.same(registered, ['127.0.0.2', '127.0.0.3'], 'registered with the listener');
+  const [e, i] = sessions as [FakeSession, FakeSession];
+  t.equal(e.started, 1);
+  t.same(e.options.gracefulRestart, { restartTimeSec: 120, restarting: true, forwardingPreserved: true }, 'R and F bits');
+  t.same(e.options.families, ['ipv4-unicast', 'ipv6-unicast']);
+  speaker.setRoutes([r4(1, { localPref: 200, communities: [0xfde80001] }), r6(1), r4(2, { peers: ['ibgp'] })]);
+  e.establish();
+  i.establish();
+  const em = e.pull();
+  t.same(em.flatMap((m) => m.announced).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv6-unicast 2001:db8::1/128']);
+  t.notOk(em.some((m) => m.attrs.has(5)), 'no LOCAL_PREF toward eBGP');
+  t.equal(em.find((m) => m.mpNextHop)?.mpNextHop, '2001:db8::ff', 'configured IPv6 next hop over an IPv4 session');
+  t.equal(em.filter((m) => m.endOfRib).length, 0, 'no End-of-RIB yet');
+  const im = i.pull();
+  t.same(im.flatMap((m) => m.announced).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv4-unicast 192.0.2.2/32'], 'no IPv6 without an IPv6 next hop');
+  t.equal(im.find((m) => m.announced.includes('ipv4-unicast 192.0.2.1/32'))!.attrs.get(5)!.value.readUInt32BE(0), 200, 'LOCAL_PREF toward iBGP');
+  const kicks = e.kicks;
+  speaker.markInitialSyncDone();
+  t.ok(e.kicks > kicks, 'kicked after markInitialSyncDone');
+  t.same(e.pull().map((m) => m.endOfRib), ['ipv4-unicast', 'ipv6-unicast']);
+  t.equal(e.options.gracefulRestart!.restarting, false, 'R bit cleared for later OPENs after our End-of-RIB');
+  const st = speaker.peers().find((p) => p.name === 'ebgp')!;
+  t.equal(st.state, 'Established');
+  t.equal(st.prefixesAdvertised, 2);
+  t.same(st.endOfRibSent, ['ipv4-unicast', 'ipv6-unicast']);
+  t.equal(st.negotiated?.holdTimeSec, 90);
+  t.same(speaker.adjRibOut('ebgp').map((r) => [r.prefix, r.asPath, r.communities]), [['192.0.2.1/32', [65000], [0xfde80001]], ['2001:db8::1/128', [65000], undefined]]);
+  e.emit('endOfRib', 'ipv4-unicast');
+  t.same(speaker.peers()[0]!.endOfRibReceived, ['ipv4-unicast']);
+});
+
+t.test('session down resets Adj-RIB-Out; re-establish resends; route refresh resends the family', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
+  const s = sessions[0]!;
+  t.equal(s.options.gracefulRestart!.restarting, false, 'no R bit when not restarting');
+  speaker.setRoutes([r4(1), r4(2)]);
+  s.establish();
+  t.equal(s.pull().flatMap((m) => m.announced).length, 2);
+  s.down();
+  t.equal(speaker.peers()[0]!.prefixesAdvertised, 0);
+  speaker.setRoutes([r4(1)]);
+  s.establish();
+  t.same(s.pull().map((m) => [m.withdrawn, m.announced]), [[[], ['ipv4-unicast 192.0.2.1/32']]], 'only the current set, no withdraw');
+  s.emit('routeRefresh', { afi: 1, safi: 1, subtype: 0 });
+  t.same(s.pull().flatMap((m) => m.announced), ['ipv4-unicast 192.0.2.1/32']);
+  speaker.resetPeer('p', { soft: true });
+  t.same(s.pull().flatMap((m) => m.announced), ['ipv4-unicast 192.0.2.1/32'], 'soft reset resends');
+  speaker.resetPeer('p', { soft: false });
+  t.same(s.resets, [{ subcode: 4 }], 'hard reset: Cease 4');
+});
+
+t.test('invalid routes: RouteError, nothing applied', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
+  speaker.setRoutes([r4(1)]);
+  sessions[0]!.establish();
+  sessions[0]!.pull();
+  t.throws(() => speaker.setRoutes([r4(2), { prefix: '192.0.2.1/24', family: 'ipv4-unicast' }]), { name: 'RouteError' });
+  t.same(sessions[0]!.pull(), [], 'nothing sent');
+  t.same(speaker.routes().map((r) => r.prefix), ['192.0.2.1/32']);
+  t.throws(() => speaker.addPeer({ name: 'p', address: '127.0.0.9', peerAs: 1 }), /already exists/);
+  t.throws(() => speaker.resetPeer('nope', { soft: true }), /unknown peer/);
+});
+
+t.test('drain: 65535:0 re-announce (LOCAL_PREF 0 to iBGP), wait, withdraw; undrain restores', async (t) => {
+  const { speaker, sessions, clock } = setup();
+  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  speaker.addPeer({ name: 'i', address: '127.0.0.3', peerAs: 65000 });
+  speaker.setRoutes([r4(1)]);
+  const [e, i] = sessions as [FakeSession, FakeSession];
+  e.establish();
+  i.establish();
+  e.pull();
+  i.pull();
+  const done = speaker.drain({ waitTimeSec: 30 });
+  const em = e.pull();
+  t.equal(em.length, 1);
+  t.equal(em[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000', 'GRACEFUL_SHUTDOWN toward eBGP');
+  const im = i.pull();
+  t.equal(im[0]!.attrs.get(5)!.value.readUInt32BE(0), 0, 'LOCAL_PREF 0 toward iBGP');
+  t.equal(speaker.peers()[0]!.gracefulShutdown, true);
+  speaker.setRoutes([r4(1), r4(2)]);
+  t.equal(e.pull()[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000', 'routes added while draining carry 65535:0');
+  clock.advance(29_999);
+  t.same(e.pull(), [], 'nothing withdrawn before the wait is over');
+  clock.advance(1);
+  await done;
+  t.same(e.pull().flatMap((m) => m.withdrawn).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv4-unicast 192.0.2.2/32']);
+  speaker.undrain();
+  const back = e.pull();
+  t.same(back.flatMap((m) => m.announced).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv4-unicast 192.0.2.2/32']);
+  t.notOk(back[0]!.attrs.has(8), 'no community after undrain');
+});
+
+t.test('shutdown graceful: 65535:0, wait, then Cease 6/2 with the RFC 9003 text; not graceful: at once', async (t) => {
+  const { speaker, sessions, clock } = setup();
+  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  speaker.setRoutes([r4(1)]);
+  const e = sessions[0]!;
+  e.establish();
+  e.pull();
+  const done = speaker.shutdown({ graceful: true, message: 'node drain', waitTimeSec: 10 });
+  t.equal(e.pull()[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000');
+  t.same(e.stopped, [], 'no Cease before the wait');
+  clock.advance(10_000);
+  await done;
+  t.same(e.stopped, [{ subcode: 2, shutdownCommunication: 'node drain' }]);
+  t.throws(() => speaker.addPeer({ name: 'x', address: '127.0.0.5', peerAs: 1 }), /shut down/);
+
+  const b = setup();
+  b.speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  await b.speaker.shutdown({ graceful: false });
+  t.same(b.sessions[0]!.stopped, [{ subcode: 2 }]);
+});
+
+t.test('updatePeer: next hop change keeps the session; other changes restart it with Cease 6; removePeer Cease 3', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  speaker.setRoutes([r4(1)]);
+  const e = sessions[0]!;
+  e.establish();
+  t.equal(e.pull()[0]!.attrs.get(3)!.value.toString('hex'), '7f000001', 'next hop = session local address');
+  speaker.updatePeer({ name: 'e', address: '127.0.0.2', peerAs: 65001, nextHopIPv4: '198.51.100.7' });
+  t.equal(sessions.length, 1, 'same session');
+  t.equal(e.pull()[0]!.attrs.get(3)!.value.toString('hex'), 'c6336407', 'new next hop re-announced');
+  speaker.updatePeer({ name: 'e', address: '127.0.0.2', peerAs: 65002, nextHopIPv4: '198.51.100.7' });
+  t.same(e.stopped, [{ subcode: 6 }]);
+  t.equal(sessions.length, 2, 'new session');
+  t.equal(sessions[1]!.options.peerAs, 65002);
+  await speaker.removePeer('e');
+  t.same(sessions[1]!.stopped, [{ subcode: 3 }]);
+  t.same(speaker.peers(), []);
+});
