@@ -97,6 +97,21 @@ export interface CheckStatus {
   lastFailure: ProbeResult | null;
 }
 
+/** Cheap counters for metrics (no per-check copies). Totals count since the manager was created. */
+export interface HealthStats {
+  checks: number;
+  up: number;
+  down: number;
+  unknown: number;
+  invalid: number;
+  probesTotal: number;
+  probeFailuresTotal: number;
+  inFlight: number;
+  waiting: number;
+  suppressed: number;
+  holdDown: number;
+}
+
 export interface HealthStatus {
   nowMs: number;
   checks: CheckStatus[];
@@ -171,6 +186,8 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   private pendingNode = false;
   private flushQueued = false;
   private closed = false;
+  private probesTotal = 0;
+  private probeFailuresTotal = 0;
 
   /** @throws RangeError on invalid options (flap control, maxConcurrent, jitter) */
   constructor(opts: HealthManagerOptions = {}) {
@@ -447,6 +464,40 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     };
   }
 
+  /** Counters for metrics, O(checks) without allocation per check. */
+  stats(): HealthStats {
+    const now = this.clock.nowMs();
+    let up = 0;
+    let down = 0;
+    let unknown = 0;
+    for (const e of this.entries.values()) {
+      const st = e.rf.state;
+      if (st === 'up') up++;
+      else if (st === 'down') down++;
+      else unknown++;
+    }
+    let suppressed = 0;
+    let holdDown = 0;
+    for (const d of this.dampers.values()) {
+      const s = d.status(now);
+      if (s.suppressed) suppressed++;
+      else if (s.holdDownUntilMs !== null) holdDown++;
+    }
+    return {
+      checks: this.entries.size,
+      up,
+      down,
+      unknown,
+      invalid: this.invalid.size,
+      probesTotal: this.probesTotal,
+      probeFailuresTotal: this.probeFailuresTotal,
+      inFlight: this.sem.inFlight,
+      waiting: this.sem.waiting,
+      suppressed,
+      holdDown,
+    };
+  }
+
   /** Stop every timer and abort probes in flight; resolves when the probes have settled. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
@@ -525,6 +576,8 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       e.abort = null;
     }
     if (e.stopped) return;
+    this.probesTotal++;
+    if (!result.ok) this.probeFailuresTotal++;
     const now = this.clock.nowMs();
     if (e.rf.record(result, now)) this.touchSpec(e.spec);
     const intervalMs = e.spec.intervalSec * 1000;

@@ -246,4 +246,8 @@ t.test('status shows state, last result, latency, since and failures', async (t)
   t.equal(c?.since, 1000);
   t.equal(c?.lastResult?.code, 'BadResponse');
   t.equal(c?.target, '10.0.0.1:30000/health,[fd00::1]:30000/health');
+  hm.setChecks([...hm.status().checks.map(() => spec('c1', 'vip1', { hosts: ['10.0.0.1', 'fd00::1'] })), spec('c2', 'vip2')]);
+  hm.setAnnounced('vip3', true);
+  hm.setAnnounced('vip3', false);
+  t.same(hm.stats(), { checks: 2, up: 0, down: 1, unknown: 1, invalid: 0, probesTotal: 2, probeFailuresTotal: 2, inFlight: 0, waiting: 0, suppressed: 0, holdDown: 1 });
 });
