@@ -202,7 +202,9 @@ export function encodeCapability(cap: Capability, w: ByteWriter): void {
     default:
       return assertNever(cap);
   }
-  w.setU8(lenAt, w.length - start);
+  const len = w.length - start;
+  if (len > 255) throw new RangeError(`capability ${code} value of ${len} octets exceeds 255`);
+  w.setU8(lenAt, len);
 }
 
 function assertNever(x: never): never {

@@ -59,7 +59,7 @@ export function capabilityToJson(cap: Capability): Record<string, unknown> {
  * - NOTIFICATION: `errorCode`, `errorSubcode`, `errorName` ("Cease / Administrative Shutdown"), `data` hex, and
  *   `shutdownCommunication` when present.
  * - ROUTE-REFRESH: `afi`, `safi`, `family` when known, `subtype`, `subtypeName`, `extra` hex when present.
- * - UPDATE: `updateToJson` (attributes-json.ts).
+ * - UPDATE: `type` then the fields of `updateToJson` (attributes-json.ts).
  */
 export function messageToJson(msg: BgpMessage): Record<string, unknown> {
   switch (msg.type) {
@@ -104,7 +104,7 @@ export function messageToJson(msg: BgpMessage): Record<string, unknown> {
       return j;
     }
     case 'UPDATE':
-      return updateToJson(msg);
+      return { type: 'UPDATE', ...updateToJson(msg) };
     default:
       return assertNever(msg);
   }
