@@ -13,8 +13,9 @@
  * an error line and reading goes on with the next record.
  */
 import { ipString, ipv4String, readPrefix } from './addr.ts';
-import { attributesToJson, decodeMessage, decodePathAttributes, messageToJson } from './codec.ts';
-import type { BgpMessage, CodecContext, PathAttribute } from './codec.ts';
+import { attributesToJson, decodePathAttributes } from './codec.ts';
+import type { CodecContext, PathAttribute } from './codec.ts';
+import { decodeForOutput, problemError } from './message.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
 
@@ -333,6 +334,8 @@ export function decodeMrt(buf: Buffer, sink: DecodeSink): number {
 export class MrtDecoder {
   private readonly sink: DecodeSink;
   private peers: Peer[] = [];
+  /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
+  private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
@@ -396,9 +399,28 @@ export class MrtDecoder {
     }
     const addPath = st >= 8;
     const ctx: CodecContext = { fourOctetAs: as4, extendedMessage: true, addPath: addPath ? { ipv4: true, ipv6: true } : {} };
+    const candidates = [ctx];
+    const sessionKey = `${peerIp}|${localIp}`;
+    const adv = this.addPathOffered.get(sessionKey);
+    // Some writers (BIRD's mainline mrtdump) log ADD-PATH sessions with the plain MESSAGE subtypes: when the peer's
+    // OPEN offered ADD-PATH, a reading with path identifiers is the fallback.
+    if (!addPath && adv) candidates.push({ ...ctx, addPath: adv });
     const bytes = rec.body.subarray(c.pos);
-    const msg = decodeMessage(bytes, ctx);
-    this.sink.line({ ...head, ...session, message: messageToJson(msg) }, { mrt: `${head.type}/${head.subtype}`, message: msg });
+    const dec = decodeForOutput(bytes, candidates);
+    if (dec.msg.type === 'OPEN') {
+      const fams = { ipv4: false, ipv6: false };
+      for (const cap of dec.msg.capabilities) {
+        if (cap.type !== 'AddPath') continue;
+        for (const f of cap.families) {
+          if (f.safi === 1 && f.afi === 1) fams.ipv4 = true;
+          if (f.safi === 1 && f.afi === 2) fams.ipv6 = true;
+        }
+      }
+      if (fams.ipv4 || fams.ipv6) this.addPathOffered.set(sessionKey, fams);
+      else this.addPathOffered.delete(sessionKey);
+    }
+    this.sink.line({ ...head, ...session, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 
   private tableDumpV2(rec: MrtRecord, head: Record<string, unknown>): void {
@@ -538,7 +560,8 @@ export class MrtDecoder {
     whole.writeUInt16BE(Math.min(0xffff, whole.length), 16);
     whole[18] = msgType;
     body.copy(whole, BGP_HEADER);
-    const msg: BgpMessage = decodeMessage(whole, { fourOctetAs: false, extendedMessage: true, addPath: {} });
-    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: messageToJson(msg) }, { mrt: `${head.type}/${head.subtype}`, message: msg });
+    const dec = decodeForOutput(whole, [{ fourOctetAs: false, extendedMessage: true, addPath: {} }]);
+    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 }

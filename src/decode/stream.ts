@@ -2,17 +2,18 @@
  * BGP over TCP byte streams for `herald decode`: packet captures (pcap/pcapng → frames → TCP segments → per-direction
  * reassembly → BGP messages) and hex input (one message or a stream of them).
  *
- * Session context (RFC 4271 §4.2 OPEN, RFC 5492): each connection remembers the OPEN seen in each direction. The
- * context used to decode what A sends to B is: 4-octet AS when both OPENs carry capability 65 (RFC 6793 §4);
- * ADD-PATH for a family when A's OPEN says it sends and B's OPEN says it receives (RFC 7911 §4); Extended Message when
- * both carry capability 6 (RFC 8654). When only one OPEN is in the capture, that OPEN decides alone. When neither is
- * (the capture starts mid-session), ADD-PATH is off, messages up to 65535 octets are accepted, and the AS width is
- * guessed per UPDATE: 2-octet first, 4-octet when the 2-octet reading fails (tcpdump does the same). The options
- * `as4`/`addPath` force a value for every session instead.
+ * Session context (RFC 4271 §4.2 OPEN, RFC 5492): each connection remembers the OPEN seen in each direction. With both
+ * OPENs, what A sends to B is decoded with: 4-octet AS when both carry capability 65 (RFC 6793 §4); ADD-PATH for a
+ * family when A's OPEN says send and B's says receive (RFC 7911 §4); Extended Message when both carry capability 6
+ * (RFC 8654). With one OPEN: 2-octet AS if it lacks capability 65, else 4-octet AS first and 2-octet as fallback;
+ * ADD-PATH off first, and on for the families it advertises as fallback. With none (capture started mid-session):
+ * 2-octet AS first, 4-octet as fallback (tcpdump's heuristic), ADD-PATH off, messages up to 65535 octets accepted.
+ * A fallback reading is used only when the first has RFC 7606 problems or fails and the fallback does better. The
+ * options `as4`/`addPath` force a value for every session instead.
  */
 import { captureFormat, readCapture } from './capture.ts';
-import { decodeMessage, messageToJson } from './codec.ts';
 import type { BgpMessage, CodecContext } from './codec.ts';
+import { decodeForOutput, problemError } from './message.ts';
 import { parseFrame } from './packet.ts';
 import type { TcpSegment } from './packet.ts';
 import { TcpDirection } from './reassembly.ts';
@@ -74,28 +75,36 @@ function addPathMode(open: OpenMessage, afi: number): number {
   return 0;
 }
 
-/** The decode context for messages sent by `mine`'s speaker to `theirs`'s speaker, per the rules in the header. */
-export function sessionContext(mine: OpenMessage | undefined, theirs: OpenMessage | undefined, options: StreamOptions): { ctx: CodecContext; guessAs: boolean } {
-  const any = mine !== undefined || theirs !== undefined;
-  let fourOctetAs = options.as4;
-  if (fourOctetAs === undefined && any) fourOctetAs = (!mine || hasCapability(mine, 'FourOctetAs')) && (!theirs || hasCapability(theirs, 'FourOctetAs'));
-  let addPath = options.addPath;
-  if (addPath === undefined) {
-    const fam = (afi: number): boolean => any && (!mine || (addPathMode(mine, afi) & 2) !== 0) && (!theirs || (addPathMode(theirs, afi) & 1) !== 0);
-    addPath = { ipv4: fam(1), ipv6: fam(2) };
-  }
-  const extendedMessage = mine && theirs ? hasCapability(mine, 'ExtendedMessage') && hasCapability(theirs, 'ExtendedMessage') : true;
-  return { ctx: { fourOctetAs: fourOctetAs ?? false, extendedMessage, addPath }, guessAs: fourOctetAs === undefined };
+/** ADD-PATH families an OPEN advertises in any mode. */
+function addPathAdvertised(open: OpenMessage | undefined): { ipv4: boolean; ipv6: boolean } {
+  return { ipv4: open !== undefined && addPathMode(open, 1) !== 0, ipv6: open !== undefined && addPathMode(open, 2) !== 0 };
 }
 
-/** Decodes one framed message; with `guessAs`, an UPDATE failing as 2-octet AS is retried as 4-octet AS. */
-export function decodeWithContext(bytes: Buffer, ctx: CodecContext, guessAs: boolean): BgpMessage {
-  if (!guessAs || bytes[18] !== 2) return decodeMessage(bytes, ctx);
-  try {
-    return decodeMessage(bytes, { ...ctx, fourOctetAs: false });
-  } catch {
-    return decodeMessage(bytes, { ...ctx, fourOctetAs: true });
+/**
+ * The candidate decode contexts for messages sent by `mine`'s speaker to `theirs`'s speaker (the rules are in the
+ * module comment). One candidate when everything is known or forced; up to four when the AS width or ADD-PATH must
+ * be guessed (see decodeForOutput).
+ */
+export function sessionContexts(mine: OpenMessage | undefined, theirs: OpenMessage | undefined, options: StreamOptions): CodecContext[] {
+  const both = mine !== undefined && theirs !== undefined;
+  let asChoices: boolean[];
+  if (options.as4 !== undefined) asChoices = [options.as4];
+  else if (both) asChoices = [hasCapability(mine, 'FourOctetAs') && hasCapability(theirs, 'FourOctetAs')];
+  else if (mine || theirs) asChoices = hasCapability((mine ?? theirs) as OpenMessage, 'FourOctetAs') ? [true, false] : [false];
+  else asChoices = [false, true];
+  let addPathChoices: CodecContext['addPath'][];
+  if (options.addPath !== undefined) addPathChoices = [options.addPath];
+  else if (both) {
+    const fam = (afi: number): boolean => (addPathMode(mine, afi) & 2) !== 0 && (addPathMode(theirs, afi) & 1) !== 0;
+    addPathChoices = [{ ipv4: fam(1), ipv6: fam(2) }];
+  } else {
+    const adv = addPathAdvertised(mine ?? theirs);
+    addPathChoices = adv.ipv4 || adv.ipv6 ? [{}, adv] : [{}];
   }
+  const extendedMessage = both ? hasCapability(mine, 'ExtendedMessage') && hasCapability(theirs, 'ExtendedMessage') : true;
+  const out: CodecContext[] = [];
+  for (const addPath of addPathChoices) for (const fourOctetAs of asChoices) out.push({ fourOctetAs, extendedMessage, addPath });
+  return out;
 }
 
 const BGP_MARKER = Buffer.alloc(16, 0xff);
@@ -113,18 +122,23 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
   const noted = new Set<string>();
   let current = { frame: 0, offset: 0, timestamp: 0 };
 
-  const maxLength = (d: Direction) => (): number => sessionContext(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options).ctx.extendedMessage ? 65535 : 4096;
+  const contexts = (d: Direction): CodecContext[] => sessionContexts(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options);
+  const maxLength = (d: Direction) => (): number => ((contexts(d)[0] as CodecContext).extendedMessage ? 65535 : 4096);
 
   const handle = (d: Direction, items: SplitItem[]): void => {
     for (const item of items) {
       const where = { frame: current.frame, src: d.src, dst: d.dst, streamOffset: item.offset };
       if (item.kind === 'message') {
-        const { ctx, guessAs } = sessionContext(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options);
         try {
-          const msg = decodeWithContext(item.bytes, ctx, guessAs);
+          const dec = decodeForOutput(item.bytes, contexts(d));
+          const msg = dec.msg;
           if (msg.type === 'OPEN') d.conn.opens.set(d.key, msg);
           counts.messages++;
-          sink.line({ frame: current.frame, timestamp: current.timestamp, src: d.src, dst: d.dst, ...messageToJson(msg) }, { message: msg });
+          sink.line({ frame: current.frame, timestamp: current.timestamp, src: d.src, dst: d.dst, ...dec.json }, { message: msg });
+          if (dec.problems.length > 0) {
+            counts.errors++;
+            sink.error(problemError(dec, current.offset, where));
+          }
         } catch (err) {
           counts.errors++;
           sink.error(errorLine(err, current.offset, where));
@@ -220,18 +234,20 @@ export function parseHex(text: string): Buffer {
 
 /**
  * Decodes a stream of whole BGP messages (each with its 19-octet header). Lines: `{ offset, ...messageToJson(msg) }`
- * with `offset` the message's position in the input. The context is the options' (AS width guessed when not forced).
+ * with `offset` the message's position in the input. The context is forced by the options or guessed as for a
+ * capture without OPENs.
  */
 export function decodeBgpStream(bytes: Buffer, sink: DecodeSink, options: StreamOptions = {}): number {
-  const { ctx, guessAs } = sessionContext(undefined, undefined, options);
+  const candidates = sessionContexts(undefined, undefined, options);
   const splitter = new BgpStreamSplitter(true);
   let messages = 0;
   for (const item of [...splitter.push(bytes, () => 65535), ...splitter.end()]) {
     if (item.kind === 'message') {
       try {
-        const msg = decodeWithContext(item.bytes, ctx, guessAs);
+        const dec = decodeForOutput(item.bytes, candidates);
         messages++;
-        sink.line({ offset: item.offset, ...messageToJson(msg) }, { message: msg });
+        sink.line({ offset: item.offset, ...dec.json }, { message: dec.msg });
+        if (dec.problems.length > 0) sink.error(problemError(dec, item.offset, {}));
       } catch (err) {
         sink.error(errorLine(err, item.offset));
       }
