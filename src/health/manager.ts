@@ -115,7 +115,7 @@ export interface HealthStats {
 export interface HealthStatus {
   nowMs: number;
   checks: CheckStatus[];
-  invalid: Array<{ key: string; gate: string; message: string }>;
+  invalid: Array<{ key: string; gate: string; scope: 'gate' | 'node'; message: string }>;
   dampers: Array<{ key: string } & DamperStatus>;
   announced: number;
   probes: { inFlight: number; waiting: number; maxConcurrent: number };
@@ -177,7 +177,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   private readonly entries = new Map<string, Entry>();
   private readonly byGate = new Map<string, Set<string>>();
   private readonly nodeChecks = new Set<string>();
-  private invalid = new Map<string, { gate: string; message: string }>();
+  private invalid = new Map<string, { gate: string; message: string; node: boolean }>();
   private readonly announced = new Set<string>();
   private readonly dampers = new Map<string, FlapDamper>();
   private readonly damperTimers = new Map<string, TimerHandle>();
@@ -211,7 +211,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     if (this.closed) throw new Error('HealthManager is closed');
     const res: SetChecksResult = { added: [], restarted: [], kept: [], removed: [], errors: [] };
     const desired = new Map<string, CheckSpec>();
-    const invalid = new Map<string, { gate: string; message: string }>();
+    const invalid = new Map<string, { gate: string; message: string; node: boolean }>();
     for (const raw of specs) {
       const err = checkSpecError(raw);
       const key = typeof raw?.key === 'string' ? raw.key : String(raw?.key);
@@ -222,14 +222,14 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       }
       if (err !== null) {
         res.errors.push({ key, gate, message: err });
-        invalid.set(key, { gate, message: err });
+        invalid.set(key, { gate, message: err, node: raw?.scope === 'node' });
         continue;
       }
       desired.set(key, { ...raw, hosts: [...raw.hosts], ...(raw.expectedStatus ? { expectedStatus: [...raw.expectedStatus] } : {}) });
     }
     // Invalid entries: notify gates whose invalid set changed.
-    for (const [k, v] of this.invalid) if (!invalid.has(k)) this.touch(v.gate, false);
-    for (const [k, v] of invalid) if (this.invalid.get(k)?.message !== v.message) this.touch(v.gate, false);
+    for (const [k, v] of this.invalid) if (!invalid.has(k)) this.touch(v.gate, v.node);
+    for (const [k, v] of invalid) if (this.invalid.get(k)?.message !== v.message) this.touch(v.gate, v.node);
     this.invalid = invalid;
 
     for (const [key, entry] of [...this.entries]) {
@@ -351,7 +351,8 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       }
     }
     for (const [ck, inv] of this.invalid) {
-      if (inv.gate !== key) continue;
+      // An invalid node-scope check fails every key (fail closed), like a node check that is down.
+      if (!inv.node && inv.gate !== key) continue;
       pass = false;
       reasons.push({ code: ReasonCode.InvalidCheck, message: `check ${ck} is invalid: ${inv.message}`, check: ck });
     }
@@ -457,7 +458,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     return {
       nowMs: now,
       checks,
-      invalid: [...this.invalid].map(([key, v]) => ({ key, ...v })),
+      invalid: [...this.invalid].map(([key, v]) => ({ key, gate: v.gate, scope: v.node ? ('node' as const) : ('gate' as const), message: v.message })),
       dampers,
       announced: this.announced.size,
       probes: { inFlight: this.sem.inFlight, waiting: this.sem.waiting, maxConcurrent: this.sem.size },
@@ -610,7 +611,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       keys = new Set(keys);
       for (const k of this.byGate.keys()) keys.add(k);
       for (const k of this.announced) keys.add(k);
-      for (const v of this.invalid.values()) keys.add(v.gate);
+      for (const v of this.invalid.values()) if (!v.node) keys.add(v.gate);
     }
     if (this.closed || (keys.size === 0 && !nodeLevel)) return;
     this.emit('change', [...keys], { nodeLevel });

@@ -168,6 +168,11 @@ t.test('setChecks is level-triggered', async (t) => {
   const g4 = hm.gate('vip4');
   t.equal(g4.pass, false, 'invalid check fails closed');
   t.equal(g4.reasons[0]?.code, 'InvalidCheck');
+  const badNode = hm.setChecks([spec('node', '', { kind: 'kube-proxy-node', scope: 'node', hosts: [''] })]);
+  t.equal(badNode.errors.length, 1);
+  t.same(hm.gate('any-key').reasons.map((r) => r.code), ['InvalidCheck'], 'an invalid node check fails every key');
+  t.equal(hm.gate('any-key').pass, false);
+  t.equal(hm.status().invalid[0]?.scope, 'node');
   const dup = hm.setChecks([spec('c1', 'vip1'), spec('c1', 'vip9')]);
   t.match(dup.errors[0]?.message, /duplicate check key/);
 });
