@@ -1,0 +1,285 @@
+/**
+ * `herald` command line: dispatches to the daemon (`run`), the offline tools (`config check`,
+ * `decode`) and the admin API clients (`status`, `peers`, `routes`, `services`, `drain`,
+ * `undrain`, `reset`). docs/cli.md documents every command.
+ *
+ * Exit codes: 0 success, 1 failure (daemon unreachable, HTTP error, invalid config), 2 usage error.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import type { PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import { loadConfigFile, ConfigError, formatIssues } from '../config/load.ts';
+import { AdminClient, ApiError } from './client.ts';
+import { formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
+
+/** Where the CLI writes. */
+export interface Output {
+  write(s: string): unknown;
+}
+
+/** Process-level context, injectable for tests. */
+export interface CliContext {
+  out: Output;
+  err: Output;
+  env: NodeJS.ProcessEnv;
+}
+
+export const DEFAULT_API = 'http://127.0.0.1:9179';
+
+export const USAGE = `Usage: herald <command> [options]
+
+Daemon:
+  run --config FILE [--node-name NAME] [--node-ip IP]   run the BGP speaker
+  config check FILE                                     validate a configuration file
+
+Talk to a running daemon (admin API):
+  status                     daemon summary
+  peers [NAME]               BGP sessions (one peer in detail with NAME)
+  routes [--peer P] [--prefix X]   Adj-RIB-Out per peer
+  services [NS/NAME]         Service VIPs: announced from this node or why not
+  drain                      graceful shutdown (RFC 8326), then withdraw everything
+  undrain                    announce again
+  reset PEER [--soft]        reset a session (soft: re-send routes only)
+
+Tools:
+  decode ...                 decode BGP messages from captures / MRT / hex (herald decode --help)
+
+Options for admin commands:
+  --api URL          admin API (default ${DEFAULT_API}, or HERALD_API)
+  --token-file FILE  bearer token for drain/undrain/reset (or HERALD_ADMIN_TOKEN)
+  --json             print the API's JSON instead of a table
+`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  api: { type: 'string' },
+  'token-file': { type: 'string' },
+  json: { type: 'boolean' },
+  soft: { type: 'boolean' },
+  peer: { type: 'string' },
+  prefix: { type: 'string' },
+  config: { type: 'string', short: 'c' },
+  'node-name': { type: 'string' },
+  'node-ip': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
+
+/** Flags each command accepts (besides --help). */
+const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
+  status: ['api', 'json', 'token-file'],
+  peers: ['api', 'json', 'token-file'],
+  routes: ['api', 'json', 'peer', 'prefix', 'token-file'],
+  services: ['api', 'json', 'token-file'],
+  drain: ['api', 'json', 'token-file'],
+  undrain: ['api', 'json', 'token-file'],
+  reset: ['api', 'json', 'token-file', 'soft'],
+  config: ['json'],
+  run: ['config', 'node-name', 'node-ip'],
+};
+
+async function readToken(values: Values, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (values['token-file'] !== undefined) {
+    try {
+      return (await readFile(values['token-file'], 'utf8')).trim();
+    } catch (err) {
+      throw new ApiError(`cannot read --token-file ${values['token-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 0);
+    }
+  }
+  const t = env['HERALD_ADMIN_TOKEN'];
+  return t !== undefined && t !== '' ? t.trim() : undefined;
+}
+
+function json(out: Output, v: unknown): void {
+  out.write(JSON.stringify(v, null, 2) + '\n');
+}
+
+/**
+ * Run the CLI.
+ * @param argv arguments after the program name
+ * @returns the process exit code
+ */
+export async function main(argv: readonly string[], ctx: CliContext): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    (cmd === undefined ? ctx.err : ctx.out).write(USAGE);
+    return cmd === undefined ? 2 : 0;
+  }
+  if (cmd === 'version' || cmd === '--version') {
+    ctx.out.write(`herald ${await version()}\n`);
+    return 0;
+  }
+  if (cmd === 'decode') {
+    // Engineer D's decoder owns its own arguments.
+    const decodeModule = '../decode/cli.ts'; // a variable: the decoder is optional at type-check time
+    const mod = (await import(decodeModule)) as { runDecode: (argv: string[], out: Output, err: Output) => Promise<number> };
+    return mod.runDecode(rest, ctx.out, ctx.err);
+  }
+  const allowed = ALLOWED[cmd];
+  if (!allowed) {
+    ctx.err.write(`herald: unknown command "${cmd}"\n\n${USAGE}`);
+    return 2;
+  }
+  let values: Values;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({ args: [...rest], options: OPTIONS, allowPositionals: true, strict: true });
+    values = parsed.values as Values;
+    positionals = parsed.positionals;
+    for (const k of Object.keys(values)) {
+      if (k !== 'help' && !allowed.includes(k as keyof typeof OPTIONS)) throw new UsageError(`option --${k} does not apply to "${cmd}"`);
+    }
+  } catch (err) {
+    ctx.err.write(`herald ${cmd}: ${(err as Error).message}\n(see herald --help)\n`);
+    return 2;
+  }
+  if (values.help) {
+    ctx.out.write(USAGE);
+    return 0;
+  }
+  try {
+    return await runCommand(cmd, values, positionals, ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      ctx.err.write(`herald ${cmd}: ${err.message}\n(see herald --help)\n`);
+      return 2;
+    }
+    if (err instanceof ApiError) {
+      ctx.err.write(`herald ${cmd}: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof ConfigError) {
+      ctx.err.write(`herald ${cmd}: ${err.message}\n`);
+      return 1;
+    }
+    ctx.err.write(`herald ${cmd}: ${(err as Error).message ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+function expectPositionals(cmd: string, positionals: string[], min: number, max: number, what: string): void {
+  if (positionals.length < min || positionals.length > max) throw new UsageError(`expected ${what}, got ${positionals.length === 0 ? 'nothing' : positionals.join(' ')}`);
+  void cmd;
+}
+
+async function runCommand(cmd: string, values: Values, positionals: string[], ctx: CliContext): Promise<number> {
+  if (cmd === 'config') {
+    if (positionals[0] !== 'check') throw new UsageError('usage: herald config check FILE');
+    expectPositionals(cmd, positionals.slice(1), 1, 1, 'one FILE');
+    const file = positionals[1] as string;
+    try {
+      const cfg = await loadConfigFile(file);
+      if (values.json) json(ctx.out, { ok: true, file, config: cfg });
+      else ctx.out.write(`${file}: valid (${cfg.peers.length} peer(s), ${cfg.routes.length} static route(s)${cfg.source ? `, source ${cfg.source.kubernetes ? 'kubernetes' : 'manifests'}` : ''})\n`);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      if (values.json) json(ctx.out, { ok: false, file, errors: err.issues });
+      else ctx.err.write(`${file}: invalid, ${err.issues.length} problem(s):\n${formatIssues(err.issues)}\n`);
+      return 1;
+    }
+  }
+  if (cmd === 'run') {
+    expectPositionals(cmd, positionals, 0, 0, 'no arguments');
+    if (values.config === undefined) throw new UsageError('--config FILE is required');
+    const { runDaemon } = await import('../daemon/run.ts');
+    return runDaemon({ configPath: values.config, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });
+  }
+
+  const token = await readToken(values, ctx.env);
+  const client = new AdminClient({ api: values.api ?? ctx.env['HERALD_API'] ?? DEFAULT_API, ...(token !== undefined ? { token } : {}) });
+  const enc = encodeURIComponent;
+  switch (cmd) {
+    case 'status': {
+      expectPositionals(cmd, positionals, 0, 0, 'no arguments');
+      const s = await client.get<StatusView>('/api/v1/status');
+      if (values.json) json(ctx.out, s);
+      else ctx.out.write(formatStatus(s));
+      return 0;
+    }
+    case 'peers': {
+      expectPositionals(cmd, positionals, 0, 1, 'at most one peer NAME');
+      if (positionals[0] !== undefined) {
+        const p = await client.get<PeerView>(`/api/v1/peers/${enc(positionals[0])}`);
+        if (values.json) json(ctx.out, p);
+        else ctx.out.write(formatPeerDetail(p));
+        return 0;
+      }
+      const list = await client.get<PeerView[]>('/api/v1/peers');
+      if (values.json) json(ctx.out, list);
+      else ctx.out.write(list.length === 0 ? 'No peers configured.\n' : formatPeers(list));
+      return 0;
+    }
+    case 'routes': {
+      expectPositionals(cmd, positionals, 0, 0, 'no arguments (use --peer / --prefix)');
+      const q = new URLSearchParams();
+      if (values.peer !== undefined) q.set('peer', values.peer);
+      if (values.prefix !== undefined) q.set('prefix', values.prefix);
+      const qs = q.toString();
+      const list = await client.get<RouteView[]>(`/api/v1/routes${qs ? `?${qs}` : ''}`);
+      if (values.json) json(ctx.out, list);
+      else ctx.out.write(formatRoutes(list));
+      return 0;
+    }
+    case 'services': {
+      expectPositionals(cmd, positionals, 0, 1, 'at most one NAMESPACE/NAME');
+      const key = positionals[0];
+      if (key !== undefined) {
+        const m = /^([^/]+)\/([^/]+)$/.exec(key);
+        if (!m) throw new UsageError(`expected NAMESPACE/NAME, got ${key}`);
+        const s = await client.get<ServiceView>(`/api/v1/services/${enc(m[1] as string)}/${enc(m[2] as string)}`);
+        if (values.json) json(ctx.out, s);
+        else ctx.out.write(formatServiceDetail(s));
+        return 0;
+      }
+      const list = await client.get<ServiceView[]>('/api/v1/services');
+      if (values.json) json(ctx.out, list);
+      else ctx.out.write(formatServices(list));
+      return 0;
+    }
+    case 'drain':
+    case 'undrain': {
+      expectPositionals(cmd, positionals, 0, 0, 'no arguments');
+      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/${cmd}`);
+      if (values.json) json(ctx.out, r);
+      else ctx.out.write(`${r.message ?? (cmd === 'drain' ? 'drained' : 'undrained')}\n`);
+      return 0;
+    }
+    case 'reset': {
+      expectPositionals(cmd, positionals, 1, 1, 'one PEER name');
+      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/peers/${enc(positionals[0] as string)}/reset`, { soft: values.soft ?? false });
+      if (values.json) json(ctx.out, r);
+      else ctx.out.write(`${r.message ?? 'reset'}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command ${cmd}`);
+  }
+}
+
+/** Version from package.json. */
+export async function version(): Promise<string> {
+  try {
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+// Run when executed directly (node src/cli/main.ts, or bin/herald.js importing this module).
+const entry = process.argv[1] ?? '';
+if (entry.endsWith('/src/cli/main.ts') || entry.endsWith('/bin/herald.js') || entry.endsWith('/bin/herald')) {
+  main(process.argv.slice(2), { out: process.stdout, err: process.stderr, env: process.env }).then(
+    (code) => {
+      // `run` keeps the process alive itself and returns only when it stops.
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`herald: ${(err as Error).message ?? String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

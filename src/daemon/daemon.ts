@@ -1,0 +1,510 @@
+/**
+ * The running daemon: wires config → Speaker peers, static routes + Service VIPs (source →
+ * computeDesiredRoutes → health gate) → `speaker.setRoutes` (the whole desired set every time,
+ * per-peer filtering via `route.peers`), and implements the admin API's {@link DaemonView}.
+ *
+ * Level-triggered: any change (source objects, health gates, reload, node labels) schedules one
+ * coalesced reconcile that recomputes everything. `markInitialSyncDone()` is called after the
+ * first reconcile that saw a synced source (at once with static routes only), so End-of-RIB
+ * follows the first complete table (decisions.md, RFC 4724 §4.1).
+ *
+ * Reload (`reload(newConfig)`): the new config was validated by the caller; peers are applied as a
+ * diff (diff.ts): unchanged keep their sessions, changed are updated (the Speaker restarts a session
+ * only for session-relevant fields), removed get Cease / Peer De-configured, new ones start.
+ * Restart-only settings keep their running values and are reported.
+ */
+import type { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../bgp/speaker.ts';
+import type { Route } from '../../bgp/rib/route.ts';
+import type { StateReason } from '../../bgp/fsm/state.ts';
+import { describeNotification } from '../../bgp/errors.ts';
+import type { Config } from '../config/schema.ts';
+import type { RuntimeIdentity } from '../config/load.ts';
+import { computeDesiredRoutes } from '../controller/desired-routes.ts';
+import type { DesiredResult } from '../controller/desired-routes.ts';
+import { matchesSelector } from '../k8s/selector.ts';
+import type { Source } from '../sources/source.ts';
+import type { CheckSpec } from '../health/types.ts';
+import { kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
+import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import { NotFoundError } from '../admin/view.ts';
+import type { HeraldMetrics } from '../metrics/metrics.ts';
+import { diffConfig, diffPeers, effectiveReloadConfig } from './diff.ts';
+import type { ConfigDiff } from './diff.ts';
+import type { PeerHistory } from './mapping.ts';
+import { desiredRoute, errorView, MappingError, peerView, prefixMatches, resolvePassword, routeView, staticRoute, staticRouteGate, toSpeakerPeer } from './mapping.ts';
+
+/** What the daemon needs from bgp/speaker.ts's Speaker (a fake implements it in tests). */
+export interface SpeakerLike extends EventEmitter {
+  readonly localAs: number;
+  ready(): Promise<void>;
+  addPeer(cfg: SpeakerPeerConfig): void;
+  updatePeer(cfg: SpeakerPeerConfig): void;
+  removePeer(name: string): Promise<void>;
+  setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>): void;
+  markInitialSyncDone(): void;
+  drain(opts: { waitTimeSec: number }): Promise<void>;
+  undrain(): void;
+  readonly draining: boolean;
+  shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void>;
+  resetPeer(name: string, opts: { soft: boolean }): void;
+  peers(): PeerStatus[];
+  adjRibOut(peerName: string): (Route & { nextHop: string; asPath: readonly number[] })[];
+}
+
+/** What the daemon needs from the HealthManager (src/health). */
+export interface HealthLike extends EventEmitter {
+  setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
+  gate(key: string): { pass: boolean; reasons: Array<{ code: string; message: string }> };
+  setAnnounced(key: string, announced: boolean): void;
+  close(): Promise<void>;
+}
+
+/** Dependencies of {@link Daemon}; everything external is injected. */
+export interface DaemonDeps {
+  createSpeaker: (opts: SpeakerOptions) => SpeakerLike;
+  health: HealthLike;
+  /** The object source, when the config has one (created by the caller from `config.source`). */
+  source?: Source;
+  logger: Logger;
+  metrics: HeraldMetrics;
+  version: string;
+  /** Set the R bit (we restarted within the Graceful Restart window). */
+  restarting: boolean;
+  env?: NodeJS.ProcessEnv;
+  nowMs?: () => number;
+}
+
+/** Description of a reason for logs: "NOTIFICATION sent: Cease / Administrative Shutdown". */
+export function describeStateReason(r: StateReason | undefined): string {
+  if (!r) return 'unknown';
+  switch (r.kind) {
+    case 'notificationSent':
+    case 'notificationReceived':
+      return `NOTIFICATION ${r.kind === 'notificationSent' ? 'sent' : 'received'}: ${describeNotification(r.code, r.subcode)}${r.text ? ` "${r.text}"` : ''}`;
+    case 'holdTimerExpired':
+      return 'hold timer expired';
+    case 'transportError':
+      return `transport error: ${r.message}`;
+    case 'connectionClosed':
+      return 'connection closed by peer';
+    case 'admin':
+    case 'progress':
+      return r.message;
+    default:
+      return r.kind;
+  }
+}
+
+/** See the module comment. */
+export class Daemon implements DaemonView {
+  private config: Config;
+  readonly identity: RuntimeIdentity;
+  private readonly deps: DaemonDeps;
+  private readonly log: Logger;
+  private readonly speaker: SpeakerLike;
+  private readonly startedAtMs: number;
+  private readonly now: () => number;
+  /** Speaker peer configs currently applied, by name. */
+  private applied = new Map<string, SpeakerPeerConfig>();
+  private readonly history = new Map<string, PeerHistory>();
+  private lastResult: DesiredResult | undefined;
+  private desiredCount = 0;
+  private announcedGates = new Set<string>();
+  private initialSyncMarked = false;
+  private reconcileQueued = false;
+  private stopping = false;
+  private drainedByApi = false;
+  private lastReload: StatusView['lastReload'];
+  private speakerReady = false;
+  private speakerError: string | undefined;
+
+  /**
+   * Build the speaker and peers. Does not reconcile yet: call {@link start}.
+   * @throws MappingError when a peer password cannot be resolved
+   */
+  constructor(config: Config, identity: RuntimeIdentity, deps: DaemonDeps) {
+    this.config = config;
+    this.identity = identity;
+    this.deps = deps;
+    this.log = deps.logger;
+    this.now = deps.nowMs ?? Date.now;
+    this.startedAtMs = this.now();
+    const peers = this.resolvePeers(config); // throws before anything starts
+    this.speaker = deps.createSpeaker({
+      localAs: config.bgp.localAs,
+      bgpIdentifier: identity.routerId,
+      ...(config.bgp.listen ? { listen: { address: config.bgp.listen.address, port: config.bgp.listen.port } } : {}),
+      gracefulRestart: { restarting: deps.restarting },
+    });
+    this.speaker.on('peerState', (e: { peer: string; from: string; to: string; reason?: StateReason }) => this.onPeerState(e));
+    this.speaker.on('updateSent', (e: { peer: string; packMs?: number }) => {
+      if (typeof e.packMs === 'number') deps.metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
+    });
+    this.speaker.on('error', (err: unknown) => this.log.error({ err }, 'speaker error'));
+    this.speaker.on('drained', () => this.log.info('drain finished: every route withdrawn'));
+    deps.metrics.setPeersProvider(() => this.peers());
+    deps.health.on('change', () => this.scheduleReconcile('health'));
+    if (deps.source) {
+      deps.source.on('change', () => this.scheduleReconcile('source'));
+      deps.source.on('synced', () => {
+        this.log.info('source synced');
+        this.scheduleReconcile('synced');
+      });
+      deps.source.on('error', (...args: unknown[]) => this.log.warn({ err: args[args.length - 1] }, 'source error'));
+      deps.source.on('restart', (kind: string) => deps.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
+    }
+    this.applyPeers(peers);
+  }
+
+  /** Start the source and the first reconcile; resolves once the speaker's listener is bound. */
+  async start(): Promise<void> {
+    this.speaker
+      .ready()
+      .then(() => {
+        this.speakerReady = true;
+      })
+      .catch((err: unknown) => {
+        this.speakerError = (err as Error).message;
+        this.log.error({ err }, 'BGP listener failed');
+      });
+    if (this.deps.source) await this.deps.source.start();
+    this.reconcile('start');
+    await this.speaker.ready();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Peers
+  // ------------------------------------------------------------------------------------------
+
+  private nodeLabels(): Record<string, string> {
+    const node = this.deps.source?.snapshot().node(this.identity.nodeName);
+    return node?.metadata?.labels ?? {};
+  }
+
+  /** Speaker configs of the peers that apply to this node (nodeSelector), passwords resolved. */
+  private resolvePeers(cfg: Config): SpeakerPeerConfig[] {
+    const labels = this.deps?.source ? this.nodeLabels() : {};
+    const issues: MappingError['issues'] = [];
+    const out: SpeakerPeerConfig[] = [];
+    cfg.peers.forEach((p, i) => {
+      if (p.nodeSelector && !matchesSelector(p.nodeSelector, labels)) return;
+      try {
+        out.push(toSpeakerPeer(p, resolvePassword(p, i, this.deps?.env ?? process.env)));
+      } catch (err) {
+        if (err instanceof MappingError) issues.push(...err.issues);
+        else throw err;
+      }
+    });
+    if (issues.length > 0) throw new MappingError(issues);
+    return out;
+  }
+
+  /** Apply a desired peer list as a diff against what runs. */
+  private applyPeers(next: SpeakerPeerConfig[]): void {
+    const d = diffPeers([...this.applied.values()], next, []);
+    for (const p of d.removed) {
+      this.log.info({ peer: p.name }, 'peer removed: Cease / Peer De-configured');
+      this.applied.delete(p.name);
+      this.history.delete(p.name);
+      this.speaker.removePeer(p.name).catch((err: unknown) => this.log.warn({ err, peer: p.name }, 'removing peer failed'));
+    }
+    for (const c of d.changed) {
+      this.log.info({ peer: c.name, fields: c.fields }, 'peer changed');
+      this.applied.set(c.name, c.after);
+      this.speaker.updatePeer(c.after);
+    }
+    for (const p of d.added) {
+      this.log.info({ peer: p.name, address: p.address, port: p.port, peerAs: p.peerAs }, 'peer added');
+      this.applied.set(p.name, p);
+      this.history.set(p.name, { flaps: 0, since: new Date(this.now()).toISOString() });
+      this.speaker.addPeer(p);
+    }
+  }
+
+  private onPeerState(e: { peer: string; from: string; to: string; reason?: StateReason }): void {
+    const h = this.history.get(e.peer) ?? { flaps: 0 };
+    const at = new Date(this.now()).toISOString();
+    h.since = at;
+    if (e.from === 'Established' && e.to !== 'Established') h.flaps += 1;
+    const err = errorView(e.reason, at);
+    if (err && e.to !== 'Established') h.lastError = err;
+    this.history.set(e.peer, h);
+    this.deps.metrics.observeStateChange(e.peer, e.from, e.to);
+    if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
+      this.deps.metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);
+    }
+    const fields = { peer: e.peer, from: e.from, to: e.to, reason: describeStateReason(e.reason), ...(e.reason ? { reasonKind: e.reason.kind } : {}) };
+    if (e.to === 'Established') this.log.info(fields, 'session established');
+    else if (e.from === 'Established') this.log.warn(fields, 'session down');
+    else this.log.info(fields, 'session state change');
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reconcile
+  // ------------------------------------------------------------------------------------------
+
+  /** Coalesce bursts of changes into one reconcile on the next turn of the event loop. */
+  scheduleReconcile(why: string): void {
+    if (this.reconcileQueued || this.stopping) return;
+    this.reconcileQueued = true;
+    setImmediate(() => {
+      this.reconcileQueued = false;
+      if (!this.stopping) this.reconcile(why);
+    });
+  }
+
+  private healthSpecs(cfg: Config, result: DesiredResult | undefined): CheckSpec[] {
+    const timing = timingFromConfig(cfg.healthChecks);
+    const specs: CheckSpec[] = [];
+    const nodeIp = this.identity.nodeIp;
+    for (const r of cfg.routes) {
+      if (!r.healthCheck) continue;
+      const host = r.healthCheck.host ?? nodeIp;
+      if (host === undefined) continue; // reported at start
+      specs.push(staticRouteCheck({ gate: staticRouteGate(r), check: { ...r.healthCheck, host }, defaults: timing, nodeIP: host }));
+    }
+    if (cfg.source?.kubernetes && nodeIp !== undefined) {
+      specs.push(kubeProxyNodeCheck({ nodeIPs: nodeIp, port: cfg.kubeProxy.healthzPort, timing }));
+      if (cfg.kubeProxy.checkServices && result && this.deps.source) {
+        const snap = this.deps.source.snapshot();
+        for (const s of result.services) {
+          const svc = snap.service(s.service);
+          const port = svc?.spec?.healthCheckNodePort;
+          if (!svc || svc.spec?.externalTrafficPolicy !== 'Local' || !port) continue;
+          for (const v of s.vips) {
+            if (v.kind === 'clusterIP') continue;
+            const host = nodeAddressFor(v.address, [nodeIp]);
+            if (host === null) continue;
+            specs.push(kubeProxyServiceCheck({ gate: `svc:${s.service} ${v.address}`, nodeIP: host, healthCheckNodePort: port, timing }));
+          }
+        }
+      }
+    }
+    return specs;
+  }
+
+  /** Recompute the whole desired set and hand it to the speaker. Never throws. */
+  reconcile(why: string): void {
+    const t0 = performance.now();
+    const cfg = this.config;
+    try {
+      const health = this.deps.health;
+      if (this.deps.source && cfg.peers.some((p) => p.nodeSelector)) {
+        // Node labels may have changed: peers selected by nodeSelector come and go.
+        try {
+          this.applyPeers(this.resolvePeers(cfg));
+        } catch (err) {
+          this.log.error({ err }, 'cannot apply peers');
+        }
+      }
+      const routes = new Map<string, Route>();
+      const gatesNow = new Set<string>();
+      let result: DesiredResult | undefined;
+      const source = this.deps.source;
+      if (source && source.synced()) {
+        result = computeDesiredRoutes(source.snapshot(), {
+          nodeName: this.identity.nodeName,
+          ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
+          ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
+          ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
+          countServingTerminating: cfg.countServingTerminating,
+          healthGate: (service, address) => {
+            const g = health.gate(`svc:${service} ${address}`);
+            return g.pass ? { pass: true } : { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing' };
+          },
+        });
+        this.lastResult = result;
+        for (const d of result.routes) {
+          const r = desiredRoute(d);
+          routes.set(`${r.family} ${r.prefix}`, r);
+        }
+        for (const s of result.services) for (const v of s.vips) if (v.announced) gatesNow.add(`svc:${s.service} ${v.address}`);
+      }
+      // Static routes (a static route wins over a Service VIP with the same prefix).
+      for (const r of cfg.routes) {
+        const route = staticRoute(r);
+        if (r.healthCheck) {
+          const key = staticRouteGate(r);
+          const g = health.gate(key);
+          if (!g.pass) continue;
+          gatesNow.add(key);
+        }
+        routes.set(`${route.family} ${route.prefix}`, route);
+      }
+      const check = health.setChecks(this.healthSpecs(cfg, result));
+      for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
+      this.speaker.setRoutes(routes);
+      this.desiredCount = routes.size;
+      this.deps.metrics.desiredRoutes.set(routes.size);
+      for (const k of gatesNow) health.setAnnounced(k, true);
+      for (const k of this.announcedGates) if (!gatesNow.has(k)) health.setAnnounced(k, false);
+      this.announcedGates = gatesNow;
+      if (!this.initialSyncMarked && (!source || source.synced())) {
+        this.initialSyncMarked = true;
+        this.speaker.markInitialSyncDone();
+        this.log.info({ routes: routes.size }, 'initial sync done: End-of-RIB may be sent');
+      }
+      this.log.debug({ why, routes: routes.size }, 'reconciled');
+    } catch (err) {
+      this.log.error({ err, why }, 'reconcile failed; previous routes stay announced');
+    } finally {
+      this.deps.metrics.reconcileDuration.observe((performance.now() - t0) / 1000);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reload, drain, shutdown
+  // ------------------------------------------------------------------------------------------
+
+  /** Current configuration (after reloads). */
+  get currentConfig(): Config {
+    return this.config;
+  }
+
+  /**
+   * Apply a validated configuration. Peer passwords are resolved first; on failure nothing changes.
+   * @returns the diff that was applied
+   * @throws MappingError (nothing applied)
+   */
+  reload(next: Config): ConfigDiff {
+    const d = diffConfig(this.config, next);
+    const eff = effectiveReloadConfig(this.config, next);
+    const peers = this.resolvePeers(eff); // may throw: nothing applied yet
+    if (d.restartRequired.length > 0) this.log.warn({ fields: d.restartRequired }, 'these settings change only on restart; running values kept');
+    this.config = eff;
+    if (d.logLevelChanged) this.log.level = eff.logLevel;
+    this.applyPeers(peers);
+    this.reconcile('reload');
+    this.lastReload = { at: new Date(this.now()).toISOString(), ok: true };
+    this.deps.metrics.configReloads.inc({ result: 'ok' });
+    this.log.info(
+      { added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), routesChanged: d.routesChanged, policyChanged: d.policyChanged },
+      'configuration reloaded',
+    );
+    return d;
+  }
+
+  /** Record a rejected reload (invalid file): the running config stays. */
+  reloadRejected(errors: string[]): void {
+    this.lastReload = { at: new Date(this.now()).toISOString(), ok: false, errors };
+    this.deps.metrics.configReloads.inc({ result: 'invalid' });
+  }
+
+  /** Largest gracefulShutdown.waitTime among peers that enable it (0 when none does). */
+  private gracefulWaitSec(): { graceful: boolean; waitTimeSec: number } {
+    let graceful = false;
+    let waitTimeSec = 0;
+    for (const p of this.config.peers) {
+      if (p.gracefulShutdown?.enabled) {
+        graceful = true;
+        waitTimeSec = Math.max(waitTimeSec, p.gracefulShutdown.waitTime);
+      }
+    }
+    return { graceful, waitTimeSec };
+  }
+
+  /** Stop everything: graceful (RFC 8326) when configured, then Cease / Administrative Shutdown. Idempotent. */
+  async shutdown(reason: string): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const g = this.gracefulWaitSec();
+    this.log.info({ reason, graceful: g.graceful, waitTimeSec: g.waitTimeSec }, 'shutting down');
+    await this.speaker.shutdown({ graceful: g.graceful, waitTimeSec: g.waitTimeSec, message: `herald: ${reason}` }).catch((err: unknown) => this.log.warn({ err }, 'speaker shutdown failed'));
+    await this.deps.health.close().catch(() => undefined);
+    await this.deps.source?.stop().catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // DaemonView
+  // ------------------------------------------------------------------------------------------
+
+  live(): boolean {
+    return !this.stopping;
+  }
+
+  status(): StatusView {
+    const notReady: string[] = [];
+    if (this.speakerError !== undefined) notReady.push(`BGP listener: ${this.speakerError}`);
+    else if (!this.speakerReady) notReady.push('BGP listener not bound yet');
+    if (this.deps.source && !this.deps.source.synced()) notReady.push(`${this.deps.source.status().type} source not synced`);
+    if (!this.initialSyncMarked) notReady.push('initial route computation pending');
+    if (this.stopping) notReady.push('shutting down');
+    const peers = this.speaker.peers();
+    const s: StatusView = {
+      version: this.deps.version,
+      node: this.identity.nodeName,
+      routerId: this.identity.routerId,
+      localAs: this.config.bgp.localAs,
+      startedAt: new Date(this.startedAtMs).toISOString(),
+      uptimeSec: Math.round(this.now() - this.startedAtMs) / 1000,
+      ready: notReady.length === 0,
+      notReady,
+      drained: this.speaker.draining,
+      peers: { configured: peers.length, established: peers.filter((p) => p.state === 'Established').length },
+      routes: { desired: this.desiredCount },
+    };
+    if (this.lastReload) s.lastReload = this.lastReload;
+    return s;
+  }
+
+  peers(): PeerView[] {
+    return this.speaker.peers().map((p) => peerView(p, this.speaker.localAs, this.history.get(p.name)));
+  }
+
+  routes(filter: { peer?: string; prefix?: string }): RouteView[] {
+    const out: RouteView[] = [];
+    for (const p of this.speaker.peers()) {
+      if (filter.peer !== undefined && p.name !== filter.peer) continue;
+      for (const r of this.speaker.adjRibOut(p.name)) {
+        if (filter.prefix !== undefined && !prefixMatches(r.prefix, filter.prefix)) continue;
+        out.push(routeView(p.name, r));
+      }
+    }
+    return out;
+  }
+
+  services(): ServiceView[] {
+    return (this.lastResult?.services ?? []).map((s) => ({
+      service: s.service,
+      vips: s.vips.map((v) => ({ address: v.address, kind: v.kind, announced: v.announced, reasons: v.reasons.map((r) => ({ code: r.code, message: r.message })) })),
+      reasons: s.reasons.map((r) => ({ code: r.code, message: r.message })),
+    }));
+  }
+
+  async resetPeer(name: string, soft: boolean): Promise<void> {
+    if (!this.applied.has(name)) throw new NotFoundError(`no peer named "${name}"`);
+    this.log.info({ peer: name, soft }, 'peer reset requested');
+    this.speaker.resetPeer(name, { soft });
+  }
+
+  /** RFC 8326 drain; returns once started (the withdrawal follows after the wait time). */
+  async drain(): Promise<void> {
+    const { waitTimeSec } = this.gracefulWaitSec();
+    this.drainedByApi = true;
+    this.log.info({ waitTimeSec }, 'drain requested');
+    this.speaker.drain({ waitTimeSec }).catch((err: unknown) => this.log.error({ err }, 'drain failed'));
+  }
+
+  async undrain(): Promise<void> {
+    this.drainedByApi = false;
+    this.log.info('undrain requested');
+    this.speaker.undrain();
+  }
+
+  /** True while drained through the API. */
+  get drainRequested(): boolean {
+    return this.drainedByApi;
+  }
+
+  async metrics(): Promise<{ contentType: string; body: string }> {
+    const src = this.deps.source;
+    if (src) {
+      for (const r of src.status().resources) if (r.lastEventAtMs > 0) this.deps.metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+    }
+    this.deps.metrics.drained.set(this.speaker.draining ? 1 : 0);
+    return this.deps.metrics.text();
+  }
+}

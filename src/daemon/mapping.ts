@@ -1,0 +1,234 @@
+/**
+ * The one place where operator names (config, Kubernetes) map to RFC 4271 names (bgp/), and where
+ * bgp/ status objects become admin API views.
+ *
+ * - config peer → Speaker PeerConfig (`holdTime` → `holdTimeSec`, `nextHop` → `nextHopIPv4`, ...),
+ *   with the TCP MD5 password read from its file or environment variable;
+ * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
+ * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
+ */
+import { readFileSync } from 'node:fs';
+import { Address4, Address6 } from 'ip-address';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus } from '../../bgp/speaker.ts';
+import type { Route } from '../../bgp/rib/route.ts';
+import type { Family } from '../../bgp/constants.ts';
+import { describeNotification } from '../../bgp/errors.ts';
+import type { StateReason } from '../../bgp/fsm/state.ts';
+import type { DesiredRoute } from '../controller/desired-routes.ts';
+import { canonicalCIDR } from '../controller/prefix.ts';
+import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
+import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
+import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
+
+/** A problem resolving a secret or mapping a value; `path` names the config field. */
+export class MappingError extends Error {
+  readonly issues: ConfigIssue[];
+  constructor(issues: ConfigIssue[]) {
+    super(issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    this.name = 'MappingError';
+    this.issues = issues;
+  }
+}
+
+/**
+ * Read a peer's TCP MD5 password.
+ * @returns the password, or undefined when none is configured
+ * @throws MappingError when the file cannot be read or the variable is unset/empty
+ */
+export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const pw = p.password;
+  if (pw === undefined) return undefined;
+  const path = `peers[${index}].password`;
+  if (pw.file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(pw.file, 'utf8');
+    } catch (err) {
+      throw new MappingError([{ path: `${path}.file`, message: `cannot read ${pw.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }]);
+    }
+    const v = text.replace(/\r?\n$/, '');
+    if (v === '') throw new MappingError([{ path: `${path}.file`, message: `${pw.file} is empty` }]);
+    return v;
+  }
+  const v = env[pw.env as string];
+  if (v === undefined || v === '') throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env} is not set` }]);
+  return v;
+}
+
+/** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
+export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): SpeakerPeerConfig {
+  const out: Record<string, unknown> = {
+    name: p.name,
+    address: p.address,
+    port: p.port,
+    peerAs: p.peerAs,
+    holdTimeSec: p.holdTime,
+    connectRetryTimeSec: p.connectRetryTime,
+    passive: p.passive,
+    ttlSecurity: p.ttlSecurity,
+    families: [...p.families] as Family[],
+    gracefulRestart: p.gracefulRestart?.enabled ? { restartTimeSec: p.gracefulRestart.restartTime } : false,
+  };
+  if (p.localAddress !== undefined) out['localAddress'] = p.localAddress;
+  if (p.keepaliveTime !== undefined) out['keepaliveTimeSec'] = p.keepaliveTime;
+  if (md5Password !== undefined) out['md5Password'] = md5Password;
+  if (p.ebgpMultihop !== undefined) out['ebgpMultihop'] = p.ebgpMultihop;
+  if (p.nextHop !== undefined) out['nextHopIPv4'] = p.nextHop;
+  if (p.nextHopV6 !== undefined) out['nextHopIPv6'] = p.nextHopV6;
+  if (p.maxPrefixes !== undefined) out['maxPrefixes'] = p.maxPrefixes;
+  return out as unknown as SpeakerPeerConfig;
+}
+
+function familyOf(prefix: string): Family {
+  return prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast';
+}
+
+function communities(list: readonly string[] | undefined): number[] | undefined {
+  if (!list || list.length === 0) return undefined;
+  return [...new Set(list.map((c) => parseCommunityText(c) as number))];
+}
+
+function largeCommunities(list: readonly string[] | undefined): [number, number, number][] | undefined {
+  if (!list || list.length === 0) return undefined;
+  return list.map((c) => parseLargeCommunityText(c) as [number, number, number]);
+}
+
+/** The health gate key of a static route: "route:<canonical prefix>". */
+export function staticRouteGate(r: StaticRouteConfig): string {
+  return `route:${canonicalCIDR(r.prefix).prefix}`;
+}
+
+/** A (validated) static route → Speaker Route. */
+export function staticRoute(r: StaticRouteConfig): Route {
+  const { prefix } = canonicalCIDR(r.prefix);
+  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix, family: familyOf(prefix) };
+  if (r.nextHop !== undefined) out.nextHop = r.nextHop;
+  const c = communities(r.communities);
+  if (c) out.communities = c;
+  const lc = largeCommunities(r.largeCommunities);
+  if (lc) out.largeCommunities = lc;
+  if (r.localPref !== undefined) out.localPref = r.localPref;
+  if (r.med !== undefined) out.med = r.med;
+  if (r.peers !== undefined) out.peers = [...r.peers];
+  return out;
+}
+
+/** A controller DesiredRoute → Speaker Route ('all' peers → no peer filter). */
+export function desiredRoute(d: DesiredRoute): Route {
+  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix: d.prefix, family: d.family === 'ipv6' ? 'ipv6-unicast' : 'ipv4-unicast' };
+  const c = communities(d.communities);
+  if (c) out.communities = c;
+  const lc = largeCommunities(d.largeCommunities);
+  if (lc) out.largeCommunities = lc;
+  if (d.localPref !== undefined) out.localPref = d.localPref;
+  if (d.med !== undefined) out.med = d.med;
+  if (d.peers !== 'all') out.peers = [...d.peers];
+  return out;
+}
+
+/** 32-bit community → "ASN:VALUE". */
+export function communityText(c: number): string {
+  return `${Math.floor(c / 65536)}:${c % 65536}`;
+}
+
+const ORIGIN_NAMES = ['igp', 'egp', 'incomplete'];
+
+/** Speaker's exported route → admin RouteView. */
+export function routeView(peer: string, r: Route & { nextHop?: string; asPath?: readonly number[] }): RouteView {
+  const out: RouteView = { peer, prefix: r.prefix, family: r.family };
+  if (r.nextHop !== undefined) out.nextHop = r.nextHop;
+  out.origin = ORIGIN_NAMES[r.origin ?? 0] ?? String(r.origin);
+  if (r.asPath !== undefined) out.asPath = [...r.asPath];
+  if (r.localPref !== undefined) out.localPref = r.localPref;
+  if (r.med !== undefined) out.med = r.med;
+  if (r.communities && r.communities.length > 0) out.communities = r.communities.map(communityText);
+  if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map((l) => l.join(':'));
+  return out;
+}
+
+/** A StateReason → the admin API's error view (undefined for reasons that are not errors). */
+export function errorView(reason: StateReason | undefined, at?: string): PeerErrorView | undefined {
+  if (!reason) return undefined;
+  const base = at !== undefined ? { at } : {};
+  switch (reason.kind) {
+    case 'notificationSent':
+    case 'notificationReceived':
+      return { kind: reason.kind, code: reason.code, subcode: reason.subcode, description: describeNotification(reason.code, reason.subcode), ...(reason.text !== undefined ? { message: reason.text } : {}), ...base };
+    case 'holdTimerExpired':
+      return { kind: reason.kind, ...base };
+    case 'transportError':
+    case 'admin':
+      return { kind: reason.kind, message: reason.message, ...base };
+    case 'connectionClosed':
+    case 'collision':
+      return { kind: reason.kind, ...base };
+    default:
+      return undefined;
+  }
+}
+
+/** Per-peer bookkeeping the daemon keeps from 'peerState' events. */
+export interface PeerHistory {
+  since?: string;
+  flaps: number;
+  lastError?: PeerErrorView;
+}
+
+/** Speaker PeerStatus → admin PeerView. */
+export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefined): PeerView {
+  const v: PeerView = {
+    name: s.name,
+    address: s.address,
+    port: s.port,
+    localAs,
+    peerAs: s.peerAs,
+    state: s.state,
+    messages: { sent: { ...s.messagesSent }, received: { ...s.messagesReceived } },
+    prefixes: { sent: s.prefixesAdvertised, received: s.prefixesReceived },
+    flaps: h?.flaps ?? 0,
+  };
+  if (s.uptimeSec !== undefined) v.uptimeSec = Math.round(s.uptimeSec * 1000) / 1000;
+  if (h?.since !== undefined) v.since = h.since;
+  if (s.negotiated) {
+    v.negotiated = {
+      holdTimeSec: s.negotiated.holdTimeSec,
+      keepaliveTimeSec: s.negotiated.keepaliveTimeSec,
+      families: [...s.negotiated.families],
+      fourOctetAs: s.negotiated.fourOctetAs,
+      extendedMessage: s.negotiated.extendedMessage,
+      routeRefresh: s.negotiated.routeRefresh,
+      gracefulRestart: s.negotiated.peerGracefulRestart !== undefined,
+    };
+  }
+  const err = h?.lastError ?? errorView(s.lastReason);
+  if (err) v.lastError = err;
+  return v;
+}
+
+function toBig(addr: string): { v: bigint; bits: number } | undefined {
+  try {
+    if (addr.includes(':')) return { v: BigInt(`0x${new Address6(addr).canonicalForm().replace(/:/g, '')}`), bits: 128 };
+    return { v: BigInt(`0x${new Address4(addr).toHex().replace(/:/g, '')}`), bits: 32 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Does `routePrefix` match the `?prefix=` filter? The filter may be a prefix (matches routes equal
+ * to it or inside it) or an address (matches routes containing it).
+ */
+export function prefixMatches(routePrefix: string, filter: string): boolean {
+  const [ra, rl] = routePrefix.split('/');
+  const r = toBig(ra ?? '');
+  if (!r) return false;
+  const rLen = Number(rl ?? r.bits);
+  const [fa, fl] = filter.split('/');
+  const f = toBig(fa ?? '');
+  if (!f || f.bits !== r.bits) return false;
+  const mask = (len: number) => (len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(r.bits - len));
+  if (fl === undefined) return (f.v & mask(rLen)) === (r.v & mask(rLen));
+  const fLen = Number(fl);
+  if (!Number.isInteger(fLen) || fLen < 0 || fLen > r.bits) return false;
+  return rLen >= fLen && (r.v & mask(fLen)) === (f.v & mask(fLen));
+}

@@ -1,0 +1,233 @@
+/**
+ * `herald run`: load the config, build the daemon (speaker, source, health, metrics), serve the
+ * admin API, and handle signals:
+ * - SIGTERM / SIGINT → graceful shutdown (RFC 8326 when configured), exit 0;
+ * - SIGHUP, or a change of the config file (polled every `watchIntervalMs`, which also sees
+ *   ConfigMap symlink swaps) → reload: the new file is validated first; a bad file is rejected
+ *   with every error logged and the running config stays.
+ *
+ * Logs are pino JSON lines on stdout.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { loadConfigFile, ConfigError, resolveIdentity } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import { buildAdminServer } from '../admin/server.ts';
+import { HeraldMetrics } from '../metrics/metrics.ts';
+import { HealthManager } from '../health/manager.ts';
+import { probeCheck } from '../health/probe.ts';
+import { flapControlFromConfig } from '../health/specs.ts';
+import type { Source } from '../sources/source.ts';
+import { version as packageVersion } from '../cli/main.ts';
+import { Daemon } from './daemon.ts';
+import type { SpeakerLike } from './daemon.ts';
+import { MappingError } from './mapping.ts';
+import { readRestartInfo, writeHeartbeat } from './state.ts';
+
+/** Options of {@link runDaemon}. */
+export interface RunOptions {
+  configPath: string;
+  nodeName?: string;
+  nodeIp?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Config file poll period, ms (default 2000; 0 disables watching). */
+  watchIntervalMs?: number;
+  /** Resolves to stop the daemon (tests); signals also stop it. */
+  stopSignal?: Promise<unknown>;
+}
+
+function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | undefined {
+  if (cfg.admin.tokenFile !== undefined) {
+    try {
+      const t = readFileSync(cfg.admin.tokenFile, 'utf8').trim();
+      if (t !== '') return t;
+      log.warn({ file: cfg.admin.tokenFile }, 'admin token file is empty: mutating endpoints disabled');
+    } catch (err) {
+      log.warn({ file: cfg.admin.tokenFile, err: (err as Error).message }, 'cannot read admin token file: mutating endpoints disabled');
+    }
+    return undefined;
+  }
+  const t = env['HERALD_ADMIN_TOKEN'];
+  return t !== undefined && t.trim() !== '' ? t.trim() : undefined;
+}
+
+async function createSource(cfg: Config, nodeName: string): Promise<Source | undefined> {
+  if (!cfg.source) return undefined;
+  if (cfg.source.manifests !== undefined) {
+    const { ManifestSource } = await import('../sources/manifests.ts');
+    return new ManifestSource({ dir: cfg.source.manifests });
+  }
+  const { loadKubeConfig } = await import('../k8s/client.ts');
+  const { KubernetesSource } = await import('../sources/kubernetes.ts');
+  const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
+  return new KubernetesSource({ kc, nodeName });
+}
+
+function fileStamp(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+/**
+ * Run the daemon until a stop signal.
+ * @returns the process exit code (0 after a clean stop, 1 when it could not start)
+ */
+export async function runDaemon(opts: RunOptions): Promise<number> {
+  const env = opts.env ?? process.env;
+  let config: Config;
+  try {
+    config = await loadConfigFile(opts.configPath);
+  } catch (err) {
+    process.stderr.write(`herald run: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const log = pino({ level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+  let identity;
+  try {
+    identity = resolveIdentity(config, { ...(opts.nodeName !== undefined ? { nodeName: opts.nodeName } : {}), ...(opts.nodeIp !== undefined ? { nodeIp: opts.nodeIp } : {}), env }, hostname());
+  } catch (err) {
+    process.stderr.write(`herald run: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const version = await packageVersion();
+  const metrics = new HeraldMetrics({ version, node: identity.nodeName });
+
+  // Graceful Restart: did we run within the restart window?
+  const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
+  const restart = readRestartInfo(config.stateDir, windowSec, Date.now());
+  const heartbeat = () => {
+    try {
+      writeHeartbeat(config.stateDir, Date.now());
+    } catch (err) {
+      log.warn({ stateDir: config.stateDir, err: (err as Error).message }, 'cannot write state file (graceful restart detection disabled)');
+    }
+  };
+
+  const health = new HealthManager({
+    flapControl: flapControlFromConfig(config.flapControl),
+    probe: async (spec, signal) => {
+      const r = await probeCheck(spec, signal);
+      metrics.observeHealthCheck(r.ok ? 'ok' : (r.code ?? 'error'), r.latencyMs / 1000);
+      return r;
+    },
+  });
+
+  let daemon: Daemon;
+  let source: Source | undefined;
+  let admin: FastifyInstance | undefined;
+  try {
+    source = await createSource(config, identity.nodeName);
+    const { Speaker } = await import('../../bgp/speaker.ts');
+    daemon = new Daemon(config, identity, {
+      createSpeaker: (o) => new Speaker(o) as unknown as SpeakerLike,
+      health,
+      ...(source ? { source } : {}),
+      logger: log,
+      metrics,
+      version,
+      restarting: restart.restarting,
+      env,
+    });
+  } catch (err) {
+    const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
+    log.fatal({ err }, 'cannot start');
+    process.stderr.write(`herald run: cannot start: ${msg}\n`);
+    await health.close();
+    return 1;
+  }
+  log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
+
+  let token = readToken(config, env, log);
+  try {
+    admin = await buildAdminServer({ view: daemon, token: () => token, logger: log.child({ component: 'admin' }) });
+    await admin.listen({ host: config.admin.address, port: config.admin.port });
+    const a = admin.server.address();
+    log.info({ address: config.admin.address, port: typeof a === 'object' && a ? a.port : config.admin.port }, 'admin API listening');
+  } catch (err) {
+    log.fatal({ err }, 'admin API cannot listen');
+    process.stderr.write(`herald run: admin API cannot listen on ${config.admin.address}:${config.admin.port}: ${(err as Error).message}\n`);
+    await daemon.shutdown('admin API failed');
+    return 1;
+  }
+
+  try {
+    await daemon.start();
+  } catch (err) {
+    log.error({ err }, 'start failed; continuing (see /readyz)');
+  }
+  heartbeat();
+  const hbTimer = setInterval(heartbeat, 5000);
+  hbTimer.unref();
+
+  // Reload on SIGHUP or file change.
+  let reloading = Promise.resolve();
+  const reload = (why: string) => {
+    reloading = reloading.then(async () => {
+      log.info({ why, file: opts.configPath }, 'reloading configuration');
+      let next: Config;
+      try {
+        next = await loadConfigFile(opts.configPath);
+      } catch (err) {
+        const issues = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`) : [(err as Error).message];
+        log.error({ errors: issues }, 'new configuration rejected; running configuration kept');
+        daemon.reloadRejected(issues);
+        return;
+      }
+      try {
+        daemon.reload(next);
+        token = readToken(daemon.currentConfig, env, log);
+      } catch (err) {
+        const issues = err instanceof MappingError ? err.issues.map((i) => `${i.path}: ${i.message}`) : [(err as Error).message];
+        log.error({ errors: issues }, 'new configuration rejected; running configuration kept');
+        daemon.reloadRejected(issues);
+      }
+    });
+  };
+  let stamp = fileStamp(opts.configPath);
+  const watchMs = opts.watchIntervalMs ?? 2000;
+  const watchTimer =
+    watchMs > 0
+      ? setInterval(() => {
+          const s = fileStamp(opts.configPath);
+          if (s !== stamp) {
+            stamp = s;
+            if (s !== 'missing') reload('file changed');
+          }
+        }, watchMs)
+      : undefined;
+  watchTimer?.unref();
+
+  return new Promise<number>((resolve) => {
+    let stopped = false;
+    const stop = async (why: string) => {
+      if (stopped) return;
+      stopped = true;
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      process.off('SIGHUP', onHup);
+      clearInterval(hbTimer);
+      if (watchTimer) clearInterval(watchTimer);
+      await reloading.catch(() => undefined);
+      await daemon.shutdown(why);
+      heartbeat();
+      await admin?.close().catch(() => undefined);
+      log.info('stopped');
+      log.flush?.();
+      resolve(0);
+    };
+    const onTerm = () => void stop('SIGTERM');
+    const onInt = () => void stop('SIGINT');
+    const onHup = () => reload('SIGHUP');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+    process.on('SIGHUP', onHup);
+    opts.stopSignal?.then(() => stop('stop requested'));
+  });
+}

@@ -1,0 +1,196 @@
+// CLI against a real admin server (FakeView) on loopback: table snapshots, --json round trip,
+// token handling, usage errors, unreachable daemon, config check.
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildAdminServer } from '../../../src/admin/server.ts';
+import { main } from '../../../src/cli/main.ts';
+import { FakeView, PEERS, ROUTES, SERVICES } from '../admin/fake-view.ts';
+
+const TOKEN = 'cli-token';
+
+class Buf {
+  text = '';
+  write(s: string) {
+    this.text += s;
+    return true;
+  }
+}
+
+const view = new FakeView();
+const app = await buildAdminServer({ view, token: () => TOKEN });
+await app.listen({ host: '127.0.0.1', port: 0 });
+const addr = app.server.address();
+const API = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+t.teardown(() => app.close());
+const dir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const tokenFile = join(dir, 'token');
+writeFileSync(tokenFile, `${TOKEN}\n`);
+
+async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const out = new Buf();
+  const err = new Buf();
+  const code = await main(args, { out, err, env });
+  return { code, out: out.text, err: err.text };
+}
+
+t.test('peers table', async (t) => {
+  const r = await run(['peers', '--api', API]);
+  t.equal(r.code, 0);
+  t.equal(
+    r.out,
+    [
+      'Name   Address         AS     State        Uptime    Pfx sent  Pfx rcvd  Msgs sent/rcvd  Info',
+      'tor-a  192.0.2.1       64500  Established  1h02m05s  2         0         124/122',
+      'tor-b  192.0.2.2:1179  64501  Active       -         0         0         3/1             Received: Cease / Administrative Shutdown "maintenance"',
+      '',
+    ].join('\n'),
+  );
+});
+
+t.test('peer detail', async (t) => {
+  const r = await run(['peers', 'tor-a', '--api', API]);
+  t.equal(r.code, 0);
+  t.equal(
+    r.out,
+    [
+      'Name:           tor-a',
+      'Address:        192.0.2.1 port 179',
+      'AS:             local 64512, peer 64500 (eBGP)',
+      'State:          Established since 2026-11-29T18:00:00.000Z',
+      'Uptime:         1h02m05s',
+      'Hold time:      90 s (keepalive 30 s)',
+      'Families:       ipv4-unicast',
+      'Capabilities:   4-octet AS, route refresh',
+      'Peer router id: 192.0.2.1',
+      'Messages sent:  keepalive 120, open 1, update 3',
+      'Messages rcvd:  keepalive 121, open 1',
+      'Prefixes:       2 sent, 0 received',
+      'Flaps:          1',
+      '',
+    ].join('\n'),
+  );
+  const missing = await run(['peers', 'nope', '--api', API]);
+  t.equal(missing.code, 1);
+  t.equal(missing.err, 'herald peers: no peer named "nope" (HTTP 404)\n');
+});
+
+t.test('routes, services and status tables', async (t) => {
+  const r = await run(['routes', '--api', API]);
+  t.equal(
+    r.out,
+    [
+      'Peer   Prefix            Next hop    AS path  LocPref  MED  Communities',
+      'tor-a  198.51.100.10/32  192.0.2.10  64512    -        10   64512:100',
+      'tor-a  198.51.100.20/32  192.0.2.10  64512    -        -    64512:1:2',
+      '',
+    ].join('\n'),
+  );
+  const f = await run(['routes', '--api', API, '--prefix', '198.51.100.20/32']);
+  t.match(f.out, /198\.51\.100\.20\/32/);
+  t.notMatch(f.out, /198\.51\.100\.10\/32/);
+  const s = await run(['services', '--api', API]);
+  t.equal(
+    s.out,
+    [
+      'Service      VIP            Kind          Announced  Reasons',
+      'default/web  198.51.100.10  loadBalancer  yes        LocalReadyEndpoint',
+      'shop/cart    198.51.100.30  loadBalancer  no         NoLocalReadyEndpoint',
+      '',
+    ].join('\n'),
+  );
+  const d = await run(['services', 'shop/cart', '--api', API]);
+  t.equal(d.out, 'Service shop/cart\n  198.51.100.30 (loadBalancer): NOT announced\n    - NoLocalReadyEndpoint: externalTrafficPolicy Local and no ready endpoint on this node\n');
+  const st = await run(['status', '--api', API]);
+  t.match(st.out, /^Herald: +0\.1\.0 on node node-a\n/);
+  t.match(st.out, /Peers: +1\/2 established/);
+  t.match(st.out, /Started: +2026-11-29T17:00:00\.000Z \(up 2h00m00s\)/);
+});
+
+t.test('--json prints exactly what the API returned', async (t) => {
+  t.same(JSON.parse((await run(['peers', '--json', '--api', API])).out), PEERS);
+  t.same(JSON.parse((await run(['routes', '--json', '--api', API])).out), ROUTES);
+  t.same(JSON.parse((await run(['services', '--json', '--api', API])).out), SERVICES);
+  t.same(JSON.parse((await run(['services', 'default/web', '--json', '--api', API])).out), SERVICES[0]);
+  t.same(JSON.parse((await run(['status', '--json', '--api', API])).out), view.status());
+});
+
+t.test('mutating commands use the token', async (t) => {
+  view.actions = [];
+  let r = await run(['drain', '--api', API]);
+  t.equal(r.code, 1);
+  t.match(r.err, /missing bearer token.*--token-file FILE or set HERALD_ADMIN_TOKEN.*HTTP 401/);
+  r = await run(['drain', '--api', API], { HERALD_ADMIN_TOKEN: 'wrong' });
+  t.equal(r.code, 1);
+  t.match(r.err, /invalid bearer token \(HTTP 401\)/);
+  t.same(view.actions, []);
+  r = await run(['drain', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.code, 0);
+  t.equal(r.out, 'drained\n');
+  r = await run(['undrain', '--api', API], { HERALD_ADMIN_TOKEN: TOKEN });
+  t.equal(r.code, 0);
+  r = await run(['reset', 'tor-a', '--soft', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.out, 'soft reset of tor-a\n');
+  r = await run(['reset', 'tor-b', '--json', '--api', API, '--token-file', tokenFile]);
+  t.same(JSON.parse(r.out), { ok: true, message: 'hard reset of tor-b' });
+  t.same(view.actions, ['drain', 'undrain', 'reset tor-a soft', 'reset tor-b hard']);
+  r = await run(['drain', '--api', API, '--token-file', join(dir, 'missing')]);
+  t.equal(r.code, 1);
+  t.match(r.err, /cannot read --token-file .*ENOENT/);
+});
+
+t.test('daemon not reachable: one clear line, no stack trace', async (t) => {
+  // A port that was just free: bind and close a server to find one.
+  const probe = await buildAdminServer({ view, token: () => undefined });
+  await probe.listen({ host: '127.0.0.1', port: 0 });
+  const a = probe.server.address();
+  const port = typeof a === 'object' && a ? a.port : 1;
+  await probe.close();
+  const r = await run(['peers', '--api', `http://127.0.0.1:${port}`]);
+  t.equal(r.code, 1);
+  t.equal(r.err, `herald peers: cannot reach the Herald daemon at http://127.0.0.1:${port} (connection refused); is \`herald run\` running? (set --api URL)\n`);
+  t.notMatch(r.err, /\n {4}at /);
+});
+
+t.test('usage errors exit 2', async (t) => {
+  t.equal((await run([])).code, 2);
+  let r = await run(['frobnicate']);
+  t.equal(r.code, 2);
+  t.match(r.err, /unknown command "frobnicate"/);
+  r = await run(['peers', '--soft']);
+  t.equal(r.code, 2);
+  t.match(r.err, /--soft does not apply to "peers"/);
+  r = await run(['reset']);
+  t.equal(r.code, 2);
+  t.match(r.err, /expected one PEER name/);
+  r = await run(['services', 'nonamespace', '--api', API]);
+  t.equal(r.code, 2);
+  r = await run(['peers', '--bogus']);
+  t.equal(r.code, 2);
+  t.match(r.err, /Unknown option '--bogus'/);
+  r = await run(['run']);
+  t.equal(r.code, 2);
+  t.match(r.err, /--config FILE is required/);
+  r = await run(['--help']);
+  t.equal(r.code, 0);
+  t.match(r.out, /Usage: herald/);
+});
+
+t.test('config check', async (t) => {
+  const good = join(dir, 'good.yaml');
+  writeFileSync(good, 'bgp: {localAs: 65000, routerId: 10.0.0.1}\npeers: [{name: a, address: 10.0.0.2, peerAs: 65001}]\n');
+  let r = await run(['config', 'check', good]);
+  t.equal(r.code, 0);
+  t.equal(r.out, `${good}: valid (1 peer(s), 0 static route(s))\n`);
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'bgp: {localAs: 65000}\npeers: [{name: a, address: 10.0.0.2, peerAs: 65001, holdTime: 1}, {name: b, address: x, peerAs: 1}]\n');
+  r = await run(['config', 'check', bad]);
+  t.equal(r.code, 1);
+  t.equal(r.err, `${bad}: invalid, 2 problem(s):\n  peers[0].holdTime: must be 0 or 3..65535 (seconds)\n  peers[1].address: must be an IP address\n`);
+  r = await run(['config', 'check', bad, '--json']);
+  t.same(JSON.parse(r.out), { ok: false, file: bad, errors: [{ path: 'peers[0].holdTime', message: 'must be 0 or 3..65535 (seconds)' }, { path: 'peers[1].address', message: 'must be an IP address' }] });
+  r = await run(['config', 'check']);
+  t.equal(r.code, 2);
+});
