@@ -1,0 +1,276 @@
+// Daemon wiring with a fake Speaker, a fake HealthManager and a fake Source: what reaches
+// speaker.setRoutes, when markInitialSyncDone is called, reload as a diff, state-change bookkeeping.
+import t from 'tap';
+import { EventEmitter } from 'node:events';
+import { pino } from 'pino';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../../bgp/speaker.ts';
+import type { Route } from '../../../bgp/rib/route.ts';
+import { validateConfig } from '../../../src/config/load.ts';
+import type { Config } from '../../../src/config/schema.ts';
+import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import { Daemon } from '../../../src/daemon/daemon.ts';
+import type { SpeakerLike } from '../../../src/daemon/daemon.ts';
+import { MappingError } from '../../../src/daemon/mapping.ts';
+import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
+import { NotFoundError } from '../../../src/admin/view.ts';
+import type { CheckSpec } from '../../../src/health/types.ts';
+import type { Source, SourceStatus } from '../../../src/sources/source.ts';
+import { node, service, slice } from '../../helpers/k8s-objects.ts';
+
+class FakeSpeaker extends EventEmitter implements SpeakerLike {
+  readonly localAs: number;
+  calls: string[] = [];
+  peerCfgs = new Map<string, SpeakerPeerConfig>();
+  states = new Map<string, string>();
+  routesSet: Route[][] = [];
+  draining = false;
+  readonly opts: SpeakerOptions;
+  constructor(opts: SpeakerOptions) {
+    super();
+    this.opts = opts;
+    this.localAs = opts.localAs;
+  }
+  async ready() {}
+  addPeer(cfg: SpeakerPeerConfig) {
+    this.calls.push(`add ${cfg.name}`);
+    this.peerCfgs.set(cfg.name, cfg);
+  }
+  updatePeer(cfg: SpeakerPeerConfig) {
+    this.calls.push(`update ${cfg.name}`);
+    this.peerCfgs.set(cfg.name, cfg);
+  }
+  async removePeer(name: string) {
+    this.calls.push(`remove ${name}`);
+    this.peerCfgs.delete(name);
+  }
+  setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
+    this.routesSet.push([...routes.values()]);
+  }
+  markInitialSyncDone() {
+    this.calls.push('markInitialSyncDone');
+  }
+  async drain(o: { waitTimeSec: number }) {
+    this.draining = true;
+    this.calls.push(`drain ${o.waitTimeSec}`);
+  }
+  undrain() {
+    this.draining = false;
+    this.calls.push('undrain');
+  }
+  async shutdown(o: { graceful: boolean; message?: string; waitTimeSec?: number }) {
+    this.calls.push(`shutdown graceful=${o.graceful} wait=${o.waitTimeSec}`);
+  }
+  resetPeer(name: string, o: { soft: boolean }) {
+    this.calls.push(`reset ${name} ${o.soft}`);
+  }
+  peers(): PeerStatus[] {
+    return [...this.peerCfgs.values()].map((c) => ({
+      name: c.name,
+      address: c.address,
+      port: c.port ?? 179,
+      peerAs: c.peerAs,
+      state: this.states.get(c.name) ?? 'Idle',
+      uptimeSec: undefined,
+      negotiated: undefined,
+      lastReason: undefined,
+      lastNotificationSent: undefined,
+      lastNotificationReceived: undefined,
+      messagesSent: {},
+      messagesReceived: {},
+      prefixesAdvertised: this.adjRibOut(c.name).length,
+      prefixesReceived: 0,
+      endOfRibReceived: [],
+      endOfRibSent: [],
+      gracefulShutdown: false,
+    }));
+  }
+  adjRibOut(peer: string) {
+    const last = this.routesSet.at(-1) ?? [];
+    return last.filter((r) => !r.peers || r.peers.includes(peer)).map((r) => ({ ...r, nextHop: '127.0.0.1', asPath: [this.localAs] }));
+  }
+  get last(): string[] {
+    return (this.routesSet.at(-1) ?? []).map((r) => r.prefix).sort();
+  }
+}
+
+class FakeHealth extends EventEmitter {
+  failing = new Set<string>();
+  specs: CheckSpec[] = [];
+  announced = new Map<string, boolean>();
+  setChecks(specs: readonly CheckSpec[]) {
+    this.specs = [...specs];
+    return { errors: [] };
+  }
+  gate(key: string) {
+    return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
+  }
+  setAnnounced(key: string, a: boolean) {
+    this.announced.set(key, a);
+  }
+  async close() {}
+}
+
+class FakeSource extends EventEmitter implements Source {
+  store = new ObjectStore();
+  isSynced = false;
+  async start() {}
+  async stop() {}
+  synced() {
+    return this.isSynced;
+  }
+  snapshot() {
+    return this.store;
+  }
+  status(): SourceStatus {
+    return { type: 'manifests', synced: this.isSynced, resources: [] };
+  }
+}
+
+function cfg(data: object): Config {
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.config;
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean } = {}) {
+  let speaker!: FakeSpeaker;
+  const health = new FakeHealth();
+  const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
+  const logger = pino({ level: 'silent' });
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIp: '127.0.0.1' }, {
+    createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
+    health,
+    ...(o.source ? { source: o.source } : {}),
+    logger,
+    metrics,
+    version: 'test',
+    restarting: o.restarting ?? false,
+    env: o.env ?? {},
+  });
+  return { daemon, speaker, health, metrics };
+}
+
+const peerA = { name: 'a', address: '127.0.0.2', peerAs: 65001 };
+const peerB = { name: 'b', address: '127.0.0.3', peerAs: 65002 };
+
+t.test('static routes only: peers added, routes set, initial sync at once', async (t) => {
+  const { daemon, speaker } = make(cfg({ peers: [peerA, peerB], routes: [{ prefix: '192.0.2.10/32', communities: ['65000:1'], peers: ['a'] }, { prefix: '2001:db8::/64', med: 5 }] }), { restarting: true });
+  t.same(speaker.opts, { localAs: 65000, bgpIdentifier: '10.0.0.1', gracefulRestart: { restarting: true } });
+  await daemon.start();
+  t.same(speaker.calls, ['add a', 'add b', 'markInitialSyncDone']);
+  t.match(speaker.peerCfgs.get('a'), { name: 'a', address: '127.0.0.2', port: 179, peerAs: 65001, holdTimeSec: 90, connectRetryTimeSec: 120, passive: false, families: ['ipv4-unicast', 'ipv6-unicast'], gracefulRestart: false });
+  const routes = speaker.routesSet.at(-1)!;
+  t.same(routes.find((r) => r.prefix === '192.0.2.10/32'), { prefix: '192.0.2.10/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1], peers: ['a'] });
+  t.same(routes.find((r) => r.prefix === '2001:db8::/64'), { prefix: '2001:db8::/64', family: 'ipv6-unicast', med: 5 });
+  t.equal(daemon.status().ready, true);
+  t.same(daemon.routes({ peer: 'b' }).map((r) => r.prefix), ['2001:db8::/64']);
+  t.same(daemon.routes({ prefix: '192.0.2.0/24' }).map((r) => r.prefix), ['192.0.2.10/32']);
+  t.same(daemon.routes({ prefix: '192.0.2.10' }).map((r) => r.prefix), ['192.0.2.10/32']);
+  t.same(daemon.routes({ peer: 'a' })[0]?.communities, ['65000:1']);
+});
+
+t.test('health-checked static route: announced only while its gate passes', async (t) => {
+  const c = cfg({ peers: [peerA], routes: [{ prefix: '192.0.2.20/32', healthCheck: { kind: 'tcp', port: 8080 } }, { prefix: '192.0.2.21/32' }] });
+  const { daemon, speaker, health } = make(c);
+  health.failing.add('route:192.0.2.20/32');
+  await daemon.start();
+  t.same(speaker.last, ['192.0.2.21/32']);
+  t.equal(health.specs.length, 1);
+  t.match(health.specs[0], { gate: 'route:192.0.2.20/32', kind: 'tcp', hosts: ['127.0.0.1'], port: 8080, intervalSec: 5, rise: 2, fall: 3 });
+  health.failing.clear();
+  health.emit('change', ['route:192.0.2.20/32'], { nodeLevel: false });
+  await tick();
+  t.same(speaker.last, ['192.0.2.20/32', '192.0.2.21/32']);
+  t.equal(health.announced.get('route:192.0.2.20/32'), true);
+  health.failing.add('route:192.0.2.20/32');
+  health.emit('change', [], { nodeLevel: false });
+  await tick();
+  t.same(speaker.last, ['192.0.2.21/32']);
+  t.equal(health.announced.get('route:192.0.2.20/32'), false, 'withdrawal reported to the flap damper');
+});
+
+t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelector peers', async (t) => {
+  const source = new FakeSource();
+  const c = cfg({ peers: [peerA, { ...peerB, nodeSelector: { matchLabels: { rack: 'r1' } } }], routes: [{ prefix: '192.0.2.30/32' }], source: { manifests: '/nonexistent' } });
+  const { daemon, speaker } = make(c, { source });
+  await daemon.start();
+  t.same(speaker.calls, ['add a'], 'b is not selected (no node labels yet); no EoR before sync');
+  t.same(speaker.last, ['192.0.2.30/32'], 'static routes announced before sync');
+  t.equal(daemon.status().ready, false);
+  t.match(daemon.status().notReady, ['manifests source not synced', 'initial route computation pending']);
+  source.store.apply('Node', node('node-a', { labels: { rack: 'r1' } }));
+  source.store.apply('Service', service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' }));
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
+  source.store.apply('Service', service('cart', { ns: 'shop', lbIPs: ['198.51.100.2'], etp: 'Local' }));
+  source.store.apply('EndpointSlice', slice('cart-1', 'cart', [['10.1.0.6', 'node-b']], { ns: 'shop' }));
+  source.isSynced = true;
+  source.emit('synced');
+  await tick();
+  t.same(speaker.calls, ['add a', 'add b', 'markInitialSyncDone']);
+  t.same(speaker.last, ['192.0.2.30/32', '198.51.100.1/32']);
+  t.equal(daemon.status().ready, true);
+  const svcs = daemon.services();
+  t.same(svcs.map((s) => [s.service, s.vips.filter((v) => v.kind === 'loadBalancer').map((v) => v.announced)]), [['default/web', [true]], ['shop/cart', [false]]]);
+  t.match(svcs[1]?.vips.find((v) => v.kind === 'loadBalancer')?.reasons, [{ code: 'NoLocalReadyEndpoint' }]);
+  // The node loses its label: peer b goes away.
+  source.store.apply('Node', node('node-a', { labels: {} }));
+  source.emit('change', ['node']);
+  await tick();
+  t.same(speaker.calls.slice(3), ['remove b']);
+  await daemon.shutdown('test');
+});
+
+t.test('reload applies a peer diff and re-announces changed routes', async (t) => {
+  const { daemon, speaker } = make(cfg({ peers: [peerA, peerB], routes: [{ prefix: '192.0.2.1/32' }] }));
+  await daemon.start();
+  speaker.calls = [];
+  const d = daemon.reload(cfg({ peers: [{ ...peerA, holdTime: 30 }, { name: 'c', address: '127.0.0.4', peerAs: 65003 }], routes: [{ prefix: '192.0.2.2/32' }] }));
+  t.same(speaker.calls, ['remove b', 'update a', 'add c']);
+  t.equal(speaker.peerCfgs.get('a')?.holdTimeSec, 30);
+  t.same(speaker.last, ['192.0.2.2/32']);
+  t.same(d.peers.changed.map((c) => [c.name, c.sessionReset]), [['a', true]]);
+  t.match(daemon.status().lastReload, { ok: true });
+  // Unchanged reload: no peer calls at all.
+  speaker.calls = [];
+  daemon.reload(cfg({ peers: [{ ...peerA, holdTime: 30 }, { name: 'c', address: '127.0.0.4', peerAs: 65003 }], routes: [{ prefix: '192.0.2.2/32' }] }));
+  t.same(speaker.calls, []);
+});
+
+t.test('reload with an unresolvable password changes nothing', async (t) => {
+  const { daemon, speaker } = make(cfg({ peers: [peerA] }), { env: {} });
+  await daemon.start();
+  speaker.calls = [];
+  t.throws(() => daemon.reload(cfg({ peers: [peerA, { ...peerB, password: { env: 'NOPE' } }] })), MappingError);
+  t.same(speaker.calls, []);
+  t.equal(daemon.currentConfig.peers.length, 1);
+  const withPw = make(cfg({ peers: [{ ...peerB, password: { env: 'PW' } }] }), { env: { PW: 'secret' } });
+  t.equal(withPw.speaker.peerCfgs.get('b')?.md5Password, 'secret');
+  t.throws(() => make(cfg({ peers: [{ ...peerB, password: { file: '/nonexistent/pw' } }] })), /peers\[0\]\.password\.file: cannot read/);
+});
+
+t.test('session events: history, metrics; actions', async (t) => {
+  const { daemon, speaker, metrics } = make(cfg({ peers: [{ ...peerA, gracefulShutdown: { enabled: true, waitTime: 7 } }] }));
+  await daemon.start();
+  speaker.states.set('a', 'Established');
+  speaker.emit('peerState', { peer: 'a', from: 'OpenConfirm', to: 'Established', reason: { kind: 'started' } });
+  speaker.states.set('a', 'Idle');
+  speaker.emit('peerState', { peer: 'a', from: 'Established', to: 'Idle', reason: { kind: 'notificationReceived', code: 6, subcode: 2, text: 'maint' } });
+  const p = daemon.peers()[0]!;
+  t.equal(p.flaps, 1);
+  t.match(p.lastError, { kind: 'notificationReceived', code: 6, subcode: 2, description: /Cease/, message: 'maint' });
+  const text = (await daemon.metrics()).body;
+  t.match(text, /herald_bgp_notifications_total\{peer="a",direction="received",code="6",subcode="2"\} 1/);
+  t.match(text, /herald_bgp_session_state_changes_total\{peer="a",from="Established",to="Idle"\} 1/);
+  t.match(text, /herald_bgp_session_up\{peer="a"\} 0/);
+  t.equal(metrics.registry.getSingleMetric('herald_build_info') !== undefined, true);
+  await daemon.resetPeer('a', true);
+  await t.rejects(daemon.resetPeer('zz', false), NotFoundError);
+  await daemon.drain();
+  t.equal(daemon.status().drained, true);
+  await daemon.undrain();
+  await daemon.shutdown('SIGTERM');
+  t.same(speaker.calls.slice(-4), ['reset a true', 'drain 7', 'undrain', 'shutdown graceful=true wait=7']);
+  t.equal(daemon.live(), false);
+});
