@@ -19,8 +19,10 @@
  * `nodeLevel: true` means a node-scope check changed: re-evaluate every key, also those without checks.
  *
  * Scheduling: each check first runs at a random offset within its interval, then every
- * `interval × (1 ± jitter)` measured from the previous start (never sooner than 10 % of the interval
- * after the previous end); a semaphore bounds concurrent probes (`maxConcurrent`).
+ * `interval × (1 ± jitter)` measured from the moment the previous probe got its semaphore permit
+ * (never sooner than 10 % of the interval after the previous end); a semaphore bounds concurrent
+ * probes (`maxConcurrent`). Time spent waiting for a permit is not made up: under overload the
+ * effective interval stretches instead of the queue staying full.
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
@@ -559,12 +561,14 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   }
 
   private async run(e: Entry): Promise<void> {
-    const startedAt = this.clock.nowMs();
     const release = await this.sem.acquire();
     if (e.stopped) {
       release();
       return;
     }
+    // Measured from when the probe got its permit: time spent queueing is not made up, so that
+    // under overload every check slows down instead of the queue staying full.
+    const startedAt = this.clock.nowMs();
     const ac = new AbortController();
     e.abort = ac;
     let result: ProbeResult;
