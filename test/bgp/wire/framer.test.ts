@@ -4,6 +4,7 @@
  * header is complete, and copy-safety (views handed out stay unchanged after more chunks arrive).
  */
 import t from 'tap';
+import fc from 'fast-check';
 import { BgpError } from '../../../bgp/errors.ts';
 import { MessageFramer } from '../../../bgp/wire/framer.ts';
 import * as w from '../../helpers/wire.ts';
@@ -142,4 +143,29 @@ t.test('empty chunks are harmless', async (t) => {
   t.same(f.push(Buffer.alloc(0)), []);
   t.equal(f.push(ka).length, 1);
   t.same(f.push(Buffer.alloc(0)), []);
+});
+
+t.test('property: any chunking of a random valid stream yields the same messages', async (t) => {
+  const msgArb = fc.oneof(
+    fc.constant(w.keepalive()),
+    fc.uint8Array({ maxLength: 300 }).map((d) => w.notification(6, 3, Buffer.from(d))),
+    fc.tuple(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 255 })).map(([afi, safi]) => w.routeRefresh(afi, 0, safi)),
+    fc.uint8Array({ minLength: 4, maxLength: 200 }).map((d) => w.message(2, Buffer.from(d))),
+  );
+  fc.assert(
+    fc.property(fc.array(msgArb, { minLength: 1, maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 5000 }), { maxLength: 30 }), (msgs, cuts) => {
+      const s = Buffer.concat(msgs);
+      const points = [...new Set(cuts.map((c) => c % s.length))].filter((c) => c > 0).sort((a, b) => a - b);
+      const chunks: Buffer[] = [];
+      let prev = 0;
+      for (const c of [...points, s.length]) {
+        chunks.push(Buffer.from(s.subarray(prev, c)));
+        prev = c;
+      }
+      const got = feed(chunks).map((b) => b.toString('hex'));
+      return JSON.stringify(got) === JSON.stringify(msgs.map((m) => m.toString('hex')));
+    }),
+    { numRuns: 500 },
+  );
+  t.pass('500 random streams and chunkings agree');
 });
