@@ -7,7 +7,8 @@
  *   events into one run is correct.
  * - A handler that throws (or rejects) gets the key re-added after an exponential backoff:
  *   `min(baseDelayMs * 2^(failures-1), maxDelayMs)`; a success resets the key's failure count.
- * - `'idle'` is emitted whenever nothing is queued or running (retries may still be pending).
+ * - `'idle'` is emitted whenever nothing is queued or running (retries may still be pending);
+ *   `whenIdle()` resolves only once the 'idle' listeners queued nothing more.
  *
  * Time for retries comes from an injectable `Clock`, so tests run without real waiting.
  */
@@ -185,9 +186,11 @@ export class WorkQueue extends EventEmitter {
 
   #checkIdle(): void {
     if (!this.idle || this.#pumpScheduled) return;
+    this.emit('idle');
+    // An 'idle' listener may have queued more work: waiters then wait for the next idle.
+    if (!this.idle || this.#pumpScheduled) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
-    this.emit('idle');
     for (const w of waiters) w();
   }
 }

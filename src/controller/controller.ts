@@ -1,0 +1,203 @@
+/**
+ * The controller: turns source change keys into the full desired result for a sink.
+ *
+ * - Nothing is computed or handed to the sink until the source has synced once (every informer
+ *   listed once; MetalLB's initialLoadPerformed gate), so a restart never withdraws routes
+ *   because of a half-filled cache.
+ * - Change keys go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only
+ *   that Service's decision (cost proportional to its EndpointSlices); a change of THIS node,
+ *   `all`, or a context change recomputes every Service; `servicecidr:*` recomputes the service
+ *   CIDRs; other nodes' changes are ignored (they cannot change this node's routes).
+ * - When the queue drains, one `emit` key hands the full `DesiredResult` to `sink.onDesired`
+ *   (level-triggered: the sink replaces its whole desired set). A throwing/rejecting sink is
+ *   retried with backoff; the retry hands over the newest result.
+ */
+import { EventEmitter } from 'node:events';
+import type { DesiredResult, DesiredRoutesContext, NodeState, RouteContribution, ServiceCIDRDecision, ServiceDecision } from './desired-routes.ts';
+import { decideService, evaluateNode, mergeRoutes, serviceCIDRContributions } from './desired-routes.ts';
+import type { Clock } from './workqueue.ts';
+import { WorkQueue } from './workqueue.ts';
+import type { Source } from '../sources/source.ts';
+import { ALL_KEY, objectKey } from '../k8s/keys.ts';
+
+/** Receives every new desired result. May be async; throw/reject to have it retried. */
+export interface DesiredSink {
+  onDesired(result: DesiredResult): void | Promise<void>;
+}
+
+/** Options of `Controller`. */
+export interface ControllerOptions {
+  source: Source;
+  context: DesiredRoutesContext;
+  sink: DesiredSink;
+  clock?: Clock;
+  /** First retry delay in ms after a failing sink (default 100). */
+  retryBaseMs?: number;
+  /** Retry delay cap in ms (default 30000). */
+  retryMaxMs?: number;
+  /** Periodic full recompute in ms (default 300000; 0 disables). client-node has no resync of its own. */
+  resyncIntervalMs?: number;
+}
+
+/** Plain-number counters for metrics. */
+export interface ControllerStats {
+  /** Keys processed (excluding emits). */
+  reconciles: number;
+  /** Services recomputed. */
+  servicesComputed: number;
+  /** Results handed to the sink successfully. */
+  emits: number;
+  /** Sink failures. */
+  sinkErrors: number;
+  /** Time of the last successful emit (ms since the epoch, 0 = never). */
+  lastEmitAtMs: number;
+}
+
+const EMIT_KEY = '\u0000emit';
+
+/** See module doc. Events: 'desired' (result) after each successful emit, 'error' (key, err) for retried failures. */
+export class Controller extends EventEmitter {
+  readonly #source: Source;
+  readonly #sink: DesiredSink;
+  readonly #clock: Clock | undefined;
+  readonly #queue: WorkQueue;
+  readonly #resyncIntervalMs: number;
+  #ctx: DesiredRoutesContext;
+  #node: NodeState | undefined;
+  readonly #decisions = new Map<string, { decision: ServiceDecision; contributions: RouteContribution[] }>();
+  #cidrs: { decisions: ServiceCIDRDecision[]; contributions: RouteContribution[] } = { decisions: [], contributions: [] };
+  #dirty = false;
+  #started = false;
+  #resyncTimer: ReturnType<typeof setInterval> | undefined;
+  #last: DesiredResult | undefined;
+  readonly stats: ControllerStats = { reconciles: 0, servicesComputed: 0, emits: 0, sinkErrors: 0, lastEmitAtMs: 0 };
+  readonly #onChange = (keys: string[]): void => {
+    if (!this.#source.synced()) return; // the full pass after sync covers it
+    for (const k of keys) this.#queue.add(k);
+  };
+  readonly #onSynced = (): void => this.#queue.add(ALL_KEY);
+
+  constructor(opts: ControllerOptions) {
+    super();
+    this.#source = opts.source;
+    this.#sink = opts.sink;
+    this.#ctx = opts.context;
+    this.#clock = opts.clock;
+    this.#resyncIntervalMs = opts.resyncIntervalMs ?? 300_000;
+    this.#queue = new WorkQueue((k) => this.#process(k), {
+      baseDelayMs: opts.retryBaseMs ?? 100,
+      maxDelayMs: opts.retryMaxMs ?? 30_000,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
+    this.#queue.on('error', (key: string, err: unknown) => {
+      if (this.listenerCount('error') > 0) this.emit('error', key === EMIT_KEY ? 'emit' : key, err);
+    });
+    this.#queue.on('idle', () => {
+      // While a failed emit waits for its backoff, its retry timer re-adds the key.
+      if (this.#dirty && this.#queue.failures(EMIT_KEY) === 0) this.#queue.add(EMIT_KEY);
+    });
+  }
+
+  /** Subscribe to the source and start it. Resolves after the source's first attempt. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#source.on('change', this.#onChange);
+    this.#source.on('synced', this.#onSynced);
+    if (this.#resyncIntervalMs > 0) {
+      this.#resyncTimer = setInterval(() => this.invalidate(), this.#resyncIntervalMs);
+      this.#resyncTimer.unref();
+    }
+    await this.#source.start();
+    if (this.#source.synced()) this.#queue.add(ALL_KEY);
+  }
+
+  /** Stop the source and the queue (waits for a running reconcile or sink call). */
+  async stop(): Promise<void> {
+    this.#started = false;
+    if (this.#resyncTimer) clearInterval(this.#resyncTimer);
+    this.#resyncTimer = undefined;
+    this.#source.off('change', this.#onChange);
+    this.#source.off('synced', this.#onSynced);
+    await this.#queue.shutDown();
+    await this.#source.stop();
+  }
+
+  /** Replace the context (config reload); recomputes everything. */
+  setContext(ctx: DesiredRoutesContext): void {
+    this.#ctx = ctx;
+    this.invalidate();
+  }
+
+  /** Recompute one Service ("ns/name"), or everything (e.g. after a health-check state change). */
+  invalidate(serviceKey?: string): void {
+    if (!this.#source.synced()) return;
+    this.#queue.add(serviceKey === undefined ? ALL_KEY : `service:${serviceKey}`);
+  }
+
+  /** The last result handed to the sink, if any. */
+  last(): DesiredResult | undefined {
+    return this.#last;
+  }
+
+  /** Resolves when no key is queued or running (tests, graceful shutdown). */
+  whenIdle(): Promise<void> {
+    return this.#queue.whenIdle();
+  }
+
+  async #process(key: string): Promise<void> {
+    if (key === EMIT_KEY) return this.#emit();
+    this.stats.reconciles++;
+    const snap = this.#source.snapshot();
+    if (key === ALL_KEY || key === `node:${this.#ctx.nodeName}` || this.#node === undefined) {
+      this.#node = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
+      this.#decisions.clear();
+      for (const svc of snap.services()) this.#computeService(objectKey(svc));
+      this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
+      this.#dirty = true;
+    } else if (key.startsWith('service:')) {
+      this.#computeService(key.slice('service:'.length));
+      this.#dirty = true;
+    } else if (key.startsWith('servicecidr:')) {
+      this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
+      this.#dirty = true;
+    }
+    // node:<other> — irrelevant to this node's routes
+  }
+
+  #computeService(key: string): void {
+    const snap = this.#source.snapshot();
+    const svc = snap.service(key);
+    if (!svc) {
+      this.#decisions.delete(key);
+      return;
+    }
+    this.stats.servicesComputed++;
+    this.#decisions.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx));
+  }
+
+  async #emit(): Promise<void> {
+    if (!this.#dirty || !this.#node) return;
+    this.#dirty = false;
+    const contributions: RouteContribution[] = [];
+    const services: ServiceDecision[] = [];
+    for (const d of this.#decisions.values()) {
+      services.push(d.decision);
+      for (const c of d.contributions) contributions.push(c);
+    }
+    for (const c of this.#cidrs.contributions) contributions.push(c);
+    services.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+    const result: DesiredResult = { routes: mergeRoutes(contributions), services, serviceCIDRs: this.#cidrs.decisions, node: this.#node };
+    try {
+      await this.#sink.onDesired(result);
+    } catch (e) {
+      this.stats.sinkErrors++;
+      this.#dirty = true; // retried with backoff by the queue (unless a newer change emits first)
+      throw e;
+    }
+    this.#last = result;
+    this.stats.emits++;
+    this.stats.lastEmitAtMs = this.#clock ? this.#clock.now() : Date.now();
+    this.emit('desired', result);
+  }
+}

@@ -1,0 +1,152 @@
+import t from 'tap';
+import { EventEmitter } from 'node:events';
+import { Controller } from '../../../src/controller/controller.ts';
+import type { DesiredResult } from '../../../src/controller/desired-routes.ts';
+import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
+import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import type { Snapshot } from '../../../src/controller/snapshot.ts';
+import type { Source, SourceStatus } from '../../../src/sources/source.ts';
+import type { KubeObject, ResourceKind } from '../../../src/k8s/types.ts';
+import { node, service, slice } from '../../helpers/k8s-objects.ts';
+
+/** In-memory Source: the test applies objects and decides when it is synced. */
+class FakeSource extends EventEmitter implements Source {
+  store = new ObjectStore();
+  #synced = false;
+  started = false;
+  async start(): Promise<void> {
+    this.started = true;
+  }
+  async stop(): Promise<void> {
+    this.started = false;
+  }
+  synced(): boolean {
+    return this.#synced;
+  }
+  snapshot(): Snapshot {
+    return this.store;
+  }
+  status(): SourceStatus {
+    return { type: 'manifests', synced: this.#synced, resources: [] };
+  }
+  markSynced(): void {
+    this.#synced = true;
+    this.emit('synced');
+  }
+  apply(kind: ResourceKind, o: KubeObject): void {
+    const keys = this.store.apply(kind, o);
+    this.emit('change', keys);
+  }
+  remove(kind: ResourceKind, o: KubeObject): void {
+    this.emit('change', this.store.remove(kind, o));
+  }
+}
+
+const ME = 'n1';
+const prefixes = (r: DesiredResult | undefined): string[] => (r?.routes ?? []).map((x) => x.prefix);
+
+t.test('nothing reaches the sink before sync; then the full result; then incremental updates', async (tt) => {
+  const src = new FakeSource();
+  const results: DesiredResult[] = [];
+  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onDesired: (r) => void results.push(r) }, resyncIntervalMs: 0 });
+  tt.teardown(() => c.stop());
+  await c.start();
+  tt.equal(src.started, true, 'controller starts the source');
+  src.apply('Node', node(ME));
+  src.apply('Service', service('a', { lbIPs: ['192.0.2.1'] }));
+  src.apply('EndpointSlice', slice('a-1', 'a', [['10.0.0.1', ME]]));
+  await c.whenIdle();
+  tt.equal(results.length, 0, 'no result before sync');
+  src.markSynced();
+  await c.whenIdle();
+  tt.equal(results.length, 1);
+  tt.strictSame(prefixes(results[0]), ['192.0.2.1/32']);
+  // burst of changes coalesces into one result
+  src.apply('Service', service('b', { lbIPs: ['192.0.2.2'] }));
+  src.apply('EndpointSlice', slice('b-1', 'b', [['10.0.0.2', 'n2']]));
+  src.apply('Service', service('c', { lbIPs: ['192.0.2.3'], etp: 'Local' }));
+  src.apply('EndpointSlice', slice('c-1', 'c', [['10.0.0.3', 'n2']]));
+  await c.whenIdle();
+  tt.equal(results.length, 2, 'one result for the burst');
+  tt.strictSame(prefixes(results[1]), ['192.0.2.1/32', '192.0.2.2/32']);
+  // the incremental result equals a from-scratch computation
+  tt.strictSame(results[1], computeDesiredRoutes(src.store, { nodeName: ME }));
+  // another node's change does not recompute services
+  const before = c.stats.servicesComputed;
+  src.apply('Node', node('n2', { ready: 'False' }));
+  await c.whenIdle();
+  tt.equal(c.stats.servicesComputed, before, 'other node ignored');
+  // one slice change recomputes one service only
+  src.apply('EndpointSlice', slice('c-1', 'c', [['10.0.0.3', ME]]));
+  await c.whenIdle();
+  tt.equal(c.stats.servicesComputed, before + 1, 'only the touched service recomputed');
+  tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32']);
+  // this node going NotReady recomputes everything and withdraws all
+  src.apply('Node', node(ME, { ready: 'False' }));
+  await c.whenIdle();
+  tt.strictSame(prefixes(results.at(-1)), []);
+  tt.equal(results.at(-1)?.node.eligible, false);
+  src.apply('Node', node(ME));
+  src.remove('Service', service('a'));
+  await c.whenIdle();
+  tt.strictSame(prefixes(results.at(-1)), ['192.0.2.2/32', '192.0.2.3/32']);
+  tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME }));
+  tt.equal(c.last(), results.at(-1));
+});
+
+t.test('context change and invalidate recompute; health gate consulted', async (tt) => {
+  const src = new FakeSource();
+  const results: DesiredResult[] = [];
+  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onDesired: (r) => void results.push(r) }, resyncIntervalMs: 0 });
+  tt.teardown(() => c.stop());
+  src.apply('Node', node(ME));
+  src.apply('Service', service('a', { lbIPs: ['192.0.2.1'], clusterIPs: ['10.96.0.1'] }));
+  src.apply('EndpointSlice', slice('a-1', 'a', [['10.0.0.1', ME]]));
+  src.markSynced();
+  await c.start();
+  await c.whenIdle();
+  tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32'], 'already synced at start: full pass');
+  let healthy = true;
+  c.setContext({ nodeName: ME, advertisements: [{ name: 'x', addressKinds: ['clusterIP', 'loadBalancer'] }], healthGate: () => ({ pass: healthy, reason: 'probe failed' }) });
+  await c.whenIdle();
+  tt.strictSame(prefixes(results.at(-1)), ['10.96.0.1/32', '192.0.2.1/32']);
+  healthy = false;
+  c.invalidate('default/a');
+  await c.whenIdle();
+  tt.strictSame(prefixes(results.at(-1)), []);
+  tt.equal(results.at(-1)?.services[0]?.vips[0]?.reasons[0]?.code, 'HealthCheckFailing');
+});
+
+t.test('a failing sink is retried and gets the newest result', async (tt) => {
+  const src = new FakeSource();
+  let fail = 2;
+  const seen: string[][] = [];
+  const errors: string[] = [];
+  const c = new Controller({
+    source: src,
+    context: { nodeName: ME },
+    sink: {
+      onDesired: async (r) => {
+        seen.push(prefixes(r));
+        if (fail-- > 0) throw new Error('speaker busy');
+      },
+    },
+    retryBaseMs: 5,
+    resyncIntervalMs: 0,
+  });
+  c.on('error', (k: string) => errors.push(k));
+  tt.teardown(() => c.stop());
+  src.apply('Node', node(ME));
+  src.apply('Service', service('a', { lbIPs: ['192.0.2.1'] }));
+  src.apply('EndpointSlice', slice('a-1', 'a', [['10.0.0.1', ME]]));
+  src.markSynced();
+  await c.start();
+  const keepAlive = setInterval(() => {}, 1000); // retry timers are unref'd
+  await new Promise<void>((resolve) => c.once('desired', () => resolve()));
+  clearInterval(keepAlive);
+  tt.strictSame(errors, ['emit', 'emit']);
+  tt.equal(seen.length, 3);
+  tt.strictSame(prefixes(c.last()), ['192.0.2.1/32']);
+  tt.equal(c.stats.sinkErrors, 2);
+  tt.equal(c.stats.emits, 1);
+});
