@@ -138,10 +138,14 @@ export function encodeOpenBody(msg: OpenMessage, w: ByteWriter): void {
   else groups = [caps.length];
   let i = 0;
   const cw = new ByteWriter(64);
+  const bounds: number[] = [0];
   for (const n of groups) {
-    const start = cw.length;
     for (let k = 0; k < n; k++) encodeCapability(caps[i++] as Capability, cw);
-    params.push({ type: OptionalParameterType.Capabilities, value: cw.view().subarray(start, cw.length) });
+    bounds.push(cw.length);
+  }
+  const all = cw.view(); // taken after the last write, so no later growth can move it
+  for (let g = 0; g < groups.length; g++) {
+    params.push({ type: OptionalParameterType.Capabilities, value: all.subarray(bounds[g], bounds[g + 1]) });
   }
   for (const o of msg.otherParameters ?? []) params.push({ type: o.paramType, value: o.value });
   let total = 0;
