@@ -137,6 +137,7 @@ interface Entry {
  * @returns an error message, or null when the spec is usable
  */
 export function checkSpecError(spec: CheckSpec): string | null {
+  if (spec === null || typeof spec !== 'object') return 'a check spec must be an object';
   if (typeof spec.error === 'string' && spec.error !== '') return spec.error;
   if (typeof spec.key !== 'string' || spec.key === '') return 'key must be a non-empty string';
   if (typeof spec.gate !== 'string' || (spec.gate === '' && spec.scope !== 'node')) return 'gate must be a non-empty string';

@@ -173,6 +173,9 @@ t.test('setChecks is level-triggered', async (t) => {
   t.same(hm.gate('any-key').reasons.map((r) => r.code), ['InvalidCheck'], 'an invalid node check fails every key');
   t.equal(hm.gate('any-key').pass, false);
   t.equal(hm.status().invalid[0]?.scope, 'node');
+  const junk = hm.setChecks([null as unknown as CheckSpec, spec('c1', 'vip1')]);
+  t.match(junk.errors[0]?.message, /must be an object/, 'junk input reported, not thrown');
+  t.same(junk.added, ['c1']);
   const dup = hm.setChecks([spec('c1', 'vip1'), spec('c1', 'vip9')]);
   t.match(dup.errors[0]?.message, /duplicate check key/);
 });
