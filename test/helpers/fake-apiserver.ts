@@ -138,6 +138,7 @@ export class FakeApiServer {
   #compactedRv = 0;
   #mode: 'up' | 'refuse' | '500' | 'hang' = 'up';
   #hungRequests = new Set<http.ServerResponse>();
+  readonly #failing = new Map<string, number>(); // plural -> HTTP status
   /** How an expired watch RV is reported: an ERROR event (apiserver) or an HTTP 410 (some proxies). */
   expiredAs: 'event' | 'http' = 'event';
   /** Every request received, in order. */
@@ -233,6 +234,20 @@ export class FakeApiServer {
       else w.res.end();
     }
     this.#watches.clear();
+  }
+
+  /** Answer every request for `plural` with HTTP `code` (undefined = stop failing). Open watches of it are cut. */
+  failResource(plural: string, code: number | undefined): void {
+    if (code === undefined) this.#failing.delete(plural);
+    else {
+      this.#failing.set(plural, code);
+      for (const w of this.#watches) {
+        if (w.rt.plural === plural) {
+          w.res.destroy();
+          this.#watches.delete(w);
+        }
+      }
+    }
   }
 
   /** Keep every open watch open but silent: changes are no longer delivered to them. */
@@ -384,6 +399,8 @@ export class FakeApiServer {
     if (!rt || rest.length > 3 || (sub !== undefined && sub !== 'status')) {
       return this.#reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     }
+    const failCode = this.#failing.get(rt.plural);
+    if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, failCode === 403 ? 'Forbidden' : 'InternalError', `injected failure for ${rt.plural}`));
     const method = req.method ?? 'GET';
     if (name === undefined) {
       if (method === 'GET') return q.watch === 'true' || q.watch === '1' ? this.#watch(res, rt, ns, q) : this.#list(res, rt, ns, q);
