@@ -21,6 +21,9 @@ export interface TcpSegment {
   readonly dstPort: number;
   /** Sequence number (uint32). */
   readonly seq: number;
+  /** Acknowledgment number (uint32), meaningful when `ackFlag` is set. */
+  readonly ack: number;
+  readonly ackFlag: boolean;
   readonly syn: boolean;
   readonly fin: boolean;
   readonly rst: boolean;
@@ -99,6 +102,8 @@ function parseTcp(b: Buffer, o: number, end: number, wireEnd: number, srcIp: str
       srcPort: b.readUInt16BE(o),
       dstPort: b.readUInt16BE(o + 2),
       seq: b.readUInt32BE(o + 4),
+      ack: b.readUInt32BE(o + 8),
+      ackFlag: (flags & 0x10) !== 0,
       syn: (flags & 0x02) !== 0,
       fin: (flags & 0x01) !== 0,
       rst: (flags & 0x04) !== 0,

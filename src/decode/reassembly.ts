@@ -10,25 +10,34 @@
  */
 import type { TcpSegment } from './packet.ts';
 
-/** What a push delivers, in order. `data` chunks are views into the captured frames. */
-export type StreamEvent =
-  | { readonly kind: 'data'; readonly bytes: Buffer }
+/**
+ * What a push delivers, in order. `data` chunks are views into the captured frames; `tag` is the caller's tag of
+ * the segment the bytes came from (herald decode tags segments with their frame).
+ */
+export type StreamEvent<T = unknown> =
+  | { readonly kind: 'data'; readonly bytes: Buffer; readonly tag: T }
   | { readonly kind: 'gap'; readonly missing: number }
   /** A new SYN with another ISN: a new connection reused the 4-tuple; the consumer resets its state. */
-  | { readonly kind: 'restart' };
+  | { readonly kind: 'restart' }
+  /**
+   * A segment resent at the same sequence number with different bytes (never in a real TCP; crafted captures do it
+   * to show several messages). `bytes` is delivered as a stream of its own; the main stream goes on unchanged.
+   */
+  | { readonly kind: 'rewrite'; readonly bytes: Buffer; readonly tag: T };
 
 /** Out-of-order data allowed to wait behind a hole before the hole is declared lost (octets). */
 export const MAX_PENDING_OCTETS = 1 << 20;
 
 const TWO_32 = 4294967296;
 
-export class TcpDirection {
+export class TcpDirection<T = unknown> {
   /** Sequence number of stream offset 0 (uint32); undefined before the first segment. */
   private base: number | undefined;
   /** The stream offset of the next byte to deliver. */
   private next = 0;
-  private pending = new Map<number, { bytes: Buffer; wireLength: number }>();
+  private pending = new Map<number, { bytes: Buffer; wireLength: number; tag: T }>();
   private pendingOctets = 0;
+  private readonly recent = new Map<number, Buffer>();
   /** True when the first segment seen carried no SYN: the stream may start inside a message. */
   midStream = false;
   /** True once any SYN was seen for this direction. */
@@ -37,8 +46,8 @@ export class TcpDirection {
   private synPayload: Buffer | undefined;
 
   /** Feeds one segment; returns the events it makes deliverable (possibly none). */
-  push(seg: TcpSegment): StreamEvent[] {
-    const events: StreamEvent[] = [];
+  push(seg: TcpSegment, tag: T): StreamEvent<T>[] {
+    const events: StreamEvent<T>[] = [];
     if (seg.syn) {
       const isn = (seg.seq + 1) >>> 0;
       // A SYN after data was delivered starts a new connection on the same 4-tuple, unless it is a retransmission of
@@ -62,18 +71,28 @@ export class TcpDirection {
     const dataSeq = seg.syn ? (seg.seq + 1) >>> 0 : seg.seq;
     let rel = (dataSeq - (this.base as number) + TWO_32) % TWO_32;
     if (rel >= TWO_32 / 2) rel -= TWO_32; // before the base: an old retransmission
-    this.accept(rel, seg.payload, Math.max(seg.payloadLength, seg.payload.length), events);
+    this.accept(rel, seg.payload, Math.max(seg.payloadLength, seg.payload.length), tag, events);
     return events;
   }
 
   /** Delivers everything still waiting, skipping holes (end of capture). */
-  flush(): StreamEvent[] {
-    const events: StreamEvent[] = [];
+  flush(): StreamEvent<T>[] {
+    const events: StreamEvent<T>[] = [];
     while (this.pending.size > 0) this.skipHole(events);
     return events;
   }
 
+  /** Keeps the last segments by start offset, to tell a retransmission from a rewrite. */
+  private remember(rel: number, bytes: Buffer): void {
+    this.recent.set(rel, bytes);
+    if (this.recent.size > 64) {
+      const oldest = this.recent.keys().next();
+      if (!oldest.done) this.recent.delete(oldest.value);
+    }
+  }
+
   private reset(): void {
+    this.recent.clear();
     this.base = undefined;
     this.next = 0;
     this.pending.clear();
@@ -83,34 +102,58 @@ export class TcpDirection {
     this.synPayload = undefined;
   }
 
-  private accept(rel: number, bytes: Buffer, wireLength: number, events: StreamEvent[]): void {
+  /**
+   * The other direction acknowledged `ackSeq`: the peer received everything before it, so a hole below it is data
+   * missing from the capture, not data still to come. Skips such holes now instead of waiting.
+   */
+  acknowledged(ackSeq: number): StreamEvent<T>[] {
+    const events: StreamEvent<T>[] = [];
+    if (this.base === undefined || this.pending.size === 0) return events;
+    let ackRel = (ackSeq - this.base + TWO_32) % TWO_32;
+    if (ackRel >= TWO_32 / 2) ackRel -= TWO_32;
+    while (this.pending.size > 0 && ackRel > this.next) {
+      let first = Infinity;
+      for (const rel of this.pending.keys()) if (rel < first) first = rel;
+      if (first > ackRel) break;
+      this.skipHole(events);
+    }
+    return events;
+  }
+
+  private accept(rel: number, bytes: Buffer, wireLength: number, tag: T, events: StreamEvent<T>[]): void {
     const end = rel + wireLength;
-    if (end <= this.next) return; // retransmission of delivered data
+    if (end <= this.next) {
+      // Retransmission of delivered data: normally identical bytes, dropped.
+      const earlier = this.recent.get(rel);
+      if (earlier && earlier.length === bytes.length && !earlier.equals(bytes)) events.push({ kind: 'rewrite', bytes, tag });
+      return;
+    }
+    this.remember(rel, bytes);
     if (rel > this.next) {
       const prev = this.pending.get(rel);
       if (!prev || prev.wireLength < wireLength) {
         if (prev) this.pendingOctets -= prev.bytes.length;
-        this.pending.set(rel, { bytes, wireLength });
+        this.pending.set(rel, { bytes, wireLength, tag });
         this.pendingOctets += bytes.length;
       }
       if (this.pendingOctets > MAX_PENDING_OCTETS) this.skipHole(events);
       return;
     }
-    this.deliver(rel, bytes, wireLength, events);
+    this.deliver(rel, bytes, wireLength, tag, events);
     this.drain(events);
   }
 
   /** Delivers the part of [rel, rel + wireLength) at or after `next`; `rel <= next` holds. */
-  private deliver(rel: number, bytes: Buffer, wireLength: number, events: StreamEvent[]): void {
+  private deliver(rel: number, bytes: Buffer, wireLength: number, tag: T, events: StreamEvent<T>[]): void {
     const skip = this.next - rel;
-    if (skip < bytes.length) events.push({ kind: 'data', bytes: bytes.subarray(skip) });
+    if (skip < bytes.length) events.push({ kind: 'data', bytes: bytes.subarray(skip), tag });
     const end = rel + wireLength;
     const capturedEnd = rel + bytes.length;
     if (capturedEnd < end) events.push({ kind: 'gap', missing: end - Math.max(capturedEnd, this.next) });
     this.next = end;
   }
 
-  private drain(events: StreamEvent[]): void {
+  private drain(events: StreamEvent<T>[]): void {
     let progressed = true;
     while (progressed && this.pending.size > 0) {
       progressed = false;
@@ -118,14 +161,14 @@ export class TcpDirection {
         if (rel <= this.next) {
           this.pending.delete(rel);
           this.pendingOctets -= p.bytes.length;
-          if (rel + p.wireLength > this.next) this.deliver(rel, p.bytes, p.wireLength, events);
+          if (rel + p.wireLength > this.next) this.deliver(rel, p.bytes, p.wireLength, p.tag, events);
           progressed = true;
         }
       }
     }
   }
 
-  private skipHole(events: StreamEvent[]): void {
+  private skipHole(events: StreamEvent<T>[]): void {
     let first = Infinity;
     for (const rel of this.pending.keys()) if (rel < first) first = rel;
     if (first === Infinity) return;

@@ -17,6 +17,7 @@ import { decodeForOutput, problemError } from './message.ts';
 import { parseFrame } from './packet.ts';
 import type { TcpSegment } from './packet.ts';
 import { TcpDirection } from './reassembly.ts';
+import type { StreamEvent } from './reassembly.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
 import { BgpStreamSplitter } from './splitter.ts';
@@ -47,13 +48,20 @@ interface Connection {
   readonly opens: Map<string, OpenMessage>;
 }
 
+/** Where a chunk of stream bytes was captured. */
+interface FrameInfo {
+  readonly frame: number;
+  readonly offset: number;
+  readonly timestamp: number;
+}
+
 interface Direction {
   readonly key: string;
   readonly reverseKey: string;
   readonly src: string;
   readonly dst: string;
   readonly conn: Connection;
-  readonly tcp: TcpDirection;
+  readonly tcp: TcpDirection<FrameInfo>;
   splitter: BgpStreamSplitter | undefined;
   /** undefined until decided: BGP by port, or by a BGP header at the start of the stream. */
   bgp: boolean | undefined;
@@ -120,7 +128,7 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
   const directions = new Map<string, Direction>();
   const connections = new Map<string, Connection>();
   const noted = new Set<string>();
-  let current = { frame: 0, offset: 0, timestamp: 0 };
+  let current: FrameInfo = { frame: 0, offset: 0, timestamp: 0 };
 
   const contexts = (d: Direction): CodecContext[] => sessionContexts(d.conn.opens.get(d.key), d.conn.opens.get(d.reverseKey), options);
   const maxLength = (d: Direction) => (): number => ((contexts(d)[0] as CodecContext).extendedMessage ? 65535 : 4096);
@@ -174,12 +182,21 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
     return d;
   };
 
-  const feed = (d: Direction, events: ReturnType<TcpDirection['push']>): void => {
+  const feed = (d: Direction, events: StreamEvent<FrameInfo>[]): void => {
     for (const ev of events) {
       if (ev.kind === 'restart') {
         if (d.splitter) handle(d, d.splitter.end());
         d.splitter = undefined;
         d.conn.opens.delete(d.key);
+        continue;
+      }
+      // Messages are attributed to the frame that completes them (as Wireshark shows reassembled PDUs).
+      if (ev.kind === 'data' || ev.kind === 'rewrite') current = ev.tag;
+      if (ev.kind === 'rewrite') {
+        if (d.bgp) {
+          const one = new BgpStreamSplitter(true);
+          handle(d, [...one.push(ev.bytes, maxLength(d)), ...one.end()]);
+        }
         continue;
       }
       if (d.bgp === undefined && ev.kind === 'data') {
@@ -216,7 +233,14 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
     counts.segments++;
     const d = directionFor(seg);
     if (d.bgp === false) continue;
-    feed(d, d.tcp.push(seg));
+    feed(d, d.tcp.push(seg, current));
+    if (seg.ackFlag) {
+      const rev = directions.get(d.reverseKey);
+      if (rev && rev.bgp !== false) {
+        feed(rev, rev.tcp.acknowledged(seg.ack));
+        current = { frame: item.frame, offset: item.offset, timestamp: item.timestamp };
+      }
+    }
   }
   for (const d of directions.values()) {
     feed(d, d.tcp.flush());
