@@ -1,6 +1,6 @@
 /**
  * The running daemon: wires config → Speaker peers, static routes + Service VIPs (source →
- * computeDesiredRoutes → health gate) → `speaker.setRoutes` (the whole desired set every time,
+ * Controller (computeDesiredRoutes, per-Service incremental) → health gate) → `speaker.setRoutes` (the whole desired set every time,
  * per-peer filtering via `route.peers`), and implements the admin API's {@link DaemonView}.
  *
  * Level-triggered: any change (source objects, health gates, reload, node labels) schedules one
@@ -22,8 +22,8 @@ import type { StateReason } from '../../bgp/fsm/state.ts';
 import { describeNotification } from '../../bgp/errors.ts';
 import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
-import { computeDesiredRoutes } from '../controller/desired-routes.ts';
-import type { DesiredResult } from '../controller/desired-routes.ts';
+import type { DesiredResult, DesiredRoutesContext } from '../controller/desired-routes.ts';
+import { Controller } from '../controller/controller.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Source } from '../sources/source.ts';
 import type { CheckSpec } from '../health/types.ts';
@@ -120,6 +120,7 @@ export class Daemon implements DaemonView {
   private lastReload: StatusView['lastReload'];
   private speakerReady = false;
   private speakerError: string | undefined;
+  private readonly controller: Controller | undefined;
 
   /**
    * Build the speaker and peers. Does not reconcile yet: call {@link start}.
@@ -146,13 +147,31 @@ export class Daemon implements DaemonView {
     this.speaker.on('error', (err: unknown) => this.log.error({ err }, 'speaker error'));
     this.speaker.on('drained', () => this.log.info('drain finished: every route withdrawn'));
     deps.metrics.setPeersProvider(() => this.peers());
-    deps.health.on('change', () => this.scheduleReconcile('health'));
+    deps.health.on('change', (keys: string[], info?: { nodeLevel?: boolean }) => {
+      // Service VIP gates are "svc:<ns/name> <address>": recompute those Services (all on a node-level change).
+      if (this.controller) {
+        if (info?.nodeLevel) this.controller.invalidate();
+        else for (const k of new Set((keys ?? []).filter((k) => k.startsWith('svc:')).map((k) => k.slice(4).split(' ')[0] as string))) this.controller.invalidate(k);
+      }
+      this.scheduleReconcile('health');
+    });
     if (deps.source) {
-      deps.source.on('change', () => this.scheduleReconcile('source'));
-      deps.source.on('synced', () => {
-        this.log.info('source synced');
-        this.scheduleReconcile('synced');
+      this.controller = new Controller({
+        source: deps.source,
+        context: this.controllerContext(config),
+        sink: {
+          onDesired: (result) => {
+            this.lastResult = result;
+            this.reconcile('controller');
+          },
+        },
       });
+      this.controller.on('error', (key: string, err: unknown) => this.log.warn({ key, err }, 'controller error (retried)'));
+      // Node labels may select or deselect peers (nodeSelector).
+      deps.source.on('change', () => {
+        if (this.config.peers.some((p) => p.nodeSelector)) this.scheduleReconcile('source');
+      });
+      deps.source.on('synced', () => this.log.info('source synced'));
       deps.source.on('error', (...args: unknown[]) => this.log.warn({ err: args[args.length - 1] }, 'source error'));
       deps.source.on('restart', (kind: string) => deps.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
     }
@@ -170,9 +189,30 @@ export class Daemon implements DaemonView {
         this.speakerError = (err as Error).message;
         this.log.error({ err }, 'BGP listener failed');
       });
-    if (this.deps.source) await this.deps.source.start();
     this.reconcile('start');
+    if (this.controller) await this.controller.start();
     await this.speaker.ready();
+  }
+
+  /** The controller's context from a config (health gate included). */
+  private controllerContext(cfg: Config): DesiredRoutesContext {
+    return {
+      nodeName: this.identity.nodeName,
+      ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
+      ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
+      ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
+      countServingTerminating: cfg.countServingTerminating,
+      healthGate: (service, address) => {
+        const g = this.deps.health.gate(`svc:${service} ${address}`);
+        return g.pass ? { pass: true } : { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing' };
+      },
+    };
+  }
+
+  /** Resolves when the controller has nothing queued (tests). */
+  async idle(): Promise<void> {
+    await this.controller?.whenIdle();
+    await new Promise((r) => setImmediate(r));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -302,21 +342,10 @@ export class Daemon implements DaemonView {
       }
       const routes = new Map<string, Route>();
       const gatesNow = new Set<string>();
-      let result: DesiredResult | undefined;
       const source = this.deps.source;
-      if (source && source.synced()) {
-        result = computeDesiredRoutes(source.snapshot(), {
-          nodeName: this.identity.nodeName,
-          ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
-          ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
-          ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
-          countServingTerminating: cfg.countServingTerminating,
-          healthGate: (service, address) => {
-            const g = health.gate(`svc:${service} ${address}`);
-            return g.pass ? { pass: true } : { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing' };
-          },
-        });
-        this.lastResult = result;
+      // Service VIPs: the controller's last full result (it emits only once the source has synced).
+      const result = this.lastResult;
+      if (result) {
         for (const d of result.routes) {
           const r = desiredRoute(d);
           routes.set(`${r.family} ${r.prefix}`, r);
@@ -342,7 +371,7 @@ export class Daemon implements DaemonView {
       for (const k of gatesNow) health.setAnnounced(k, true);
       for (const k of this.announcedGates) if (!gatesNow.has(k)) health.setAnnounced(k, false);
       this.announcedGates = gatesNow;
-      if (!this.initialSyncMarked && (!source || source.synced())) {
+      if (!this.initialSyncMarked && (!source || result !== undefined)) {
         this.initialSyncMarked = true;
         this.speaker.markInitialSyncDone();
         this.log.info({ routes: routes.size }, 'initial sync done: End-of-RIB may be sent');
@@ -377,6 +406,7 @@ export class Daemon implements DaemonView {
     this.config = eff;
     if (d.logLevelChanged) this.log.level = eff.logLevel;
     this.applyPeers(peers);
+    if (d.policyChanged || d.healthChanged) this.controller?.setContext(this.controllerContext(eff));
     this.reconcile('reload');
     this.lastReload = { at: new Date(this.now()).toISOString(), ok: true };
     this.deps.metrics.configReloads.inc({ result: 'ok' });
@@ -414,7 +444,8 @@ export class Daemon implements DaemonView {
     this.log.info({ reason, graceful: g.graceful, waitTimeSec: g.waitTimeSec }, 'shutting down');
     await this.speaker.shutdown({ graceful: g.graceful, waitTimeSec: g.waitTimeSec, message: `herald: ${reason}` }).catch((err: unknown) => this.log.warn({ err }, 'speaker shutdown failed'));
     await this.deps.health.close().catch(() => undefined);
-    await this.deps.source?.stop().catch(() => undefined);
+    if (this.controller) await this.controller.stop().catch(() => undefined);
+    else await this.deps.source?.stop().catch(() => undefined);
   }
 
   // ------------------------------------------------------------------------------------------

@@ -194,7 +194,7 @@ t.test('health-checked static route: announced only while its gate passes', asyn
 t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelector peers', async (t) => {
   const source = new FakeSource();
   const c = cfg({ peers: [peerA, { ...peerB, nodeSelector: { matchLabels: { rack: 'r1' } } }], routes: [{ prefix: '192.0.2.30/32' }], source: { manifests: '/nonexistent' } });
-  const { daemon, speaker } = make(c, { source });
+  const { daemon, speaker, health } = make(c, { source });
   await daemon.start();
   t.same(speaker.calls, ['add a'], 'b is not selected (no node labels yet); no EoR before sync');
   t.same(speaker.last, ['192.0.2.30/32'], 'static routes announced before sync');
@@ -207,17 +207,28 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   source.store.apply('EndpointSlice', slice('cart-1', 'cart', [['10.1.0.6', 'node-b']], { ns: 'shop' }));
   source.isSynced = true;
   source.emit('synced');
-  await tick();
+  await daemon.idle();
   t.same(speaker.calls, ['add a', 'add b', 'markInitialSyncDone']);
   t.same(speaker.last, ['192.0.2.30/32', '198.51.100.1/32']);
   t.equal(daemon.status().ready, true);
   const svcs = daemon.services();
   t.same(svcs.map((s) => [s.service, s.vips.filter((v) => v.kind === 'loadBalancer').map((v) => v.announced)]), [['default/web', [true]], ['shop/cart', [false]]]);
   t.match(svcs[1]?.vips.find((v) => v.kind === 'loadBalancer')?.reasons, [{ code: 'NoLocalReadyEndpoint' }]);
+  // The VIP's health gate fails: the controller recomputes that Service and the route goes.
+  health.failing.add('svc:default/web 198.51.100.1');
+  health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
+  await daemon.idle();
+  t.same(speaker.last, ['192.0.2.30/32']);
+  t.match(daemon.services()[0]?.vips.find((v) => v.kind === 'loadBalancer'), { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
+  t.equal(health.announced.get('svc:default/web 198.51.100.1'), false);
+  health.failing.clear();
+  health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
+  await daemon.idle();
+  t.same(speaker.last, ['192.0.2.30/32', '198.51.100.1/32']);
   // The node loses its label: peer b goes away.
   source.store.apply('Node', node('node-a', { labels: {} }));
-  source.emit('change', ['node']);
-  await tick();
+  source.emit('change', ['node:node-a']);
+  await daemon.idle();
   t.same(speaker.calls.slice(3), ['remove b']);
   await daemon.shutdown('test');
 });
