@@ -1,7 +1,12 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { formatStatuses, probeCheck, probeOnce } from '../../../src/health/probe.ts';
+import { formatStatuses, judgeNode, judgeService, probeCheck, probeOnce } from '../../../src/health/probe.ts';
 import type { CheckSpec } from '../../../src/health/types.ts';
 import { refusedPort, startFakeKubeProxy } from '../../helpers/fake-kube-proxy.ts';
 
@@ -149,4 +154,58 @@ t.test('abort and bad targets never throw', async (t) => {
 t.test('formatStatuses', async (t) => {
   t.equal(formatStatuses([204, 200]), '200,204');
   t.equal(formatStatuses([200, 201, 202, 204]), '200-202,204');
+});
+
+t.test('judgeService / judgeNode table (kube-proxy answers)', async (t) => {
+  const rows: Array<[string, number, string, boolean, string | undefined]> = [
+    ['svc', 200, '{"service":{"namespace":"ns","name":"n"},"localEndpoints":2,"serviceProxyHealthy":true}', true, undefined],
+    ['svc', 200, '{"localEndpoints":0}', false, 'NoLocalEndpoints'],
+    ['svc', 200, '{"service":{}}', false, 'BadResponse'],
+    ['svc', 200, '[1]', false, 'BadResponse'],
+    ['svc', 200, '', false, 'BadResponse'],
+    ['svc', 503, '{"localEndpoints":0,"serviceProxyHealthy":true}', false, 'NoLocalEndpoints'],
+    ['svc', 503, 'oops', false, 'NoLocalEndpoints'],
+    ['svc', 503, '{"localEndpoints":1,"serviceProxyHealthy":false}', false, 'ProxyUnhealthy'],
+    ['svc', 404, '', false, 'BadResponse'],
+    ['node', 200, '', true, undefined],
+    ['node', 503, '{"nodeEligible":false}', false, 'NodeNotEligible'],
+    ['node', 503, '{"nodeEligible":true}', false, 'ProxyUnhealthy'],
+    ['node', 500, '', false, 'BadResponse'],
+  ];
+  t.equal(rows.length, 13);
+  for (const [which, status, body, ok, code] of rows) {
+    const r = which === 'svc' ? judgeService(status, body, 1) : judgeNode(status, body, 1);
+    t.equal(r.ok, ok, `${which} ${status} ${body}: ok`);
+    t.equal(r.code, code, `${which} ${status} ${body}: code`);
+  }
+});
+
+t.test('https: certificate not verified; TLS failure is TLSError', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-health-tls-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=herald-test'], { stdio: 'ignore', timeout: 20_000 });
+  } catch (err) {
+    t.plan(0, `skipped: openssl not usable here: ${String(err)}`);
+    return;
+  }
+  const srv = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => {
+    res.writeHead(204);
+    res.end();
+  });
+  await new Promise<void>((r) => srv.listen({ host: '127.0.0.1', port: 0 }, () => r()));
+  t.teardown(() => new Promise<void>((r) => srv.close(() => r())));
+  const port = (srv.address() as net.AddressInfo).port;
+  const ok = await probeCheck(svcSpec('127.0.0.1', port, { kind: 'https', path: '/' }));
+  t.equal(ok.ok, true, 'self-signed certificate accepted');
+  t.equal(ok.status, 204);
+  // An https check against a plain-HTTP server fails the handshake.
+  const plain = http.createServer((_req, res) => res.end('x'));
+  await new Promise<void>((r) => plain.listen({ host: '127.0.0.1', port: 0 }, () => r()));
+  t.teardown(() => new Promise<void>((r) => plain.close(() => r())));
+  const bad = await probeCheck(svcSpec('127.0.0.1', (plain.address() as net.AddressInfo).port, { kind: 'https' }));
+  t.equal(bad.ok, false);
+  t.equal(bad.code, 'TLSError', bad.message);
 });
