@@ -144,7 +144,7 @@ export const ROUTES: RouteDef[] = [
     response: { 200: S.okSchema },
     handler: async (view) => {
       await view.drain();
-      return { ok: true, message: 'drained' };
+      return { ok: true, message: 'drain started' };
     },
   },
   {

@@ -128,7 +128,7 @@ t.test('mutating commands use the token', async (t) => {
   t.same(view.actions, []);
   r = await run(['drain', '--api', API, '--token-file', tokenFile]);
   t.equal(r.code, 0);
-  t.equal(r.out, 'drained\n');
+  t.equal(r.out, 'drain started\n');
   r = await run(['undrain', '--api', API], { HERALD_ADMIN_TOKEN: TOKEN });
   t.equal(r.code, 0);
   r = await run(['reset', 'tor-a', '--soft', '--api', API, '--token-file', tokenFile]);
