@@ -13,7 +13,7 @@ export { classifyError, DEFAULT_EXPECTED_STATUS, probeCheck, probeOnce } from '.
 export type { ProbeTarget } from './probe.ts';
 export { Semaphore } from './semaphore.ts';
 export { checkSpecError, HealthManager } from './manager.ts';
-export type { ChangeInfo, CheckStatus, GateResult, HealthManagerOptions, HealthStats, HealthStatus, ProbeFn, SetChecksResult } from './manager.ts';
+export type { ChangeInfo, CheckStatus, GateOptions, GateResult, HealthManagerOptions, HealthStats, HealthStatus, ProbeFn, SetChecksResult } from './manager.ts';
 export { ANNOTATION_PREFIX, formatAnnotationErrors, HealthAnnotation, parseHealthAnnotations, parseSeconds, parseStatusList } from './annotations.ts';
 export type { AnnotationCheck, AnnotationError, AnnotationParse } from './annotations.ts';
 export {

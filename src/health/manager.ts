@@ -60,6 +60,11 @@ export interface GateResult {
   reasons: Reason[];
 }
 
+export interface GateOptions {
+  /** Key under which the route is reported to `setAnnounced` (default: the gate key itself). */
+  announcedAs?: string;
+}
+
 export interface ChangeInfo {
   nodeLevel: boolean;
 }
@@ -334,10 +339,14 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   /**
    * May `key` be announced from this node? See the module comment for the rule. Reasons list every
    * problem; `pass` may be true with reasons when an announced key is kept while a check is unknown.
+   * With `opts.announcedAs`, the checks are those of `key` but the announced state and the flap damper
+   * are those of `announcedAs` (several Services sharing one VIP: gate each Service's checks against
+   * the VIP's route, then announce if any Service passes).
    */
-  gate(key: string): GateResult {
+  gate(key: string, opts: GateOptions = {}): GateResult {
     const now = this.clock.nowMs();
-    const announced = this.announced.has(key);
+    const routeKey = opts.announcedAs ?? key;
+    const announced = this.announced.has(routeKey);
     const reasons: Reason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
@@ -380,7 +389,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       }
     }
     if (!announced) {
-      const d = this.dampers.get(key);
+      const d = this.dampers.get(routeKey);
       if (d) {
         const st = d.status(now);
         if (st.suppressed) {

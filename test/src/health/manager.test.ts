@@ -259,3 +259,20 @@ t.test('status shows state, last result, latency, since and failures', async (t)
   hm.setAnnounced('vip3', false);
   t.same(hm.stats(), { checks: 2, up: 0, down: 1, unknown: 1, invalid: 0, probesTotal: 2, probeFailuresTotal: 2, inFlight: 0, waiting: 0, suppressed: 0, holdDown: 1 });
 });
+
+t.test('shared VIP: per-Service checks gated against the VIP route', async (t) => {
+  const { hm, run, script } = setup({ holdDownSec: 5 });
+  t.teardown(() => hm.close());
+  hm.setAnnounced('192.0.2.1', true);
+  script.set('svc-b', 'NoLocalEndpoints');
+  hm.setChecks([spec('svc-a', 'ns/a@192.0.2.1'), spec('svc-b', 'ns/b@192.0.2.1')]);
+  const any = () => ['ns/a@192.0.2.1', 'ns/b@192.0.2.1'].some((k) => hm.gate(k, { announcedAs: '192.0.2.1' }).pass);
+  t.equal(hm.gate('ns/a@192.0.2.1').pass, false, 'without announcedAs the service key is not announced: Pending');
+  t.equal(hm.gate('ns/a@192.0.2.1', { announcedAs: '192.0.2.1' }).pass, true, 'kept: the VIP route is announced');
+  await run(1000);
+  t.equal(hm.gate('ns/b@192.0.2.1', { announcedAs: '192.0.2.1' }).pass, false, 'b down');
+  t.equal(any(), true, 'a keeps the shared VIP');
+  hm.setAnnounced('192.0.2.1', false);
+  const g = hm.gate('ns/a@192.0.2.1', { announcedAs: '192.0.2.1' });
+  t.same(g.reasons.map((r) => r.code), ['HoldDown'], 'the VIP hold-down applies to each service');
+});
