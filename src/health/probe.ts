@@ -99,7 +99,7 @@ function probeTcp(target: ProbeTarget, startMs: number, signal?: AbortSignal): P
     );
     signal?.addEventListener('abort', onAbort, { once: true });
     sock.once('connect', () => finish({ ok: true, message: `TCP connect to ${endpoint(target.host, target.port)}`, latencyMs: performance.now() - startMs }));
-    sock.once('error', (err) => finish(fail(classifyError(err), startMs)));
+    sock.on('error', (err) => finish(fail(classifyError(err), startMs)));
   });
 }
 
@@ -133,7 +133,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
       target.timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
-    req.once('error', (err) => finish(fail(classifyError(err), startMs)));
+    req.on('error', (err) => finish(fail(classifyError(err), startMs)));
     req.once('response', (res) => {
       const status = res.statusCode ?? 0;
       if (!needBody) {
@@ -149,7 +149,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
         if (size < MAX_BODY_BYTES) chunks.push(c);
         size += c.length;
       });
-      res.once('error', (err) => finish(fail(classifyError(err), startMs, { status })));
+      res.on('error', (err) => finish(fail(classifyError(err), startMs, { status })));
       res.once('aborted', () => finish(fail({ code: ReasonCode.ConnectionClosed, message: `connection closed during HTTP ${status} body` }, startMs, { status })));
       res.once('end', () => {
         const body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
