@@ -13,8 +13,8 @@
  *   retried with backoff; the retry hands over the newest result.
  */
 import { EventEmitter } from 'node:events';
-import type { DesiredResult, DesiredRoutesContext, NodeState, RouteContribution, ServiceCIDRDecision, ServiceDecision } from './desired-routes.ts';
-import { decideService, evaluateNode, mergeRoutes, serviceCIDRContributions } from './desired-routes.ts';
+import type { DesiredResult, DesiredRoute, DesiredRoutesContext, NodeState, RouteContribution, ServiceCIDRDecision, ServiceDecision } from './desired-routes.ts';
+import { compareRoutes, decideService, evaluateNode, mergePrefix, serviceCIDRContributions } from './desired-routes.ts';
 import type { Clock } from './workqueue.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { Source } from '../sources/source.ts';
@@ -66,6 +66,14 @@ export class Controller extends EventEmitter {
   #node: NodeState | undefined;
   readonly #decisions = new Map<string, { decision: ServiceDecision; contributions: RouteContribution[] }>();
   #cidrs: { decisions: ServiceCIDRDecision[]; contributions: RouteContribution[] } = { decisions: [], contributions: [] };
+  /** prefix -> owner ("service:ns/name" or "cidr") -> its contributions to that prefix */
+  readonly #owners = new Map<string, Map<string, RouteContribution[]>>();
+  /** owner -> prefixes it contributes to */
+  readonly #ownerPrefixes = new Map<string, Set<string>>();
+  readonly #routes = new Map<string, DesiredRoute>();
+  readonly #dirtyPrefixes = new Set<string>();
+  #sortedRoutes: DesiredRoute[] | undefined;
+  #sortedServiceKeys: string[] | undefined;
   #dirty = false;
   #started = false;
   #resyncTimer: ReturnType<typeof setInterval> | undefined;
@@ -151,15 +159,22 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     if (key === ALL_KEY || key === `node:${this.#ctx.nodeName}` || this.#node === undefined) {
       this.#node = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
-      this.#decisions.clear();
-      for (const svc of snap.services()) this.#computeService(objectKey(svc));
+      const stale = new Set(this.#decisions.keys());
+      for (const svc of snap.services()) {
+        const k = objectKey(svc);
+        stale.delete(k);
+        this.#computeService(k);
+      }
+      for (const k of stale) this.#computeService(k); // vanished: removes them
       this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
+      this.#setContributions('cidr', this.#cidrs.contributions);
       this.#dirty = true;
     } else if (key.startsWith('service:')) {
       this.#computeService(key.slice('service:'.length));
       this.#dirty = true;
     } else if (key.startsWith('servicecidr:')) {
       this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
+      this.#setContributions('cidr', this.#cidrs.contributions);
       this.#dirty = true;
     }
     // node:<other> — irrelevant to this node's routes
@@ -169,25 +184,71 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     const svc = snap.service(key);
     if (!svc) {
-      this.#decisions.delete(key);
+      if (this.#decisions.delete(key)) this.#sortedServiceKeys = undefined;
+      this.#setContributions(`service:${key}`, []);
       return;
     }
     this.stats.servicesComputed++;
-    this.#decisions.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx));
+    const d = decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx);
+    if (!this.#decisions.has(key)) this.#sortedServiceKeys = undefined;
+    this.#decisions.set(key, d);
+    this.#setContributions(`service:${key}`, d.contributions);
+  }
+
+  /** Replace an owner's contributions; marks the prefixes it touched or touches dirty. */
+  #setContributions(owner: string, contributions: readonly RouteContribution[]): void {
+    const old = this.#ownerPrefixes.get(owner);
+    if (old) {
+      for (const p of old) {
+        this.#owners.get(p)?.delete(owner);
+        this.#dirtyPrefixes.add(p);
+      }
+    }
+    if (contributions.length === 0) {
+      this.#ownerPrefixes.delete(owner);
+      return;
+    }
+    const prefixes = new Set<string>();
+    for (const c of contributions) {
+      let byOwner = this.#owners.get(c.prefix);
+      if (!byOwner) this.#owners.set(c.prefix, (byOwner = new Map()));
+      const l = byOwner.get(owner);
+      if (l) l.push(c);
+      else byOwner.set(owner, [c]);
+      prefixes.add(c.prefix);
+      this.#dirtyPrefixes.add(c.prefix);
+    }
+    this.#ownerPrefixes.set(owner, prefixes);
+  }
+
+  /** Re-merge dirty prefixes only; rebuild the sorted route list only when the prefix set changed. */
+  #currentRoutes(): DesiredRoute[] {
+    let membershipChanged = this.#sortedRoutes === undefined;
+    for (const p of this.#dirtyPrefixes) {
+      const byOwner = this.#owners.get(p);
+      const list: RouteContribution[] = [];
+      if (byOwner) for (const l of byOwner.values()) list.push(...l);
+      if (list.length === 0) {
+        this.#owners.delete(p);
+        if (this.#routes.delete(p)) membershipChanged = true;
+      } else {
+        if (!this.#routes.has(p)) membershipChanged = true;
+        this.#routes.set(p, mergePrefix(list));
+      }
+    }
+    this.#dirtyPrefixes.clear();
+    if (membershipChanged || !this.#sortedRoutes) this.#sortedRoutes = [...this.#routes.values()].sort(compareRoutes);
+    else this.#sortedRoutes = this.#sortedRoutes.map((r) => this.#routes.get(r.prefix) as DesiredRoute);
+    return this.#sortedRoutes;
   }
 
   async #emit(): Promise<void> {
     if (!this.#dirty || !this.#node) return;
     this.#dirty = false;
-    const contributions: RouteContribution[] = [];
-    const services: ServiceDecision[] = [];
-    for (const d of this.#decisions.values()) {
-      services.push(d.decision);
-      for (const c of d.contributions) contributions.push(c);
-    }
-    for (const c of this.#cidrs.contributions) contributions.push(c);
-    services.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
-    const result: DesiredResult = { routes: mergeRoutes(contributions), services, serviceCIDRs: this.#cidrs.decisions, node: this.#node };
+    if (!this.#sortedServiceKeys) this.#sortedServiceKeys = [...this.#decisions.keys()].sort();
+    const services: ServiceDecision[] = this.#sortedServiceKeys.map((k) => (this.#decisions.get(k) as { decision: ServiceDecision }).decision);
+    // Copies: the sink may keep the result while later changes are computed.
+    const result: DesiredResult = { routes: [...this.#currentRoutes()], services, serviceCIDRs: this.#cidrs.decisions, node: this.#node };
     try {
       await this.#sink.onDesired(result);
     } catch (e) {

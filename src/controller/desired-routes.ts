@@ -475,13 +475,53 @@ export function serviceCIDRContributions(
   return { decisions, contributions };
 }
 
-function compareRoutes(a: { family: Family; prefix: string }, b: { family: Family; prefix: string }): number {
+/** Route order: IPv4 first, then by prefix string. */
+export function compareRoutes(a: { family: Family; prefix: string }, b: { family: Family; prefix: string }): number {
   if (a.family !== b.family) return a.family === 'ipv4' ? -1 : 1;
   return a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0;
 }
 
 /** Merge contributions into one route per prefix (see module doc for the merge rules). Sorted ipv4 first, then by prefix. */
 export function mergeRoutes(contributions: Iterable<RouteContribution>): DesiredRoute[] {
+  const byPrefix = new Map<string, RouteContribution[]>();
+  for (const c of contributions) {
+    const l = byPrefix.get(c.prefix);
+    if (l) l.push(c);
+    else byPrefix.set(c.prefix, [c]);
+  }
+  const out: DesiredRoute[] = [];
+  for (const l of byPrefix.values()) out.push(mergePrefix(l));
+  return out.sort(compareRoutes);
+}
+
+const sortedUnique = (xs: readonly string[]): string[] => (xs.length <= 1 ? [...xs] : [...new Set(xs)].sort());
+
+/**
+ * Merge the contributions of ONE prefix (non-empty list, all with the same prefix) into its route.
+ * @throws Error when the list is empty.
+ */
+export function mergePrefix(list: readonly RouteContribution[]): DesiredRoute {
+  const first = list[0];
+  if (!first) throw new Error('mergePrefix: no contribution');
+  if (list.length === 1) {
+    // Fast path: most prefixes have exactly one contributor.
+    const r: DesiredRoute = {
+      prefix: first.prefix,
+      family: first.family,
+      peers: first.peers === 'all' ? 'all' : sortedUnique(first.peers),
+      communities: sortedUnique(first.communities),
+      largeCommunities: sortedUnique(first.largeCommunities),
+      services: first.service === undefined ? [] : [first.service],
+      advertisements: [first.advertisement],
+    };
+    if (first.localPref !== undefined) r.localPref = first.localPref;
+    if (first.med !== undefined) r.med = first.med;
+    return r;
+  }
+  return mergeSlow(list);
+}
+
+function mergeSlow(contributions: readonly RouteContribution[]): DesiredRoute {
   const acc = new Map<string, { r: DesiredRoute; peers: Set<string> | 'all'; comm: Set<string>; large: Set<string>; svcs: Set<string>; ads: Set<string> }>();
   for (const c of contributions) {
     let e = acc.get(c.prefix);
@@ -514,7 +554,7 @@ export function mergeRoutes(contributions: Iterable<RouteContribution>): Desired
     e.r.advertisements = [...e.ads].sort();
     out.push(e.r);
   }
-  return out.sort(compareRoutes);
+  return out[0] as DesiredRoute;
 }
 
 /**

@@ -150,3 +150,66 @@ t.test('a failing sink is retried and gets the newest result', async (tt) => {
   tt.equal(c.stats.sinkErrors, 2);
   tt.equal(c.stats.emits, 1);
 });
+
+t.test('incremental results always equal a from-scratch computation (seeded random operations)', async (tt) => {
+  const src = new FakeSource();
+  const ctx = {
+    nodeName: ME,
+    serviceCIDRs: ['10.96.0.0/12'],
+    advertisements: [
+      { name: 'lb', addressKinds: ['loadBalancer' as const], aggregationLength: 31 },
+      { name: 'ext', addressKinds: ['externalIP' as const, 'clusterIP' as const], serviceSelector: { matchLabels: { ext: 'yes' } }, communities: ['65000:1'] },
+      { name: 'cidr', addressKinds: ['serviceCIDR' as const], nodeSelector: { matchLabels: { gw: 'true' } } },
+    ],
+  };
+  const c = new Controller({ source: src, context: ctx, sink: { onDesired: () => {} }, resyncIntervalMs: 0 });
+  tt.teardown(() => c.stop());
+  src.markSynced();
+  await c.start();
+  let seed = 12345;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  let compared = 0;
+  let nonTrivial = 0;
+  for (let step = 0; step < 400; step++) {
+    const i = rnd(6);
+    switch (rnd(6)) {
+      case 0:
+        src.apply(
+          'Service',
+          service(`s${i}`, {
+            lbIPs: [`192.0.2.${rnd(4)}`],
+            externalIPs: rnd(2) ? [`198.51.100.${rnd(3)}`] : [],
+            clusterIPs: [`10.96.0.${i}`],
+            etp: rnd(2) ? 'Local' : 'Cluster',
+            labels: rnd(2) ? { ext: 'yes' } : {},
+          }),
+        );
+        break;
+      case 1:
+        src.remove('Service', service(`s${i}`));
+        break;
+      case 2:
+      case 3:
+        src.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, rnd(2) ? ME : 'n2', { ready: rnd(4) > 0, terminating: rnd(5) === 0 }]]));
+        break;
+      case 4:
+        src.remove('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, []));
+        break;
+      case 5:
+        if (rnd(5) === 0) src.remove('Node', node(ME));
+        else src.apply('Node', node(rnd(3) ? ME : 'n2', { ready: rnd(6) ? 'True' : 'False', labels: rnd(2) ? { gw: 'true' } : {} }));
+        break;
+    }
+    if (rnd(3) === 0) {
+      await c.whenIdle();
+      tt.strictSame(c.last(), computeDesiredRoutes(src.store, ctx), `step ${step}`);
+      compared++;
+      if ((c.last()?.routes.length ?? 0) >= 2) nonTrivial++;
+    }
+  }
+  tt.ok(compared > 100, `${compared} comparisons`);
+  tt.ok(nonTrivial > 20, `${nonTrivial} comparisons with at least 2 routes`);
+});
