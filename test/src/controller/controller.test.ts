@@ -167,9 +167,12 @@ t.test('incremental results always equal a from-scratch computation (seeded rand
   src.markSynced();
   await c.start();
   let seed = 12345;
+  // mulberry32: small seeded PRNG with well-mixed low bits
   const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed % n;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) % n;
   };
   let compared = 0;
   let nonTrivial = 0;
