@@ -61,7 +61,8 @@ export function parseManifest(path: string, text: string): { objects: ParsedObje
     const err = doc.errors[0];
     if (err) {
       const pos = err.linePos?.[0];
-      const e: FileError = { path, message: err.message.split('\n')[0] ?? err.message };
+      const first = err.message.split('\n')[0] ?? err.message;
+      const e: FileError = { path, message: first.replace(/ at line \d+, column \d+:?$/, '') };
       if (pos) {
         e.line = pos.line;
         e.column = pos.col;

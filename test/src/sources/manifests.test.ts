@@ -98,6 +98,7 @@ t.test('a broken file is reported with path and line; its last good version stay
   tt.equal(errors.length, 2);
   tt.equal(errors[1]?.line, 7, "line of the nameless Service document");
   tt.match(errors[1]?.message, /Service without metadata.name/);
+  tt.notMatch(errors[0]?.message, /at line/, 'position only in line/column fields');
   tt.equal(src.snapshot().node('n2'), undefined, 'the whole broken file is ignored');
   // fixed
   await writeFile(f, SVC.replace('192.0.2.10', '192.0.2.11'));
