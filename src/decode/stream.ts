@@ -27,7 +27,7 @@ type OpenMessage = Extract<BgpMessage, { type: 'OPEN' }>;
 
 /** Options shared by capture and hex decoding. */
 export interface StreamOptions {
-  /** TCP ports that carry BGP (default {179}). Streams on other ports are still taken when they start with a BGP header. */
+  /** TCP ports that carry BGP (default {179}). Streams on other ports are still taken when their first data holds a BGP header. */
   readonly ports?: ReadonlySet<number>;
   /** Force the AS_PATH width: true = 4-octet (`--as4`), false = 2-octet (`--as2`); undefined = from the OPENs. */
   readonly as4?: boolean;
@@ -117,6 +117,15 @@ export function sessionContexts(mine: OpenMessage | undefined, theirs: OpenMessa
 
 const BGP_MARKER = Buffer.alloc(16, 0xff);
 
+/** True when `b` holds a plausible BGP header anywhere: 16 × 0xff, Length 19..65535, Type 1..5 (RFC 4271 §4.1). */
+function hasBgpHeader(b: Buffer): boolean {
+  for (let i = b.indexOf(BGP_MARKER); i >= 0 && i + 19 <= b.length; i = b.indexOf(BGP_MARKER, i + 1)) {
+    const type = b[i + 18] ?? 0;
+    if (b.readUInt16BE(i + 16) >= 19 && type >= 1 && type <= 5) return true;
+  }
+  return false;
+}
+
 /**
  * Decodes every BGP message in a pcap or pcapng capture into `sink`.
  * Lines: `{ frame, timestamp, src, dst, ...messageToJson(msg) }`; errors carry `offset` (the frame's offset in the
@@ -190,7 +199,7 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
         d.conn.opens.delete(d.key);
         continue;
       }
-      // Messages are attributed to the frame that completes them (as Wireshark shows reassembled PDUs).
+      // A message is attributed to the frame that carried its last octet.
       if (ev.kind === 'data' || ev.kind === 'rewrite') current = ev.tag;
       if (ev.kind === 'rewrite') {
         if (d.bgp) {
@@ -202,7 +211,7 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
       if (d.bgp === undefined && ev.kind === 'data') {
         // A stream on another port is BGP when it starts with a BGP header (or its reverse direction is BGP).
         const rev = directions.get(d.reverseKey);
-        d.bgp = rev?.bgp === true || (ev.bytes.length >= 19 && ev.bytes.subarray(0, 16).equals(BGP_MARKER));
+        d.bgp = rev?.bgp === true || hasBgpHeader(ev.bytes);
         if (d.bgp && rev && rev.bgp === false) rev.bgp = true;
       }
       if (!d.bgp) continue;
