@@ -21,8 +21,8 @@ async function run(argv: string[]): Promise<{ code: number; lines: Line[]; out: 
   err.on('data', (c: Buffer) => errChunks.push(c));
   const code = await runDecode(argv, out, err);
   const text = Buffer.concat(chunks).toString('utf8');
-  // Every output line must be JSON: JSON.parse throws (and fails the test) otherwise.
-  const lines = text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Line);
+  // Every output line must be JSON (JSON.parse throws and fails the test otherwise); --help prints text.
+  const lines = argv.includes('--help') ? [] : text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Line);
   return { code, lines, out: text, stderr: Buffer.concat(errChunks).toString('utf8') };
 }
 
