@@ -62,7 +62,10 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   watchTimeoutMs?: number;
   /** Delay before the informer's own re-watch after a quiet close (default: client-node's 1 s..30 s). */
   reconnectDelayFn?: (ms: number) => Promise<void>;
-  /** Treat a 404 on list as "not served": synced with an empty cache, retried at `maxBackoffMs`. */
+  /**
+   * Optional resource: a 404 ("not served") or 403 (RBAC not granted) on list counts as synced with
+   * an empty cache (`lastError` says why) and is retried every `maxBackoffMs`.
+   */
   optional?: boolean;
   clock?: Clock;
 }
@@ -242,17 +245,19 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     if (e instanceof Error && e.name === 'AbortError' && this.#restartTimer !== undefined) return;
     this.stats.errors++;
     this.stats.lastError = errText(e);
-    const notServed = this.#opts.optional === true && httpCode(e) === 404;
-    if (notServed && !this.stats.synced) {
-      this.stats.notServed = true;
+    const code = httpCode(e);
+    // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
+    const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
+    if (unavailable) this.stats.notServed = code === 404;
+    if (unavailable && !this.stats.synced) {
       this.stats.synced = true;
       this.#emitSafe('synced');
-    } else if (notServed) this.stats.notServed = true;
+    }
     if (this.listenerCount('error') > 0) this.#emitSafe('error', e);
     if (this.#restartTimer !== undefined) return;
     const max = this.#opts.maxBackoffMs ?? 30_000;
     const base = this.#opts.initialBackoffMs ?? 1000;
-    this.#backoffMs = notServed ? max : this.#backoffMs === 0 ? base : Math.min(this.#backoffMs * 2, max);
+    this.#backoffMs = unavailable ? max : this.#backoffMs === 0 ? base : Math.min(this.#backoffMs * 2, max);
     const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
     this.stats.restarts++;
     this.#emitSafe('restart', delayMs);

@@ -19,7 +19,10 @@ import type { Source, SourceStatus } from './source.ts';
 /** Options of `KubernetesSource`. */
 export interface KubernetesSourceOptions {
   kc: KubeConfig;
-  /** Read ServiceCIDR objects (default true; a 404 means "not served" and counts as synced). */
+  /**
+   * Read ServiceCIDR objects (default true). A 404 (not served, clusters < 1.33) or 403 (RBAC not
+   * granted) counts as synced with no objects. Set false unless an advertisement selects `serviceCIDR`.
+   */
   serviceCIDRs?: boolean;
   /** Only watch this Node (fieldSelector metadata.name=…); default: all Nodes. */
   nodeName?: string;
@@ -122,6 +125,7 @@ export class KubernetesSource extends EventEmitter implements Source {
         restarts: i.stats.restarts,
         errors: i.stats.errors,
         lists: i.stats.lists,
+        watchConnects: i.stats.connects,
         lastEventAtMs: i.stats.lastEventAtMs,
         lastError: i.stats.lastError,
       })),

@@ -162,6 +162,7 @@ export class ManifestSource extends EventEmitter implements Source {
         restarts: 0,
         errors: fileErrors.length,
         lists: this.scans,
+        watchConnects: 0,
         lastEventAtMs: 0,
         lastError: fileErrors[0]?.message ?? '',
       })),

@@ -17,6 +17,9 @@ export interface ResourceStatus {
   restarts: number;
   errors: number;
   lists: number;
+  /** Watch (re)connect attempts. */
+  watchConnects: number;
+  /** Last time data arrived (ms since the epoch); staleness = now - lastEventAtMs. */
   lastEventAtMs: number;
   lastError: string;
 }

@@ -176,3 +176,56 @@ t.test('list failure before the first sync: not synced, retried until it works',
   await waitFor(() => src.synced(), 'synced after recovery');
   tt.equal([...src.snapshot().services()].length, 2);
 });
+
+t.test('ServiceCIDR forbidden (RBAC): counts as synced so other routes are not held back', async (tt) => {
+  const { src, api } = await setup(tt);
+  api.failResource('servicecidrs', 403);
+  await src.start();
+  await waitFor(() => src.synced(), 'synced without ServiceCIDR');
+  const r = src.status().resources.find((x) => x.kind === 'ServiceCIDR');
+  tt.equal(r?.notServed, false);
+  tt.match(r?.lastError, /Forbidden|403/);
+  // a required resource that is forbidden keeps the source unsynced
+  const { src: src2, api: api2 } = await setup(tt);
+  api2.failResource('services', 403);
+  await src2.start();
+  await waitFor(() => (src2.status().resources.find((x) => x.kind === 'Service')?.errors ?? 0) >= 2, 'services retried');
+  tt.equal(src2.synced(), false);
+});
+
+t.test('BOOKMARK advances the RV the client re-watches from', async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount('nodes') === 1, 'watching');
+  api.upsert('services', service('other', { lbIPs: ['192.0.2.5'] })); // bumps the global RV; the nodes watch sees nothing
+  const bookmarkRv = api.resourceVersion;
+  const lists = (): number => api.count((r) => r.path === '/api/v1/nodes' && r.query.watch === undefined);
+  const watches = (): Array<string | undefined> => api.requests.filter((r) => r.path === '/api/v1/nodes' && r.query.watch === 'true').map((r) => r.query.resourceVersion);
+  const before = lists();
+  const n = watches().length;
+  api.bookmark('nodes');
+  api.closeWatches(); // a clean close: the client reads every line before reconnecting
+  await waitFor(() => watches().length > n, 're-watched');
+  tt.equal(watches()[n], bookmarkRv, 're-watch starts at the bookmarked RV');
+  // compaction up to the bookmark does not force a relist
+  api.compact();
+  api.closeWatches();
+  await waitFor(() => watches().length > n + 1, 're-watched again');
+  api.upsert('nodes', node('n3'));
+  await waitFor(() => src.snapshot().node('n3') !== undefined, 'event after re-watch');
+  tt.equal(lists(), before, 'no relist');
+});
+
+t.test('outage with compaction: relist after recovery removes what vanished', async (tt) => {
+  const { src, api, changes } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+  await api.goDown('refuse');
+  api.remove('endpointslices', 'default', 'web-abc', 'discovery.k8s.io');
+  api.compact();
+  changes.length = 0;
+  await api.comeBack();
+  await waitFor(() => src.snapshot().endpointSlicesFor('default/web').length === 0, 'slice removed by relist');
+  tt.ok(changes.includes('service:default/web'));
+  tt.ok(src.status().resources.find((r) => r.kind === 'EndpointSlice')!.lists >= 2, 'endpointslices relisted');
+});
