@@ -189,17 +189,28 @@ function decodeKnownValue(
 }
 
 /**
- * RFC 4271 §6.3 semantic check of a NEXT_HOP address: 0.0.0.0, 255.255.255.255 and multicast (224.0.0.0/4) are
- * not valid next hops. @returns a reason, or undefined when valid.
+ * RFC 4271 §6.3 semantic check of the 4 NEXT_HOP octets at `buf[off]`: 0.0.0.0, 255.255.255.255 and multicast
+ * (224.0.0.0/4) are not valid next hops. @returns a reason, or undefined when valid. The caller checks bounds.
+ */
+function invalidNextHopAt(buf: Uint8Array, off: number): string | undefined {
+  const a = buf[off] as number;
+  const b = buf[off + 1] as number;
+  const c = buf[off + 2] as number;
+  const d = buf[off + 3] as number;
+  if ((a | b | c | d) === 0) return 'NEXT_HOP 0.0.0.0';
+  if ((a & b & c & d) === 0xff) return 'NEXT_HOP 255.255.255.255 (limited broadcast)';
+  if (a >= 224 && a <= 239) return `NEXT_HOP ${a}.${b}.${c}.${d} is multicast`;
+  return undefined;
+}
+
+/**
+ * RFC 4271 §6.3 semantic check of a NEXT_HOP address text: 0.0.0.0, 255.255.255.255 and multicast (224.0.0.0/4)
+ * are not valid next hops. @returns a reason, or undefined when valid. Throws Error on text that is not IPv4.
  */
 export function invalidNextHopReason(nextHop: string): string | undefined {
   const b = new Uint8Array(4);
   parseIPv4Into(nextHop, b, 0);
-  const a = b[0] as number;
-  if (nextHop === '0.0.0.0') return 'NEXT_HOP 0.0.0.0';
-  if (nextHop === '255.255.255.255') return 'NEXT_HOP 255.255.255.255 (limited broadcast)';
-  if (a >= 224 && a <= 239) return `NEXT_HOP ${nextHop} is multicast`;
-  return undefined;
+  return invalidNextHopAt(b, 0);
 }
 
 /** One problem found while walking an attribute list, with where the attribute sits in the buffer. */
@@ -263,6 +274,7 @@ export function walkAttributes(buf: Buffer, start: number, end: number, ctx: Cod
     const info = ATTRIBUTE_INFO[code];
     const word = code >>> 5;
     const bit = 1 << (code & 31);
+    // Problems are rare: the issue list and the attribute view are only built when one is found.
     const issue = (subcode: number, detail: string, action: WalkIssue['action']): void => {
       (issues ??= []).push({ subcode, detail, typeCode: code, action, attribute: buf.subarray(attrStart, ve) });
     };
@@ -293,8 +305,8 @@ export function walkAttributes(buf: Buffer, start: number, end: number, ctx: Cod
       if (info.action !== 'attribute-discard') attrs.push({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(buf.subarray(vs, ve)) });
       continue;
     }
-    if (decoded.type === 'NEXT_HOP') {
-      const why = invalidNextHopReason(decoded.nextHop);
+    if (code === AttrTypeCode.NEXT_HOP) {
+      const why = invalidNextHopAt(buf, vs);
       if (why) issue(UpdateSubcode.InvalidNextHopAttribute, why, 'treat-as-withdraw');
     }
     attrs.push(decoded);
