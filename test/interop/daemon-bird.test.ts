@@ -16,16 +16,18 @@ const ROOT = join(import.meta.dirname, '..', '..');
 if (!birdAvailable()) {
   t.comment('bird2 is not installed (scripts/setup.sh installs it); skipping the daemon/BIRD test');
   t.pass('skipped: no bird');
-} else if (!existsSync(join(ROOT, 'bgp', 'session', 'session.ts'))) {
-  t.comment('bgp/session/session.ts is not in this tree yet; skipping the daemon/BIRD test');
+} else if (!['session.ts', 'listener.ts'].every((f) => existsSync(join(ROOT, 'bgp', 'session', f)))) {
+  t.comment('bgp/session/{session,listener}.ts are not in this tree yet; skipping the daemon/BIRD test');
   t.pass('skipped: no session layer');
 } else {
   t.test('herald run against BIRD: routes, drain, reload, shutdown', { timeout: 110_000 }, async (t) => {
+    // BIRD keeps a second protocol with the same neighbour address Idle: each session gets its own pair.
     const addr = loopbackPair();
-    const [p1Port, p2Port, ourPort, adminPort] = [await freePort(addr.bird), await freePort(addr.third), await freePort(addr.ours), await freePort('127.0.0.1')];
+    const addr2 = loopbackPair();
+    const [p1Port, p2Port, ourPort, adminPort] = [await freePort(addr.bird), await freePort(addr2.bird), await freePort(addr.ours), await freePort('127.0.0.1')];
     const bird = await Bird.start(
       bgpProtocol({ name: 'hp1', local: addr.bird, localPort: p1Port, localAs: 65001, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65000, passive: true, families: ['ipv4'] }) +
-        bgpProtocol({ name: 'hp2', local: addr.third, localPort: p2Port, localAs: 65002, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65000, passive: true, families: ['ipv4'] }),
+        bgpProtocol({ name: 'hp2', local: addr2.bird, localPort: p2Port, localAs: 65002, neighbor: addr2.ours, neighborPort: ourPort, neighborAs: 65000, passive: true, families: ['ipv4'] }),
     );
     t.teardown(() => bird.stop());
 
@@ -33,8 +35,8 @@ if (!birdAvailable()) {
     t.teardown(() => proc.stop(15_000));
     const configPath = join(proc.dir, 'herald.yaml');
     const TOKEN = 'e2e-token';
-    const peer1 = { name: 'p1', address: addr.bird, port: p1Port, peerAs: 65001, localAddress: addr.ours, holdTime: 30, connectRetryTime: 1, families: ['ipv4-unicast'], gracefulShutdown: { enabled: true, waitTime: 1 } };
-    const peer2 = { name: 'p2', address: addr.third, port: p2Port, peerAs: 65002, localAddress: addr.ours, holdTime: 30, connectRetryTime: 1, families: ['ipv4-unicast'] };
+    const peer1 = { name: 'p1', address: addr.bird, port: p1Port, peerAs: 65001, localAddress: addr.ours, holdTime: 30, connectRetryTime: 1, families: ['ipv4-unicast'], gracefulShutdown: { enabled: true, waitTime: 3 } };
+    const peer2 = { name: 'p2', address: addr2.bird, port: p2Port, peerAs: 65002, localAddress: addr2.ours, holdTime: 30, connectRetryTime: 1, families: ['ipv4-unicast'] };
     const config = (peers: object[]) => ({
       bgp: { localAs: 65000, routerId: '10.0.0.1' },
       peers,
@@ -56,9 +58,16 @@ if (!birdAvailable()) {
       const code = await main([...args, '--api', api], { out, err, env: { HERALD_ADMIN_TOKEN: TOKEN } });
       return { code, out: out.text, err: err.text };
     };
+    // On failure, show the daemon's last log lines next to BIRD's.
+    t.teardown(() => {
+      if (t.passing()) return;
+      t.comment(`herald stdout (tail):\n${proc.stdout.slice(-4000)}\nherald stderr (tail):\n${proc.stderr.slice(-2000)}`);
+    });
     const birdRoutes = async (proto: string) => (await bird.routes(`protocol ${proto}`)).map((r) => r.prefix).sort();
 
-    // 1. Session up, static routes in BIRD with their attributes.
+    // 1. The daemon serves its API (fails fast with its stderr if it exits), the session comes up,
+    //    static routes are in BIRD with their attributes.
+    await proc.waitFor(async () => (await fetch(`${api}/healthz`).catch(() => undefined))?.ok, 'admin API up', 20_000);
     await bird.waitFor(async () => (await bird.protocol('hp1'))?.bgpState === 'Established', 'hp1 Established', 30_000);
     await bird.waitFor(async () => (await birdRoutes('hp1')).length === 2, 'two routes from Herald on hp1');
     const r1 = (await bird.routes('protocol hp1')).find((r) => r.prefix === '10.77.0.1/32');
@@ -82,6 +91,15 @@ if (!birdAvailable()) {
     // 3. Drain: routes carry GRACEFUL_SHUTDOWN (65535:0), then are withdrawn; undrain brings them back.
     const drained = await cli('drain');
     t.equal(drained.code, 0, drained.err);
+    t.ok(await bird.waitFor(
+      async () => {
+        const rs = await bird.routes('protocol hp1');
+        return rs.length === 2 && rs.every((r) => r.communities.includes('65535:0'));
+      },
+      'routes re-announced with GRACEFUL_SHUTDOWN (65535:0) during the wait time',
+      3_000,
+      50,
+    ), 'GRACEFUL_SHUTDOWN seen in BIRD');
     await bird.waitFor(async () => (await birdRoutes('hp1')).length === 0, 'routes withdrawn after drain', 15_000);
     t.equal((await cli('status', '--json')).out.includes('"drained": true'), true);
     const undrained = await cli('undrain');
