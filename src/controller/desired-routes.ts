@@ -104,6 +104,7 @@ export const ReasonCode = {
   ForeignLoadBalancerClass: 'ForeignLoadBalancerClass',
   IPModeProxy: 'IPModeProxy',
   InvalidAddress: 'InvalidAddress',
+  InvalidAdvertisement: 'InvalidAdvertisement',
   NoAdvertisement: 'NoAdvertisement',
   NoReadyEndpoint: 'NoReadyEndpoint',
   NoLocalReadyEndpoint: 'NoLocalReadyEndpoint',
@@ -124,7 +125,10 @@ export interface Reason {
   message: string;
 }
 
-/** Decision for one VIP of one Service on this node. `reasons` lists every blocking reason when not announced, the positive ones when announced. */
+/**
+ * Decision for one VIP of one Service on this node. `reasons` lists every blocking reason when not
+ * announced; when announced, the positive ones (plus any InvalidAdvertisement that was skipped).
+ */
 export interface VipDecision {
   address: string;
   kind: VipKind;
@@ -403,14 +407,23 @@ export function decideService(
       continue;
     }
     const reasons: Reason[] = [positive];
+    const bad: Reason[] = [];
     for (const ad of matching) {
       const len = family === 'ipv4' ? ad.aggregationLength : ad.aggregationLengthV6;
-      const { prefix } = toPrefix(vip.address, len);
+      let prefix: string;
+      try {
+        prefix = toPrefix(vip.address, len).prefix;
+      } catch (e) {
+        // Config validation should prevent this; one bad advertisement must not disturb the others.
+        bad.push({ code: ReasonCode.InvalidAdvertisement, message: `advertisement ${ad.name}: ${(e as Error).message}` });
+        continue;
+      }
       const peers = peersOf(ad);
       contributions.push(route(prefix, family, ad, key));
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
     }
-    decision.vips.push({ address: vip.address, kind: vip.kind, announced: true, reasons });
+    const announced = reasons.length > 1;
+    decision.vips.push({ address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad });
   }
   return { decision, contributions };
 }
@@ -559,8 +572,8 @@ function mergeSlow(contributions: readonly RouteContribution[]): DesiredRoute {
 
 /**
  * The whole desired state of this node.
- * Never throws for bad object contents (each bad VIP or CIDR gets an InvalidAddress reason).
- * @throws Error only for an invalid context (e.g. an aggregation length out of range), which config validation prevents.
+ * Never throws: a bad VIP or CIDR gets an InvalidAddress reason, an advertisement with an
+ * impossible aggregation length an InvalidAdvertisement reason (other advertisements still apply).
  */
 export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext): DesiredResult {
   const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName);

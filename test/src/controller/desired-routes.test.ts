@@ -404,3 +404,18 @@ t.test('duplicate endpoint across slices during a move counts once and prefers t
   store2.apply('EndpointSlice', unlabelled);
   tt.strictSame(computeDesiredRoutes(store2, { nodeName: ME }).routes, []);
 });
+
+t.test('an impossible aggregation length disturbs only its own advertisement', async (tt) => {
+  const store = new ObjectStore();
+  store.apply('Node', node(ME));
+  store.apply('Service', service('x', { lbIPs: ['192.0.2.90'] }));
+  store.apply('EndpointSlice', slice('x-1', 'x', [['10.0.0.1', ME]]));
+  const bad = { name: 'bad', addressKinds: ['loadBalancer' as const], aggregationLength: 33 };
+  let res = computeDesiredRoutes(store, { nodeName: ME, advertisements: [bad, { name: 'good', addressKinds: ['loadBalancer'] }] });
+  tt.strictSame(res.routes, [r('192.0.2.90/32', ['default/x'], { advertisements: ['good'] })]);
+  tt.strictSame(res.services[0]?.vips[0]?.reasons.map((x) => x.code), ['ReadyEndpoint', 'Advertised', 'InvalidAdvertisement']);
+  res = computeDesiredRoutes(store, { nodeName: ME, advertisements: [bad] });
+  tt.strictSame(res.routes, []);
+  tt.strictSame(vips(res)['default/x loadBalancer 192.0.2.90'], 'InvalidAdvertisement');
+  tt.match(res.services[0]?.vips[0]?.reasons[0]?.message, /advertisement bad: prefix length 33 out of range/);
+});
