@@ -194,3 +194,9 @@ t.test('config check', async (t) => {
   r = await run(['config', 'check']);
   t.equal(r.code, 2);
 });
+
+t.test('decode is dispatched to the decoder', async (t) => {
+  const r = await run(['decode', '--help']);
+  t.equal(r.code, 0);
+  t.match(r.out + r.err, /Usage: herald decode/);
+});
