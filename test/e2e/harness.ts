@@ -1,0 +1,187 @@
+/**
+ * Shared pieces of the end-to-end tests (test/e2e/*.test.ts): a cluster of `herald run` child processes, one per
+ * simulated node, each on its own 127.x address, all peering (eBGP) with ONE private BIRD 2; per-node fake kube-proxy
+ * health servers; a kubeconfig for the fake apiserver; and small helpers that read the paths BIRD holds for a prefix.
+ *
+ * Addresses (see ../shared/design/peers-on-one-machine.md): nodes are 127.A.B.1, .2, .3 …; BIRD is 127.A.B.100 with
+ * one passive `protocol bgp` per node (strict bind, multihop, same port). Every process is stopped by PID
+ * (DaemonProcess / Bird harnesses), and each has a process-exit hook so a failing test leaks nothing.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { Bird, bgpProtocol, freePort, parseRoutes } from '../helpers/bird.ts';
+import type { BirdRoute } from '../helpers/bird.ts';
+import { DaemonProcess } from '../helpers/daemon-process.ts';
+import { startFakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
+import type { FakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** True when bgp/session (needed by bgp/speaker.ts) is in this tree. */
+export function sessionLayerPresent(): boolean {
+  return existsSync(join(ROOT, 'bgp', 'session', 'session.ts')) && existsSync(join(ROOT, 'bgp', 'session', 'listener.ts'));
+}
+
+let subnetCounter = 0;
+/** A /24-ish block of loopback addresses private to this test process: `127.A.B.` (append the host number). */
+export function loopbackBlock(): string {
+  const n = (process.pid * 13 + 7919 + subnetCounter++) % 60000;
+  const a = 100 + ((n >> 8) % 150);
+  return `127.${a}.${n & 0xff}.`;
+}
+
+/**
+ * Writes a kubeconfig (plain http, no credentials) pointing at `serverUrl` (the fake apiserver) to `path`.
+ * @returns path
+ */
+export function writeKubeconfig(path: string, serverUrl: string): string {
+  const kc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'fake', cluster: { server: serverUrl } }],
+    users: [{ name: 'tester', user: {} }],
+    contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'tester', namespace: 'default' } }],
+    'current-context': 'fake',
+  };
+  writeFileSync(path, stringify(kc));
+  return path;
+}
+
+/** One simulated node. */
+export interface NodeSpec {
+  /** Kubernetes node name, e.g. 'node-a'; also the BIRD protocol name with '-' removed. */
+  name: string;
+  /** Node IP (127.x): Herald's BGP localAddress and --node-ip. */
+  ip: string;
+}
+
+/** BIRD protocol name for a node (protocol names must be identifiers and not BIRD keywords). */
+export function protoName(node: string): string {
+  return `h_${node.replace(/[^A-Za-z0-9]/g, '_')}`;
+}
+
+/** Start ONE BIRD (AS `birdAs`, on `ip:port`) with a passive eBGP protocol per node (AS `heraldAs`). */
+export async function startBird(o: { ip: string; port: number; birdAs: number; heraldAs: number; nodes: NodeSpec[] }): Promise<Bird> {
+  const body = o.nodes
+    .map((n) =>
+      bgpProtocol({
+        name: protoName(n.name),
+        local: o.ip,
+        localPort: o.port,
+        localAs: o.birdAs,
+        neighbor: n.ip,
+        neighborPort: 179,
+        neighborAs: o.heraldAs,
+        passive: true,
+        holdTimeSec: 30,
+        families: ['ipv4'],
+      }),
+    )
+    .join('');
+  return Bird.start(body, { routerId: '10.255.255.1' });
+}
+
+/**
+ * The protocols (BIRD names) that currently give BIRD a path for `prefix`, sorted. Reads `show route all table master4`
+ * (every path, best or not).
+ */
+export async function pathsFor(bird: Bird, prefix: string): Promise<string[]> {
+  // The whole table, filtered here: `show route for P` exits non-zero with "Network not found" when P is absent.
+  const out = await bird.birdc(['show', 'route', 'all', 'table', 'master4']);
+  return pathsIn(out, prefix);
+}
+
+/** Parses `show route all` text and returns the protocols holding exactly `prefix`, sorted. */
+export function pathsIn(text: string, prefix: string): string[] {
+  return parseRoutes(text)
+    .filter((r: BirdRoute) => r.prefix === prefix)
+    .map((r: BirdRoute) => r.protocol)
+    .sort();
+}
+
+/** Per-node fake kube-proxy servers, all on the same port (healthCheckNodePort and healthz share it). */
+export async function startKubeProxies(ips: string[]): Promise<{ port: number; proxies: Map<string, FakeKubeProxy>; close(): Promise<void> }> {
+  const proxies = new Map<string, FakeKubeProxy>();
+  let lastErr: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort(ips[0]);
+    try {
+      for (const ip of ips) proxies.set(ip, await startFakeKubeProxy({ host: ip, port }));
+      return { port, proxies, close: async () => void (await Promise.all([...proxies.values()].map((p) => p.close()))) };
+    } catch (err) {
+      lastErr = err;
+      await Promise.all([...proxies.values()].map((p) => p.close()));
+      proxies.clear();
+    }
+  }
+  throw new Error(`cannot bind fake kube-proxy servers on one port for ${ips.join(', ')}: ${String(lastErr)}`);
+}
+
+/** A running `herald run` child and its admin port. */
+export interface HeraldNode {
+  proc: DaemonProcess;
+  adminPort: number;
+}
+
+/** Options of {@link startHerald}. */
+export interface HeraldNodeOptions {
+  node: NodeSpec;
+  heraldAs: number;
+  bird: { ip: string; port: number; as: number };
+  /** `{kubernetes: {kubeconfig}}` or `{manifests: dir}`. */
+  source: Record<string, unknown>;
+  /** kube-proxy health port on the node IP (Kubernetes source only). */
+  kubeProxyPort?: number;
+}
+
+/**
+ * Spawns `herald run --config F --node-name N --node-ip A` (bin/herald.js under this Node) with a config that peers
+ * with BIRD from the node IP, fast health checks (interval 0.5 s, rise 1, fall 1), flap control off (tests need
+ * quick re-announcements), and the admin API on a free port of 127.0.0.1.
+ */
+export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
+  const proc = new DaemonProcess(`e2e-${o.node.name}`);
+  const adminPort = await freePort('127.0.0.1');
+  const config: Record<string, unknown> = {
+    bgp: { localAs: o.heraldAs },
+    peers: [
+      {
+        name: 'bird',
+        address: o.bird.ip,
+        port: o.bird.port,
+        peerAs: o.bird.as,
+        localAddress: o.node.ip,
+        holdTime: 30,
+        connectRetryTime: 1,
+        ebgpMultihop: 2,
+        families: ['ipv4-unicast'],
+      },
+    ],
+    source: o.source,
+    healthChecks: { interval: 0.5, timeout: 0.4, rise: 1, fall: 1 },
+    flapControl: { holdDown: 0, penalty: 0 },
+    admin: { address: '127.0.0.1', port: adminPort },
+    stateDir: join(proc.dir, 'state'),
+    logLevel: 'info',
+  };
+  if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
+  const configPath = join(proc.dir, 'herald.yaml');
+  writeFileSync(configPath, stringify(config));
+  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip]);
+  return { proc, adminPort };
+}
+
+/** GET http://127.0.0.1:PORT/PATH as JSON (undefined on any error). */
+export async function adminJson(port: number, path: string): Promise<unknown> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(3000) });
+    return res.ok ? await res.json() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
