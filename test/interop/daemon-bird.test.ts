@@ -4,7 +4,7 @@
 // adding a peer and by a file change removing it while the other session stays up, and SIGTERM
 // ending the sessions with Cease / Administrative Shutdown.
 import t from 'tap';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Bird, bgpProtocol, birdAvailable, freePort, loopbackPair } from '../helpers/bird.ts';
@@ -136,5 +136,53 @@ if (!birdAvailable()) {
     await bird.waitFor(async () => /shutdown/i.test((await bird.protocol('hp1'))?.lastError ?? ''), 'hp1 got Administrative Shutdown', 20_000);
     await proc.waitFor(() => !proc.alive || undefined, 'herald exit', 15_000).catch(() => undefined);
     t.equal(proc.child?.exitCode, 0);
+  });
+
+  t.test('herald run with a manifests source: Service VIPs announced only while this node can serve them', { timeout: 60_000 }, async (t) => {
+    const addr = loopbackPair();
+    const [birdPort, ourPort, adminPort] = [await freePort(addr.bird), await freePort(addr.ours), await freePort('127.0.0.1')];
+    const bird = await Bird.start(bgpProtocol({ name: 'hk', local: addr.bird, localPort: birdPort, localAs: 65001, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65000, passive: true, families: ['ipv4'] }));
+    t.teardown(() => bird.stop());
+    const proc = new DaemonProcess('daemon-bird-k8s');
+    t.teardown(() => proc.stop(15_000));
+    const manifests = join(proc.dir, 'manifests');
+    mkdirSync(manifests);
+    const nodeYaml = 'apiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {}}\nstatus: {conditions: [{type: Ready, status: "True"}]}\n';
+    const svcYaml =
+      'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\n' +
+      'spec: {type: LoadBalancer, clusterIP: 10.96.0.10, clusterIPs: [10.96.0.10], externalTrafficPolicy: Local}\n' +
+      'status: {loadBalancer: {ingress: [{ip: 10.88.0.1}]}}\n';
+    const slice = (nodeName: string) =>
+      'apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, namespace: default, labels: {kubernetes.io/service-name: web}}\n' +
+      `addressType: IPv4\nendpoints: [{addresses: [10.1.0.5], nodeName: ${nodeName}, conditions: {ready: true}}]\n`;
+    writeFileSync(join(manifests, 'node.yaml'), nodeYaml);
+    writeFileSync(join(manifests, 'svc.yaml'), svcYaml);
+    writeFileSync(join(manifests, 'slice.yaml'), slice('node-a'));
+    const configPath = join(proc.dir, 'herald.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        bgp: { localAs: 65000, routerId: '10.0.0.1' },
+        peers: [{ name: 'k', address: addr.bird, port: birdPort, peerAs: 65001, localAddress: addr.ours, connectRetryTime: 1, families: ['ipv4-unicast'] }],
+        source: { manifests },
+        node: { name: 'node-a' },
+        admin: { address: '127.0.0.1', port: adminPort },
+        stateDir: join(proc.dir, 'state'),
+      }),
+    );
+    proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath]);
+    t.teardown(() => {
+      if (!t.passing()) t.comment(`herald stdout (tail):\n${proc.stdout.slice(-4000)}\nherald stderr:\n${proc.stderr.slice(-2000)}`);
+    });
+    const api = `http://127.0.0.1:${adminPort}`;
+    await proc.waitFor(async () => (await fetch(`${api}/readyz`).catch(() => undefined))?.status === 200, 'ready (source synced)', 20_000);
+    await bird.waitFor(async () => (await bird.routes('protocol hk')).some((r) => r.prefix === '10.88.0.1/32'), 'VIP announced', 30_000);
+    const svc = (await (await fetch(`${api}/api/v1/services/default/web`)).json()) as { vips: { address: string; announced: boolean; reasons: { code: string }[] }[] };
+    t.match(svc.vips.find((v) => v.address === '10.88.0.1'), { announced: true, reasons: [{ code: 'LocalReadyEndpoint' }] });
+    // The endpoint moves to another node: externalTrafficPolicy Local → withdrawn here, with the reason.
+    writeFileSync(join(manifests, 'slice.yaml'), slice('node-b'));
+    await bird.waitFor(async () => !(await bird.routes('protocol hk')).some((r) => r.prefix === '10.88.0.1/32'), 'VIP withdrawn', 30_000);
+    const after = (await (await fetch(`${api}/api/v1/services/default/web`)).json()) as { vips: { address: string; announced: boolean; reasons: { code: string }[] }[] };
+    t.match(after.vips.find((v) => v.address === '10.88.0.1'), { announced: false, reasons: [{ code: 'NoLocalReadyEndpoint' }] });
   });
 }
