@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { loadConfigFile, ConfigError, formatIssues } from '../config/load.ts';
 import { AdminClient, ApiError } from './client.ts';
+import { version } from './version.ts';
 import { formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
 
 /** Where the CLI writes. */
@@ -256,16 +257,6 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     }
     default:
       throw new UsageError(`unknown command ${cmd}`);
-  }
-}
-
-/** Version from package.json. */
-export async function version(): Promise<string> {
-  try {
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? 'unknown';
-  } catch {
-    return 'unknown';
   }
 }
 

@@ -21,7 +21,7 @@ import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
 import type { Source } from '../sources/source.ts';
-import { version as packageVersion } from '../cli/main.ts';
+import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
 import type { SpeakerLike } from './daemon.ts';
 import { MappingError } from './mapping.ts';

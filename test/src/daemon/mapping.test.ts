@@ -1,0 +1,105 @@
+// Name mapping config/Kubernetes → bgp/, and bgp/ status → admin views; the restart state file.
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateConfig } from '../../../src/config/load.ts';
+import type { Config } from '../../../src/config/schema.ts';
+import { communityText, desiredRoute, errorView, MappingError, prefixMatches, resolvePassword, routeView, staticRoute, toSpeakerPeer } from '../../../src/daemon/mapping.ts';
+import { readRestartInfo, writeHeartbeat } from '../../../src/daemon/state.ts';
+
+function cfg(data: object): Config {
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.config;
+}
+
+t.test('config peer → speaker peer (RFC names, seconds)', async (t) => {
+  const c = cfg({
+    peers: [{ name: 'a', address: '192.0.2.1', peerAs: 65001, localAddress: '192.0.2.10', holdTime: 30, keepaliveTime: 10, ebgpMultihop: 2, nextHop: '192.0.2.11', nextHopV6: '2001:db8::1', gracefulRestart: { enabled: true, restartTime: 60 }, maxPrefixes: 10, families: ['ipv4-unicast'] }],
+  });
+  t.same(toSpeakerPeer(c.peers[0]!, 'pw'), {
+    name: 'a',
+    address: '192.0.2.1',
+    port: 179,
+    peerAs: 65001,
+    holdTimeSec: 30,
+    connectRetryTimeSec: 120,
+    passive: false,
+    ttlSecurity: false,
+    families: ['ipv4-unicast'],
+    gracefulRestart: { restartTimeSec: 60 },
+    localAddress: '192.0.2.10',
+    keepaliveTimeSec: 10,
+    md5Password: 'pw',
+    ebgpMultihop: 2,
+    nextHopIPv4: '192.0.2.11',
+    nextHopIPv6: '2001:db8::1',
+    maxPrefixes: 10,
+  });
+  const plain = toSpeakerPeer(cfg({ peers: [{ name: 'b', address: '192.0.2.2', peerAs: 1 }] }).peers[0]!, undefined);
+  t.equal(plain.gracefulRestart, false);
+  t.notOk('md5Password' in plain);
+});
+
+t.test('passwords from file and environment', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-pw-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'pw'), 's3cret\n');
+  writeFileSync(join(dir, 'empty'), '');
+  const c = cfg({ peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, password: { file: join(dir, 'pw') } }, { name: 'b', address: '192.0.2.2', peerAs: 1, password: { env: 'PW' } }, { name: 'c', address: '192.0.2.3', peerAs: 1, password: { file: join(dir, 'empty') } }] });
+  t.equal(resolvePassword(c.peers[0]!, 0, {}), 's3cret');
+  t.equal(resolvePassword(c.peers[1]!, 1, { PW: 'x' }), 'x');
+  t.throws(() => resolvePassword(c.peers[1]!, 1, {}), MappingError);
+  t.throws(() => resolvePassword(c.peers[2]!, 2, {}), /peers\[2\]\.password\.file: .*empty/);
+});
+
+t.test('routes: static and desired → speaker routes; exported → views', async (t) => {
+  const c = cfg({ routes: [{ prefix: '10.0.0.7/24', communities: ['no-export', '1:2', '1:2'], largeCommunities: ['1:2:3'], localPref: 200 }] });
+  t.same(staticRoute(c.routes[0]!), { prefix: '10.0.0.0/24', family: 'ipv4-unicast', communities: [0xffffff01, 65538], largeCommunities: [[1, 2, 3]], localPref: 200 });
+  t.same(desiredRoute({ prefix: '2001:db8::1/128', family: 'ipv6', peers: ['a'], communities: [], largeCommunities: [], services: ['ns/x'], advertisements: ['d'] }), { prefix: '2001:db8::1/128', family: 'ipv6-unicast', peers: ['a'] });
+  t.same(desiredRoute({ prefix: '10.0.0.1/32', family: 'ipv4', peers: 'all', communities: ['65000:1'], largeCommunities: [], med: 3, services: [], advertisements: [] }), { prefix: '10.0.0.1/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1], med: 3 });
+  t.equal(communityText(0xffff0000), '65535:0');
+  t.same(routeView('p', { prefix: '10.0.0.0/24', family: 'ipv4-unicast', nextHop: '192.0.2.1', asPath: [65000], communities: [65538], largeCommunities: [[1, 2, 3]], origin: 2 }), {
+    peer: 'p',
+    prefix: '10.0.0.0/24',
+    family: 'ipv4-unicast',
+    nextHop: '192.0.2.1',
+    origin: 'incomplete',
+    asPath: [65000],
+    communities: ['1:2'],
+    largeCommunities: ['1:2:3'],
+  });
+});
+
+t.test('prefix filter', async (t) => {
+  t.ok(prefixMatches('10.0.0.1/32', '10.0.0.0/24'));
+  t.ok(prefixMatches('10.0.0.0/24', '10.0.0.0/24'));
+  t.notOk(prefixMatches('10.0.0.0/16', '10.0.0.0/24'), 'a wider route is not inside the filter');
+  t.ok(prefixMatches('10.0.0.0/16', '10.0.3.4'), 'an address matches the route containing it');
+  t.notOk(prefixMatches('10.1.0.0/16', '10.0.3.4'));
+  t.ok(prefixMatches('2001:db8::1/128', '2001:db8::/32'));
+  t.notOk(prefixMatches('2001:db8::1/128', '10.0.0.0/8'), 'families never match');
+  t.notOk(prefixMatches('10.0.0.1/32', 'garbage'));
+  t.ok(prefixMatches('10.0.0.1/32', '0.0.0.0/0'));
+});
+
+t.test('state reasons → error views', async (t) => {
+  t.same(errorView({ kind: 'notificationSent', code: 4, subcode: 0 }, 'T'), { kind: 'notificationSent', code: 4, subcode: 0, description: errorView({ kind: 'notificationSent', code: 4, subcode: 0 })?.description, at: 'T' });
+  t.match(errorView({ kind: 'notificationReceived', code: 6, subcode: 2, text: 'bye' }), { code: 6, subcode: 2, description: /Cease/, message: 'bye' });
+  t.same(errorView({ kind: 'transportError', message: 'ECONNREFUSED' }), { kind: 'transportError', message: 'ECONNREFUSED' });
+  t.equal(errorView({ kind: 'started' }), undefined);
+  t.equal(errorView(undefined), undefined);
+});
+
+t.test('restart detection from the state file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-state-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.same(readRestartInfo(dir, 120, 1_000_000), { restarting: false }, 'no file');
+  writeHeartbeat(join(dir, 'sub'), 1_000_000);
+  t.same(readRestartInfo(join(dir, 'sub'), 120, 1_000_000 + 119_000), { lastHeartbeatMs: 1_000_000, restarting: true });
+  t.same(readRestartInfo(join(dir, 'sub'), 120, 1_000_000 + 121_000), { lastHeartbeatMs: 1_000_000, restarting: false }, 'outside the window');
+  t.equal(readRestartInfo(join(dir, 'sub'), 0, 1_000_001).restarting, false, 'no graceful restart configured');
+  writeFileSync(join(dir, 'state.json'), '{not json');
+  t.same(readRestartInfo(dir, 120, 0), { restarting: false }, 'malformed file');
+});
