@@ -11,6 +11,7 @@
  * tcpdump's (tcpdump prints what the session used).
  */
 import t from 'tap';
+import type { Test } from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { walkAttributes } from '../../../bgp/codec/attributes.ts';
@@ -156,8 +157,6 @@ function compare(tt: Test, label: string, msg: UpdateMessage, want: OutUpdate): 
   tt.same(msg.withdrawnRoutes.map(entryText), want.withdrawn, `${label}: withdrawn routes`);
   tt.same(msg.nlri.map(entryText), want.updated, `${label}: announced routes`);
 }
-
-type Test = Parameters<Parameters<typeof t.test>[1]>[0];
 
 const AS4: CodecContext = { fourOctetAs: true, extendedMessage: false, addPath: {} };
 const AS2: CodecContext = { fourOctetAs: false, extendedMessage: false, addPath: {} };
