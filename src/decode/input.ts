@@ -5,8 +5,9 @@
  * digit; the `seek-bzip` npm package, MIT, multi-stream). Formats: pcap (four magics), pcapng (Section Header Block
  * 0a 0d 0d 0a), otherwise MRT when the first record header is plausible (RFC 6396 §2: known Type, sane Length).
  */
+import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
-import Bunzip from 'seek-bzip';
+import type Bunzip from 'seek-bzip';
 import { captureFormat } from './capture.ts';
 import { looksLikeMrt } from './mrt.ts';
 
@@ -25,6 +26,14 @@ export class InputError extends Error {
   override name = 'InputError';
 }
 
+let bunzipModule: typeof Bunzip | undefined;
+
+/** seek-bzip, loaded on first use (it is only needed for .bz2 input; keeps `herald decode` start-up short). */
+function bunzip(): typeof Bunzip {
+  bunzipModule ??= createRequire(import.meta.url)('seek-bzip') as typeof Bunzip;
+  return bunzipModule;
+}
+
 /** Decompresses as many layers as the magic bytes announce (at most 3). Throws InputError on corrupt data. */
 export function decompress(buf: Buffer): { bytes: Buffer; compression: Compression } {
   let first: Compression = 'none';
@@ -33,7 +42,7 @@ export function decompress(buf: Buffer): { bytes: Buffer; compression: Compressi
     if (c === 'none') break;
     if (layer === 0) first = c;
     try {
-      buf = c === 'gzip' ? gunzipSync(buf) : Buffer.from(Bunzip.decode(buf, undefined, true));
+      buf = c === 'gzip' ? gunzipSync(buf) : Buffer.from(bunzip().decode(buf, undefined, true));
     } catch (err) {
       throw new InputError(`${c} data is corrupt: ${err instanceof Error ? err.message : String(err)}`);
     }

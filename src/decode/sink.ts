@@ -2,7 +2,8 @@
  * Where decoders put their output lines. The CLI prints each line as JSON; `--summary` counts instead; the benchmark
  * and tests collect them.
  */
-import { BgpError } from './codec.ts';
+// errors.ts directly (not codec.ts): keeps the CLI's start-up from loading the whole codec before it is needed.
+import { BgpError } from '../../bgp/errors.ts';
 import type { BgpMessage, PathAttribute } from './codec.ts';
 
 /** Facts about a decoded line that the summary counts (the JSON line itself is not re-read). */

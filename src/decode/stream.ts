@@ -258,13 +258,6 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
   return counts;
 }
 
-/** Parses hex text: whitespace, ':' and '-' separators and "0x" prefixes are ignored. Throws on other characters. */
-export function parseHex(text: string): Buffer {
-  const clean = text.replace(/0x/gi, '').replace(/[\s:-]/g, '');
-  if (clean.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(clean)) throw new Error('hex input must be an even number of hex digits');
-  return Buffer.from(clean, 'hex');
-}
-
 /**
  * Decodes a stream of whole BGP messages (each with its 19-octet header). Lines: `{ offset, ...messageToJson(msg) }`
  * with `offset` the message's position in the input. The context is forced by the options or guessed as for a
