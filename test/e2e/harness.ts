@@ -32,14 +32,15 @@ export function loopbackBlock(): string {
 }
 
 /**
- * Writes a kubeconfig (plain http, no credentials) pointing at `serverUrl` (the fake apiserver) to `path`.
+ * Writes a kubeconfig (plain http with insecure-skip-tls-verify, which client-node requires for http; no credentials) pointing at `serverUrl` (the fake apiserver) to `path`.
  * @returns path
  */
 export function writeKubeconfig(path: string, serverUrl: string): string {
   const kc = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'fake', cluster: { server: serverUrl } }],
+    // client-node refuses plain http unless skipTLSVerify is set (KubeConfig.createDispatcherOptions).
+    clusters: [{ name: 'fake', cluster: { server: serverUrl, 'insecure-skip-tls-verify': true } }],
     users: [{ name: 'tester', user: {} }],
     contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'tester', namespace: 'default' } }],
     'current-context': 'fake',
