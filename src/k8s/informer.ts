@@ -241,8 +241,10 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   }
 
   #onError(e: unknown): void {
-    if (!this.#running) return; // our own stop() aborts the watch with AbortError
-    if (e instanceof Error && e.name === 'AbortError' && this.#restartTimer !== undefined) return;
+    // Our own stop() aborts the watch with an AbortError: ignored. While running, any error
+    // (including an AbortError from a stop/start race inside client-node) leaves the informer
+    // stopped, so it is restarted.
+    if (!this.#running) return;
     this.stats.errors++;
     this.stats.lastError = errText(e);
     const code = httpCode(e);

@@ -229,3 +229,16 @@ t.test('outage with compaction: relist after recovery removes what vanished', as
   tt.ok(changes.includes('service:default/web'));
   tt.ok(src.status().resources.find((r) => r.kind === 'EndpointSlice')!.lists >= 2, 'endpointslices relisted');
 });
+
+t.test('stop() then start() resumes watching (no dead informer after the abort race)', async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+  await src.stop();
+  await waitFor(() => api.watchCount() === 0, 'watches closed by stop');
+  await src.start();
+  api.upsert('services', service('z', { lbIPs: ['192.0.2.1'] }));
+  await waitFor(() => src.snapshot().service('default/z') !== undefined, 'event after restart');
+  await waitFor(() => api.watchCount() === 4, 'all four watching again');
+  tt.pass('resumed');
+});
