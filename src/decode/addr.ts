@@ -1,35 +1,18 @@
 /**
- * Address and prefix text for `herald decode`: IPv4 dotted quad, IPv6 in RFC 5952 canonical form, and prefixes in
+ * Address and prefix text for `herald decode`: IPv4 dotted quad, IPv6 in RFC 5952 form, and prefixes in
  * the BGP NLRI encoding (RFC 4271 §4.3: a length in bits, then the minimum number of octets) with host bits zeroed.
  */
 
-/** Dotted-quad text of the 4 octets at `o`. */
+import { formatIPv4, formatIPv6 } from '../../bgp/codec/nlri.ts';
+
+/** Dotted-quad text of the 4 octets at `o` (the codec's formatter, so container and message addresses agree). */
 export function ipv4String(b: Buffer, o: number): string {
-  return `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
+  return formatIPv4(b, o);
 }
 
-/** RFC 5952 canonical text of the 16 octets at `o` (lower case, longest run of two or more zero groups as "::"). */
+/** RFC 5952 text of the 16 octets at `o`, as the codec prints next hops (glibc inet_ntop form, ::ffff:a.b.c.d). */
 export function ipv6String(b: Buffer, o: number): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 8; i++) groups.push(((b[o + i * 2] ?? 0) << 8) | (b[o + i * 2 + 1] ?? 0));
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+  return formatIPv6(b, o);
 }
 
 /** Address text of `len` (4 or 16) octets at `o`. */

@@ -214,7 +214,7 @@ function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json:
   if (addrLen > 0 && (safi === 1 || safi === 2)) {
     const p = readPrefix(b, pos, c.pos, addrLen);
     if (!p) throw new RecordError(`bad NLRI prefix length ${bits}`);
-    return { json: { prefix: p.prefix }, next: c.pos };
+    return { json: { prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
   }
   if (addrLen > 0 && (safi === 4 || safi === 128)) {
     let o = 0;
@@ -237,7 +237,7 @@ function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json:
     const tmp = Buffer.concat([Buffer.from([prefixBits]), body.subarray(o)]);
     const p = readPrefix(tmp, 0, tmp.length, addrLen);
     if (!p) throw new RecordError(`bad NLRI length ${bits}`);
-    return { json: { ...(rd !== undefined ? { routeDistinguisher: rd } : {}), labels, prefix: p.prefix }, next: c.pos };
+    return { json: { ...(rd !== undefined ? { routeDistinguisher: rd } : {}), labels, prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
   }
   return { json: { nlriHex: b.subarray(pos, c.pos).toString('hex') }, next: c.pos };
 }
@@ -451,7 +451,7 @@ export class MrtDecoder {
       safi = st === 3 || st === 5 || st === 9 || st === 11 ? 2 : 1;
       const p = readPrefix(rec.body, c.pos, rec.body.length, afi === 1 ? 4 : 16);
       if (!p) throw new RecordError('bad or truncated RIB prefix');
-      nlri = { prefix: p.prefix };
+      nlri = { prefix: p.prefix, nlri: [p.prefix] };
       c.pos = p.next;
     }
     const count = c.u16('Entry Count');
@@ -527,7 +527,7 @@ export class MrtDecoder {
     const attrLen = c.u16('Attribute Length');
     const attrs = decodePathAttributes(c.bytes(attrLen, 'attributes'), { fourOctetAs: false, extendedMessage: true, addPath: {} }, { mrtRibEntry: true });
     this.sink.line(
-      { ...head, viewNumber, sequence, prefix, status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
+      { ...head, viewNumber, sequence, prefix, nlri: prefix !== undefined ? [prefix] : [], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
       { mrt: `${head.type}/${head.subtype}`, entries: [attrs] },
     );
   }
