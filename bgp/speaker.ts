@@ -167,6 +167,8 @@ interface PeerEntry {
   readonly endOfRibReceived: Set<Family>;
   /** The object handed to the session as options.gracefulRestart; the R bit is cleared after our first EoR. */
   grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean } | undefined;
+  /** Our first End-of-RIB to this peer went out: the restart is over for it (later OPENs carry R = 0). */
+  restartDone: boolean;
 }
 
 /** Fields of PeerConfig that do not need a new session when they change. */
@@ -224,6 +226,7 @@ export class Speaker extends EventEmitter {
       rib: new AdjRibOut(),
       endOfRibReceived: new Set(),
       grOptions: undefined,
+      restartDone: false,
     };
     if (this.initialSyncDone) entry.rib.markInitialSyncDone();
     entry.rib.setDesired(this.drained ? this.empty : this.records);
@@ -235,8 +238,8 @@ export class Speaker extends EventEmitter {
     const c = entry.cfg;
     const gr = c.gracefulRestart === false ? undefined : {
       restartTimeSec: c.gracefulRestart?.restartTimeSec ?? DEFAULT_RESTART_TIME_SEC,
-      // R bit only until our first End-of-RIB went out after a restart (RFC 4724 §3, §4.1)
-      restarting: this.restarting && !this.initialSyncDone,
+      // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
+      restarting: this.restarting && !entry.restartDone,
       forwardingPreserved: true,
     };
     entry.grOptions = gr;
@@ -292,7 +295,10 @@ export class Speaker extends EventEmitter {
         if (buf === undefined) return undefined;
         const info = entry.rib.lastSent!;
         // after our first End-of-RIB the restart is over: later OPENs carry R = 0 (RFC 4724 §4.1)
-        if (info.kind === 'endOfRib' && entry.grOptions !== undefined) entry.grOptions.restarting = false;
+        if (info.kind === 'endOfRib') {
+          entry.restartDone = true;
+          if (entry.grOptions !== undefined) entry.grOptions.restarting = false;
+        }
         this.emit('updateSent', { peer: name, ...info, packMs: performance.now() - t0 });
         return buf;
       },
@@ -415,7 +421,7 @@ export class Speaker extends EventEmitter {
 
   /**
    * The first full desired set has been given (decisions.md): from now on each peer gets End-of-RIB per family once
-   * its initial table is out (RFC 4724 §4.1), and new sessions no longer set the R bit.
+   * its initial table is out (RFC 4724 §4.1); after that End-of-RIB, that peer's later OPENs no longer set the R bit.
    */
   markInitialSyncDone(): void {
     if (this.initialSyncDone) return;
