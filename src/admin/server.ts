@@ -202,6 +202,8 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
   const base = {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: true } },
     bodyLimit: 64 * 1024,
+    // Probes hit /healthz and /readyz every few seconds: no per-request log lines.
+    disableRequestLogging: true,
   };
   const app = (opts.logger ? Fastify({ ...base, loggerInstance: opts.logger as FastifyBaseLogger }) : Fastify({ ...base, logger: false })) as unknown as FastifyInstance;
 

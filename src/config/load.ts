@@ -6,7 +6,7 @@
  * (`semanticErrors`) run once the structure is valid.
  */
 import { readFile } from 'node:fs/promises';
-import { isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import type { Config, ConfigIssue } from './schema.ts';
@@ -143,7 +143,9 @@ export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: stri
   const nodeName = o.nodeName ?? cfg.node.name ?? env['NODE_NAME'] ?? hostname;
   const nodeIp = o.nodeIp ?? cfg.node.ip ?? env['NODE_IP'];
   const issues: ConfigIssue[] = [];
-  if (o.nodeIp !== undefined && !/^[0-9a-fA-F:.]+$/.test(o.nodeIp)) issues.push({ path: '--node-ip', message: 'must be an IP address' });
+  if (o.nodeIp !== undefined && isIP(o.nodeIp) === 0) issues.push({ path: '--node-ip', message: 'must be an IP address' });
+  const envIp = env['NODE_IP'];
+  if (o.nodeIp === undefined && cfg.node.ip === undefined && envIp !== undefined && isIP(envIp) === 0) issues.push({ path: 'NODE_IP', message: `must be an IP address, got ${JSON.stringify(envIp)}` });
   let routerId = cfg.bgp.routerId;
   if (routerId === undefined) {
     if (nodeIp !== undefined && isIPv4(nodeIp)) routerId = nodeIp;

@@ -207,7 +207,14 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopped = false;
     const stop = async (why: string) => {
-      if (stopped) return;
+      if (stopped) {
+        if (why === 'SIGTERM' || why === 'SIGINT') {
+          log.warn({ signal: why }, 'second signal during shutdown: exiting now');
+          log.flush?.();
+          process.exit(1);
+        }
+        return;
+      }
       stopped = true;
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);

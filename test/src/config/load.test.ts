@@ -210,3 +210,10 @@ t.test('shipped examples and the deploy ConfigMap validate', async (t) => {
   const r = parseConfigText(text ?? '');
   t.ok(r.ok, `deploy ConfigMap: ${r.ok ? 'valid' : JSON.stringify(r.errors)}`);
 });
+
+t.test('resolveIdentity rejects malformed node IPs', async (t) => {
+  const r = validateConfig({ bgp: { localAs: 1, routerId: '10.0.0.1' } });
+  if (!r.ok) throw new Error('valid');
+  t.throws(() => resolveIdentity(r.config, { nodeIp: '10.0.0', env: {} }, 'h'), /--node-ip: must be an IP address/);
+  t.throws(() => resolveIdentity(r.config, { env: { NODE_IP: 'x' } }, 'h'), /NODE_IP: must be an IP address/);
+});
