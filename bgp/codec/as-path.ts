@@ -126,19 +126,38 @@ export function mergeAs4Path(asPath: readonly AsPathSegment[], as4Path: readonly
 }
 
 /**
- * The AS path to use for a route: AS_PATH merged with AS4_PATH when both are present (RFC 6793 §4.2.3),
- * else AS_PATH's segments, else [] (no AS_PATH attribute).
+ * The AS path to use for a route (RFC 6793 §4.2.3): AS_PATH merged with AS4_PATH when both are present, else
+ * AS_PATH's segments, else [] (no AS_PATH attribute). AS4_PATH is ignored when an AGGREGATOR carries an AS other
+ * than AS_TRANS (the route was aggregated by an OLD speaker after the AS4_PATH was added). Meant for UPDATEs
+ * received over a 2-octet-AS session; on a 4-octet session AS4_PATH should not appear (RFC 6793 §4.1).
  */
 export function effectiveAsPath(attrs: readonly PathAttribute[]): AsPathSegment[] {
   let asPath: readonly AsPathSegment[] | undefined;
   let as4Path: readonly AsPathSegment[] | undefined;
+  let aggregatorAs: number | undefined;
   for (const a of attrs) {
     if (a.type === 'AS_PATH') asPath ??= a.segments;
     else if (a.type === 'AS4_PATH') as4Path ??= a.segments;
+    else if (a.type === 'AGGREGATOR') aggregatorAs ??= a.asNumber;
   }
   if (!asPath) return [];
-  if (!as4Path) return asPath.map((s) => ({ type: s.type, asns: [...s.asns] }));
+  if (!as4Path || (aggregatorAs !== undefined && aggregatorAs !== AS_TRANS)) return asPath.map((s) => ({ type: s.type, asns: [...s.asns] }));
   return mergeAs4Path(asPath, as4Path);
+}
+
+/**
+ * The aggregator of a route (RFC 6793 §4.2.3): AS4_AGGREGATOR when AGGREGATOR carries AS_TRANS and AS4_AGGREGATOR
+ * is present, else AGGREGATOR, else undefined.
+ */
+export function effectiveAggregator(attrs: readonly PathAttribute[]): { asNumber: number; address: string } | undefined {
+  let agg: { asNumber: number; address: string } | undefined;
+  let agg4: { asNumber: number; address: string } | undefined;
+  for (const a of attrs) {
+    if (a.type === 'AGGREGATOR') agg ??= { asNumber: a.asNumber, address: a.address };
+    else if (a.type === 'AS4_AGGREGATOR') agg4 ??= { asNumber: a.asNumber, address: a.address };
+  }
+  if (agg && agg.asNumber === AS_TRANS && agg4) return agg4;
+  return agg;
 }
 
 /**

@@ -7,13 +7,14 @@ import { ByteWriter } from '../../../bgp/wire/writer.ts';
 import {
   asPathLength,
   decodeAsPathSegments,
+  effectiveAggregator,
   effectiveAsPath,
   formatAsPath,
   mergeAs4Path,
   writeAsPathSegments,
 } from '../../../bgp/codec/as-path.ts';
 import * as b from '../../../bgp/codec/build.ts';
-import type { AsPathSegment } from '../../../bgp/codec/types.ts';
+import type { AsPathSegment, PathAttribute } from '../../../bgp/codec/types.ts';
 import { hex, toHex } from '../../helpers/hex.ts';
 
 const seq = (...asns: number[]): AsPathSegment => ({ type: 2, asns });
@@ -87,6 +88,17 @@ t.test('effectiveAsPath', async (t) => {
     effectiveAsPath([b.asSequence([65001, 23456]), { type: 'AS4_PATH', flags: 0xc0, segments: [seq(70000)] }]),
     [seq(65001, 70000)],
   );
+});
+
+t.test('RFC 6793 §4.2.3: AGGREGATOR other than AS_TRANS → AS4_PATH ignored; AS4_AGGREGATOR used only behind AS_TRANS', async (t) => {
+  const as4: PathAttribute = { type: 'AS4_PATH', flags: 0xc0, segments: [seq(70000)] };
+  const as4agg: PathAttribute = { type: 'AS4_AGGREGATOR', flags: 0xc0, asNumber: 70000, address: '192.0.2.9' };
+  t.same(effectiveAsPath([b.asSequence([65001, 23456]), b.aggregator(65002, '192.0.2.1'), as4]), [seq(65001, 23456)]);
+  t.same(effectiveAsPath([b.asSequence([65001, 23456]), b.aggregator(23456, '192.0.2.1'), as4, as4agg]), [seq(65001, 70000)]);
+  t.same(effectiveAggregator([b.aggregator(23456, '192.0.2.1'), as4agg]), { asNumber: 70000, address: '192.0.2.9' });
+  t.same(effectiveAggregator([b.aggregator(65002, '192.0.2.1'), as4agg]), { asNumber: 65002, address: '192.0.2.1' });
+  t.same(effectiveAggregator([b.aggregator(23456, '192.0.2.1')]), { asNumber: 23456, address: '192.0.2.1' });
+  t.equal(effectiveAggregator([]), undefined);
 });
 
 t.test('formatAsPath: bgpdump text', async (t) => {

@@ -11,7 +11,7 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
+import { effectiveAggregator, effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
 import { canonicalAddress, decodeNlri, formatIPv4, formatIPv6 } from '../../../bgp/codec/nlri.ts';
 import { BgpError } from '../../../bgp/errors.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
@@ -84,9 +84,8 @@ function bgpdumpLines(r: Record4mp, msg: UpdateMessage): string[] {
   const med = find('MULTI_EXIT_DISC')?.med ?? 0;
   const comms = (find('COMMUNITIES')?.communities ?? []).map((c) => WELL_KNOWN[c] ?? `${c >>> 16}:${c & 0xffff}`).join(' ');
   const ag = find('ATOMIC_AGGREGATE') ? 'AG' : 'NAG';
-  const agg = find('AGGREGATOR');
-  const agg4 = find('AS4_AGGREGATOR');
-  const aggText = agg ? (agg.asNumber === 23456 && agg4 ? `${agg4.asNumber} ${agg4.address}` : `${agg.asNumber} ${agg.address}`) : '';
+  const agg = effectiveAggregator(msg.pathAttributes);
+  const aggText = agg ? `${agg.asNumber} ${agg.address}` : '';
   const line = (prefix: string, nh: string): string =>
     `${head}|A|${r.peerIp}|${r.peerAs}|${prefix}|${asPath}|${originText}|${nh}|${lp}|${med}|${comms}|${ag}|${aggText}|`;
   for (const n of msg.nlri) lines.push(line(n.prefix, find('NEXT_HOP')?.nextHop ?? ''));
