@@ -50,7 +50,7 @@ export const ATTRIBUTE_INFO: Readonly<Record<number, AttributeInfo>> = {
   [AttrTypeCode.MP_REACH_NLRI]: { name: 'MP_REACH_NLRI', flags: ON, action: 'session-reset' }, // §7.11, RFC 4760 §7
   [AttrTypeCode.MP_UNREACH_NLRI]: { name: 'MP_UNREACH_NLRI', flags: ON, action: 'session-reset' }, // §7.11
   [AttrTypeCode.EXTENDED_COMMUNITIES]: { name: 'EXTENDED_COMMUNITIES', flags: OT, action: 'treat-as-withdraw' }, // §7.14
-  [AttrTypeCode.AS4_PATH]: { name: 'AS4_PATH', flags: OT, action: 'attribute-discard' }, // RFC 6793 §6, RFC 7606 §7.
+  [AttrTypeCode.AS4_PATH]: { name: 'AS4_PATH', flags: OT, action: 'attribute-discard' }, // RFC 6793 §6
   [AttrTypeCode.AS4_AGGREGATOR]: { name: 'AS4_AGGREGATOR', flags: OT, action: 'attribute-discard' }, // RFC 6793 §6
   [AttrTypeCode.LARGE_COMMUNITY]: { name: 'LARGE_COMMUNITY', flags: OT, action: 'treat-as-withdraw' }, // RFC 8092 §6
 };
