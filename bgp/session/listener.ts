@@ -78,12 +78,15 @@ export class BgpListener {
     if (s?.options?.md5Password !== undefined && this.server?.listening) setMd5Key(socketFd(this.server), addr, '');
   }
 
-  /** Stops listening (established sessions are not affected). */
+  /**
+   * Stops listening. Accepted connections belong to their sessions and are not affected, so this does not wait
+   * for them (net.Server.close would).
+   */
   close(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return Promise.resolve();
-    return new Promise((resolve) => server.close(() => resolve()));
+    if (server) server.close();
+    return Promise.resolve();
   }
 
   private installMd5(addr: string, s: AcceptingSession): void {
