@@ -498,11 +498,8 @@ export class Daemon implements DaemonView {
   }
 
   services(): ServiceView[] {
-    return (this.lastResult?.services ?? []).map((s) => ({
-      service: s.service,
-      vips: s.vips.map((v) => ({ address: v.address, kind: v.kind, announced: v.announced, reasons: v.reasons.map((r) => ({ code: r.code, message: r.message })) })),
-      reasons: s.reasons.map((r) => ({ code: r.code, message: r.message })),
-    }));
+    // The controller's decisions already have the view's shape (read-only; no copy per request).
+    return this.lastResult?.services ?? [];
   }
 
   async resetPeer(name: string, soft: boolean): Promise<void> {
