@@ -58,6 +58,8 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   initialBackoffMs?: number;
   /** Restart delay cap in ms (default 30000). */
   maxBackoffMs?: number;
+  /** Give up on a list after this many ms and retry with backoff (default 60000). */
+  listTimeoutMs?: number;
   /** Watch inactivity timeout in ms (client-node default 30000; lower it in tests). */
   watchTimeoutMs?: number;
   /** Delay before the informer's own re-watch after a quiet close (default: client-node's 1 s..30 s). */
@@ -155,8 +157,19 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
     this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs);
+    const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
-      const list = await opts.listFn();
+      // client-node puts no timeout on a list: a hung apiserver would stall the informer forever.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`list ${opts.path} timed out after ${listTimeoutMs} ms`)), listTimeoutMs);
+      });
+      let list: KubernetesListObject<T>;
+      try {
+        list = await Promise.race([opts.listFn(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
       // client-node applies the list synchronously after this promise settles; mark synced after that.
       this.#syncPending = true;
       setImmediate(() => this.#listApplied());

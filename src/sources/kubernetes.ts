@@ -29,6 +29,7 @@ export interface KubernetesSourceOptions {
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   watchTimeoutMs?: number;
+  listTimeoutMs?: number;
   reconnectDelayFn?: (ms: number) => Promise<void>;
   clock?: Clock;
 }
@@ -49,6 +50,7 @@ export class KubernetesSource extends EventEmitter implements Source {
       ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
       ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.watchTimeoutMs !== undefined ? { watchTimeoutMs: opts.watchTimeoutMs } : {}),
+      ...(opts.listTimeoutMs !== undefined ? { listTimeoutMs: opts.listTimeoutMs } : {}),
       ...(opts.reconnectDelayFn !== undefined ? { reconnectDelayFn: opts.reconnectDelayFn } : {}),
       ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
     };

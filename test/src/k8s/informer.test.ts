@@ -13,7 +13,7 @@ function kubeConfig(url: string): KubeConfig {
   return kc;
 }
 
-async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string } = {}) {
+async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string; listTimeoutMs?: number } = {}) {
   const api = new FakeApiServer();
   await api.start();
   api.upsert('services', service('web', { lbIPs: ['192.0.2.1'] }));
@@ -241,4 +241,15 @@ t.test('stop() then start() resumes watching (no dead informer after the abort r
   await waitFor(() => src.snapshot().service('default/z') !== undefined, 'event after restart');
   await waitFor(() => api.watchCount() === 4, 'all four watching again');
   tt.pass('resumed');
+});
+
+t.test('a hung list times out and is retried', async (tt) => {
+  const { src, api } = await setup(tt, { listTimeoutMs: 200 });
+  await api.goDown('hang');
+  await src.start();
+  await waitFor(() => src.status().resources.every((r) => /timed out/.test(r.lastError)), 'list timeouts reported');
+  tt.equal(src.synced(), false);
+  await api.comeBack();
+  await waitFor(() => src.synced(), 'synced after the apiserver answers again');
+  tt.equal([...src.snapshot().services()].length, 2);
 });
