@@ -27,7 +27,7 @@ import { Controller } from '../controller/controller.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Source } from '../sources/source.ts';
 import type { CheckSpec } from '../health/types.ts';
-import { kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
+import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
 import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { NotFoundError } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
@@ -303,7 +303,11 @@ export class Daemon implements DaemonView {
     for (const r of cfg.routes) {
       if (!r.healthCheck) continue;
       const host = r.healthCheck.host ?? nodeIp;
-      if (host === undefined) continue; // reported at start
+      if (host === undefined) {
+        // Never announce an unchecked route that was meant to be checked: the gate fails with InvalidCheck.
+        specs.push(invalidCheck(`route:${staticRouteGate(r)}`, staticRouteGate(r), 'no address to probe: set healthCheck.host, node.ip or --node-ip'));
+        continue;
+      }
       specs.push(staticRouteCheck({ gate: staticRouteGate(r), check: { ...r.healthCheck, host }, defaults: timing, nodeIP: host }));
     }
     if (cfg.source?.kubernetes && nodeIp !== undefined) {

@@ -134,12 +134,12 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
   const logger = pino({ level: 'silent' });
-  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIp: '127.0.0.1' }, {
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', ...(o.nodeIp === null ? {} : { nodeIp: o.nodeIp ?? '127.0.0.1' }) }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health,
     ...(o.source ? { source: o.source } : {}),
@@ -189,6 +189,13 @@ t.test('health-checked static route: announced only while its gate passes', asyn
   await tick();
   t.same(speaker.last, ['192.0.2.21/32']);
   t.equal(health.announced.get('route:192.0.2.20/32'), false, 'withdrawal reported to the flap damper');
+});
+
+t.test('a health-checked static route with nothing to probe gets an invalid check, never an unchecked announcement', async (t) => {
+  const { daemon, health } = make(cfg({ routes: [{ prefix: '192.0.2.40/32', healthCheck: { port: 80 } }] }), { nodeIp: null });
+  await daemon.start();
+  t.equal(health.specs.length, 1);
+  t.match(health.specs[0], { gate: 'route:192.0.2.40/32', error: /no address to probe/ });
 });
 
 t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelector peers', async (t) => {
