@@ -143,6 +143,16 @@ export class Controller extends EventEmitter {
     this.#queue.add(serviceKey === undefined ? ALL_KEY : `service:${serviceKey}`);
   }
 
+  /** True once the source has synced (results flow only from then on). */
+  synced(): boolean {
+    return this.#source.synced();
+  }
+
+  /** Status for /readyz and metrics: source status, counters, queue depth. */
+  status(): { synced: boolean; source: ReturnType<Source['status']>; stats: ControllerStats; queued: number; pendingRetries: number } {
+    return { synced: this.#source.synced(), source: this.#source.status(), stats: { ...this.stats }, queued: this.#queue.length, pendingRetries: this.#queue.pendingRetries };
+  }
+
   /** The last result handed to the sink, if any. */
   last(): DesiredResult | undefined {
     return this.#last;

@@ -92,6 +92,10 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.2/32', '192.0.2.3/32']);
   tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME }));
   tt.equal(c.last(), results.at(-1));
+  const st = c.status();
+  tt.equal(st.synced, true);
+  tt.equal(st.stats.emits, results.length);
+  tt.equal(st.queued, 0);
 });
 
 t.test('context change and invalidate recompute; health gate consulted', async (tt) => {
