@@ -84,7 +84,7 @@ export function configMarkdown(): string {
     '',
     'Reload: `SIGHUP` or a change of the file applies a new valid file as a diff (unchanged peers keep their',
     'sessions); an invalid file is rejected with every error and the running configuration stays.',
-    '`bgp.localAs`, `bgp.routerId`, `bgp.listen`, `admin`, `stateDir`, `source` and `node` change only on restart.',
+    '`bgp.localAs`, `bgp.routerId`, `bgp.listen`, `admin`, `stateDir`, `source`, `node` and `flapControl` change only on restart.',
     '',
   ];
   for (const [name, section] of Object.entries(schema.properties ?? {})) {

@@ -30,7 +30,7 @@ export const SESSION_FIELDS = [
 ] as const satisfies readonly (keyof PeerConfig)[];
 
 /** Global fields that need a process restart; a reload keeps the running values. */
-export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'stateDir', 'source', 'node'] as const;
+export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'stateDir', 'source', 'node', 'flapControl'] as const;
 
 /** A peer present in both configs with different settings. */
 export interface ChangedPeer<P> {
@@ -58,7 +58,7 @@ export interface ConfigDiff {
   routesChanged: boolean;
   /** Route policy for Services changed (advertisements, loadBalancerClass, serviceCIDRs, ...). */
   policyChanged: boolean;
-  /** Health-check or flap-control settings changed. */
+  /** Health-check timing or kube-proxy check settings changed. */
   healthChanged: boolean;
   logLevelChanged: boolean;
   /** Dotted names of global settings that differ but need a restart (running values kept). */
@@ -107,7 +107,7 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
   const differs = (k: string) => !isDeepStrictEqual(get(before, k), get(after, k));
   const routesChanged = differs('routes');
   const policyChanged = ['loadBalancerClass', 'serviceCIDRs', 'countServingTerminating', 'advertisements', 'pools'].some(differs);
-  const healthChanged = ['healthChecks', 'kubeProxy', 'flapControl'].some(differs);
+  const healthChanged = ['healthChecks', 'kubeProxy'].some(differs);
   const logLevelChanged = differs('logLevel');
   const restartRequired = RESTART_FIELDS.filter(differs);
   const empty =
@@ -127,5 +127,5 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
  * running values from `before`.
  */
 export function effectiveReloadConfig(before: Config, after: Config): Config {
-  return { ...after, bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen }, admin: before.admin, stateDir: before.stateDir, source: before.source, node: before.node };
+  return { ...after, bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen }, admin: before.admin, stateDir: before.stateDir, source: before.source, node: before.node, flapControl: before.flapControl };
 }

@@ -72,3 +72,12 @@ t.test('diffPeers on arbitrary records with custom session fields', async (t) =>
   const e = diffPeers([{ name: 'x', v: 1 }], [{ name: 'x', v: 2 }], ['v']);
   t.equal(e.changed[0]?.sessionReset, true);
 });
+
+t.test('flapControl is restart-only', async (t) => {
+  const before = cfg({});
+  const after = cfg({ flapControl: { holdDown: 1 } });
+  const d = diffConfig(before, after);
+  t.same(d.restartRequired, ['flapControl']);
+  t.notOk(d.healthChanged);
+  t.equal(effectiveReloadConfig(before, after).flapControl.holdDown, 10);
+});
