@@ -4,7 +4,10 @@
  *
  * Three measurements per file, in the same run, each the best of ROUNDS wall-clock runs:
  * - herald in-process: gunzip + MRT framing + BGP decoding + JSON.stringify of every output line (output discarded);
- * - herald CLI: a child `node` process running `herald decode FILE` with stdout to /dev/null (includes Node start-up);
+ * - herald CLI: a child `node` process running `herald decode FILE` (src/cli/main.ts) with stdout to /dev/null
+ *   (includes Node start-up and the CLI dispatcher's own imports);
+ * - decode entry: a child `node` process that imports src/decode/cli.ts and calls runDecode (the same work without
+ *   the dispatcher), to show where start-up time goes;
  * - bgpdump: `bgpdump -m FILE` (Debian's bgpdump) with stdout to /dev/null.
  * Prints MRT records (messages) per second and the ratios. Figures go to docs/decode.md.
  */
@@ -72,31 +75,36 @@ if (!existsSync(dataDir)) {
 const bgpdump = spawnSync('bgpdump', ['-h'], { stdio: 'ignore' }).error ? undefined : 'bgpdump';
 const files = readdirSync(dataDir).filter((f) => f.startsWith('updates.')).sort();
 const cliMain = join(repo, 'src/cli/main.ts');
-const cliArgs = (file: string): string[] => (existsSync(cliMain) ? [cliMain, 'decode', file] : ['--input-type=module', '-e', `import { runDecode } from ${JSON.stringify(join(repo, 'src/decode/cli.ts'))}; process.exitCode = await runDecode([${JSON.stringify(file)}], process.stdout, process.stderr);`]);
+const entryArgs = (file: string): string[] => ['--input-type=module', '-e', `import { runDecode } from ${JSON.stringify(join(repo, 'src/decode/cli.ts'))}; process.exitCode = await runDecode([${JSON.stringify(file)}], process.stdout, process.stderr);`];
+const cliArgs = (file: string): string[] => (existsSync(cliMain) ? [cliMain, 'decode', file] : entryArgs(file));
 
 inProcess(join(dataDir, files[0] as string)); // warm-up (JIT)
 console.log(`herald decode vs bgpdump -m, best of ${ROUNDS} runs, node ${process.version}`);
-console.log('file                               records  herald-in-process      herald-CLI           bgpdump -m           in-proc/bgpdump  CLI/bgpdump');
+console.log('file                               records  herald in-process     herald CLI            decode entry          bgpdump -m            speed vs bgpdump: in-process  CLI    entry');
 let totRecords = 0;
 let totIn = 0;
 let totCli = 0;
 let totDump = 0;
+let totEntry = 0;
 for (const name of files) {
   const file = join(dataDir, name);
   const ip = best(() => inProcess(file));
   const cli = best(() => timed(process.execPath, cliArgs(file)));
+  const entry = best(() => timed(process.execPath, entryArgs(file)));
   const dump = bgpdump ? best(() => timed(bgpdump, ['-m', file])) : undefined;
   totRecords += ip.records;
   totIn += ip.ms;
   totCli += cli.ms;
+  totEntry += entry.ms;
   totDump += dump?.ms ?? 0;
   const rate = (ms: number): string => `${Math.round((ip.records / ms) * 1000)
     .toString()
     .padStart(9)}/s ${ms.toFixed(1).padStart(7)}ms`;
+  const ratio = (ms: number): string => (dump ? `${(dump.ms / ms).toFixed(2)}x` : 'n/a');
   console.log(
-    `${name.padEnd(34)} ${String(ip.records).padStart(7)}  ${rate(ip.ms)}  ${rate(cli.ms)}  ${dump ? rate(dump.ms) : 'n/a'.padStart(20)}  ${dump ? (dump.ms / ip.ms).toFixed(2).padStart(14) + 'x' : ''}  ${dump ? (dump.ms / cli.ms).toFixed(2).padStart(10) + 'x' : ''}`,
+    `${name.padEnd(34)} ${String(ip.records).padStart(7)}  ${rate(ip.ms)}  ${rate(cli.ms)}  ${rate(entry.ms)}  ${dump ? rate(dump.ms) : 'n/a'.padStart(20)}  ${ratio(ip.ms).padStart(27)}  ${ratio(cli.ms).padStart(5)}  ${ratio(entry.ms).padStart(6)}`,
   );
 }
 const r = (ms: number): number => Math.round((totRecords / ms) * 1000);
-console.log(`total ${totRecords} records: herald in-process ${r(totIn)}/s, herald CLI ${r(totCli)}/s${bgpdump ? `, bgpdump ${r(totDump)}/s` : ' (bgpdump not installed)'}`);
-if (bgpdump) console.log(`speed vs bgpdump (>1 = herald faster): in-process ${(totDump / totIn).toFixed(2)}x, CLI ${(totDump / totCli).toFixed(2)}x`);
+console.log(`total ${totRecords} records: herald in-process ${r(totIn)}/s, herald CLI ${r(totCli)}/s, decode entry ${r(totEntry)}/s${bgpdump ? `, bgpdump ${r(totDump)}/s` : ' (bgpdump not installed)'}`);
+if (bgpdump) console.log(`speed vs bgpdump (>1 = herald faster): in-process ${(totDump / totIn).toFixed(2)}x, CLI ${(totDump / totCli).toFixed(2)}x, decode entry ${(totDump / totEntry).toFixed(2)}x`);
