@@ -18,10 +18,11 @@
  * chunk completing the UPDATE that carries the VIP. Both clocks are CLOCK_MONOTONIC of this machine.
  * CPU per event = Herald's utime+stime (/proc/PID/stat) over the flip phase ÷ FLIPS. RSS = VmRSS/VmHWM of Herald.
  *
- * Environment: SERVICES (default 10000), NODES (default 50), FLIPS (default 1000). Target: p99 ≤ 10 ms.
+ * Environment: SERVICES (default 10000), NODES (default 50), FLIPS (default 1000); PROFILE=DIR runs Herald with
+ * `--cpu-prof --cpu-prof-dir=DIR` (a .cpuprofile of its whole life, written when it exits). Target: p99 ≤ 10 ms.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
       api.upsert('endpointslices', slice(`${svcName(i)}-1`, svcName(i), endpoints(i, true)), 'discovery.k8s.io');
       if (nodesOf(i).includes(0)) ours.push(i);
     }
+    console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start; Node ${process.version}`);
     console.log(`population: ${NODES} nodes, ${SERVICES} Services × 3 endpoints (${ours.length} with an endpoint on ${OURS}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     // Herald.
@@ -129,7 +131,8 @@ async function main(): Promise<void> {
       }),
     );
     const tStart = performance.now();
-    herald.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', OURS, '--node-ip', NODE_IP]);
+    const profile = process.env.PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+    herald.spawn(process.execPath, [...profile, join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', OURS, '--node-ip', NODE_IP]);
     const pid = herald.child?.pid;
     if (pid === undefined) throw new Error('herald did not start');
 
@@ -201,6 +204,7 @@ async function main(): Promise<void> {
     console.log(`flips: ${FLIPS} (${latMs.length} measured, ${lost} without an UPDATE within 5 s) in ${wallSec.toFixed(1)} s`);
     console.log(`watch event → UPDATE at the peer, ms: p50 ${pct(latMs, 50).toFixed(2)}  p90 ${pct(latMs, 90).toFixed(2)}  p99 ${pct(latMs, 99).toFixed(2)}  max ${(latMs[latMs.length - 1] ?? NaN).toFixed(2)}  mean ${mean.toFixed(2)}  (target p99 ≤ 10 ms)`);
     console.log(`Herald CPU: ${cpu.toFixed(2)} s over the flip phase = ${((cpu / FLIPS) * 1000).toFixed(2)} ms per event (utime+stime, 10 ms ticks)`);
+    console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`Herald RSS: ${rssAfterSync.rss.toFixed(0)} MiB after initial sync, ${rssEnd.rss.toFixed(0)} MiB at the end, peak (VmHWM) ${rssEnd.hwm.toFixed(0)} MiB`);
   } finally {
     await cleanup();
