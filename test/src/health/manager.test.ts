@@ -276,3 +276,27 @@ t.test('shared VIP: per-Service checks gated against the VIP route', async (t) =
   const g = hm.gate('ns/a@192.0.2.1', { announcedAs: '192.0.2.1' });
   t.same(g.reasons.map((r) => r.code), ['HoldDown'], 'the VIP hold-down applies to each service');
 });
+
+t.test('idle dampers are dropped once their penalty has decayed', async (t) => {
+  const { hm, run, clock } = setup({ holdDownSec: 5 });
+  t.teardown(() => hm.close());
+  hm.setAnnounced('vip1', true);
+  hm.setAnnounced('vip1', false);
+  t.equal(hm.status().dampers.length, 1);
+  await run(60_000 * 5, 10_000);
+  t.equal(hm.status().dampers.length, 1, 'kept while the penalty is above 1');
+  await run(60_000 * 6, 10_000);
+  t.equal(hm.status().dampers.length, 0, 'dropped after ~10 half-lives');
+  t.equal(clock.pending(), 0, 'no timer left behind');
+});
+
+t.test('change events are batched per microtask', async (t) => {
+  const { hm, changes, settle } = setup();
+  t.teardown(() => hm.close());
+  hm.setChecks([spec('a', 'vip-a'), spec('b', 'vip-b'), spec('c', 'vip-c')]);
+  hm.setAnnounced('vip-x', true);
+  hm.setAnnounced('vip-x', false);
+  await settle();
+  t.equal(changes.length, 1, 'one event');
+  t.same(changes[0]?.keys, ['vip-a', 'vip-b', 'vip-c', 'vip-x']);
+});
