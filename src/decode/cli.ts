@@ -221,7 +221,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
       const format = bytes.length > 0 ? formatOf(bytes) : undefined;
       if (format === 'mrt') {
         const reader = new MrtReader(bytes, sink);
-        while (!reader.step(2000)) await writer.drain();
+        while (!reader.step(2000) && !writer.closed) await writer.drain();
       } else if (format === 'pcap' || format === 'pcapng') {
         decodeCapture(bytes, sink, args.stream);
       } else if (bytes.length > 0 || raw.length === 0) {
