@@ -206,12 +206,12 @@ export function parseBirdRoutes(text: string): Map<string, BirdPath[]> {
   let path: { protocol: string; nextHop?: string; communities: string[]; best: boolean; stale: boolean } | undefined;
   for (const line of text.split('\n')) {
     const head = /^(\S+\/\d+)\s+\S+\s+\[(\S+)[^\]]*\]\s*(\*)?/.exec(line);
-    const more = /^\s+\S+\s+\[(\S+)[^\]]*\]\s*(\*)?/.exec(line);
+    const more = /^\s+(?:unicast|unreachable|blackhole|prohibit)\s+\[(\S+)[^\]]*\]\s*(\*)?/.exec(line);
     if (head) {
       current = head[1] as string;
       path = { protocol: head[2] as string, communities: [], best: !!head[3], stale: /stale/i.test(line) };
       routes.set(current, [...(routes.get(current) ?? []), path]);
-    } else if (more && current && !line.includes(':')) {
+    } else if (more && current) {
       path = { protocol: more[1] as string, communities: [], best: !!more[2], stale: /stale/i.test(line) };
       routes.set(current, [...(routes.get(current) ?? []), path]);
     } else if (path) {
