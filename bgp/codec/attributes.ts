@@ -216,8 +216,11 @@ export function invalidNextHopReason(nextHop: string): string | undefined {
 /** One problem found while walking an attribute list, with where the attribute sits in the buffer. */
 export interface WalkIssue extends AttrIssue {
   readonly typeCode: number;
-  /** What RFC 7606 says to do about it. */
-  readonly action: ErrorAction | 'discard-duplicate';
+  /**
+   * What RFC 7606 says to do about it: its per-type action, 'discard-duplicate' for a repeat (§3 g), or 'ignored'
+   * for what only RFC 4271 treats as an error (the Partial bit on a well-known or optional non-transitive attribute).
+   */
+  readonly action: ErrorAction | 'discard-duplicate' | 'ignored';
   /** The whole attribute (flags, type, length, value): a view into the walked buffer. */
   readonly attribute: Buffer;
 }
@@ -298,6 +301,11 @@ export function walkAttributes(buf: Buffer, start: number, end: number, ctx: Cod
       issue(UpdateSubcode.AttributeFlagsError, `${info.name} flags 0x${flags.toString(16)}, expected Optional/Transitive 0x${info.flags.toString(16)}`, info.action);
       if (info.action !== 'attribute-discard') attrs.push({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(buf.subarray(vs, ve)) });
       continue;
+    }
+    if ((flags & AttrFlag.Partial) !== 0 && info.flags !== OT) {
+      // RFC 4271 §4.3: Partial must be 0 on well-known and optional non-transitive attributes (strict 3/4); RFC 7606
+      // §3 c only looks at the Optional and Transitive bits, so the attribute is used as received.
+      issue(UpdateSubcode.AttributeFlagsError, `${info.name} has the Partial bit set`, 'ignored');
     }
     const decoded = decodeKnownValue(code, flags, buf, vs, ve, ctx, mrtRibEntry);
     if (isIssue(decoded)) {

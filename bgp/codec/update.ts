@@ -61,7 +61,8 @@ const ATTR_NAMES: Readonly<Record<number, string>> = { 1: 'ORIGIN', 2: 'AS_PATH'
  *   LOCAL_PREF, COMMUNITIES, ORIGINATOR_ID, CLUSTER_LIST, EXTENDED_COMMUNITIES, LARGE_COMMUNITY, an invalid NEXT_HOP
  *   address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d);
  *   `discardedAttributes` (malformed ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH, AS4_AGGREGATOR, and repeated
- *   attributes, §3 g); `problems` (one human-readable line each). Attributes withdrawn-for are kept as UNKNOWN.
+ *   attributes, §3 g); `problems` (one human-readable line each, also for a Partial bit RFC 4271 objects to but
+ *   RFC 7606 ignores). Malformed attributes whose action is treat-as-withdraw are kept as UNKNOWN.
  * @throws BgpError (session-fatal only): 3/1 when the length fields are inconsistent, an attribute overruns the
  *   list, or MP_REACH_NLRI/MP_UNREACH_NLRI is repeated; 3/10 for a bad prefix in withdrawn routes, NLRI or an MP
  *   attribute; 3/9 for a malformed MP attribute; 3/4 for MP attribute flags (RFC 7606 §3 j, §5.3; RFC 4760 §7).
@@ -82,7 +83,7 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResul
     if (issue.action === 'session-reset') throw issueToError(issue);
     (problems ??= []).push(`${issue.detail} (RFC 7606: ${issue.action})`);
     if (issue.action === 'treat-as-withdraw') treatAsWithdraw = true;
-    else (discarded ??= []).push(issue.typeCode);
+    else if (issue.action !== 'ignored') (discarded ??= []).push(issue.typeCode);
   }
   const missing = missingWellKnown(walk, nlri.length > 0);
   if (missing !== undefined) {
@@ -102,7 +103,8 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResul
  * for, or undefined when the message is valid. Pure: never throws (a BgpError is returned, not thrown).
  *
  * Order: length fields (3/1); withdrawn routes (3/10); attributes in received order: framing (3/1), repeats (3/1),
- * unrecognised well-known (3/2, data = attribute), flags (3/4, data = attribute), length (3/5, data = attribute),
+ * unrecognised well-known (3/2, data = attribute), flags (3/4, data = attribute; Optional/Transitive bits wrong, or
+ * Partial set on a well-known or optional non-transitive attribute), length (3/5, data = attribute),
  * ORIGIN value (3/6, data = attribute), AS_PATH syntax (3/11), NEXT_HOP address (3/8, data = attribute), optional
  * attribute value incl. MP_REACH/MP_UNREACH and AS4_PATH (3/9, data = attribute), MP prefixes (3/10); then missing
  * mandatory well-known attributes (3/3, data = type code); then NLRI (3/10).

@@ -94,7 +94,7 @@ t.test('attribute order and flags are kept exactly as received', async (t) => {
 // -------------------------------------------------------------------------------------------------------------
 // Per-attribute errors: [name, ctx, attribute bytes, strict subcode, strict data ('attr' = the attribute), 7606 action]
 
-type Action = 'treat-as-withdraw' | 'attribute-discard' | 'session-reset';
+type Action = 'treat-as-withdraw' | 'attribute-discard' | 'session-reset' | 'ignored';
 const errorCases: [string, CodecContext, Buffer, number, 'attr' | 'none' | string, Action][] = [
   ['ORIGIN length 0', AS2, hex`40 01 00`, 5, 'attr', 'treat-as-withdraw'],
   ['ORIGIN flags optional', AS2, hex`80 01 01 00`, 4, 'attr', 'treat-as-withdraw'],
@@ -121,6 +121,8 @@ const errorCases: [string, CodecContext, Buffer, number, 'attr' | 'none' | strin
   ['MP_UNREACH_NLRI shorter than 3', AS4, hex`80 0f 02 0002`, 9, 'attr', 'session-reset'],
   ['MP_UNREACH_NLRI bad prefix', AS4, hex`80 0f 05 0001 01 21 0a`, 10, 'none', 'session-reset'],
   ['MP_REACH_NLRI flags transitive', AS4, hex`c0 0e 05 0001 01 00 00`, 4, 'attr', 'session-reset'],
+  ['ORIGIN with the Partial bit (RFC 4271 §4.3)', AS2, hex`60 01 01 00`, 4, 'attr', 'ignored'],
+  ['MULTI_EXIT_DISC with the Partial bit', AS2, hex`a0 04 04 00000001`, 4, 'attr', 'ignored'],
 ];
 
 for (const [name, ctx, attr, subcode, data, action] of errorCases) {
@@ -146,6 +148,7 @@ for (const [name, ctx, attr, subcode, data, action] of errorCases) {
     t.equal(r.treatAsWithdraw, action === 'treat-as-withdraw', 'treat-as-withdraw flag');
     t.same(r.discardedAttributes, action === 'attribute-discard' ? [code] : [], 'discarded attributes');
     t.equal(r.problems.length, 1, 'one problem reported');
+    if (action === 'ignored') t.ok(r.message.pathAttributes.some((a) => a.type !== 'UNKNOWN' && a.flags === attr[0]), 'the attribute is used as received');
     const walk = walkAttributes(attr, 0, attr.length, ctx);
     t.equal(walk.issues[0]?.action, action, 'walker action');
   });
