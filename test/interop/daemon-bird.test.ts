@@ -185,4 +185,41 @@ if (!birdAvailable()) {
     const after = (await (await fetch(`${api}/api/v1/services/default/web`)).json()) as { vips: { address: string; announced: boolean; reasons: { code: string }[] }[] };
     t.match(after.vips.find((v) => v.address === '10.88.0.1'), { announced: false, reasons: [{ code: 'NoLocalReadyEndpoint' }] });
   });
+
+  t.test('stateDir: a restart within restartTime sets the Graceful Restart R bit (RFC 4724 §3), a first start does not', { timeout: 60_000 }, async (t) => {
+    const addr = loopbackPair();
+    const [birdPort, adminPort] = [await freePort(addr.bird), await freePort('127.0.0.1')];
+    const bird = await Bird.start(bgpProtocol({ name: 'hg', local: addr.bird, localPort: birdPort, localAs: 65001, neighbor: addr.ours, neighborPort: 1, neighborAs: 65000, passive: true, families: ['ipv4'], extra: '  graceful restart on;' }));
+    t.teardown(() => bird.stop());
+    const first = new DaemonProcess('daemon-bird-gr');
+    t.teardown(() => first.stop(15_000));
+    const configPath = join(first.dir, 'herald.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        bgp: { localAs: 65000, routerId: '10.0.0.1' },
+        peers: [{ name: 'g', address: addr.bird, port: birdPort, peerAs: 65001, localAddress: addr.ours, connectRetryTime: 1, families: ['ipv4-unicast'], gracefulRestart: { enabled: true, restartTime: 60 } }],
+        routes: [{ prefix: '10.99.0.1/32' }],
+        admin: { address: '127.0.0.1', port: adminPort },
+        stateDir: join(first.dir, 'state'),
+      }),
+    );
+    const neighborGr = async () => {
+      const raw = (await bird.protocol('hg'))?.raw ?? '';
+      const caps = raw.split('Neighbor capabilities')[1] ?? '';
+      return { restartTime: /Restart time: (\d+)/.exec(caps)?.[1], recovery: /Restart recovery/.test(caps) };
+    };
+    first.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath]);
+    await bird.waitFor(async () => (await bird.protocol('hg'))?.bgpState === 'Established', 'first session', 30_000);
+    t.same(await neighborGr(), { restartTime: '60', recovery: false }, 'first start: no R bit');
+    await bird.waitFor(async () => (await bird.routes('protocol hg')).some((r) => r.prefix === '10.99.0.1/32'), 'route from the first run');
+    first.child?.kill('SIGTERM');
+    await new Promise((resolve) => (first.alive ? first.child?.once('exit', resolve) : resolve(undefined)));
+    const second = new DaemonProcess('daemon-bird-gr2');
+    t.teardown(() => second.stop(15_000));
+    second.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath]);
+    await bird.waitFor(async () => (await bird.protocol('hg'))?.bgpState === 'Established', 'second session', 30_000);
+    t.same(await neighborGr(), { restartTime: '60', recovery: true }, 'restart within the window: R bit set');
+    await bird.waitFor(async () => (await bird.routes('protocol hg')).some((r) => r.prefix === '10.99.0.1/32'), 'route from the second run');
+  });
 }
