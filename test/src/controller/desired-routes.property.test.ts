@@ -8,6 +8,8 @@ import { node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'n1';
 
+type Infer<A> = A extends fc.Arbitrary<infer U> ? U : never;
+
 const svcArb = fc.record({
   name: fc.constantFrom('a', 'b', 'c', 'd'),
   lb: fc.subarray(['192.0.2.1', '192.0.2.2', '2001:db8::1']),
@@ -25,7 +27,7 @@ const nodeArb = fc.record({ ready: fc.constantFrom('True', 'True', 'True', 'Fals
 
 type Op = [ResourceKind, KubeObject];
 
-function build(svcs: fc.Infer<typeof svcArb>[], slices: fc.Infer<typeof sliceArb>[], n: fc.Infer<typeof nodeArb>): Op[] {
+function build(svcs: Infer<typeof svcArb>[], slices: Infer<typeof sliceArb>[], n: Infer<typeof nodeArb>): Op[] {
   const ops: Op[] = [];
   for (const s of svcs) ops.push(['Service', service(s.name, { lbIPs: s.lb, ...(s.etp ? { etp: s.etp } : {}) })]);
   for (const s of slices) {
