@@ -200,3 +200,21 @@ t.test('decode is dispatched to the decoder', async (t) => {
   t.equal(r.code, 0);
   t.match(r.out + r.err, /Usage: herald decode/);
 });
+
+t.test('something that is not the Herald API answers: clear message', async (t) => {
+  const { createServer } = await import('node:http');
+  const srv = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<html>hello</html>');
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())));
+  const a = srv.address();
+  const url = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+  const r = await run(['status', '--api', url]);
+  t.equal(r.code, 1);
+  t.equal(r.err, `herald status: ${url} answered HTTP 200 with something that is not JSON; is it the Herald admin API?\n`);
+  const bad = await run(['status', '--api', 'not a url']);
+  t.equal(bad.code, 1);
+  t.match(bad.err, /invalid --api URL/);
+});
