@@ -25,8 +25,11 @@ import type { StateReason } from './fsm/state.ts';
 import { AdjRibOut, makeRecord } from './rib/adj-rib-out.ts';
 import type { ExportedRoute, RouteRecord } from './rib/adj-rib-out.ts';
 import type { ExportPeer } from './rib/export.ts';
-import { RouteError, routeKey } from './rib/route.ts';
-import type { Route, RouteKey } from './rib/route.ts';
+import { RouteError } from './rib/route.ts';
+import type { Route } from './rib/route.ts';
+
+/** Internal map key: the canonical prefix (unique across families; see RouteRecord). */
+type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
 import type { SessionOptions } from './session/session.ts';
@@ -389,15 +392,20 @@ export class Speaker extends EventEmitter {
     const next = new Map<RouteKey, RouteRecord>();
     const problems: string[] = [];
     const prev = this.records;
+    const changed: RouteRecord[] = [];
+    let duplicates = false;
     for (const route of routes.values()) {
-      const key = routeKey(route);
+      const key = route.prefix;
+      if (!duplicates && next.has(key)) duplicates = true;
       const old = prev.get(key);
       if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
         next.set(key, old);
         continue;
       }
       try {
-        next.set(key, makeRecord(route));
+        const rec = makeRecord(route);
+        next.set(key, rec);
+        changed.push(rec);
       } catch (err) {
         if (err instanceof RouteError) problems.push(err.message);
         else throw err;
@@ -406,10 +414,14 @@ export class Speaker extends EventEmitter {
     if (problems.length > 0) {
       throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
     }
+    const removed: RouteRecord[] = [];
+    if (prev.size + changed.length !== next.size) for (const [key, rec] of prev) if (!next.has(key)) removed.push(rec);
     this.records = next;
     if (this.drained) return;
+    // a later duplicate key replaces an earlier one: keep only records still current in `changed`
+    const diff = { changed: duplicates ? changed.filter((r) => next.get(r.key) === r) : changed, removed };
     for (const entry of this.peersByName.values()) {
-      entry.rib.setDesired(next);
+      entry.rib.setDesired(next, diff);
       if (entry.rib.hasPending()) entry.session.kickTx();
     }
   }

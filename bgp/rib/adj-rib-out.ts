@@ -21,22 +21,31 @@ import {
   ipv6NextHopBytes,
   withdrawCapacity,
 } from './packer.ts';
-import { nlriSize, parsePrefix, routeKey } from './route.ts';
-import type { ParsedPrefix, Route, RouteKey } from './route.ts';
+import { nlriSize, parsePrefix } from './route.ts';
+import type { ParsedPrefix, Route } from './route.ts';
 
-/** A validated route with its key, parsed prefix and attribute signature; shared by every peer's Adj-RIB-Out. */
-export interface RouteRecord {
-  readonly key: RouteKey;
+/** Internal map key: the canonical prefix (see RouteRecord). */
+type RouteKey = string;
+
+/**
+ * A validated route with its key, parsed prefix (the ParsedPrefix fields, inline: one object per route) and attribute
+ * signature; shared by every peer's Adj-RIB-Out.
+ *
+ * `key` is the canonical prefix string itself: it is unique across the two families (only IPv6 text has a colon, and
+ * parsePrefix checks the family), so the maps need no extra "family prefix" string per route; `routeKey()` gives the
+ * RouteKey form for display.
+ */
+export interface RouteRecord extends ParsedPrefix {
+  readonly key: string;
   readonly route: Route;
-  readonly prefix: ParsedPrefix;
   /** attributeSignature(route): equal signatures export to equal attributes. */
   readonly sig: string;
 }
 
 /** Validates a route and builds its record. Throws RouteError on a malformed prefix. */
 export function makeRecord(route: Route): RouteRecord {
-  const prefix = parsePrefix(route.prefix, route.family);
-  return { key: routeKey(route), route, prefix, sig: attributeSignature(route) };
+  const p = parsePrefix(route.prefix, route.family);
+  return { key: route.prefix, route, sig: attributeSignature(route), family: p.family, length: p.length, v4: p.v4, v6: p.v6 };
 }
 
 /** Routes sharing byte-identical encoded attributes toward one peer. */
@@ -47,8 +56,9 @@ interface AttrGroup {
   /** IPv6 next hop octets for MP_REACH_NLRI (undefined for IPv4). */
   readonly mpNextHop: Buffer | undefined;
   readonly exported: ExportedAttributes;
-  /** Announcements of this group waiting to be sent, in arrival order. */
-  readonly pending: Map<RouteKey, RouteRecord>;
+  /** Announcements queued for this group, consumed from `head`; entries are re-validated when packed (lazy cancel). */
+  queue: RouteRecord[];
+  head: number;
 }
 
 /** What the last `nextMessage()` call returned, for counters and events. */
@@ -67,18 +77,49 @@ export interface ExportedRoute extends Route {
   readonly asPath: readonly number[];
 }
 
-const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
+/** Changes between two desired sets, computed once by the caller and shared by every peer. */
+export interface DesiredDiff {
+  /** Records new or with changed attributes (signature) in the new set. */
+  readonly changed: readonly RouteRecord[];
+  /** Records of the old set whose key is absent from the new set. */
+  readonly removed: readonly RouteRecord[];
+}
 
-/** Per-peer Adj-RIB-Out plus UPDATE packing. Not thread-safe; one instance per peer. */
+/** Computes the diff between two desired sets (records are compared by signature). */
+export function diffDesired(prev: ReadonlyMap<RouteKey, RouteRecord>, next: ReadonlyMap<RouteKey, RouteRecord>): DesiredDiff {
+  const changed: RouteRecord[] = [];
+  const removed: RouteRecord[] = [];
+  for (const [key, rec] of next) {
+    const old = prev.get(key);
+    if (old !== rec && (old === undefined || old.sig !== rec.sig)) changed.push(rec);
+  }
+  for (const [key, rec] of prev) if (!next.has(key)) removed.push(rec);
+  return { changed, removed };
+}
+
+const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
+const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
+
+/**
+ * Per-peer Adj-RIB-Out plus UPDATE packing. One instance per peer.
+ *
+ * Cost model (100,000 routes must pack fast): the desired map is shared with the caller (never copied); a change
+ * costs one queue push and two Map lookups; packing a route costs two lookups and one Map.set. Queues are cancelled
+ * lazily: an entry is re-checked against the current desired/advertised state when it is packed, so a route changed
+ * many times is sent once, with its latest attributes.
+ */
 export class AdjRibOut {
   /** Export context while the session is Established; undefined otherwise (nothing is pending then). */
   private peer: ExportPeer | undefined;
-  private readonly desired = new Map<RouteKey, RouteRecord>();
+  private desired: ReadonlyMap<RouteKey, RouteRecord> = EMPTY;
+  /** What the peer holds: key → the group it was last announced with. */
   private readonly advertised = new Map<RouteKey, AttrGroup>();
-  private readonly advertisedPrefix = new Map<RouteKey, ParsedPrefix>();
-  private readonly pendingWithdraw = new Map<Family, Map<RouteKey, ParsedPrefix>>(FAMILIES.map((f) => [f, new Map()]));
-  private readonly pendingGroupOf = new Map<RouteKey, AttrGroup>();
+  /** Withdrawal candidates per family (re-checked when packed). */
+  private readonly withdrawQueue = new Map<Family, { queue: RouteRecord[]; head: number }>(FAMILIES.map((f) => [f, { queue: [], head: 0 }]));
   private readonly pendingGroups = new Set<AttrGroup>();
+  /** Keys a ROUTE-REFRESH asked to resend even though the peer has them with the same attributes. */
+  private readonly forced = new Set<RouteKey>();
+  private queued = 0;
   /** signature → group, or null when the route is not exported to this peer. */
   private groupsBySig = new Map<string, AttrGroup | null>();
   private groupsByBytes = new Map<string, AttrGroup>();
@@ -105,11 +146,11 @@ export class AdjRibOut {
     return this.desired.size;
   }
 
-  /** True when an UPDATE (or End-of-RIB) is waiting to be sent. */
+  /** True when an UPDATE (or End-of-RIB) may be waiting to be sent (queued entries may turn out cancelled). */
   hasPending(): boolean {
     if (this.peer === undefined) return false;
     if (this.pendingGroups.size > 0) return true;
-    for (const w of this.pendingWithdraw.values()) if (w.size > 0) return true;
+    for (const w of this.withdrawQueue.values()) if (w.head < w.queue.length) return true;
     return this.initialSyncDone && this.eorDue.size > 0;
   }
 
@@ -121,7 +162,7 @@ export class AdjRibOut {
     this.clearSessionState();
     this.peer = peer;
     for (const f of FAMILIES) if (peer.families.has(f)) this.eorDue.add(f);
-    for (const rec of this.desired.values()) this.schedule(rec.key, rec);
+    this.requeueAll();
   }
 
   /** Session down: the peer forgot everything we sent. The desired set is kept. */
@@ -130,16 +171,38 @@ export class AdjRibOut {
     this.peer = undefined;
   }
 
-  private clearSessionState(): void {
-    this.advertised.clear();
-    this.advertisedPrefix.clear();
-    for (const w of this.pendingWithdraw.values()) w.clear();
-    this.pendingGroupOf.clear();
+  private clearQueues(): void {
+    for (const w of this.withdrawQueue.values()) {
+      w.queue = [];
+      w.head = 0;
+    }
+    for (const g of this.groupsByBytes.values()) {
+      g.queue = [];
+      g.head = 0;
+    }
     this.pendingGroups.clear();
+    this.forced.clear();
+    this.queued = 0;
+  }
+
+  private clearSessionState(): void {
+    this.clearQueues();
+    this.advertised.clear();
     this.groupsBySig = new Map();
     this.groupsByBytes = new Map();
     this.eorDue.clear();
     this.endOfRibSent.clear();
+  }
+
+  /** Rebuilds every queue from desired vs advertised (after a context change, or to compact long queues). */
+  private requeueAll(): void {
+    this.clearQueues();
+    for (const rec of this.desired.values()) this.schedule(rec);
+    for (const [key, g] of this.advertised) {
+      if (this.desired.has(key)) continue;
+      // not desired any more: withdraw (the prefix is rebuilt from the key)
+      this.pushWithdraw(makeRecord({ prefix: key, family: g.family }));
+    }
   }
 
   /**
@@ -150,39 +213,22 @@ export class AdjRibOut {
     if (this.peer === undefined) return;
     this.peer = peer;
     this.groupsBySig = new Map();
-    // Keep only groups the peer holds routes of, so unchanged attributes map to the same group object.
-    const keep = new Map<string, AttrGroup>();
-    for (const [bytesKey, g] of this.groupsByBytes) {
-      g.pending.clear();
-      keep.set(bytesKey, g);
-    }
-    this.groupsByBytes = keep;
-    this.pendingGroupOf.clear();
-    this.pendingGroups.clear();
-    for (const rec of this.desired.values()) this.schedule(rec.key, rec);
-    for (const [key, g] of this.advertised) if (!this.desired.has(key)) this.queueWithdraw(key, g.family);
+    this.requeueAll();
   }
 
   /**
-   * Replaces the desired set. Records equal by identity to the current ones are unchanged; others are (re)queued.
-   * Routes no longer present are withdrawn if the peer has them, or dropped from the queue if it never had them.
+   * Replaces the desired set. `next` is kept by reference (the caller must not mutate it afterwards). `diff`, when
+   * the caller computed it once for all peers, saves this peer the comparison. Routes no longer present are
+   * withdrawn if the peer has them, or dropped from the queue if it never had them.
    */
-  setDesired(records: ReadonlyMap<RouteKey, RouteRecord>): void {
-    for (const [key, rec] of records) {
-      const prev = this.desired.get(key);
-      if (prev === rec) continue;
-      this.desired.set(key, rec);
-      if (this.peer !== undefined && (prev === undefined || prev.sig !== rec.sig)) {
-        this.schedule(key, rec);
-      }
-    }
-    if (this.desired.size !== records.size) {
-      for (const key of this.desired.keys()) {
-        if (records.has(key)) continue;
-        this.desired.delete(key);
-        if (this.peer !== undefined) this.schedule(key, undefined);
-      }
-    }
+  setDesired(next: ReadonlyMap<RouteKey, RouteRecord>, diff?: DesiredDiff): void {
+    const d = diff ?? diffDesired(this.desired, next);
+    this.desired = next;
+    if (this.peer === undefined) return;
+    for (const rec of d.changed) this.schedule(rec);
+    for (const rec of d.removed) if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
+    // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
+    if (this.queued > 2 * (this.desired.size + this.advertised.size) + 10_000) this.requeueAll();
   }
 
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
@@ -192,8 +238,8 @@ export class AdjRibOut {
       if (rec.route.family !== family) continue;
       const g = this.groupFor(rec);
       if (g === null) continue;
-      this.cancelPending(rec.key);
-      this.addPending(rec, g);
+      if (this.advertised.get(rec.key) === g) this.forced.add(rec.key);
+      this.pushAnnounce(rec, g);
     }
   }
 
@@ -205,11 +251,7 @@ export class AdjRibOut {
   /** The routes the peer holds from us, with the attributes we sent. */
   advertisedRoutes(): ExportedRoute[] {
     const out: ExportedRoute[] = [];
-    for (const [key, g] of this.advertised) {
-      const rec = this.desired.get(key);
-      const prefix = rec?.route.prefix ?? key.slice(key.indexOf(' ') + 1);
-      out.push(describeExport(prefix, g.exported));
-    }
+    for (const [key, g] of this.advertised) out.push(describeExport(key, g.exported));
     return out;
   }
 
@@ -227,7 +269,7 @@ export class AdjRibOut {
       const bytesKey = `${ex.family} ${attrs.toString('latin1')} ${mpNextHop?.toString('latin1') ?? ''}`;
       g = this.groupsByBytes.get(bytesKey) ?? null;
       if (g === null) {
-        g = { family: ex.family, attrs, mpNextHop, exported: ex, pending: new Map() };
+        g = { family: ex.family, attrs, mpNextHop, exported: ex, queue: [], head: 0 };
         this.groupsByBytes.set(bytesKey, g);
       }
     }
@@ -235,37 +277,32 @@ export class AdjRibOut {
     return g;
   }
 
-  private cancelPending(key: RouteKey): void {
-    const pg = this.pendingGroupOf.get(key);
-    if (pg !== undefined) {
-      pg.pending.delete(key);
-      this.pendingGroupOf.delete(key);
-      if (pg.pending.size === 0) this.pendingGroups.delete(pg);
-    }
-    for (const w of this.pendingWithdraw.values()) w.delete(key);
-  }
-
-  private addPending(rec: RouteRecord, g: AttrGroup): void {
-    g.pending.set(rec.key, rec);
-    this.pendingGroupOf.set(rec.key, g);
+  private pushAnnounce(rec: RouteRecord, g: AttrGroup): void {
+    g.queue.push(rec);
+    this.queued++;
     this.pendingGroups.add(g);
   }
 
-  private queueWithdraw(key: RouteKey, family: Family): void {
-    const p = this.advertisedPrefix.get(key);
-    if (p !== undefined) this.pendingWithdraw.get(family)!.set(key, p);
+  private pushWithdraw(rec: RouteRecord): void {
+    this.withdrawQueue.get(rec.route.family)!.queue.push(rec);
+    this.queued++;
   }
 
-  /** Brings the pending state of `key` in line with `rec` (undefined = not desired). Latest change wins. */
-  private schedule(key: RouteKey, rec: RouteRecord | undefined): void {
-    this.cancelPending(key);
-    const target = rec === undefined ? null : this.groupFor(rec);
-    const adv = this.advertised.get(key);
+  /** Queues what `rec` (the current desired record of its key) needs toward this peer. */
+  private schedule(rec: RouteRecord): void {
+    const target = this.groupFor(rec);
+    const adv = this.advertised.get(rec.key);
     if (target !== null) {
-      if (adv !== target) this.addPending(rec!, target);
+      if (adv !== target) this.pushAnnounce(rec, target);
     } else if (adv !== undefined) {
-      this.queueWithdraw(key, adv.family);
+      this.pushWithdraw(rec);
     }
+  }
+
+  /** The group a key should be advertised with now, or null (withdraw / never). */
+  private currentTarget(key: RouteKey): AttrGroup | null {
+    const cur = this.desired.get(key);
+    return cur === undefined ? null : this.groupFor(cur);
   }
 
   /**
@@ -278,41 +315,61 @@ export class AdjRibOut {
     const out = this.scratch;
     out.length = 0;
     for (const family of FAMILIES) {
-      const w = this.pendingWithdraw.get(family)!;
-      if (w.size === 0) continue;
+      const w = this.withdrawQueue.get(family)!;
+      if (w.head >= w.queue.length) continue;
       const cap = withdrawCapacity(family, maxLength);
       let used = 0;
-      for (const [key, p] of w) {
-        const s = nlriSize(p);
+      const q = w.queue;
+      let i = w.head;
+      for (; i < q.length; i++) {
+        const rec = q[i]!;
+        // still valid: the peer has it, and it is not (re-)desired for this peer
+        if (!this.advertised.has(rec.key) || this.currentTarget(rec.key) !== null) continue;
+        const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
-        out.push(p);
-        w.delete(key);
-        this.advertised.delete(key);
-        this.advertisedPrefix.delete(key);
+        out.push(rec);
+        this.advertised.delete(rec.key);
       }
+      this.queued -= i - w.head;
+      w.head = i;
+      if (w.head >= q.length) {
+        w.queue = [];
+        w.head = 0;
+      }
+      if (out.length === 0) continue;
       const buf = buildWithdraw(family, out);
       this.lastSent = { kind: 'withdraw', family, prefixes: out.length, bytes: buf.length };
       out.length = 0;
       return buf;
     }
-    const first = this.pendingGroups.values().next();
-    if (first.done !== true) {
-      const g = first.value;
+    for (const g of this.pendingGroups) {
       const cap = announceCapacity(g.family, g.attrs, g.mpNextHop, maxLength);
       if (cap < 17) throw new RangeError(`path attributes too long for a ${maxLength}-octet UPDATE`);
       let used = 0;
-      for (const [key, rec] of g.pending) {
-        const s = nlriSize(rec.prefix);
+      const q = g.queue;
+      let i = g.head;
+      for (; i < q.length; i++) {
+        const rec = q[i]!;
+        const key = rec.key;
+        const cur = this.desired.get(key);
+        // lazy cancel: skip entries whose key is gone, changed group, or already sent with this group
+        if (cur === undefined || (cur.sig !== rec.sig && this.groupFor(cur) !== g)) continue;
+        if (this.advertised.get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
+        const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
-        out.push(rec.prefix);
-        g.pending.delete(key);
-        this.pendingGroupOf.delete(key);
+        out.push(rec);
         this.advertised.set(key, g);
-        this.advertisedPrefix.set(key, rec.prefix);
       }
-      if (g.pending.size === 0) this.pendingGroups.delete(g);
+      this.queued -= i - g.head;
+      g.head = i;
+      if (g.head >= q.length) {
+        g.queue = [];
+        g.head = 0;
+        this.pendingGroups.delete(g);
+      }
+      if (out.length === 0) continue;
       const buf = buildAnnounce(g.family, g.attrs, g.mpNextHop, out);
       this.lastSent = { kind: 'announce', family: g.family, prefixes: out.length, bytes: buf.length };
       out.length = 0;

@@ -129,11 +129,21 @@ export function exportRoute(route: Route, peer: ExportPeer): ExportedAttributes 
   return { family: route.family, nextHop, attributes: attrs };
 }
 
+const PLAIN_V4 = 'ipv4-unicast||||||||*';
+const PLAIN_V6 = 'ipv6-unicast||||||||*';
+
 /**
  * A string that is equal for two routes exactly when the export rules give them the same attributes toward any peer
  * (everything except the prefix). Used to share one encoded attribute group among many routes.
  */
 export function attributeSignature(route: Route): string {
+  if (
+    route.nextHop === undefined && route.origin === undefined && route.med === undefined && route.localPref === undefined &&
+    route.communities === undefined && route.largeCommunities === undefined && route.extendedCommunities === undefined &&
+    route.peers === undefined
+  ) {
+    return route.family === 'ipv4-unicast' ? PLAIN_V4 : PLAIN_V6;
+  }
   const lc = route.largeCommunities?.map((c) => c.join(':')).join(',') ?? '';
   const ec = route.extendedCommunities?.map((c) => c.value.toString('hex')).join(',') ?? '';
   const peers = route.peers === undefined ? '*' : route.peers.join(',');

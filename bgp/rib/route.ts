@@ -6,7 +6,7 @@
  * `ParsedPrefix` (an IPv4 address as a uint32, an IPv6 address as 16 octets) that the packer writes as NLRI
  * (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers.
  */
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 import type { Family, Origin } from '../constants.ts';
 import type { ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
 
@@ -55,18 +55,41 @@ export class RouteError extends Error {
   override readonly name = 'RouteError';
 }
 
-/** Parses a dotted-quad IPv4 address into a uint32. Throws RouteError when malformed. */
+/**
+ * Parses a dotted-quad IPv4 address into a uint32 (strict: four decimal octets 0..255, no leading zeros).
+ * Throws RouteError when malformed.
+ */
 export function parseIPv4(addr: string): number {
-  if (!isIPv4(addr)) throw new RouteError(`not an IPv4 address: ${JSON.stringify(addr)}`);
+  return parseIPv4Range(addr, 0, addr.length);
+}
+
+/** parseIPv4 over addr[start, end) without slicing (hot path of route parsing). */
+function parseIPv4Range(addr: string, start: number, end: number): number {
   let v = 0;
-  let start = 0;
-  for (let i = 0; i < 4; i++) {
-    let end = addr.indexOf('.', start);
-    if (end < 0) end = addr.length;
-    v = v * 256 + Number(addr.slice(start, end));
-    start = end + 1;
+  let octet = -1;
+  let digits = 0;
+  let dots = 0;
+  for (let i = start; i < end; i++) {
+    const c = addr.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits > 0 && octet === 0) return badIPv4(addr.slice(start, end)); // leading zero
+      octet = (octet < 0 ? 0 : octet) * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) return badIPv4(addr.slice(start, end));
+    } else if (c === 46 && digits > 0 && dots < 3) {
+      v = v * 256 + octet;
+      octet = -1;
+      digits = 0;
+      dots++;
+    } else {
+      return badIPv4(addr.slice(start, end));
+    }
   }
-  return v >>> 0;
+  if (dots !== 3 || digits === 0) return badIPv4(addr.slice(start, end));
+  return (v * 256 + octet) >>> 0;
+}
+
+function badIPv4(addr: string): never {
+  throw new RouteError(`not an IPv4 address: ${JSON.stringify(addr)}`);
 }
 
 /** Parses an IPv6 address (RFC 4291 §2.2 text forms, incl. "::" and a trailing dotted quad) into 16 octets. */
@@ -133,16 +156,21 @@ export function formatIPv4(v: number): string {
 export function parsePrefix(prefix: string, family: Family): ParsedPrefix {
   const slash = prefix.indexOf('/');
   if (slash < 0) throw new RouteError(`prefix without length: ${JSON.stringify(prefix)}`);
-  const addr = prefix.slice(0, slash);
-  const lenText = prefix.slice(slash + 1);
-  const length = /^\d{1,3}$/.test(lenText) ? Number(lenText) : NaN;
+  let length = 0;
+  const lenDigits = prefix.length - slash - 1;
+  if (lenDigits < 1 || lenDigits > 3 || (lenDigits > 1 && prefix.charCodeAt(slash + 1) === 48)) length = NaN;
+  for (let i = slash + 1; i < prefix.length; i++) {
+    const c = prefix.charCodeAt(i);
+    length = c >= 48 && c <= 57 ? length * 10 + (c - 48) : NaN;
+  }
   if (family === 'ipv4-unicast') {
     if (!(length >= 0 && length <= 32)) throw new RouteError(`bad IPv4 prefix length in ${JSON.stringify(prefix)}`);
-    const v4 = parseIPv4(addr);
+    const v4 = parseIPv4Range(prefix, 0, slash);
     const mask = length === 0 ? 0 : (0xffffffff << (32 - length)) >>> 0;
     if ((v4 & ~mask) >>> 0 !== 0) throw new RouteError(`host bits set in ${JSON.stringify(prefix)}`);
     return { family, length, v4, v6: undefined };
   }
+  const addr = prefix.slice(0, slash);
   if (family === 'ipv6-unicast') {
     if (!(length >= 0 && length <= 128)) throw new RouteError(`bad IPv6 prefix length in ${JSON.stringify(prefix)}`);
     const v6 = parseIPv6(addr);

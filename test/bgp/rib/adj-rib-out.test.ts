@@ -33,11 +33,12 @@ function flush(rib: AdjRibOut, max: number): DecodedUpdate[] {
   throw new Error('nextMessage never ran dry');
 }
 
-/** The peer's table: key -> attribute signature. */
+/** The peer's table: prefix (the records' key) -> attribute signature. */
 function apply(table: Map<string, string>, msgs: DecodedUpdate[]): void {
+  const bare = (k: string) => k.slice(k.indexOf(' ') + 1);
   for (const m of msgs) {
-    for (const w of m.withdrawn) table.delete(w);
-    for (const a of m.announced) table.set(a, m.attrSignature);
+    for (const w of m.withdrawn) table.delete(bare(w));
+    for (const a of m.announced) table.set(bare(a), m.attrSignature);
   }
 }
 
