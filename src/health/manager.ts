@@ -9,7 +9,8 @@
  * Gate rule (docs/health-checks.md, shared design decisions "Health checks"):
  * - every check of the key (and every node-scope check) must be `up`;
  * - a check still `unknown` blocks a key that is **not** announced (reason `Pending`) but keeps a key
- *   that is announced (a route already out stays until the check has failed `fall` times);
+ *   that is announced (a route already out stays until the check has failed `fall` times); an invalid
+ *   check (reason `InvalidCheck`) is treated the same way;
  * - a key that is not announced is also blocked while its flap damper says so (`HoldDown`, `Suppressed`).
  * The caller reports what it actually announces with `setAnnounced(key, bool)`; an announced → withdrawn
  * transition is what the flap damper counts.
@@ -75,7 +76,7 @@ export interface SetChecksResult {
   restarted: string[];
   kept: string[];
   removed: string[];
-  /** Specs refused, with the reason; their gate fails with `InvalidCheck`. */
+  /** Specs refused, with the reason; their gate reports `InvalidCheck` (blocks new announcements, keeps announced ones). */
   errors: Array<{ key: string; gate: string; message: string }>;
 }
 
@@ -212,7 +213,8 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   /**
    * Replace the desired set of checks (level-triggered). Never throws for bad specs: they are
-   * returned in `errors` and fail their gate with `InvalidCheck`.
+   * returned in `errors` and their gate reports `InvalidCheck`: a key not announced stays unannounced,
+   * an announced key is kept (as with an `unknown` check).
    * @throws Error after `close()`
    */
   setChecks(specs: readonly CheckSpec[]): SetChecksResult {
@@ -363,10 +365,12 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       }
     }
     for (const [ck, inv] of this.invalid) {
-      // An invalid node-scope check fails every key (fail closed), like a node check that is down.
+      // An invalid check is treated like one that never passes: nothing new is announced (an invalid
+      // node-scope check blocks every key), but a route already announced is kept: a typo in an
+      // annotation must not withdraw a working VIP.
       if (!inv.node && inv.gate !== key) continue;
-      pass = false;
-      reasons.push({ code: ReasonCode.InvalidCheck, message: `check ${ck} is invalid: ${inv.message}`, check: ck });
+      if (!announced) pass = false;
+      reasons.push({ code: ReasonCode.InvalidCheck, message: `check ${ck} is invalid: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
     }
     const keys = this.byGate.get(key);
     if (keys) {

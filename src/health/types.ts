@@ -34,7 +34,7 @@ export const ReasonCode = {
   NodeNotEligible: 'NodeNotEligible',
   /** Gate: a check has not yet passed `rise` times, and the VIP is not announced yet. */
   Pending: 'Pending',
-  /** Gate: a check for this key was given with invalid settings; failing closed until it is fixed. */
+  /** Gate: a check for this key has invalid settings; blocks new announcements (keeps announced ones) until fixed. */
   InvalidCheck: 'InvalidCheck',
   /** Gate: a node-level check is down (or pending), so nothing is announced from this node. */
   NodeUnhealthy: 'NodeUnhealthy',
@@ -123,7 +123,8 @@ export interface CheckSpec extends CheckTiming {
   expectedStatus?: number[];
   /**
    * Set when the check could not be built from its source (bad annotation, bad config): the manager
-   * runs nothing and fails the gate with `InvalidCheck` and this message.
+   * runs nothing and the gate reports `InvalidCheck` with this message (no new announcement; an
+   * announced key is kept).
    */
   error?: string;
 }

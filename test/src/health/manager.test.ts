@@ -166,11 +166,14 @@ t.test('setChecks is level-triggered', async (t) => {
   t.equal(st('c3'), undefined);
   t.equal(hm.gate('vip3').pass, true, 'removed check no longer gates');
   const g4 = hm.gate('vip4');
-  t.equal(g4.pass, false, 'invalid check fails closed');
+  t.equal(g4.pass, false, 'invalid check blocks a new announcement');
   t.equal(g4.reasons[0]?.code, 'InvalidCheck');
+  hm.setAnnounced('vip4', true);
+  t.equal(hm.gate('vip4').pass, true, 'but keeps an announced key');
+  t.same(hm.gate('vip4').reasons.map((r) => r.code), ['InvalidCheck'], 'still reported');
   const badNode = hm.setChecks([spec('node', '', { kind: 'kube-proxy-node', scope: 'node', hosts: [''] })]);
   t.equal(badNode.errors.length, 1);
-  t.same(hm.gate('any-key').reasons.map((r) => r.code), ['InvalidCheck'], 'an invalid node check fails every key');
+  t.same(hm.gate('any-key').reasons.map((r) => r.code), ['InvalidCheck'], 'an invalid node check blocks every new key');
   t.equal(hm.gate('any-key').pass, false);
   t.equal(hm.status().invalid[0]?.scope, 'node');
   const junk = hm.setChecks([null as unknown as CheckSpec, spec('c1', 'vip1')]);
