@@ -125,6 +125,10 @@ const NOTIFICATION_CLOSE_TIMEOUT_MS = 1000;
 /** A session that stayed Established this long resets the reconnect backoff (ms). */
 const STABLE_MS = 30_000;
 const KEEPALIVE_BYTES = keepaliveMessage();
+// Constant events for the per-message hot path (no allocation per received message).
+const EV_KEEPALIVE: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
+const EV_UPDATE: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
+const EV_REFRESH: FsmEvent = Object.freeze({ type: 'RouteRefreshMsg' });
 const FAMILY_AFI_SAFI: Record<Family, { afi: number; safi: number }> = {
   'ipv4-unicast': { afi: Afi.IPv4, safi: Safi.Unicast },
   'ipv6-unicast': { afi: Afi.IPv6, safi: Safi.Unicast },
@@ -374,10 +378,13 @@ export class Session extends EventEmitter {
   /** Feeds an event for connection `conn` (undefined = session-level); stale connections' events are ignored. */
   private feed(conn: Connection | undefined, event: FsmEvent): void {
     if (conn !== undefined && conn !== this.conn) return;
-    this.queue.push({ conn, event });
-    if (this.dispatching) return;
+    if (this.dispatching) {
+      this.queue.push({ conn, event });
+      return;
+    }
     this.dispatching = true;
     try {
+      this.applyTransition(conn, transition(this.fsm, event, this.fsmConfig), event);
       for (let item = this.queue.shift(); item; item = this.queue.shift()) {
         if (item.conn !== undefined && item.conn !== this.conn) continue;
         this.applyTransition(item.conn, transition(this.fsm, item.event, this.fsmConfig), item.event);
@@ -703,12 +710,12 @@ export class Session extends EventEmitter {
       }
       case MessageType.Update: {
         if (this.fsm.state !== SessionState.Established) {
-          this.feed(conn, { type: 'UpdateMsg' });
+          this.feed(conn, EV_UPDATE);
           return;
         }
         const result = decodeUpdate(body, this.recvCtx);
         this.currentUpdate = result;
-        this.feed(conn, { type: 'UpdateMsg' });
+        this.feed(conn, EV_UPDATE);
         this.currentUpdate = undefined;
         return;
       }
@@ -729,12 +736,12 @@ export class Session extends EventEmitter {
         return;
       }
       case MessageType.Keepalive:
-        this.feed(conn, { type: 'KeepAliveMsg' });
+        this.feed(conn, EV_KEEPALIVE);
         return;
       case MessageType.RouteRefresh: {
         const rr = decodeRouteRefresh(msg);
         this.currentRefresh = { afi: rr.afi, safi: rr.safi, subtype: rr.subtype };
-        this.feed(conn, { type: 'RouteRefreshMsg' });
+        this.feed(conn, EV_REFRESH);
         this.currentRefresh = undefined;
         return;
       }

@@ -447,3 +447,74 @@ t.test('constructor rejects hold time 1 and 2', async (t) => {
   t.throws(() => new Session({ ...base, holdTimeSec: 1 }), RangeError);
   t.doesNotThrow(() => new Session({ ...base, holdTimeSec: 0 }));
 });
+
+t.test('RFC 4271 6.8 collision in OpenConfirm: decided at once from the OPEN already received', T, async (t) => {
+  const s = await setup(t); // our id 10.0.0.1 < peer 10.0.0.2: the peer's connection wins
+  const listener = new BgpListener({ address: s.addrs.ours, port: 0 });
+  await listener.listen();
+  listener.register(s.addrs.peer, s.session);
+  t.teardown(() => listener.close());
+  s.session.start();
+  const outgoing = await s.peer.accept();
+  await outgoing.next(1);
+  outgoing.send(peerOpen());
+  await outgoing.next(4);
+  t.equal(s.session.state, 'OpenConfirm');
+  const incoming = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
+  t.equal((await outgoing.next(3)).body.toString('hex'), '0607', 'Cease 7 on our connection');
+  await incoming.next(1);
+  t.equal(s.session.state, 'OpenSent', 'continues on the peer-initiated connection');
+  t.equal(s.session.lastReason?.kind, 'collision');
+  incoming.send(peerOpen());
+  await incoming.next(4);
+  incoming.send(keepalive());
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+});
+
+t.test('incoming connection while Established: refused with Cease 7; with graceful restart it replaces the old one', T, async (t) => {
+  const s = await setup(t);
+  const listener = new BgpListener({ address: s.addrs.ours, port: 0 });
+  await listener.listen();
+  listener.register(s.addrs.peer, s.session);
+  t.teardown(() => listener.close());
+  const gr = capability(64, u16(0x8078), u16(1), u8(1), u8(0x80));
+  const { conn } = await establish(s, peerOpen({ extra: [gr] }));
+  t.ok(s.session.negotiated?.gracefulRestart, 'peer sent GR');
+  const down = once<StateReason>(s.session, 'down');
+  const second = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
+  await down;
+  await conn.waitClosed();
+  await second.next(1);
+  second.send(peerOpen());
+  await second.next(4);
+  second.send(keepalive());
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+  t.equal(s.session.negotiated?.gracefulRestart, undefined, 'new session without GR');
+  const third = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
+  t.equal((await third.next(3)).body.toString('hex'), '0607', 'without GR the new connection gets Cease 7');
+  await third.waitClosed();
+  t.equal(s.session.state, 'Established', 'existing session kept');
+});
+
+t.test('stop() leaves no timer behind', T, async (t) => {
+  const s = await setup(t, { holdTimeSec: 30 });
+  await establish(s);
+  t.ok(s.clock.pending > 0, 'timers run while Established');
+  await s.session.stop();
+  t.equal(s.clock.pending, 0, 'no pending timers after stop');
+  t.equal(s.session.state, 'Idle');
+});
+
+t.test('a peer that closes during OpenSent: reconnect with backoff, counter incremented', T, async (t) => {
+  const s = await setup(t);
+  s.session.start();
+  const c1 = await s.peer.accept();
+  await c1.next(1);
+  c1.destroy();
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Active');
+  t.equal(s.session.lastReason?.kind, 'connectionClosed');
+  t.equal(s.session.connectRetryCounter, 1);
+  s.clock.advance(1000);
+  const c2 = await s.peer.accept();
+  t.equal((await c2.next(1)).type, 1);
+});
