@@ -209,7 +209,7 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
         continue;
       }
       if (d.bgp === undefined && ev.kind === 'data') {
-        // A stream on another port is BGP when it starts with a BGP header (or its reverse direction is BGP).
+        // A stream on another port is BGP when its first data holds a BGP header (or its reverse direction is BGP).
         const rev = directions.get(d.reverseKey);
         d.bgp = rev?.bgp === true || hasBgpHeader(ev.bytes);
         if (d.bgp && rev && rev.bgp === false) rev.bgp = true;
