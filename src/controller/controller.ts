@@ -20,9 +20,26 @@ import { WorkQueue } from './workqueue.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
 
-/** Receives every new desired result. May be async; throw/reject to have it retried. */
+/**
+ * What changed since the previous result the sink accepted (for sinks that want to work
+ * incrementally; the result itself is always complete). `all` is true after a full recompute
+ * (first result, this node changed, context change, resync); the lists are then complete too.
+ */
+export interface DesiredChanges {
+  all: boolean;
+  /** "ns/name" of Services whose decision may have changed, appeared or disappeared. */
+  services: string[];
+  /** Prefixes whose route may have changed, appeared or disappeared. */
+  prefixes: string[];
+}
+
+/**
+ * Receives every new desired result. May be async; throw/reject to have it retried.
+ * The result and its arrays are not mutated afterwards; unchanged routes and decisions keep their
+ * object identity from one result to the next.
+ */
 export interface DesiredSink {
-  onDesired(result: DesiredResult): void | Promise<void>;
+  onDesired(result: DesiredResult, changes: DesiredChanges): void | Promise<void>;
 }
 
 /** Options of `Controller`. */
@@ -73,7 +90,15 @@ export class Controller extends EventEmitter {
   readonly #routes = new Map<string, DesiredRoute>();
   readonly #dirtyPrefixes = new Set<string>();
   #sortedRoutes: DesiredRoute[] | undefined;
-  #sortedServiceKeys: string[] | undefined;
+  readonly #routeIdx = new Map<string, number>();
+  #servicesArr: ServiceDecision[] | undefined;
+  readonly #serviceIdx = new Map<string, number>();
+  /** Services changed since #servicesArr was built (membership changes rebuild it). */
+  readonly #patchServices = new Set<string>();
+  /** Changes not yet accepted by the sink. */
+  readonly #reportServices = new Set<string>();
+  readonly #reportPrefixes = new Set<string>();
+  #reportAll = true;
   #dirty = false;
   #started = false;
   #resyncTimer: ReturnType<typeof setInterval> | undefined;
@@ -169,6 +194,7 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     if (key === ALL_KEY || key === `node:${this.#ctx.nodeName}` || this.#node === undefined) {
       this.#node = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
+      this.#reportAll = true;
       const stale = new Set(this.#decisions.keys());
       for (const svc of snap.services()) {
         const k = objectKey(svc);
@@ -194,14 +220,19 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     const svc = snap.service(key);
     if (!svc) {
-      if (this.#decisions.delete(key)) this.#sortedServiceKeys = undefined;
+      if (this.#decisions.delete(key)) {
+        this.#servicesArr = undefined;
+        this.#reportServices.add(key);
+      }
       this.#setContributions(`service:${key}`, []);
       return;
     }
     this.stats.servicesComputed++;
     const d = decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx);
-    if (!this.#decisions.has(key)) this.#sortedServiceKeys = undefined;
+    if (!this.#decisions.has(key)) this.#servicesArr = undefined;
     this.#decisions.set(key, d);
+    this.#patchServices.add(key);
+    this.#reportServices.add(key);
     this.#setContributions(`service:${key}`, d.contributions);
   }
 
@@ -246,21 +277,48 @@ export class Controller extends EventEmitter {
         this.#routes.set(p, mergePrefix(list));
       }
     }
+    if (membershipChanged || !this.#sortedRoutes) {
+      this.#sortedRoutes = [...this.#routes.values()].sort(compareRoutes);
+      this.#routeIdx.clear();
+      this.#sortedRoutes.forEach((r, i) => this.#routeIdx.set(r.prefix, i));
+    } else {
+      // Same prefixes: copy (cheap, pointers only) and patch the changed entries.
+      const arr = this.#sortedRoutes.slice();
+      for (const p of this.#dirtyPrefixes) arr[this.#routeIdx.get(p) as number] = this.#routes.get(p) as DesiredRoute;
+      this.#sortedRoutes = arr;
+    }
+    for (const p of this.#dirtyPrefixes) this.#reportPrefixes.add(p);
     this.#dirtyPrefixes.clear();
-    if (membershipChanged || !this.#sortedRoutes) this.#sortedRoutes = [...this.#routes.values()].sort(compareRoutes);
-    else this.#sortedRoutes = this.#sortedRoutes.map((r) => this.#routes.get(r.prefix) as DesiredRoute);
     return this.#sortedRoutes;
+  }
+
+  /** Sorted Service decisions; rebuilt only when the set of Services changed, else copied and patched. */
+  #currentServices(): ServiceDecision[] {
+    if (!this.#servicesArr) {
+      const keys = [...this.#decisions.keys()].sort();
+      this.#servicesArr = keys.map((k) => (this.#decisions.get(k) as { decision: ServiceDecision }).decision);
+      this.#serviceIdx.clear();
+      keys.forEach((k, i) => this.#serviceIdx.set(k, i));
+    } else if (this.#patchServices.size > 0) {
+      const arr = this.#servicesArr.slice();
+      for (const k of this.#patchServices) arr[this.#serviceIdx.get(k) as number] = (this.#decisions.get(k) as { decision: ServiceDecision }).decision;
+      this.#servicesArr = arr;
+    }
+    this.#patchServices.clear();
+    return this.#servicesArr;
   }
 
   async #emit(): Promise<void> {
     if (!this.#dirty || !this.#node) return;
     this.#dirty = false;
-    if (!this.#sortedServiceKeys) this.#sortedServiceKeys = [...this.#decisions.keys()].sort();
-    const services: ServiceDecision[] = this.#sortedServiceKeys.map((k) => (this.#decisions.get(k) as { decision: ServiceDecision }).decision);
-    // Copies: the sink may keep the result while later changes are computed.
-    const result: DesiredResult = { routes: [...this.#currentRoutes()], services, serviceCIDRs: this.#cidrs.decisions, node: this.#node };
+    // Both arrays are fresh for this result (never mutated later), built in O(changes) + a pointer copy.
+    const result: DesiredResult = { routes: this.#currentRoutes(), services: this.#currentServices(), serviceCIDRs: this.#cidrs.decisions, node: this.#node };
+    const changes: DesiredChanges = { all: this.#reportAll, services: [...this.#reportServices].sort(), prefixes: [...this.#reportPrefixes].sort() };
     try {
-      await this.#sink.onDesired(result);
+      await this.#sink.onDesired(result, changes);
+      this.#reportAll = false;
+      this.#reportServices.clear();
+      this.#reportPrefixes.clear();
     } catch (e) {
       this.stats.sinkErrors++;
       this.#dirty = true; // retried with backoff by the queue (unless a newer change emits first)

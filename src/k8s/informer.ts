@@ -242,7 +242,9 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   #emitSafe(event: string, ...args: unknown[]): void {
     if (event === 'add' || event === 'update' || event === 'delete') {
       this.stats.lastEventAtMs = this.#clock.now();
-      this.stats.objects = this.#lw.list().length;
+      // O(1) bookkeeping: client-node fires 'add' only for objects new to its cache.
+      if (event === 'add') this.stats.objects++;
+      else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
       this.#backoffMs = 0;
     }
     try {

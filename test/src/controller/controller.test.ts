@@ -2,6 +2,7 @@ import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Controller } from '../../../src/controller/controller.ts';
 import type { DesiredResult } from '../../../src/controller/desired-routes.ts';
+import type { DesiredChanges } from '../../../src/controller/controller.ts';
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
 import { ObjectStore } from '../../../src/controller/snapshot.ts';
 import type { Snapshot } from '../../../src/controller/snapshot.ts';
@@ -48,7 +49,18 @@ const prefixes = (r: DesiredResult | undefined): string[] => (r?.routes ?? []).m
 t.test('nothing reaches the sink before sync; then the full result; then incremental updates', async (tt) => {
   const src = new FakeSource();
   const results: DesiredResult[] = [];
-  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onDesired: (r) => void results.push(r) }, resyncIntervalMs: 0 });
+  const changes: DesiredChanges[] = [];
+  const c = new Controller({
+    source: src,
+    context: { nodeName: ME },
+    sink: {
+      onDesired: (r, ch) => {
+        results.push(r);
+        changes.push(ch);
+      },
+    },
+    resyncIntervalMs: 0,
+  });
   tt.teardown(() => c.stop());
   await c.start();
   tt.equal(src.started, true, 'controller starts the source');
@@ -81,6 +93,13 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   await c.whenIdle();
   tt.equal(c.stats.servicesComputed, before + 1, 'only the touched service recomputed');
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32']);
+  tt.strictSame(changes.at(-1), { all: false, services: ['default/c'], prefixes: ['192.0.2.3/32'] }, 'changes name only what was touched');
+  tt.equal(changes[0]?.all, true, 'first result is a full one');
+  const prev = results.at(-2)!;
+  const prevRoutes = [...prev.routes];
+  tt.equal(results.at(-1)!.routes[0], prev.routes[0], 'unchanged route keeps its identity');
+  tt.equal(results.at(-1)!.services[0], prev.services[0], 'unchanged decision keeps its identity');
+  tt.not(results.at(-1)!.routes, prev.routes, 'each result has its own array');
   // this node going NotReady recomputes everything and withdraws all
   src.apply('Node', node(ME, { ready: 'False' }));
   await c.whenIdle();
@@ -91,6 +110,7 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.2/32', '192.0.2.3/32']);
   tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME }));
+  tt.strictSame(prev.routes, prevRoutes, 'an earlier result is never mutated');
   tt.equal(c.last(), results.at(-1));
   const st = c.status();
   tt.equal(st.synced, true);
@@ -125,13 +145,15 @@ t.test('a failing sink is retried and gets the newest result', async (tt) => {
   const src = new FakeSource();
   let fail = 2;
   const seen: string[][] = [];
+  const allFlags: boolean[] = [];
   const errors: string[] = [];
   const c = new Controller({
     source: src,
     context: { nodeName: ME },
     sink: {
-      onDesired: async (r) => {
+      onDesired: async (r, ch) => {
         seen.push(prefixes(r));
+        allFlags.push(ch.all);
         if (fail-- > 0) throw new Error('speaker busy');
       },
     },
@@ -152,6 +174,7 @@ t.test('a failing sink is retried and gets the newest result', async (tt) => {
   tt.equal(seen.length, 3);
   tt.strictSame(prefixes(c.last()), ['192.0.2.1/32']);
   tt.equal(c.stats.sinkErrors, 2);
+  tt.strictSame(allFlags, [true, true, true], 'unaccepted changes are reported again');
   tt.equal(c.stats.emits, 1);
 });
 
@@ -166,7 +189,25 @@ t.test('incremental results always equal a from-scratch computation (seeded rand
       { name: 'cidr', addressKinds: ['serviceCIDR' as const], nodeSelector: { matchLabels: { gw: 'true' } } },
     ],
   };
-  const c = new Controller({ source: src, context: ctx, sink: { onDesired: () => {} }, resyncIntervalMs: 0 });
+  // The change report must cover every difference from the previous accepted result.
+  let prevResult: DesiredResult | undefined;
+  let missed = 0;
+  let reports = 0;
+  const sink = {
+    onDesired: (r: DesiredResult, ch: DesiredChanges): void => {
+      if (prevResult && !ch.all) {
+        reports++;
+        const before = new Map(prevResult.services.map((d) => [d.service, JSON.stringify(d)]));
+        const after = new Map(r.services.map((d) => [d.service, JSON.stringify(d)]));
+        for (const k of new Set([...before.keys(), ...after.keys()])) if (before.get(k) !== after.get(k) && !ch.services.includes(k)) missed++;
+        const rb = new Map(prevResult.routes.map((x) => [x.prefix, JSON.stringify(x)]));
+        const ra = new Map(r.routes.map((x) => [x.prefix, JSON.stringify(x)]));
+        for (const k of new Set([...rb.keys(), ...ra.keys()])) if (rb.get(k) !== ra.get(k) && !ch.prefixes.includes(k)) missed++;
+      }
+      prevResult = r;
+    },
+  };
+  const c = new Controller({ source: src, context: ctx, sink, resyncIntervalMs: 0 });
   tt.teardown(() => c.stop());
   src.markSynced();
   await c.start();
@@ -219,4 +260,6 @@ t.test('incremental results always equal a from-scratch computation (seeded rand
   }
   tt.ok(compared > 100, `${compared} comparisons`);
   tt.ok(nonTrivial > 20, `${nonTrivial} comparisons with at least 2 routes`);
+  tt.equal(missed, 0, 'every difference was reported in changes');
+  tt.ok(reports > 50, `${reports} incremental change reports checked`);
 });
