@@ -265,13 +265,14 @@ export class Daemon implements DaemonView {
   }
 
   private onPeerState(e: { peer: string; from: string; to: string; reason?: StateReason }): void {
+    const known = this.applied.has(e.peer);
     const h = this.history.get(e.peer) ?? { flaps: 0 };
     const at = new Date(this.now()).toISOString();
     h.since = at;
     if (e.from === 'Established' && e.to !== 'Established') h.flaps += 1;
     const err = errorView(e.reason, at);
     if (err && e.to !== 'Established') h.lastError = err;
-    this.history.set(e.peer, h);
+    if (known) this.history.set(e.peer, h); // a removed peer's last transitions are logged, not kept
     this.deps.metrics.observeStateChange(e.peer, e.from, e.to);
     if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
       this.deps.metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);

@@ -249,6 +249,8 @@ t.test('reload applies a peer diff and re-announces changed routes', async (t) =
   t.equal(speaker.peerCfgs.get('a')?.holdTimeSec, 30);
   t.same(speaker.last, ['192.0.2.2/32']);
   t.same(d.peers.changed.map((c) => [c.name, c.sessionReset]), [['a', true]]);
+  speaker.emit('peerState', { peer: 'b', from: 'Established', to: 'Idle', reason: { kind: 'notificationSent', code: 6, subcode: 3 } });
+  t.same(daemon.peers().map((p) => p.name).sort(), ['a', 'c'], 'a removed peer leaves nothing behind');
   t.match(daemon.status().lastReload, { ok: true });
   // Unchanged reload: no peer calls at all.
   speaker.calls = [];
