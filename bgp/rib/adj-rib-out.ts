@@ -21,7 +21,8 @@ import {
   ipv6NextHopBytes,
   withdrawCapacity,
 } from './packer.ts';
-import { nlriSize, parsePrefix } from './route.ts';
+import { isIP } from 'node:net';
+import { nlriSize, parsePrefix, RouteError } from './route.ts';
 import type { ParsedPrefix, Route } from './route.ts';
 
 /** Internal map key: the canonical prefix (see RouteRecord). */
@@ -42,9 +43,28 @@ export interface RouteRecord extends ParsedPrefix {
   readonly sig: string;
 }
 
-/** Validates a route and builds its record. Throws RouteError on a malformed prefix. */
+const isU32 = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
+
+/** Checks the optional attributes of a route; throws RouteError naming the first bad field. */
+function checkAttributes(route: Route): void {
+  const bad = (what: string): never => {
+    throw new RouteError(`${route.prefix}: ${what}`);
+  };
+  if (route.med !== undefined && !isU32(route.med)) bad(`MED must be an integer 0..4294967295, got ${route.med}`);
+  if (route.localPref !== undefined && !isU32(route.localPref)) bad(`LOCAL_PREF must be an integer 0..4294967295, got ${route.localPref}`);
+  if (route.origin !== undefined && route.origin !== 0 && route.origin !== 1 && route.origin !== 2) bad(`ORIGIN must be 0, 1 or 2, got ${route.origin}`);
+  if (route.communities !== undefined && !route.communities.every(isU32)) bad('communities must be 32-bit unsigned integers (AS * 65536 + value)');
+  if (route.largeCommunities !== undefined && !route.largeCommunities.every((c) => c.length === 3 && c.every(isU32))) bad('large communities must be three 32-bit unsigned integers');
+  if (route.extendedCommunities !== undefined && !route.extendedCommunities.every((c) => c.value.length === 8)) bad('extended communities must be 8 octets');
+  if (route.nextHop !== undefined && !isIP(route.nextHop)) bad(`next hop is not an IP address: ${JSON.stringify(route.nextHop)}`);
+}
+
+/** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
 export function makeRecord(route: Route): RouteRecord {
   const p = parsePrefix(route.prefix, route.family);
+  if (route.med !== undefined || route.localPref !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.nextHop !== undefined) {
+    checkAttributes(route);
+  }
   return { key: route.prefix, route, sig: attributeSignature(route), family: p.family, length: p.length, v4: p.v4, v6: p.v6 };
 }
 

@@ -141,8 +141,8 @@ export class Gobgp {
               r.nextHop = (v.nexthop as string) ?? r.nextHop;
               break;
             case 32:
-              r.largeCommunities = ((v.value as { global_admin: number; local_data1: number; local_data2: number }[]) ?? []).map(
-                (c) => `${c.global_admin}:${c.local_data1}:${c.local_data2}`,
+              r.largeCommunities = ((v.value as { ASN: number; LocalData1: number; LocalData2: number }[]) ?? []).map(
+                (c) => `${c.ASN}:${c.LocalData1}:${c.LocalData2}`,
               );
               break;
           }

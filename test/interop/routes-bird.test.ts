@@ -18,7 +18,7 @@ if (!birdAvailable()) {
   const r1: Route = {
     prefix: '192.0.2.1/32',
     family: 'ipv4-unicast',
-    communities: [(65001 << 16) + 100],
+    communities: [65001 * 65536 + 100],
     largeCommunities: [[65001, 1, 2]],
     med: 50,
     localPref: 300,

@@ -32,3 +32,14 @@ t.test('IPv6 prefixes and RFC 5952 form', async (t) => {
   t.throws(() => parsePrefix('10.0.0.0/8', 'ipv6-unicast'), { message: /not an IPv6/ });
   t.equal(routeKey({ family: 'ipv6-unicast', prefix: '2001:db8::/32' }), 'ipv6-unicast 2001:db8::/32');
 });
+
+t.test('attribute validation in makeRecord', async (t) => {
+  const { makeRecord } = await import('../../../bgp/rib/adj-rib-out.ts');
+  const base = { prefix: '10.0.0.0/8', family: 'ipv4-unicast' as const };
+  t.throws(() => makeRecord({ ...base, communities: [(65001 << 16) + 100] }), { name: 'RouteError', message: /communities/ }, 'negative community (a << overflow)');
+  t.throws(() => makeRecord({ ...base, med: -1 }), { message: /MED/ });
+  t.throws(() => makeRecord({ ...base, localPref: 1.5 }), { message: /LOCAL_PREF/ });
+  t.throws(() => makeRecord({ ...base, largeCommunities: [[1, 2, 2 ** 32]] }), { message: /large/ });
+  t.throws(() => makeRecord({ ...base, nextHop: 'x' }), { message: /next hop/ });
+  t.equal(makeRecord({ ...base, communities: [65001 * 65536 + 100], med: 0 }).key, '10.0.0.0/8');
+});
