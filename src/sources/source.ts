@@ -44,7 +44,9 @@ export interface SourceStatus {
 /**
  * A source of Services, EndpointSlices, Nodes and ServiceCIDRs.
  * Events: 'change' (keys: string[]) after objects changed; 'synced' () once when every resource
- * has been read once; 'error' (err) for problems already handled (logs only).
+ * has been read once; 'error' for problems already handled (logs only): KubernetesSource emits
+ * (kind: ResourceKind, err: unknown) and also 'restart' (kind, delayMs); ManifestSource emits
+ * (e: FileError).
  */
 export interface Source extends EventEmitter {
   /** Begin reading. Resolves after the first attempt; never rejects for API or file errors. */
