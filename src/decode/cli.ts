@@ -212,8 +212,11 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
         return 2;
       }
       let bytes: Buffer;
+      let compressed = false;
       try {
-        bytes = decompress(raw).bytes;
+        const d = decompress(raw);
+        bytes = d.bytes;
+        compressed = d.compression !== 'none';
       } catch (e) {
         sink.error({ error: e instanceof InputError ? e.message : String(e), offset: 0, code: null, subcode: null });
         bytes = Buffer.alloc(0);
@@ -224,8 +227,11 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
         while (!reader.step(2000) && !writer.closed) await writer.drain();
       } else if (format === 'pcap' || format === 'pcapng') {
         decodeCapture(bytes, sink, args.stream);
-      } else if (bytes.length > 0 || raw.length === 0) {
-        sink.error({ error: raw.length === 0 ? 'input is empty' : 'input is neither pcap, pcapng nor MRT (judged by its first bytes)', offset: 0, code: null, subcode: null });
+      } else if (bytes.length > 0) {
+        sink.error({ error: 'input is neither pcap, pcapng nor MRT (judged by its first bytes)', offset: 0, code: null, subcode: null });
+      } else if (raw.length === 0 || compressed) {
+        // An empty dump (RIS writes empty update files in quiet periods) holds no records: not an error.
+        sink.note({ note: 'input is empty', offset: 0 });
       }
     }
     if (summary) writer.raw({ summary: summary.summary() });

@@ -171,6 +171,11 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   const rj = await run([junk]);
   t.equal(rj.code, 1);
   t.match(rj.lines, [{ error: /neither pcap, pcapng nor MRT/, offset: 0 }]);
+  const empty = join(dir, 'empty.gz');
+  writeFileSync(empty, gzipSync(Buffer.alloc(0)));
+  const re = await run([empty]);
+  t.equal(re.code, 0, 'an empty dump is not an error');
+  t.same(re.lines, [{ note: 'input is empty', offset: 0 }]);
   const badGz = join(dir, 'bad.gz');
   writeFileSync(badGz, gzipSync(Buffer.from('x')).subarray(0, 12));
   const rg = await run([badGz]);
