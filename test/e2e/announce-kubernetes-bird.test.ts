@@ -12,7 +12,7 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { adminJson, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, startBird, startHerald, startKubeProxies, writeKubeconfig } from './harness.ts';
+import { adminJson, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, withLogs, startBird, startHerald, startKubeProxies, writeKubeconfig } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.10';
@@ -35,6 +35,7 @@ if (!birdAvailable()) {
       { name: 'node-c', ip: `${block}3` },
     ];
     const [A, B, C] = nodes.map((n) => protoName(n.name)) as [string, string, string];
+    const names = nodes.map((n) => n.name);
     const birdIp = `${block}100`;
     const birdPort = await freePort(birdIp);
     const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-k8s-'));
@@ -73,12 +74,7 @@ if (!birdAvailable()) {
     }
     const paths = () => pathsFor(bird, PREFIX);
     const waitPaths = async (want: string[], what: string, timeoutMs = 30_000) => {
-      try {
-        await bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs);
-      } catch (err) {
-        const logs = heralds.map((h, i) => `--- ${nodes[i]!.name} (last log lines)\n${h.proc.stdout.split('\n').slice(-12).map((l) => l.slice(0, 400)).join('\n')}${h.proc.stderr.slice(-1000)}`);
-        throw new Error(`${(err as Error).message}\nnow: ${(await paths()).join(',')}\n${logs.join('\n')}`, { cause: err });
-      }
+      await withLogs(() => bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs), heralds, names);
       t.same(await paths(), want, what);
     };
     const stays = async (want: string[], what: string) => {
@@ -91,7 +87,7 @@ if (!birdAvailable()) {
     };
 
     // 1. Sessions up; the VIP from node-a and node-b, not node-c.
-    for (const p of [A, B, C]) await bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000);
+    for (const p of [A, B, C]) await withLogs(() => bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000), heralds, names);
     await waitPaths([A, B], 'Local: ready endpoints on node-a and node-b');
     const routes = await bird.routes(`for ${PREFIX} table master4`);
     t.same(routes.find((r) => r.protocol === A)?.bgpPath, [HERALD_AS], 'AS_PATH is the Herald AS');

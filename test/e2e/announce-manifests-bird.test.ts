@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, startBird, startHerald } from './harness.ts';
+import { loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, withLogs, startBird, startHerald } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.20';
@@ -34,6 +34,7 @@ if (!birdAvailable()) {
       { name: 'node-c', ip: `${block}3` },
     ];
     const [A, B, C] = nodes.map((n) => protoName(n.name)) as [string, string, string];
+    const names = nodes.map((n) => n.name);
     const birdIp = `${block}100`;
     const birdPort = await freePort(birdIp);
     const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-manifests-'));
@@ -66,12 +67,12 @@ if (!birdAvailable()) {
     }
     const paths = () => pathsFor(bird, PREFIX);
     const waitPaths = async (want: string[], what: string, timeoutMs = 30_000) => {
-      await bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs);
+      await withLogs(() => bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs), heralds, names);
       t.same(await paths(), want, what);
     };
 
     // 1. Sessions up; Local policy: node-a and node-b (ready endpoints), not node-c.
-    for (const p of [A, B, C]) await bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000);
+    for (const p of [A, B, C]) await withLogs(() => bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000), heralds, names);
     await waitPaths([A, B], 'Local: ready endpoints on node-a and node-b');
 
     // 2. node-b's endpoint unready → withdrawn from node-b only.

@@ -173,6 +173,30 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
   return { proc, adminPort };
 }
 
+/** The last log lines (and stderr, exit state) of each Herald, for failure messages. */
+export function heraldLogs(heralds: readonly HeraldNode[], names: readonly string[], lines = 12): string {
+  return heralds
+    .map((h, i) => {
+      const state = h.proc.alive ? 'running' : `exited ${h.proc.child?.exitCode ?? h.proc.child?.signalCode ?? '?'}`;
+      const out = h.proc.stdout
+        .split('\n')
+        .slice(-lines)
+        .map((l) => l.slice(0, 400))
+        .join('\n');
+      return `--- ${names[i] ?? i} (${state}; last log lines)\n${out}${h.proc.stderr.slice(-1000)}`;
+    })
+    .join('\n');
+}
+
+/** Runs `wait`; on failure rethrows its error with the Heralds' recent logs appended. */
+export async function withLogs<T>(wait: () => Promise<T>, heralds: readonly HeraldNode[], names: readonly string[]): Promise<T> {
+  try {
+    return await wait();
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${heraldLogs(heralds, names)}`, { cause: err });
+  }
+}
+
 /** GET http://127.0.0.1:PORT/PATH as JSON (undefined on any error). */
 export async function adminJson(port: number, path: string): Promise<unknown> {
   try {
