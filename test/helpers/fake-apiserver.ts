@@ -47,6 +47,8 @@ interface Change {
   rv: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   object: Obj;
+  /** State before a MODIFIED (for selector transitions). */
+  prev?: Obj;
 }
 
 interface WatchConn {
@@ -314,7 +316,7 @@ export class FakeApiServer {
     stored.metadata.creationTimestamp = prev?.metadata?.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     stored.metadata.resourceVersion = String(++this.#rv);
     store.set(key, stored);
-    this.#publish(rt, { rv: this.#rv, type, object: stored });
+    this.#publish(rt, prev && type === 'MODIFIED' ? { rv: this.#rv, type, object: stored, prev } : { rv: this.#rv, type, object: stored });
     return structuredClone(stored);
   }
 
@@ -339,9 +341,18 @@ export class FakeApiServer {
   }
 
   #send(w: WatchConn, ch: Change): void {
-    if (w.hung || !this.#visible(w, ch.object)) return;
+    if (w.hung) return;
+    const now = this.#visible(w, ch.object);
+    let type: Change['type'] = ch.type;
+    if (ch.type === 'MODIFIED' && ch.prev) {
+      // With selectors, an object that starts matching arrives as ADDED, one that stops as DELETED.
+      const before = this.#visible(w, ch.prev);
+      if (!before && !now) return;
+      if (!before) type = 'ADDED';
+      else if (!now) type = 'DELETED';
+    } else if (!now) return;
     const object = { kind: w.rt.kind, apiVersion: apiVersionOf(w.rt), ...ch.object };
-    w.res.write(JSON.stringify({ type: ch.type, object }) + '\n');
+    w.res.write(JSON.stringify({ type, object }) + '\n');
   }
 
   #reply(res: http.ServerResponse, code: number, body: Obj): void {

@@ -1,7 +1,7 @@
 // The fake apiserver itself, exercised through the REAL @kubernetes/client-node typed API
 // (it will be reused for leader election and IPAM), plus the Controller end to end over it.
 import t from 'tap';
-import { ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1MicroTime, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1MicroTime, Watch, setHeaderOptions } from '@kubernetes/client-node';
 import { FakeApiServer, mergePatch } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
@@ -73,6 +73,28 @@ t.test('Lease create/read/replace with RV preconditions; Events create', async (
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespacedEvent({ namespace: 'default', body: { metadata: { name: 'web.1' }, involvedObject: { kind: 'Service', namespace: 'default', name: 'web' }, reason: 'IPAllocated', message: 'x', type: 'Normal' } });
   tt.equal(api.list('events').length, 1);
+});
+
+t.test('watch with a label selector: objects entering/leaving the selection arrive as ADDED/DELETED', async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  tt.teardown(() => api.stop());
+  const events: string[] = [];
+  const ctl = await new Watch(kubeConfig(api.url)).watch(
+    '/api/v1/services',
+    { labelSelector: 'tier=web', resourceVersion: api.resourceVersion },
+    (type, obj: { metadata?: { name?: string } }) => events.push(`${type} ${obj.metadata?.name}`),
+    () => {},
+  );
+  tt.teardown(() => ctl.abort());
+  api.upsert('services', service('a', { labels: { tier: 'db' } }));
+  api.upsert('services', service('a', { labels: { tier: 'web' } }));
+  api.upsert('services', service('a', { labels: { tier: 'web', x: '1' } }));
+  api.upsert('services', service('a', { labels: { tier: 'db' } }));
+  api.upsert('services', service('b', { labels: { tier: 'web' } }));
+  api.remove('services', 'default', 'b');
+  await waitFor(() => events.length >= 5, 'events');
+  tt.strictSame(events, ['ADDED a', 'MODIFIED a', 'DELETED a', 'ADDED b', 'DELETED b']);
 });
 
 t.test('mergePatch follows RFC 7386', async (tt) => {
