@@ -13,7 +13,7 @@ import { commandAvailable, DaemonProcess, run } from './daemon-process.ts';
 export const BGPD = '/usr/lib/frr/bgpd';
 
 export function frrAvailable(): boolean {
-  return commandAvailable(BGPD, ['--version']) && commandAvailable('vtysh', ['--version']);
+  return commandAvailable(BGPD, ['--version']) && commandAvailable('which', ['vtysh']);
 }
 
 export interface FrrOptions {
