@@ -14,6 +14,7 @@
  * Restart-only settings keep their running values and are reported.
  */
 import type { EventEmitter } from 'node:events';
+import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../bgp/speaker.ts';
@@ -27,7 +28,8 @@ import { Controller } from '../controller/controller.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Source } from '../sources/source.ts';
 import type { CheckSpec } from '../health/types.ts';
-import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
+import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, serviceAnnotationCheck, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
+import { formatAnnotationErrors, parseHealthAnnotations } from '../health/annotations.ts';
 import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { NotFoundError } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
@@ -113,6 +115,8 @@ export class Daemon implements DaemonView {
   private lastResult: DesiredResult | undefined;
   private desiredCount = 0;
   private announcedGates = new Set<string>();
+  /** Gates that have checks registered with the HealthManager (last setChecks). */
+  private registeredGates = new Set<string>();
   private initialSyncMarked = false;
   private reconcileQueued = false;
   private stopping = false;
@@ -203,7 +207,13 @@ export class Daemon implements DaemonView {
       ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
       countServingTerminating: cfg.countServingTerminating,
       healthGate: (service, address) => {
-        const g = this.deps.health.gate(`svc:${service} ${address}`);
+        const gate = `svc:${service} ${address}`;
+        // A VIP that needs a check not registered yet must wait for it (never announced unchecked);
+        // one already announced is kept (adding a check must not cause a flap).
+        if (!this.registeredGates.has(gate) && !this.announcedGates.has(gate) && this.vipChecks(this.config, service, address).length > 0) {
+          return { pass: false, reason: 'health check not started yet' };
+        }
+        const g = this.deps.health.gate(gate);
         return g.pass ? { pass: true } : { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing' };
       },
     };
@@ -297,6 +307,47 @@ export class Daemon implements DaemonView {
     });
   }
 
+  /**
+   * Checks gating one Service VIP on this node: kube-proxy's per-Service health server
+   * (externalTrafficPolicy Local with a healthCheckNodePort, Kubernetes source) and the
+   * `herald.io/health-check-*` annotations (docs/health-checks.md). Invalid annotations give an
+   * InvalidCheck spec (the VIP is not newly announced; an announced one is kept).
+   */
+  private vipChecks(cfg: Config, serviceKey: string, address: string): CheckSpec[] {
+    const out: CheckSpec[] = [];
+    const src = this.deps.source;
+    if (!src) return out;
+    const snap = src.snapshot();
+    const svc = snap.service(serviceKey);
+    if (!svc) return out;
+    const gate = `svc:${serviceKey} ${address}`;
+    const timing = timingFromConfig(cfg.healthChecks);
+    const nodeIp = this.identity.nodeIp;
+    const isClusterIP = (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]).includes(address);
+    const port = svc.spec?.healthCheckNodePort;
+    if (cfg.source?.kubernetes && cfg.kubeProxy.checkServices && nodeIp !== undefined && !isClusterIP && svc.spec?.externalTrafficPolicy === 'Local' && port) {
+      const host = nodeAddressFor(address, [nodeIp]);
+      if (host !== null) out.push(kubeProxyServiceCheck({ gate, nodeIP: host, healthCheckNodePort: port, timing }));
+    }
+    const parsed = parseHealthAnnotations(svc.metadata?.annotations, timing);
+    if (!parsed.ok) {
+      out.push(invalidCheck(`annotation:${gate}`, gate, formatAnnotationErrors(parsed.errors)));
+    } else if (parsed.check) {
+      const family = isIP(address);
+      const local: string[] = [];
+      for (const sl of snap.endpointSlicesFor(serviceKey)) {
+        for (const ep of sl.endpoints ?? []) {
+          if (ep.nodeName !== this.identity.nodeName || ep.conditions?.ready === false) continue;
+          for (const a of ep.addresses ?? []) if (isIP(a) === family) local.push(a);
+        }
+      }
+      // null: nothing to probe on this node (no local endpoint, no address): no check.
+      const spec = serviceAnnotationCheck({ gate, check: parsed.check, localEndpoints: local });
+      if (spec) out.push(spec);
+    }
+    return out;
+  }
+
   private healthSpecs(cfg: Config, result: DesiredResult | undefined): CheckSpec[] {
     const timing = timingFromConfig(cfg.healthChecks);
     const specs: CheckSpec[] = [];
@@ -313,19 +364,11 @@ export class Daemon implements DaemonView {
     }
     if (cfg.source?.kubernetes && nodeIp !== undefined) {
       specs.push(kubeProxyNodeCheck({ nodeIPs: nodeIp, port: cfg.kubeProxy.healthzPort, timing }));
-      if (cfg.kubeProxy.checkServices && result && this.deps.source) {
-        const snap = this.deps.source.snapshot();
-        for (const s of result.services) {
-          const svc = snap.service(s.service);
-          const port = svc?.spec?.healthCheckNodePort;
-          if (!svc || svc.spec?.externalTrafficPolicy !== 'Local' || !port) continue;
-          for (const v of s.vips) {
-            if (v.kind === 'clusterIP') continue;
-            const host = nodeAddressFor(v.address, [nodeIp]);
-            if (host === null) continue;
-            specs.push(kubeProxyServiceCheck({ gate: `svc:${s.service} ${v.address}`, nodeIP: host, healthCheckNodePort: port, timing }));
-          }
-        }
+    }
+    // VIPs that are announced, or blocked only by their health gate, get their checks.
+    for (const s of result?.services ?? []) {
+      for (const v of s.vips) {
+        if (v.announced || (v.reasons.length > 0 && v.reasons.every((r) => r.code === 'HealthCheckFailing'))) specs.push(...this.vipChecks(cfg, s.service, v.address));
       }
     }
     return specs;
@@ -368,7 +411,12 @@ export class Daemon implements DaemonView {
         }
         routes.set(`${route.family} ${route.prefix}`, route);
       }
-      const check = health.setChecks(this.healthSpecs(cfg, result));
+      const specs = this.healthSpecs(cfg, result);
+      const newlyRegistered = specs.filter((x) => x.scope !== 'node' && !this.registeredGates.has(x.gate)).map((x) => x.gate);
+      this.registeredGates = new Set(specs.filter((x) => x.scope !== 'node').map((x) => x.gate));
+      const check = health.setChecks(specs);
+      // Services whose gate just got its check: recompute them now that the gate is known.
+      for (const g of newlyRegistered) if (g.startsWith('svc:')) this.controller?.invalidate(g.slice(4).split(' ')[0] as string);
       for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
       this.speaker.setRoutes(routes);
       this.desiredCount = routes.size;

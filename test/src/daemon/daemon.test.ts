@@ -43,8 +43,10 @@ class FakeSpeaker extends EventEmitter implements SpeakerLike {
     this.calls.push(`remove ${name}`);
     this.peerCfgs.delete(name);
   }
+  onSet: ((routes: Route[]) => void) | undefined;
   setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
     this.routesSet.push([...routes.values()]);
+    this.onSet?.([...routes.values()]);
   }
   markInitialSyncDone() {
     this.calls.push('markInitialSyncDone');
@@ -97,11 +99,20 @@ class FakeHealth extends EventEmitter {
   failing = new Set<string>();
   specs: CheckSpec[] = [];
   announced = new Map<string, boolean>();
+  invalid = new Set<string>();
+  calls = 0;
+  /** setChecks call number in which each gate first had a check. */
+  firstSeen = new Map<string, number>();
   setChecks(specs: readonly CheckSpec[]) {
+    this.calls++;
+    for (const x of specs) if (!this.firstSeen.has(x.gate)) this.firstSeen.set(x.gate, this.calls);
     this.specs = [...specs];
-    return { errors: [] };
+    // Like HealthManager: a spec with an error fails its gate with InvalidCheck.
+    this.invalid = new Set(specs.filter((x) => x.error !== undefined).map((x) => x.gate));
+    return { errors: specs.filter((x) => x.error !== undefined).map((x) => ({ key: x.key, gate: x.gate, message: x.error as string })) };
   }
   gate(key: string) {
+    if (this.invalid.has(key)) return { pass: false, reasons: [{ code: 'InvalidCheck', message: 'invalid check' }] };
     return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
   }
   setAnnounced(key: string, a: boolean) {
@@ -237,6 +248,48 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   source.emit('change', ['node:node-a']);
   await daemon.idle();
   t.same(speaker.calls.slice(3), ['remove b']);
+  await daemon.shutdown('test');
+});
+
+t.test('annotation health checks: a VIP waits for its check to be registered and pass; bad annotations block with the reason', async (t) => {
+  const source = new FakeSource();
+  const { daemon, speaker, health } = make(cfg({ source: { manifests: '/nonexistent' } }), { source });
+  await daemon.start();
+  const web = service('web', { lbIPs: ['198.51.100.1'] });
+  web.metadata!.annotations = { 'herald.io/health-check-type': 'http', 'herald.io/health-check-port': '8080', 'herald.io/health-check-path': '/ready' };
+  const bad = service('bad', { lbIPs: ['198.51.100.2'] });
+  bad.metadata!.annotations = { 'herald.io/health-check-type': 'tcp', 'herald.io/health-check-port': '80x' };
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', web);
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a'], ['10.1.0.6', 'node-b']]));
+  source.store.apply('Service', bad);
+  source.store.apply('EndpointSlice', slice('bad-1', 'bad', [['10.1.0.7', 'node-a']]));
+  const api = service('api', { lbIPs: ['198.51.100.3'] });
+  api.metadata!.annotations = { 'herald.io/health-check-type': 'tcp', 'herald.io/health-check-port': '9000' };
+  source.store.apply('Service', api);
+  source.store.apply('EndpointSlice', slice('api-1', 'api', [['10.1.0.8', 'node-a']]));
+  let uncheckedAnnouncement = false;
+  speaker.onSet = (routes) => {
+    // The gate decision was taken before this reconcile's setChecks: the check must have existed already.
+    const seen = health.firstSeen.get('svc:default/api 198.51.100.3');
+    if (routes.some((r) => r.prefix === '198.51.100.3/32') && (seen === undefined || seen >= health.calls)) uncheckedAnnouncement = true;
+  };
+  health.failing.add('svc:default/web 198.51.100.1');
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  await daemon.idle();
+  const webSpec = health.specs.find((x) => x.gate === 'svc:default/web 198.51.100.1');
+  t.match(webSpec, { kind: 'http', port: 8080, path: '/ready', hosts: ['10.1.0.5'] }, 'probes the local endpoint only');
+  const badSpec = health.specs.find((x) => x.gate === 'svc:default/bad 198.51.100.2');
+  t.match(badSpec, { error: /health-check-port="80x"/ });
+  t.same(speaker.last, ['198.51.100.3/32'], 'nothing announced while checks are failing or invalid; api passes');
+  t.notOk(uncheckedAnnouncement, 'api was never announced before its check was registered');
+  t.match(daemon.services().find((x) => x.service === 'default/web')?.vips[0], { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
+  health.failing.clear();
+  health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
+  await daemon.idle();
+  t.same(speaker.last, ['198.51.100.1/32', '198.51.100.3/32'], 'announced once its check passes');
   await daemon.shutdown('test');
 });
 
