@@ -129,6 +129,9 @@ const KEEPALIVE_BYTES = keepaliveMessage();
 const EV_KEEPALIVE: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
 const EV_UPDATE: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
 const EV_REFRESH: FsmEvent = Object.freeze({ type: 'RouteRefreshMsg' });
+const EV_HOLD_TIMER: FsmEvent = Object.freeze({ type: 'HoldTimerExpires' });
+const EV_KEEPALIVE_TIMER: FsmEvent = Object.freeze({ type: 'KeepaliveTimerExpires' });
+const EV_CONNECT_RETRY_TIMER: FsmEvent = Object.freeze({ type: 'ConnectRetryTimerExpires' });
 const FAMILY_AFI_SAFI: Record<Family, { afi: number; safi: number }> = {
   'ipv4-unicast': { afi: Afi.IPv4, safi: Safi.Unicast },
   'ipv6-unicast': { afi: Afi.IPv6, safi: Safi.Unicast },
@@ -184,6 +187,10 @@ export class Session extends EventEmitter {
     stable: undefined,
   };
   private running = false;
+  /** Hold Timer deadline (clock ms) and the connection it belongs to. */
+  private holdDeadline = 0;
+  private holdOwner: Connection | undefined;
+  private holdFireAt = 0;
   private readonly closingSockets = new Set<Socket>();
   private stopWaiters: (() => void)[] = [];
   private localOpen: OpenMessage | undefined;
@@ -465,14 +472,29 @@ export class Session extends EventEmitter {
         return;
       case 'startTimer': {
         const name = action.timer;
-        this.clock.clearTimer(this.timers[name]);
         let ms = action.ms;
+        if (name === 'hold' && ms !== undefined && this.timers.hold !== undefined && this.holdOwner === this.conn) {
+          // Restart of a running Hold Timer (every received message): when the new deadline is not earlier than
+          // the armed expiry, move the deadline only; the timer re-arms itself for the remainder when it fires.
+          // No timer churn per received message.
+          const deadline = this.clock.now() + ms;
+          if (deadline >= this.holdFireAt) {
+            this.holdDeadline = deadline;
+            return;
+          }
+        }
+        this.clock.clearTimer(this.timers[name]);
         if (ms === undefined) {
           // ConnectRetryTimer: in Connect it bounds a connect attempt; in Active it is the reconnect backoff.
           ms = this.fsm.state === SessionState.Connect ? Math.max(1000, (this.options.connectRetryTimeSec ?? 120) * 1000) : this.backoff.next();
         }
-        const event: FsmEvent =
-          name === 'hold' ? { type: 'HoldTimerExpires' } : name === 'keepalive' ? { type: 'KeepaliveTimerExpires' } : { type: 'ConnectRetryTimerExpires' };
+        if (name === 'hold') {
+          this.holdDeadline = this.clock.now() + ms;
+          this.holdOwner = this.conn;
+          this.armHold(ms);
+          return;
+        }
+        const event: FsmEvent = name === 'keepalive' ? EV_KEEPALIVE_TIMER : EV_CONNECT_RETRY_TIMER;
         const owner = this.conn;
         this.timers[name] = this.clock.setTimer(() => {
           this.timers[name] = undefined;
@@ -484,6 +506,7 @@ export class Session extends EventEmitter {
       case 'stopTimer':
         this.clock.clearTimer(this.timers[action.timer]);
         this.timers[action.timer] = undefined;
+        if (action.timer === 'hold') this.holdOwner = undefined;
         return;
       case 'established':
         return;
@@ -494,6 +517,23 @@ export class Session extends EventEmitter {
         if (this.currentRefresh) this.emit('routeRefresh', this.currentRefresh);
         return;
     }
+  }
+
+  /** Arms the Hold Timer for `ms`; on expiry, fires HoldTimerExpires only if the deadline has really passed. */
+  private armHold(ms: number): void {
+    const owner = this.holdOwner;
+    this.holdFireAt = this.clock.now() + ms;
+    this.timers.hold = this.clock.setTimer(() => {
+      this.timers.hold = undefined;
+      if (owner !== this.conn || this.holdOwner !== owner) return;
+      const left = this.holdDeadline - this.clock.now();
+      if (left > 0) {
+        this.armHold(left);
+        return;
+      }
+      this.holdOwner = undefined;
+      this.feed(owner, EV_HOLD_TIMER);
+    }, ms);
   }
 
   private initiate(): void {
@@ -845,6 +885,7 @@ export class Session extends EventEmitter {
       this.clock.clearTimer(this.timers[name]);
       this.timers[name] = undefined;
     }
+    this.holdOwner = undefined;
     this.conn = cand;
     this.negotiatedParams = undefined;
     const from = this.fsm.state;

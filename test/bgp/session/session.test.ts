@@ -518,3 +518,60 @@ t.test('a peer that closes during OpenSent: reconnect with backoff, counter incr
   const c2 = await s.peer.accept();
   t.equal((await c2.next(1)).type, 1);
 });
+
+async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+t.test('received KEEPALIVEs restart the hold timer; silence then expires it', T, async (t) => {
+  const s = await setup(t, { holdTimeSec: 9 });
+  const { conn } = await establish(s);
+  for (let i = 0; i < 3; i++) {
+    s.clock.advance(6000);
+    const before = s.session.stats.messagesReceived.KEEPALIVE ?? 0;
+    conn.send(keepalive());
+    await until(() => (s.session.stats.messagesReceived.KEEPALIVE ?? 0) > before, 'KEEPALIVE processed');
+  }
+  s.clock.advance(6000);
+  t.equal(s.session.state, 'Established', '18 s + 6 s with KEEPALIVEs every 6 s: still up (hold 9 s)');
+  s.clock.advance(3000);
+  t.equal(s.session.state, 'Idle', '9 s after the last KEEPALIVE: expired');
+  t.same(s.session.lastReason, { kind: 'holdTimerExpired' });
+});
+
+t.test('OpenConfirm uses the negotiated hold time, not the 4-minute OpenSent timer', T, async (t) => {
+  const s = await setup(t);
+  s.session.start();
+  const conn = await s.peer.accept();
+  await conn.next(1);
+  conn.send(peerOpen({ holdTime: 3 }));
+  await conn.next(4);
+  t.equal(s.session.state, 'OpenConfirm');
+  s.clock.advance(2999);
+  t.equal(s.session.state, 'OpenConfirm');
+  s.clock.advance(1);
+  t.equal(s.session.state, 'Idle');
+  t.equal((await conn.next(3)).body.toString('hex'), '0400');
+});
+
+t.test('RFC 4271 8.2.2 OpenSent: no OPEN within 4 minutes -> 4/0', T, async (t) => {
+  const s = await setup(t);
+  s.session.start();
+  const conn = await s.peer.accept();
+  await conn.next(1);
+  s.clock.advance(239_999);
+  t.equal(s.session.state, 'OpenSent');
+  s.clock.advance(1);
+  t.equal((await conn.next(3)).body.toString('hex'), '0400');
+});
+
+t.test('RFC 6608: OPEN in Established -> 5/3 with type 1', T, async (t) => {
+  const s = await setup(t);
+  const { conn } = await establish(s);
+  conn.send(peerOpen());
+  t.equal((await conn.next(3)).body.toString('hex'), '050301');
+});
