@@ -235,3 +235,40 @@ t.test('BIRD dials our BgpListener (passive session)', T, async (t) => {
   await bird.waitFor(async () => session.state === 'Established' && (await bird.protocol('herald'))?.bgpState === 'Established', 'Established via listener');
   t.same(session.negotiated?.families, ['ipv4-unicast']);
 });
+
+t.test('RFC 5082 GTSM with BIRD ttl security', T, async (t) => {
+  const env = await start(t, { session: { ttlSecurity: true } });
+  await env.bird.stop();
+  // restart BIRD with `ttl security yes` on the same addresses/port
+  const bird = await Bird.start(
+    bgpProtocol({ name: 'herald', local: env.addr.bird, localPort: env.birdPort, localAs: 65002, neighbor: env.addr.ours, neighborPort: 179, neighborAs: 65001, passive: true, extra: '  ttl security yes;' }),
+  );
+  t.teardown(() => bird.stop());
+  env.session.start();
+  await bird.waitFor(async () => env.session.state === 'Established' && (await bird.protocol('herald'))?.bgpState === 'Established', 'Established with GTSM');
+  t.pass('established with GTSM on both sides');
+});
+
+t.test('BIRD dials our listener with TCP MD5', T, async (t) => {
+  const addr = loopbackPair();
+  const ourPort = await freePort(addr.ours);
+  const birdPort = await freePort(addr.bird);
+  const listener = new BgpListener({ address: addr.ours, port: ourPort });
+  const session = new Session({
+    name: 'bird', localAs: 65001, peerAs: 65002, bgpIdentifier: '10.0.0.1', remoteAddress: addr.bird,
+    holdTimeSec: 90, connectRetryTimeSec: 5, passive: true, families: ['ipv4-unicast'], md5Password: 'listen-md5',
+  });
+  listener.register(addr.bird, session);
+  await listener.listen();
+  const bird = await Bird.start(
+    bgpProtocol({ name: 'herald', local: addr.bird, localPort: birdPort, localAs: 65002, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65001, families: ['ipv4'], password: 'listen-md5' }),
+  );
+  t.teardown(async () => {
+    await Promise.race([session.stop(), new Promise((r) => setTimeout(r, 3000))]);
+    await listener.close();
+    await bird.stop();
+  });
+  session.start();
+  await bird.waitFor(async () => session.state === 'Established' && (await bird.protocol('herald'))?.bgpState === 'Established', 'Established via listener with MD5');
+  t.equal(listener.rejected, 0);
+});
