@@ -400,6 +400,14 @@ export class Daemon implements DaemonView {
         }
         for (const s of result.services) for (const v of s.vips) if (v.announced) gatesNow.add(`svc:${s.service} ${v.address}`);
       }
+      // Checks first: a static route's gate is read only once its check exists (a new check starts unknown).
+      const specs = this.healthSpecs(cfg, result);
+      const newlyRegistered = specs.filter((x) => x.scope !== 'node' && !this.registeredGates.has(x.gate)).map((x) => x.gate);
+      this.registeredGates = new Set(specs.filter((x) => x.scope !== 'node').map((x) => x.gate));
+      const check = health.setChecks(specs);
+      // Services whose gate just got its check: recompute them now that the gate is known.
+      for (const g of newlyRegistered) if (g.startsWith('svc:')) this.controller?.invalidate(g.slice(4).split(' ')[0] as string);
+      for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
       // Static routes (a static route wins over a Service VIP with the same prefix).
       for (const r of cfg.routes) {
         const route = staticRoute(r);
@@ -411,13 +419,6 @@ export class Daemon implements DaemonView {
         }
         routes.set(`${route.family} ${route.prefix}`, route);
       }
-      const specs = this.healthSpecs(cfg, result);
-      const newlyRegistered = specs.filter((x) => x.scope !== 'node' && !this.registeredGates.has(x.gate)).map((x) => x.gate);
-      this.registeredGates = new Set(specs.filter((x) => x.scope !== 'node').map((x) => x.gate));
-      const check = health.setChecks(specs);
-      // Services whose gate just got its check: recompute them now that the gate is known.
-      for (const g of newlyRegistered) if (g.startsWith('svc:')) this.controller?.invalidate(g.slice(4).split(' ')[0] as string);
-      for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
       this.speaker.setRoutes(routes);
       this.desiredCount = routes.size;
       this.deps.metrics.desiredRoutes.set(routes.size);

@@ -111,7 +111,10 @@ class FakeHealth extends EventEmitter {
     this.invalid = new Set(specs.filter((x) => x.error !== undefined).map((x) => x.gate));
     return { errors: specs.filter((x) => x.error !== undefined).map((x) => ({ key: x.key, gate: x.gate, message: x.error as string })) };
   }
+  /** Gates read while no check for them had been registered yet. */
+  readBeforeRegistered = new Set<string>();
   gate(key: string) {
+    if (!this.firstSeen.has(key)) this.readBeforeRegistered.add(key);
     if (this.invalid.has(key)) return { pass: false, reasons: [{ code: 'InvalidCheck', message: 'invalid check' }] };
     return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
   }
@@ -188,6 +191,7 @@ t.test('health-checked static route: announced only while its gate passes', asyn
   health.failing.add('route:192.0.2.20/32');
   await daemon.start();
   t.same(speaker.last, ['192.0.2.21/32']);
+  t.notOk(health.readBeforeRegistered.has('route:192.0.2.20/32'), 'the gate was read only after its check was registered');
   t.equal(health.specs.length, 1);
   t.match(health.specs[0], { gate: 'route:192.0.2.20/32', kind: 'tcp', hosts: ['127.0.0.1'], port: 8080, intervalSec: 5, rise: 2, fall: 3 });
   health.failing.clear();
