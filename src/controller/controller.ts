@@ -5,8 +5,9 @@
  *   listed once; MetalLB's initialLoadPerformed gate), so a restart never withdraws routes
  *   because of a half-filled cache.
  * - Change keys go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only
- *   that Service's decision (cost proportional to its EndpointSlices); a change of THIS node,
- *   `all`, or a context change recomputes every Service; `servicecidr:*` recomputes the service
+ *   that Service's decision (cost proportional to its EndpointSlices); a change of THIS node's
+ *   eligibility or labels, `all`, or a context change recomputes every Service (other updates of
+ *   this Node, e.g. status heartbeats, are ignored); `servicecidr:*` recomputes the service
  *   CIDRs; other nodes' changes are ignored (they cannot change this node's routes).
  * - When the queue drains, one `emit` key hands the full `DesiredResult` to `sink.onDesired`
  *   (level-triggered: the sink replaces its whole desired set). A throwing/rejecting sink is
@@ -192,6 +193,11 @@ export class Controller extends EventEmitter {
     if (key === EMIT_KEY) return this.#emit();
     this.stats.reconciles++;
     const snap = this.#source.snapshot();
+    if (key === `node:${this.#ctx.nodeName}` && this.#node !== undefined) {
+      // Node status heartbeats change the object but rarely what matters (eligibility, labels).
+      const next = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
+      if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
+    }
     if (key === ALL_KEY || key === `node:${this.#ctx.nodeName}` || this.#node === undefined) {
       this.#node = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
       this.#reportAll = true;

@@ -88,6 +88,12 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   src.apply('Node', node('n2', { ready: 'False' }));
   await c.whenIdle();
   tt.equal(c.stats.servicesComputed, before, 'other node ignored');
+  // a heartbeat-only update of this node does not recompute anything
+  const hb = node(ME);
+  hb.status!.conditions![0]!.reason = 'KubeletReady';
+  src.apply('Node', hb);
+  await c.whenIdle();
+  tt.equal(c.stats.servicesComputed, before, 'irrelevant update of this node ignored');
   // one slice change recomputes one service only
   src.apply('EndpointSlice', slice('c-1', 'c', [['10.0.0.3', ME]]));
   await c.whenIdle();
