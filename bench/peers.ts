@@ -34,6 +34,8 @@ interface Result {
   withdrawSec: number;
   announceSec: number;
   peakRssMiB: number;
+  /** Herald only: CPU seconds the speaker process spent in each phase (load-independent). */
+  cpu?: { connect: number; withdraw: number; announce: number };
 }
 
 function prefixOf(i: number): string {
@@ -104,7 +106,10 @@ async function benchHerald(): Promise<Result> {
       generate: { count: N, base: '10.0.0.0' },
       markInitialSyncDone: true,
     });
+    const cpu = async (): Promise<number> => ((await child!.command({ cmd: 'cpu' })) as number) / 1000;
+    const cpu0 = await cpu();
     const full = await pollUntil(bird, (n) => n === N, 120_000);
+    const cpu1 = await cpu();
     const est = establishedAt(bird, 'sender');
     if (est === undefined) throw new Error('no established line in the BIRD log');
     const connectSec = (full - est) / 1000;
@@ -113,13 +118,22 @@ async function benchHerald(): Promise<Result> {
     void child.command({ cmd: 'setRoutes', routes: [] });
     const empty = await pollUntil(bird, (n) => n === 0, 120_000);
     const withdrawSec = (empty - t0) / 1000;
+    const cpu2 = await cpu();
     await sleep(500);
+    const cpu3 = await cpu();
     t0 = wall();
     void child.command({ cmd: 'generate', count: N, base: '10.0.0.0' });
     const again = await pollUntil(bird, (n) => n === N, 120_000);
     const announceSec = (again - t0) / 1000;
+    const cpu4 = await cpu();
     const rss = (await child.command({ cmd: 'rss' })) as { maxRssBytes: number };
-    return { connectSec, withdrawSec, announceSec, peakRssMiB: rss.maxRssBytes / 1048576 };
+    return {
+      connectSec,
+      withdrawSec,
+      announceSec,
+      peakRssMiB: rss.maxRssBytes / 1048576,
+      cpu: { connect: cpu1 - cpu0, withdraw: cpu2 - cpu1, announce: cpu4 - cpu3 },
+    };
   } finally {
     await child?.stop();
     await bird.stop();
@@ -267,7 +281,8 @@ async function main(): Promise<void> {
     const runs: Result[] = [];
     for (let i = 0; i < RUNS; i++) {
       const res = await r.run();
-      console.log(`${name} run ${i + 1}: connect ${res.connectSec.toFixed(3)} s, withdraw ${res.withdrawSec.toFixed(3)} s, announce ${res.announceSec.toFixed(3)} s, peak RSS ${res.peakRssMiB.toFixed(0)} MiB`);
+      const cpuText = res.cpu ? ` (Herald CPU: connect ${res.cpu.connect.toFixed(3)} s, withdraw ${res.cpu.withdraw.toFixed(3)} s, announce ${res.cpu.announce.toFixed(3)} s incl. building the ${N} routes)` : '';
+      console.log(`${name} run ${i + 1}: connect ${res.connectSec.toFixed(3)} s, withdraw ${res.withdrawSec.toFixed(3)} s, announce ${res.announceSec.toFixed(3)} s, peak RSS ${res.peakRssMiB.toFixed(0)} MiB${cpuText}`);
       runs.push(res);
     }
     results.set(name, {
@@ -275,11 +290,13 @@ async function main(): Promise<void> {
       withdrawSec: median(runs.map((x) => x.withdrawSec)),
       announceSec: median(runs.map((x) => x.announceSec)),
       peakRssMiB: median(runs.map((x) => x.peakRssMiB)),
+      ...(runs[0]?.cpu ? { cpu: { connect: median(runs.map((x) => x.cpu!.connect)), withdraw: median(runs.map((x) => x.cpu!.withdraw)), announce: median(runs.map((x) => x.cpu!.announce)) } } : {}),
     });
   }
   const h = results.get('herald');
   const ratio = (v: number, hv: number | undefined): string => (hv === undefined || hv <= 0 ? '' : ` (${(v / hv).toFixed(1)}x)`);
-  console.log(`\nBIRD 2 receiving ${N} IPv4 /32 on loopback, median of ${RUNS} (ratio = sender / Herald)\n`);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(`\nBIRD 2 receiving ${N} IPv4 /32 on loopback, median of ${RUNS} (ratio = sender / Herald); load average ${load}\n`);
   console.log('| sender | connect (s) | announce burst (s) | withdraw burst (s) | peak RSS (MiB) |');
   console.log('|---|---|---|---|---|');
   for (const [name, r] of results) {

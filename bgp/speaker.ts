@@ -210,7 +210,8 @@ export class Speaker extends EventEmitter {
       const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }) as unknown as PeerListener);
       this.listener = make(opts.listen.address, opts.listen.port);
       this.listenerReady = this.listener.listen?.();
-      this.listenerReady?.catch((err: unknown) => this.emit('error', err));
+      // surfaced by ready(); also as an 'error' event when someone listens (an unheard 'error' would throw)
+      this.listenerReady?.catch((err: unknown) => this.emitError(err));
     }
   }
 
@@ -339,7 +340,7 @@ export class Speaker extends EventEmitter {
     session.on('update', (_r: UpdateDecodeResult) => {
       /* counted by the session; Herald installs no received routes */
     });
-    session.on('error', (err: unknown) => this.emit('error', err));
+    session.on('error', (err: unknown) => this.emitError(err));
     this.listener?.register(entry.cfg.address, session);
     session.start();
   }
@@ -581,6 +582,10 @@ export class Speaker extends EventEmitter {
   /** The routes a peer holds from us, with the attributes we sent it. Throws Error for an unknown peer. */
   adjRibOut(peerName: string): ExportedRoute[] {
     return this.mustGet(peerName).rib.advertisedRoutes();
+  }
+
+  private emitError(err: unknown): void {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
   private mustGet(name: string): PeerEntry {

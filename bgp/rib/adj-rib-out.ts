@@ -298,9 +298,9 @@ export class AdjRibOut {
   }
 
   private pushAnnounce(rec: RouteRecord, g: AttrGroup): void {
-    g.queue.push(rec);
+    // a group is in pendingGroups exactly while head < queue.length
+    if (g.queue.push(rec) - g.head === 1) this.pendingGroups.add(g);
     this.queued++;
-    this.pendingGroups.add(g);
   }
 
   private pushWithdraw(rec: RouteRecord): void {

@@ -236,3 +236,18 @@ t.test('updatePeer: next hop change keeps the session; other changes restart it 
   t.same(sessions[1]!.stopped, [{ subcode: 3 }]);
   t.same(speaker.peers(), []);
 });
+
+t.test('setRoutes: a later duplicate key wins; unchanged routes are not resent', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
+  const s = sessions[0]!;
+  s.establish();
+  speaker.setRoutes([r4(1, { med: 1 }), r4(1, { med: 2 })]);
+  const m = s.pull();
+  t.equal(m.length, 1);
+  t.equal(m[0]!.attrs.get(4)!.value.readUInt32BE(0), 2, 'the later duplicate');
+  speaker.setRoutes([r4(1, { med: 2 }), r4(2)]);
+  t.same(s.pull().flatMap((x) => x.announced), ['ipv4-unicast 192.0.2.2/32'], 'only the new route is sent');
+  speaker.setRoutes([r4(2), r4(1, { med: 2 })]);
+  t.same(s.pull(), [], 'same set in another order: nothing sent');
+});

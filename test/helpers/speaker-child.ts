@@ -8,7 +8,7 @@
  *
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
- * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'exit'}.
+ * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'}.
  * Events: {event:'ready'} {event:'peerState', peer, from, to} {event:'idle', peer} (nothing pending after UPDATEs)
  * {event:'reply', cmd, value}.
  */
@@ -89,6 +89,12 @@ async function main(): Promise<void> {
         case 'peers':
           send({ event: 'reply', cmd: c.cmd, value: speaker.peers() });
           return;
+        case 'cpu': {
+          // CPU time of this process in ms (user + system), load-independent unlike wall time
+          const u = process.cpuUsage();
+          send({ event: 'reply', cmd: c.cmd, value: (u.user + u.system) / 1000 });
+          return;
+        }
         case 'rss':
           // maxRSS is in KiB (getrusage)
           send({ event: 'reply', cmd: c.cmd, value: { maxRssBytes: process.resourceUsage().maxRSS * 1024, rssBytes: process.memoryUsage().rss, sentPrefixes: sent } });
