@@ -187,7 +187,14 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
   // The decoders and the codec are loaded only now, with Node's compile cache on: type-stripping the codec's
   // modules dominates a cold start (about 0.4 s), a warm cache brings it to a few tens of ms.
   nodeModule.enableCompileCache?.();
-  const [{ InputError, decompress, formatOf }, { MrtReader }, { decodeBgpStream, decodeCapture }] = await Promise.all([import('./input.ts'), import('./mrt.ts'), import('./stream.ts')]);
+  let modules;
+  try {
+    modules = await Promise.all([import('./input.ts'), import('./mrt.ts'), import('./stream.ts')]);
+  } catch (e) {
+    err.write(`herald decode: cannot load the decoder: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+  const [{ InputError, decompress, formatOf }, { MrtReader }, { decodeBgpStream, decodeCapture }] = modules;
   const writer = new LineOut(out, !args.summary);
   const summary = args.summary ? new SummarySink(writer) : undefined;
   const sink: DecodeSink = summary ?? writer;
