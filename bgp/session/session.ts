@@ -107,7 +107,7 @@ export interface SessionStats {
   messagesSent: Record<string, number>;
   messagesReceived: Record<string, number>;
   updatesReceived: number;
-  /** Announced NLRI received in the current session (for maxPrefixes). */
+  /** Prefixes received in the current session: currently announced ones with maxPrefixes set, else cumulative announced NLRI. */
   prefixesReceived: number;
   /** UPDATEs received that RFC 7606 repaired (treat-as-withdraw or attribute discard). */
   malformedUpdatesReceived: number;
@@ -191,6 +191,8 @@ export class Session extends EventEmitter {
   private holdDeadline = 0;
   private holdOwner: Connection | undefined;
   private holdFireAt = 0;
+  /** Prefixes the peer currently announces ("AFI prefix"), kept only when maxPrefixes is set. */
+  private readonly receivedPrefixes: Set<string> | undefined;
   private readonly closingSockets = new Set<Socket>();
   private stopWaiters: (() => void)[] = [];
   private localOpen: OpenMessage | undefined;
@@ -231,6 +233,7 @@ export class Session extends EventEmitter {
     };
     if (options.random) backoffOpts.random = options.random;
     this.backoff = new Backoff(backoffOpts);
+    this.receivedPrefixes = options.maxPrefixes !== undefined ? new Set() : undefined;
   }
 
   /** Current FSM state. */
@@ -433,6 +436,7 @@ export class Session extends EventEmitter {
     this.sendCtx = DEFAULT_CONTEXT;
     this.recvCtx = DEFAULT_CONTEXT;
     this.stats.prefixesReceived = 0;
+    this.receivedPrefixes?.clear();
     this.dropCandidate(BgpError.cease(CeaseSubcode.AdministrativeReset));
     if (!this.running) {
       this.resolveStopWaitersIfClosed();
@@ -811,19 +815,39 @@ export class Session extends EventEmitter {
     this.feed(conn, { type: 'BgpOpen', holdTimeSec: open.holdTime });
   }
 
+  /**
+   * Counts a received UPDATE and enforces maxPrefixes. With `maxPrefixes` set, the session tracks the set of
+   * prefixes the peer currently announces (announce adds, withdraw and treat-as-withdraw remove), so re-announcing
+   * the same prefixes never counts twice; without it, `prefixesReceived` is the cumulative number of announced NLRI
+   * (no per-prefix memory for full-table peers).
+   */
   private deliverUpdate(result: UpdateDecodeResult): void {
     this.stats.updatesReceived++;
     if (result.treatAsWithdraw || result.discardedAttributes.length > 0) this.stats.malformedUpdatesReceived++;
     const msg = result.message;
-    let announced = result.treatAsWithdraw ? 0 : msg.nlri.length;
+    const tracked = this.receivedPrefixes;
     let mpFamily: { afi: number; safi: number } | undefined;
+    if (tracked) {
+      for (const e of msg.withdrawnRoutes) tracked.delete(`1 ${e.prefix}`);
+      for (const e of msg.nlri) {
+        if (result.treatAsWithdraw) tracked.delete(`1 ${e.prefix}`);
+        else tracked.add(`1 ${e.prefix}`);
+      }
+    }
+    let announced = result.treatAsWithdraw ? 0 : msg.nlri.length;
     for (const a of msg.pathAttributes) {
       if (a.type === 'MP_REACH_NLRI') {
         if (!result.treatAsWithdraw) announced += a.nlri.length;
         mpFamily = { afi: a.afi, safi: a.safi };
+        if (tracked) for (const e of a.nlri) {
+          if (result.treatAsWithdraw) tracked.delete(`${a.afi} ${e.prefix}`);
+          else tracked.add(`${a.afi} ${e.prefix}`);
+        }
+      } else if (a.type === 'MP_UNREACH_NLRI' && tracked) {
+        for (const e of a.withdrawnRoutes) tracked.delete(`${a.afi} ${e.prefix}`);
       }
     }
-    this.stats.prefixesReceived += announced;
+    this.stats.prefixesReceived = tracked ? tracked.size : this.stats.prefixesReceived + announced;
     this.emit('update', result);
     const eor = endOfRibFamily(msg);
     if (eor !== undefined) this.emit('endOfRib', eor);

@@ -301,6 +301,23 @@ t.test('maxPrefixes exceeded -> Cease 1 with AFI/SAFI/limit', T, async (t) => {
   t.equal(n.body.toString('hex'), '0601' + '0001' + '01' + '00000002');
 });
 
+t.test('maxPrefixes counts prefixes currently announced: re-announcements and withdrawn prefixes do not add up', T, async (t) => {
+  const s = await setup(t, { maxPrefixes: 2 });
+  const { conn } = await establish(s);
+  for (let i = 0; i < 3; i++) {
+    conn.send(update4(['10.1.0.0', '10.2.0.0']));
+    await once(s.session, 'update');
+  }
+  t.equal(s.session.stats.prefixesReceived, 2);
+  conn.send(message(2, u16(4), [24, 10, 1, 0], u16(0)));
+  await once(s.session, 'update');
+  t.equal(s.session.stats.prefixesReceived, 1, 'withdrawn');
+  conn.send(update4(['10.3.0.0']));
+  await once(s.session, 'update');
+  t.equal(s.session.state, 'Established', 'still within the limit');
+  t.equal(s.session.stats.prefixesReceived, 2);
+});
+
 t.test('End-of-RIB and ROUTE-REFRESH from the peer are emitted', T, async (t) => {
   const s = await setup(t);
   const { conn } = await establish(s);
