@@ -157,17 +157,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     return 1;
   }
 
-  try {
-    await daemon.start();
-  } catch (err) {
-    log.error({ err }, 'start failed; continuing (see /readyz)');
-  }
-  heartbeat();
-  const hbTimer = setInterval(heartbeat, 5000);
-  hbTimer.unref();
-
-  // Reload on SIGHUP or file change.
-  let reloading = Promise.resolve();
+  // Signals are handled from here on, also while starting: a reload asked for during start runs
+  // after it; a stop waits for it.
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  let reloading: Promise<void> = started;
   const reload = (why: string) => {
     reloading = reloading.then(async () => {
       log.info({ why, file: opts.configPath }, 'reloading configuration');
@@ -190,51 +184,65 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       }
     });
   };
-  let stamp = fileStamp(opts.configPath);
-  const watchMs = opts.watchIntervalMs ?? 2000;
-  const watchTimer =
-    watchMs > 0
-      ? setInterval(() => {
-          const s = fileStamp(opts.configPath);
-          if (s !== stamp) {
-            stamp = s;
-            if (s !== 'missing') reload('file changed');
-          }
-        }, watchMs)
-      : undefined;
-  watchTimer?.unref();
-
-  return new Promise<number>((resolve) => {
-    let stopped = false;
-    const stop = async (why: string) => {
-      if (stopped) {
-        if (why === 'SIGTERM' || why === 'SIGINT') {
-          log.warn({ signal: why }, 'second signal during shutdown: exiting now');
-          log.flush?.();
-          process.exit(1);
-        }
-        return;
+  let hbTimer: NodeJS.Timeout | undefined;
+  let watchTimer: NodeJS.Timeout | undefined;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (resolveDone = resolve));
+  let stopped = false;
+  const stop = async (why: string) => {
+    if (stopped) {
+      if (why === 'SIGTERM' || why === 'SIGINT') {
+        log.warn({ signal: why }, 'second signal during shutdown: exiting now');
+        log.flush?.();
+        process.exit(1);
       }
-      stopped = true;
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-      process.off('SIGHUP', onHup);
-      clearInterval(hbTimer);
-      if (watchTimer) clearInterval(watchTimer);
-      await reloading.catch(() => undefined);
-      await daemon.shutdown(why);
-      heartbeat();
-      await admin?.close().catch(() => undefined);
-      log.info('stopped');
-      log.flush?.();
-      resolve(0);
-    };
-    const onTerm = () => void stop('SIGTERM');
-    const onInt = () => void stop('SIGINT');
-    const onHup = () => reload('SIGHUP');
-    process.on('SIGTERM', onTerm);
-    process.on('SIGINT', onInt);
-    process.on('SIGHUP', onHup);
-    opts.stopSignal?.then(() => stop('stop requested'));
-  });
+      return;
+    }
+    stopped = true;
+    if (hbTimer) clearInterval(hbTimer);
+    if (watchTimer) clearInterval(watchTimer);
+    await reloading.catch(() => undefined);
+    await daemon.shutdown(why);
+    heartbeat();
+    await admin?.close().catch(() => undefined);
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+    process.off('SIGHUP', onHup);
+    log.info('stopped');
+    log.flush?.();
+    resolveDone(0);
+  };
+  const onTerm = () => void stop('SIGTERM');
+  const onInt = () => void stop('SIGINT');
+  const onHup = () => reload('SIGHUP');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  process.on('SIGHUP', onHup);
+  opts.stopSignal?.then(() => stop('stop requested'));
+
+  try {
+    await daemon.start();
+  } catch (err) {
+    log.error({ err }, 'start failed; continuing (see /readyz)');
+  }
+  markStarted();
+  if (!stopped) {
+    heartbeat();
+    hbTimer = setInterval(heartbeat, 5000);
+    hbTimer.unref();
+    // Reload when the file changes (polling also sees ConfigMap symlink swaps).
+    let stamp = fileStamp(opts.configPath);
+    const watchMs = opts.watchIntervalMs ?? 2000;
+    if (watchMs > 0) {
+      watchTimer = setInterval(() => {
+        const st = fileStamp(opts.configPath);
+        if (st !== stamp) {
+          stamp = st;
+          if (st !== 'missing') reload('file changed');
+        }
+      }, watchMs);
+      watchTimer.unref();
+    }
+  }
+  return done;
 }
