@@ -63,7 +63,8 @@ export function formatPeers(peers: readonly PeerView[]): string {
       String(p.prefixes.sent),
       String(p.prefixes.received),
       `${sum(p.messages.sent)}/${sum(p.messages.received)}`,
-      describePeerError(p),
+      // Like birdc: the last error explains a session that is down; an Established one needs none.
+      p.state === 'Established' ? '' : describePeerError(p),
     ]),
   );
 }
