@@ -87,10 +87,12 @@ export function asPathLength(segments: readonly AsPathSegment[]): number {
 
 /**
  * Reconstructs the real AS path from AS_PATH (2-octet, with AS_TRANS) and AS4_PATH (RFC 6793 §4.2.3).
- * Confederation segments in AS4_PATH are ignored (RFC 6793 §6). If AS_PATH counts fewer ASes than AS4_PATH,
+ * Confederation segments in AS4_PATH are ignored (RFC 6793 §3). If AS_PATH counts fewer ASes than AS4_PATH,
  * AS4_PATH is ignored and AS_PATH returned unchanged; otherwise the leading (count(AS_PATH) − count(AS4_PATH))
- * ASes of AS_PATH (whole AS_SETs, and any confederation segments met before the cut) are prepended to AS4_PATH.
- * Pure; returns new arrays.
+ * ASes of AS_PATH (whole AS_SETs, and the confederation segments met up to the cut, including those leading
+ * AS_PATH when the counts are equal) are prepended to AS4_PATH. Counting per RFC 6793 §4.2.3 (asPathLength).
+ * @param asPath AS_PATH segments as received (2-octet ASes, AS_TRANS in place of 4-octet ones).
+ * @param as4Path AS4_PATH segments (4-octet ASes). @returns the reconstructed segments. Pure, never throws.
  */
 export function mergeAs4Path(asPath: readonly AsPathSegment[], as4Path: readonly AsPathSegment[]): AsPathSegment[] {
   const as4 = as4Path.filter(
@@ -102,7 +104,10 @@ export function mergeAs4Path(asPath: readonly AsPathSegment[], as4Path: readonly
   let take = n2 - n4;
   const out: AsPathSegment[] = [];
   for (const seg of asPath) {
-    if (take === 0) break;
+    const confed = seg.type === AsPathSegmentType.AS_CONFED_SEQUENCE || seg.type === AsPathSegmentType.AS_CONFED_SET;
+    // Confederation segments count 0 and AS4_PATH cannot carry them (RFC 6793 §3), so the ones leading AS_PATH are
+    // kept even when no AS needs to be taken (equal counts); stop at the first counted segment once `take` is 0.
+    if (take === 0 && !confed) break;
     if (seg.type === AsPathSegmentType.AS_SEQUENCE) {
       const k = Math.min(take, seg.asns.length);
       out.push({ type: seg.type, asns: seg.asns.slice(0, k) });

@@ -10,13 +10,13 @@
  * the strict validator turns the first issue into a BgpError, the RFC 7606 decoder applies the per-type action of
  * ATTRIBUTE_INFO (treat-as-withdraw, attribute-discard, or session reset).
  */
-import { AttrFlag, AttrTypeCode, Origin, UpdateSubcode } from '../constants.ts';
+import { AS_TRANS, AttrFlag, AttrTypeCode, Origin, UpdateSubcode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import { ByteWriter } from '../wire/writer.ts';
 import { asPathSegmentsLength, decodeAsPathSegments, writeAsPathSegments } from './as-path.ts';
 import { decodeMpReach, decodeMpUnreach, mpReachValueLength, mpUnreachValueLength, writeMpReachValue, writeMpUnreachValue } from './mp-nlri.ts';
 import { formatIPv4, parseIPv4Into } from './nlri.ts';
-import type { CodecContext, ExtendedCommunity, LargeCommunity, PathAttribute } from './types.ts';
+import type { AsPathSegment, CodecContext, ExtendedCommunity, LargeCommunity, PathAttribute } from './types.ts';
 
 /** What RFC 7606 §2 says to do when an attribute of this type is malformed. */
 export type ErrorAction = 'treat-as-withdraw' | 'attribute-discard' | 'session-reset';
@@ -55,29 +55,12 @@ export const ATTRIBUTE_INFO: Readonly<Record<number, AttributeInfo>> = {
   [AttrTypeCode.LARGE_COMMUNITY]: { name: 'LARGE_COMMUNITY', flags: OT, action: 'treat-as-withdraw' }, // RFC 8092 §6
 };
 
-/** Type code of each decoded PathAttribute `type`. */
-export const ATTRIBUTE_TYPE_CODE: Readonly<Record<Exclude<PathAttribute['type'], 'UNKNOWN'>, number>> = {
-  ORIGIN: 1,
-  AS_PATH: 2,
-  NEXT_HOP: 3,
-  MULTI_EXIT_DISC: 4,
-  LOCAL_PREF: 5,
-  ATOMIC_AGGREGATE: 6,
-  AGGREGATOR: 7,
-  COMMUNITIES: 8,
-  ORIGINATOR_ID: 9,
-  CLUSTER_LIST: 10,
-  MP_REACH_NLRI: 14,
-  MP_UNREACH_NLRI: 15,
-  EXTENDED_COMMUNITIES: 16,
-  AS4_PATH: 17,
-  AS4_AGGREGATOR: 18,
-  LARGE_COMMUNITY: 32,
-};
-
-/** The wire type code of an attribute. */
+/**
+ * The wire type code of an attribute (RFC 4271 §4.3): `typeCode` of an UNKNOWN one, else the code its `type` names
+ * in AttrTypeCode (constants.ts, the one table of type codes). Never throws.
+ */
 export function attributeTypeCode(attr: PathAttribute): number {
-  return attr.type === 'UNKNOWN' ? attr.typeCode : ATTRIBUTE_TYPE_CODE[attr.type];
+  return attr.type === 'UNKNOWN' ? attr.typeCode : AttrTypeCode[attr.type];
 }
 
 /** A problem with one attribute's flags, length or value: the RFC 4271 §6.3 UPDATE subcode and a reason. */
@@ -92,6 +75,12 @@ function isIssue(x: PathAttribute | AttrIssue): x is AttrIssue {
 
 function lengthIssue(name: string, len: number, want: string): AttrIssue {
   return { subcode: UpdateSubcode.AttributeLengthError, detail: `${name} length ${len}, expected ${want}` };
+}
+
+/** True when a segment list holds AS 0, which RFC 7607 §2 forbids in AS_PATH and AS4_PATH. */
+function hasAsZero(segments: readonly AsPathSegment[]): boolean {
+  for (const s of segments) if (s.asns.includes(0)) return true;
+  return false;
 }
 
 /**
@@ -118,6 +107,8 @@ function decodeKnownValue(
     case AttrTypeCode.AS_PATH: {
       const segs = decodeAsPathSegments(buf, vs, ve, ctx.fourOctetAs ? 4 : 2);
       if (typeof segs === 'string') return { subcode: UpdateSubcode.MalformedAsPath, detail: segs };
+      // RFC 7607 §2: AS 0 in AS_PATH makes it malformed (RFC 7606 §7.2: treat-as-withdraw). Bug fixed: was accepted.
+      if (hasAsZero(segs)) return { subcode: UpdateSubcode.MalformedAsPath, detail: 'AS_PATH contains AS 0 (RFC 7607)' };
       return { type: 'AS_PATH', flags, segments: segs };
     }
     case AttrTypeCode.NEXT_HOP:
@@ -135,9 +126,10 @@ function decodeKnownValue(
     case AttrTypeCode.AGGREGATOR: {
       const want = ctx.fourOctetAs ? 8 : 6;
       if (len !== want) return lengthIssue('AGGREGATOR', len, String(want));
-      return ctx.fourOctetAs
-        ? { type: 'AGGREGATOR', flags, asNumber: buf.readUInt32BE(vs), address: formatIPv4(buf, vs + 4) }
-        : { type: 'AGGREGATOR', flags, asNumber: buf.readUInt16BE(vs), address: formatIPv4(buf, vs + 2) };
+      const asNumber = ctx.fourOctetAs ? buf.readUInt32BE(vs) : buf.readUInt16BE(vs);
+      // RFC 7607 §2: AS 0 makes AGGREGATOR malformed (RFC 7606 §7.7: attribute-discard).
+      if (asNumber === 0) return { subcode: UpdateSubcode.OptionalAttributeError, detail: 'AGGREGATOR AS 0 (RFC 7607)' };
+      return { type: 'AGGREGATOR', flags, asNumber, address: formatIPv4(buf, vs + want - 4) };
     }
     case AttrTypeCode.COMMUNITIES: {
       if (len === 0 || len % 4 !== 0) return lengthIssue('COMMUNITIES', len, 'a non-zero multiple of 4');
@@ -170,11 +162,16 @@ function decodeKnownValue(
     case AttrTypeCode.AS4_PATH: {
       const segs = decodeAsPathSegments(buf, vs, ve, 4);
       if (typeof segs === 'string') return { subcode: UpdateSubcode.OptionalAttributeError, detail: `AS4_PATH: ${segs}` };
+      // RFC 7607 §2 with RFC 6793 §6: AS 0 makes AS4_PATH malformed (attribute-discard).
+      if (hasAsZero(segs)) return { subcode: UpdateSubcode.OptionalAttributeError, detail: 'AS4_PATH contains AS 0 (RFC 7607)' };
       return { type: 'AS4_PATH', flags, segments: segs };
     }
-    case AttrTypeCode.AS4_AGGREGATOR:
+    case AttrTypeCode.AS4_AGGREGATOR: {
       if (len !== 8) return lengthIssue('AS4_AGGREGATOR', len, '8');
-      return { type: 'AS4_AGGREGATOR', flags, asNumber: buf.readUInt32BE(vs), address: formatIPv4(buf, vs + 4) };
+      const asNumber = buf.readUInt32BE(vs);
+      if (asNumber === 0) return { subcode: UpdateSubcode.OptionalAttributeError, detail: 'AS4_AGGREGATOR AS 0 (RFC 7607)' };
+      return { type: 'AS4_AGGREGATOR', flags, asNumber, address: formatIPv4(buf, vs + 4) };
+    }
     case AttrTypeCode.LARGE_COMMUNITY: {
       if (len === 0 || len % 12 !== 0) return lengthIssue('LARGE_COMMUNITY', len, 'a non-zero multiple of 12');
       const largeCommunities = new Array<LargeCommunity>(len / 12);
@@ -429,7 +426,7 @@ function writeValue(w: ByteWriter, attr: PathAttribute, ctx: CodecContext): void
     case 'AGGREGATOR':
       // RFC 6793 §4.2.2: toward a 2-octet-AS speaker a 4-octet AS is sent as AS_TRANS (caller adds AS4_AGGREGATOR).
       if (ctx.fourOctetAs) w.u32(attr.asNumber);
-      else w.u16(attr.asNumber > 0xffff ? 23456 : attr.asNumber);
+      else w.u16(attr.asNumber > 0xffff ? AS_TRANS : attr.asNumber);
       writeIPv4(w, attr.address);
       return;
     case 'COMMUNITIES':

@@ -14,7 +14,7 @@
  * the decoders return an AttrIssue and the caller throws.
  */
 import type { Family } from '../constants.ts';
-import { AttrFlag, UpdateSubcode } from '../constants.ts';
+import { UpdateSubcode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { AttrIssue } from './attributes.ts';
@@ -173,6 +173,3 @@ export function writeMpUnreachValue(w: ByteWriter, attr: MpUnreach, ctx: CodecCo
   encodeNlriAt(attr.withdrawnRoutes, family, addPath, nlri, 0);
   w.bytes(nlri);
 }
-
-/** Default flags of MP_REACH_NLRI / MP_UNREACH_NLRI: optional, non-transitive (RFC 4760 §3, §4). */
-export const MP_DEFAULT_FLAGS = AttrFlag.Optional;

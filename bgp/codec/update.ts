@@ -14,7 +14,7 @@ import type { Family } from '../constants.ts';
 import { AttrTypeCode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import { ByteWriter } from '../wire/writer.ts';
-import { issueToError, walkAttributes, wasSeen, writeAttribute } from './attributes.ts';
+import { ATTRIBUTE_INFO, attributeTypeCode, issueToError, walkAttributes, wasSeen, writeAttribute } from './attributes.ts';
 import type { WalkResult } from './attributes.ts';
 import { decodeNlriInto, encodeNlriAt, nlriFieldLength } from './nlri.ts';
 import type { CodecContext, NlriEntry, PathAttribute, UpdateDecodeResult, UpdateMessage } from './types.ts';
@@ -49,8 +49,6 @@ function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | unde
   return undefined;
 }
 
-const ATTR_NAMES: Readonly<Record<number, string>> = { 1: 'ORIGIN', 2: 'AS_PATH', 3: 'NEXT_HOP' };
-
 /**
  * Decodes an UPDATE body (the bytes after the 19-octet header) with RFC 7606 error handling.
  *
@@ -59,10 +57,12 @@ const ATTR_NAMES: Readonly<Record<number, string>> = { 1: 'ORIGIN', 2: 'AS_PATH'
  *
  * @returns the message plus RFC 7606 outcomes: `treatAsWithdraw` (malformed ORIGIN, AS_PATH, NEXT_HOP, MED,
  *   LOCAL_PREF, COMMUNITIES, ORIGINATOR_ID, CLUSTER_LIST, EXTENDED_COMMUNITIES, LARGE_COMMUNITY, an invalid NEXT_HOP
- *   address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d);
- *   `discardedAttributes` (malformed ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH, AS4_AGGREGATOR, and repeated
- *   attributes, §3 g); `problems` (one human-readable line each, also for a Partial bit RFC 4271 objects to but
- *   RFC 7606 ignores). Malformed attributes whose action is treat-as-withdraw are kept as UNKNOWN.
+ *   address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d;
+ *   a bad NEXT_HOP is only reported, not withdrawn, when the UPDATE has no IPv4 NLRI, RFC 4760 §3);
+ *   `discardedAttributes` (type codes: malformed ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH, AS4_AGGREGATOR, repeated
+ *   attributes, §3 g, and AS4_PATH / AS4_AGGREGATOR received on a 4-octet AS session, RFC 6793 §3); `problems`
+ *   (one human-readable line each, also for a Partial bit RFC 4271 objects to but RFC 7606 ignores). Malformed
+ *   attributes whose action is treat-as-withdraw are kept as UNKNOWN.
  * @throws BgpError (session-fatal only): 3/1 when the length fields are inconsistent, an attribute overruns the
  *   list, or MP_REACH_NLRI/MP_UNREACH_NLRI is repeated; 3/10 for a bad prefix in withdrawn routes, NLRI or an MP
  *   attribute; 3/9 for a malformed MP attribute; 3/4 for MP attribute flags (RFC 7606 §3 j, §5.3; RFC 4760 §7).
@@ -81,17 +81,32 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResul
   let problems: string[] | undefined;
   for (const issue of walk.issues) {
     if (issue.action === 'session-reset') throw issueToError(issue);
-    (problems ??= []).push(`${issue.detail} (RFC 7606: ${issue.action})`);
-    if (issue.action === 'treat-as-withdraw') treatAsWithdraw = true;
-    else if (issue.action !== 'ignored') (discarded ??= []).push(issue.typeCode);
+    let action = issue.action;
+    // RFC 4760 §3: without IPv4 NLRI the NEXT_HOP attribute SHOULD be ignored, so a bad one must not withdraw the
+    // MP_REACH_NLRI routes of the same UPDATE (bug fixed: it used to set treat-as-withdraw).
+    if (issue.typeCode === AttrTypeCode.NEXT_HOP && action === 'treat-as-withdraw' && nlri.length === 0) action = 'ignored';
+    (problems ??= []).push(`${issue.detail} (RFC 7606: ${action})`);
+    if (action === 'treat-as-withdraw') treatAsWithdraw = true;
+    else if (action !== 'ignored') (discarded ??= []).push(issue.typeCode);
+  }
+  let pathAttributes = walk.attrs;
+  if (ctx.fourOctetAs && (wasSeen(walk.seen, AttrTypeCode.AS4_PATH) || wasSeen(walk.seen, AttrTypeCode.AS4_AGGREGATOR))) {
+    // RFC 6793 §3: AS4_PATH and AS4_AGGREGATOR are not carried between NEW speakers; one received from a NEW
+    // speaker MUST be discarded (bug fixed: they were kept, and effectiveAsPath could merge them into a 4-octet path).
+    pathAttributes = pathAttributes.filter((a) => {
+      if (a.type !== 'AS4_PATH' && a.type !== 'AS4_AGGREGATOR') return true;
+      (discarded ??= []).push(attributeTypeCode(a));
+      (problems ??= []).push(`${a.type} received on a 4-octet AS session (RFC 6793 §3: attribute-discard)`);
+      return false;
+    });
   }
   const missing = missingWellKnown(walk, nlri.length > 0);
   if (missing !== undefined) {
     treatAsWithdraw = true;
-    (problems ??= []).push(`missing well-known attribute ${ATTR_NAMES[missing]} (${missing}) (RFC 7606 §3 d: treat-as-withdraw)`);
+    (problems ??= []).push(`missing well-known attribute ${ATTRIBUTE_INFO[missing]?.name} (${missing}) (RFC 7606 §3 d: treat-as-withdraw)`);
   }
   return {
-    message: { type: 'UPDATE', withdrawnRoutes, pathAttributes: walk.attrs, nlri },
+    message: { type: 'UPDATE', withdrawnRoutes, pathAttributes, nlri },
     treatAsWithdraw,
     discardedAttributes: discarded ?? [],
     problems: problems ?? [],
@@ -169,9 +184,18 @@ export function encodeUpdate(msg: UpdateMessage, ctx: CodecContext): Buffer {
 /**
  * The End-of-RIB family if the UPDATE is an End-of-RIB marker (RFC 4724 §2): 'ipv4-unicast' for an UPDATE with
  * nothing in it; for an UPDATE whose only attribute is an empty MP_UNREACH_NLRI, its family ('ipv6-unicast', or
- * "afi/safi" such as "1/133" for families Herald does not decode). Otherwise undefined.
+ * "afi/safi" such as "1/133" for families Herald does not decode). Otherwise undefined. Never throws.
+ *
+ * Pass the `UpdateDecodeResult` of a received UPDATE rather than its `message`: an UPDATE whose attributes were all
+ * discarded under RFC 7606 (e.g. only a malformed ATOMIC_AGGREGATE) looks empty afterwards but was not an
+ * End-of-RIB on the wire, and only the result knows (a message alone is judged as it stands).
  */
-export function endOfRibFamily(msg: UpdateMessage): Family | string | undefined {
+export function endOfRibFamily(update: UpdateMessage | UpdateDecodeResult): Family | string | undefined {
+  let msg: UpdateMessage;
+  if ('message' in update) {
+    if (update.discardedAttributes.length > 0) return undefined;
+    msg = update.message;
+  } else msg = update;
   if (msg.withdrawnRoutes.length > 0 || msg.nlri.length > 0) return undefined;
   if (msg.pathAttributes.length === 0) return 'ipv4-unicast';
   if (msg.pathAttributes.length !== 1) return undefined;

@@ -23,6 +23,8 @@ const ctxArb: fc.Arbitrary<CodecContext> = fc
   .map(({ as4, ap4, ap6 }) => ({ fourOctetAs: as4, extendedMessage: true, addPath: { ipv4: ap4, ipv6: ap6 } }));
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
+/** AS numbers: never 0, which RFC 7607 §2 makes malformed in AS_PATH, AS4_PATH, AGGREGATOR and AS4_AGGREGATOR. */
+const as32 = fc.integer({ min: 1, max: 0xffffffff });
 const ipv4 = fc.uint8Array({ minLength: 4, maxLength: 4 }).map((a) => formatIPv4(a, 0));
 const ipv6 = fc
   .array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff })), { minLength: 8, maxLength: 8 })
@@ -44,14 +46,14 @@ function maybeExt<A extends PathAttribute>(a: fc.Arbitrary<A>): fc.Arbitrary<A> 
 }
 
 function attrsArb(ctx: CodecContext): fc.Arbitrary<PathAttribute[]> {
-  const asn = ctx.fourOctetAs ? u32 : fc.integer({ min: 0, max: 0xffff });
+  const asn = ctx.fourOctetAs ? as32 : fc.integer({ min: 1, max: 0xffff });
   const segment: fc.Arbitrary<AsPathSegment> = fc.record({
     type: fc.constantFrom(1, 2, 3, 4) as fc.Arbitrary<1 | 2 | 3 | 4>,
     asns: fc.array(asn, { minLength: 1, maxLength: 12 }),
   });
   const seg4: fc.Arbitrary<AsPathSegment> = fc.record({
     type: fc.constantFrom(1, 2) as fc.Arbitrary<1 | 2>,
-    asns: fc.array(u32, { minLength: 1, maxLength: 6 }),
+    asns: fc.array(as32, { minLength: 1, maxLength: 6 }),
   });
   const otherFamilyRaw = fc
     .tuple(fc.integer({ min: 3, max: 0xffff }), fc.integer({ min: 0, max: 255 }), fc.uint8Array({ maxLength: 24 }), fc.uint8Array({ maxLength: 30 }))
@@ -77,9 +79,14 @@ function attrsArb(ctx: CodecContext): fc.Arbitrary<PathAttribute[]> {
       entries(v4prefix, ctx.addPath.ipv4 === true, 8).map((n) => b.mpUnreach('ipv4-unicast', n)),
     ),
     fc.array(fc.uint8Array({ minLength: 8, maxLength: 8 }), { minLength: 1, maxLength: 4 }).map((l) => b.extendedCommunities(l.map((x) => Buffer.from(x)))),
-    fc.array(seg4, { maxLength: 3 }).map((s): PathAttribute => ({ type: 'AS4_PATH', flags: 0xc0, segments: s })),
-    fc.tuple(u32, ipv4).map(([a, ip]): PathAttribute => ({ type: 'AS4_AGGREGATOR', flags: 0xc0, asNumber: a, address: ip })),
     fc.array(fc.tuple(u32, u32, u32), { minLength: 1, maxLength: 4 }).map((l) => b.largeCommunities(l)),
+    // AS4_PATH / AS4_AGGREGATOR only on 2-octet sessions: on a 4-octet session RFC 6793 §3 discards them.
+    ...(ctx.fourOctetAs
+      ? []
+      : [
+          fc.array(seg4, { maxLength: 3 }).map((s): PathAttribute => ({ type: 'AS4_PATH', flags: 0xc0, segments: s })),
+          fc.tuple(as32, ipv4).map(([a, ip]): PathAttribute => ({ type: 'AS4_AGGREGATOR', flags: 0xc0, asNumber: a, address: ip })),
+        ]),
     fc
       .tuple(fc.integer({ min: 19, max: 255 }).filter((c) => c !== 32), fc.constantFrom(0x80, 0xc0, 0xe0, 0x90, 0xd0), fc.uint8Array({ maxLength: 40 }))
       .map(([code, flags, v]): PathAttribute => ({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(v) })),
