@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import os from 'node:os';
 import readline from 'node:readline';
 import { HealthManager } from '../src/health/manager.ts';
 import { kubeProxyServiceCheck } from '../src/health/specs.ts';
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
   const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   const before = countProbes();
   const cpu0 = process.cpuUsage();
+  const rss0 = process.memoryUsage().rss;
   const t0 = performance.now();
   let maxWaiting = 0;
   h.enable();
@@ -85,6 +87,7 @@ async function main(): Promise<void> {
   clearInterval(sampler);
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const rss1 = process.memoryUsage().rss;
   const after = countProbes();
   const st = hm.status();
   const up = hm.stats().up;
@@ -111,6 +114,8 @@ async function main(): Promise<void> {
     checksUp: up,
     lastFailureCodes: codes,
     maxSemaphoreWaiting: maxWaiting,
+    rssMiB: { start: Math.round(rss0 / 2 ** 20), end: Math.round(rss1 / 2 ** 20) },
+    loadAverage1m: Math.round((os.loadavg()[0] ?? 0) * 10) / 10,
     cpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 1000) / 10,
     eventLoopDelayMs: { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean) },
   };
