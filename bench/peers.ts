@@ -107,7 +107,8 @@ async function benchHerald(): Promise<Result> {
       markInitialSyncDone: true,
     });
     const cpu = async (): Promise<number> => ((await child!.command({ cmd: 'cpu' })) as number) / 1000;
-    const cpu0 = await cpu();
+    const est0 = await child.waitEvent((e) => e.event === 'peerState' && e.to === 'Established', 'Established', 60_000);
+    const cpu0 = (est0.cpuMs as number) / 1000;
     const full = await pollUntil(bird, (n) => n === N, 120_000);
     const cpu1 = await cpu();
     const est = establishedAt(bird, 'sender');

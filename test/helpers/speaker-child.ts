@@ -4,7 +4,7 @@
  *
  * Run: `node test/helpers/speaker-child.ts '<json ChildConfig>'`. Commands arrive on stdin, one JSON object per line;
  * events and replies leave on stdout, one JSON object per line, each with `t` = wall time in ms (performance
- * timeOrigin + now, comparable across processes on this machine).
+ * timeOrigin + now, comparable across processes on this machine) and `cpuMs` = this process's CPU time so far.
  *
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
@@ -29,8 +29,12 @@ export interface ChildConfig {
 }
 
 const now = (): number => performance.timeOrigin + performance.now();
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 const send = (o: Record<string, unknown>): void => {
-  process.stdout.write(JSON.stringify({ t: now(), ...o }) + '\n');
+  process.stdout.write(JSON.stringify({ t: now(), cpuMs: cpuMs(), ...o }) + '\n');
 };
 
 /** count IPv4 /32 routes from `base` upward. */
