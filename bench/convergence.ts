@@ -34,46 +34,82 @@ import { freePort } from '../test/helpers/bird.ts';
 import { RecordingPeer } from './recording-peer.ts';
 import type { RecordedUpdate } from './recording-peer.ts';
 
-const SERVICES = Number(process.env.SERVICES ?? 10_000);
-const NODES = Number(process.env.NODES ?? 50);
-const FLIPS = Number(process.env.FLIPS ?? 1000);
+export const SERVICES = Number(process.env.SERVICES ?? 10_000);
+export const NODES = Number(process.env.NODES ?? 50);
+export const FLIPS = Number(process.env.FLIPS ?? 1000);
 const ROOT = join(import.meta.dirname, '..');
 const HERALD_AS = 65000;
 const PEER_AS = 65001;
 const BLOCK = `127.${100 + (process.pid % 150)}.${(process.pid >> 8) & 0xff}.`;
 const NODE_IP = `${BLOCK}1`;
 const PEER_IP = `${BLOCK}2`;
-const OURS = 'node-00';
+export const OURS = 'node-00';
 
-const nodeName = (n: number): string => `node-${String(n).padStart(2, '0')}`;
-const svcName = (i: number): string => `svc-${String(i).padStart(5, '0')}`;
-function vipOf(i: number): string {
+/** Node name of node number n: node-00 … node-49. */
+export const nodeName = (n: number): string => `node-${String(n).padStart(2, '0')}`;
+/** Service name of Service number i. */
+export const svcName = (i: number): string => `svc-${String(i).padStart(5, '0')}`;
+/** LoadBalancer VIP of Service number i: 10.200.0.0 + i. */
+export function vipOf(i: number): string {
   const v = (0x0ac80000 + i) >>> 0; // 10.200.0.0 + i
   return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
 }
-function nodesOf(i: number): number[] {
+/** The 3 distinct node numbers hosting Service i's endpoints. */
+export function nodesOf(i: number): number[] {
   return [i % NODES, (i + 17) % NODES, (i + 33) % NODES];
 }
-function endpoints(i: number, oursReady: boolean): EpSpec[] {
+/** Service i's endpoints: ready, except node-00's which is ready iff `oursReady`. */
+export function endpoints(i: number, oursReady: boolean): EpSpec[] {
   return nodesOf(i).map((n, k) => [`10.${100 + k}.${(i >> 8) & 255}.${i & 255}`, nodeName(n), { ready: nodeName(n) === OURS ? oursReady : true }]);
 }
 
 /** utime+stime of a process, seconds (/proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s). */
-function cpuSec(pid: number): number {
+export function cpuSec(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 /** VmRSS and VmHWM of a process, MiB. */
-function rssMiB(pid: number): { rss: number; hwm: number } {
+export function rssMiB(pid: number): { rss: number; hwm: number } {
   const st = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(st)?.[1] ?? 0);
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
-function pct(sorted: number[], p: number): number {
+/** The p-th percentile (nearest rank) of ascending `sorted`. */
+export function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Fills the fake apiserver: NODES Nodes, SERVICES Local LoadBalancer Services, one EndpointSlice each.
+ * @returns the numbers of the Services with an endpoint on node-00
+ */
+export function populate(api: FakeApiServer): number[] {
+  for (let n = 0; n < NODES; n++) api.upsert('nodes', node(nodeName(n)));
+  const ours: number[] = [];
+  for (let i = 0; i < SERVICES; i++) {
+    api.upsert('services', service(svcName(i), { etp: 'Local', lbIPs: [vipOf(i)], clusterIPs: ['10.96.0.10'] }));
+    api.upsert('endpointslices', slice(`${svcName(i)}-1`, svcName(i), endpoints(i, true)), 'discovery.k8s.io');
+    if (nodesOf(i).includes(0)) ours.push(i);
+  }
+  return ours;
+}
+
+/** Writes a kubeconfig for the fake apiserver at `url` (plain http needs insecure-skip-tls-verify in client-node). */
+export function writeKubeconfig(path: string, url: string): void {
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'fake', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'bench', user: {} }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'bench' } }],
+      'current-context': 'fake',
+    }),
+  );
+}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-conv-'));
@@ -92,29 +128,13 @@ async function main(): Promise<void> {
   try {
     // Population.
     const t0 = performance.now();
-    for (let n = 0; n < NODES; n++) api.upsert('nodes', node(nodeName(n)));
-    const ours: number[] = [];
-    for (let i = 0; i < SERVICES; i++) {
-      api.upsert('services', service(svcName(i), { etp: 'Local', lbIPs: [vipOf(i)], clusterIPs: ['10.96.0.10'] }));
-      api.upsert('endpointslices', slice(`${svcName(i)}-1`, svcName(i), endpoints(i, true)), 'discovery.k8s.io');
-      if (nodesOf(i).includes(0)) ours.push(i);
-    }
+    const ours = populate(api);
     console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start; Node ${process.version}`);
     console.log(`population: ${NODES} nodes, ${SERVICES} Services × 3 endpoints (${ours.length} with an endpoint on ${OURS}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     // Herald.
     const kubeconfig = join(dir, 'kubeconfig.yaml');
-    writeFileSync(
-      kubeconfig,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'fake', cluster: { server: api.url, 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'bench', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'bench' } }],
-        'current-context': 'fake',
-      }),
-    );
+    writeKubeconfig(kubeconfig, api.url);
     const configPath = join(dir, 'herald.yaml');
     writeFileSync(
       configPath,
@@ -211,7 +231,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
