@@ -49,6 +49,15 @@ t.test('RFC 2385: matching MD5 keys connect, a wrong key does not', { skip: !sup
   t.equal(srv.accepted.length, 1, 'only the signed connection was accepted');
 });
 
+t.test('RFC 2385 over IPv6 (::1): sockaddr_in6 key', { skip: !supported && 'Linux only', timeout: 15_000 }, async (t) => {
+  const srv = await listen('::1');
+  t.teardown(() => srv.server.close());
+  setMd5Key(socketFd(srv.server), '::1', 'v6-key');
+  t.equal(await outcome(dial({ remoteAddress: '::1', remotePort: srv.port, md5Password: 'v6-key' })), 'connected');
+  t.equal(await outcome(dial({ remoteAddress: '::1', remotePort: srv.port, md5Password: 'other' })), 'no connection');
+  t.equal(await outcome(dial({ remoteAddress: '::1', remotePort: srv.port, ttl: 255, minTtl: 1 })), 'no connection', 'unsigned SYN dropped');
+});
+
 t.test('RFC 5082 GTSM: minimum TTL 255 accepts TTL-255 packets only', { skip: !supported && 'Linux only', timeout: 15_000 }, async (t) => {
   const a = testAddresses();
   const plain = await listen(a.ours);
