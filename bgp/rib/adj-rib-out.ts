@@ -57,7 +57,13 @@ function checkAttributes(route: Route): void {
   if (route.largeCommunities !== undefined && !route.largeCommunities.every((c) => c.length === 3 && c.every(isU32))) bad('large communities must be three 32-bit unsigned integers');
   if (route.extendedCommunities !== undefined && !route.extendedCommunities.every((c) => c.value.length === 8)) bad('extended communities must be 8 octets');
   if (route.nextHop !== undefined && !isIP(route.nextHop)) bad(`next hop is not an IP address: ${JSON.stringify(route.nextHop)}`);
+  // every route must fit one 4096-octet UPDATE with its other attributes and its NLRI (about 170 octets)
+  const size = 4 * (route.communities?.length ?? 0) + 12 * (route.largeCommunities?.length ?? 0) + 8 * (route.extendedCommunities?.length ?? 0);
+  if (size > MAX_COMMUNITY_OCTETS) bad(`communities take ${size} octets; at most ${MAX_COMMUNITY_OCTETS} fit a 4096-octet UPDATE`);
 }
+
+/** Octets of (large/extended) community values one route may carry: 4096 minus headers, other attributes and NLRI. */
+export const MAX_COMMUNITY_OCTETS = 3800;
 
 /** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
 export function makeRecord(route: Route): RouteRecord {

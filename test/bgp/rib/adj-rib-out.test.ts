@@ -233,3 +233,13 @@ t.test('cross-check: the codec decodes every packed UPDATE strictly, with the ex
   t.equal(seen.size, routes.length, 'codec sees every route');
   t.ok(n >= 5);
 });
+
+t.test('largest allowed attributes still fit a 4096-octet UPDATE (IPv6, AS4_PATH, iBGP, all attributes)', async (t) => {
+  const rib = new AdjRibOut();
+  rib.start({ ...peer, peerAs: 65000, localAs: 65000, fourOctetAs: false });
+  const big: Route = { ...host6(1), med: 1, localPref: 1, communities: new Array(250).fill(7), largeCommunities: new Array(233).fill([1, 2, 3]) };
+  rib.setDesired(records([big, { ...host6(2), ...big, prefix: '2001:db8::2/128' }]));
+  const msgs = flush(rib, 4096);
+  t.equal(msgs.flatMap((m) => m.announced).length, 2);
+  t.ok(msgs.every((m) => m.length <= 4096));
+});

@@ -42,4 +42,6 @@ t.test('attribute validation in makeRecord', async (t) => {
   t.throws(() => makeRecord({ ...base, largeCommunities: [[1, 2, 2 ** 32]] }), { message: /large/ });
   t.throws(() => makeRecord({ ...base, nextHop: 'x' }), { message: /next hop/ });
   t.equal(makeRecord({ ...base, communities: [65001 * 65536 + 100], med: 0 }).key, '10.0.0.0/8');
+  t.throws(() => makeRecord({ ...base, communities: new Array(951).fill(1) }), { message: /fit a 4096-octet UPDATE/ }, 'too many communities');
+  t.ok(makeRecord({ ...base, communities: new Array(950).fill(1), largeCommunities: [] }), '950 communities fit');
 });
