@@ -136,3 +136,24 @@ export const routesQuery = {
   additionalProperties: false,
   properties: { peer: { type: 'string', description: 'Only this peer' }, prefix: { type: 'string', description: 'Only this prefix (exact, canonical) or routes covered by it' } },
 } as const;
+
+export const healthCheckSchema = {
+  type: 'object',
+  required: ['key', 'gate', 'scope', 'kind', 'target', 'state'],
+  properties: {
+    key: str,
+    gate: str,
+    scope: str,
+    kind: str,
+    target: str,
+    state: { type: 'string', description: 'unknown, up, down or invalid' },
+    since: str,
+    intervalSec: num,
+    rise: int,
+    fall: int,
+    consecutiveOk: int,
+    consecutiveFail: int,
+    latencyMs: num,
+    lastFailure: { type: 'object', properties: { code: str, message: str } },
+  },
+} as const;

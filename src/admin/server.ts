@@ -121,6 +121,13 @@ export const ROUTES: RouteDef[] = [
     },
   },
   {
+    method: 'GET',
+    url: '/api/v1/health',
+    summary: 'Every health check (static routes, kube-proxy, Service annotations): state, target, last failure.',
+    response: { 200: { type: 'array', items: S.healthCheckSchema } },
+    handler: async (view) => view.health(),
+  },
+  {
     method: 'POST',
     url: '/api/v1/peers/:name/reset',
     summary: 'Reset a session: hard (Cease/Administrative Reset, reconnect) or soft (re-send the Adj-RIB-Out).',

@@ -93,6 +93,28 @@ export interface ServiceView {
   reasons: ReasonView[];
 }
 
+/** One health check and its state (docs/health-checks.md). */
+export interface HealthCheckView {
+  key: string;
+  /** What it gates: "route:<prefix>", "svc:<ns/name> <address>", or "" for a node-level check. */
+  gate: string;
+  scope: 'gate' | 'node';
+  kind: string;
+  /** host:port[/path] probed. */
+  target: string;
+  /** unknown (not yet passed `rise` times), up, down; invalid for a check that could not be built. */
+  state: string;
+  since?: string;
+  intervalSec?: number;
+  rise?: number;
+  fall?: number;
+  consecutiveOk?: number;
+  consecutiveFail?: number;
+  /** Last probe latency, ms. */
+  latencyMs?: number;
+  lastFailure?: { code: string; message: string };
+}
+
 /** Daemon summary for `herald status`. */
 export interface StatusView {
   version: string;
@@ -124,6 +146,8 @@ export interface DaemonView {
   peers(): PeerView[];
   routes(filter: { peer?: string; prefix?: string }): RouteView[];
   services(): ServiceView[];
+  /** Health checks and their state. */
+  health(): HealthCheckView[];
   /** @throws NotFoundError for an unknown peer */
   resetPeer(name: string, soft: boolean): Promise<void>;
   drain(): Promise<void>;

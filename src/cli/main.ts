@@ -7,11 +7,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { loadConfigFile, ConfigError, formatIssues } from '../config/load.ts';
 import { AdminClient, ApiError } from './client.ts';
 import { version } from './version.ts';
-import { formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
+import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
 
 /** Where the CLI writes. */
 export interface Output {
@@ -38,6 +38,7 @@ Talk to a running daemon (admin API):
   peers [NAME]               BGP sessions (one peer in detail with NAME)
   routes [--peer P] [--prefix X]   Adj-RIB-Out per peer
   services [NS/NAME]         Service VIPs: announced from this node or why not
+  health                     health checks: state, target, last failure
   drain                      graceful shutdown (RFC 8326), then withdraw everything
   undrain                    announce again
   reset PEER [--soft]        reset a session (soft: re-send routes only)
@@ -74,6 +75,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   peers: ['api', 'json', 'token-file'],
   routes: ['api', 'json', 'peer', 'prefix', 'token-file'],
   services: ['api', 'json', 'token-file'],
+  health: ['api', 'json', 'token-file'],
   drain: ['api', 'json', 'token-file'],
   undrain: ['api', 'json', 'token-file'],
   reset: ['api', 'json', 'token-file', 'soft'],
@@ -238,6 +240,13 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
       const list = await client.get<ServiceView[]>('/api/v1/services');
       if (values.json) json(ctx.out, list);
       else ctx.out.write(formatServices(list));
+      return 0;
+    }
+    case 'health': {
+      expectPositionals(cmd, positionals, 0, 0, 'no arguments');
+      const list = await client.get<HealthCheckView[]>('/api/v1/health');
+      if (values.json) json(ctx.out, list);
+      else ctx.out.write(formatHealth(list));
       return 0;
     }
     case 'drain':

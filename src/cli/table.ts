@@ -2,7 +2,7 @@
  * Human output of the `herald` CLI: aligned tables (like `birdc show protocols`), durations.
  * Pure functions: the CLI snapshot tests compare their output byte for byte.
  */
-import type { PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 
 /**
  * Left-aligned columns separated by two spaces; trailing spaces trimmed.
@@ -154,4 +154,20 @@ export function formatStatus(s: StatusView): string {
   if (s.lastReload) rows.push(['Last reload', `${s.lastReload.at} ${s.lastReload.ok ? 'ok' : `failed: ${(s.lastReload.errors ?? []).join('; ')}`}`]);
   const w = Math.max(...rows.map(([k]) => k.length)) + 1;
   return rows.map(([k, v]) => `${`${k}:`.padEnd(w)} ${v}`).join('\n') + '\n';
+}
+
+/** `herald health` table: one line per check. */
+export function formatHealth(checks: readonly HealthCheckView[]): string {
+  if (checks.length === 0) return 'No health checks.\n';
+  return formatTable(
+    ['Gate', 'Kind', 'Target', 'State', 'Ok/Fail', 'Last failure'],
+    checks.map((c) => [
+      c.gate === '' ? '(node)' : c.gate,
+      c.kind,
+      c.target,
+      c.state,
+      c.consecutiveOk !== undefined ? `${c.consecutiveOk}/${c.consecutiveFail ?? 0}` : '-',
+      c.lastFailure ? `${c.lastFailure.code}: ${c.lastFailure.message}` : '',
+    ]),
+  );
 }

@@ -30,7 +30,7 @@ import type { Source } from '../sources/source.ts';
 import type { CheckSpec } from '../health/types.ts';
 import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, serviceAnnotationCheck, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
 import { formatAnnotationErrors, parseHealthAnnotations } from '../health/annotations.ts';
-import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { NotFoundError } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffConfig, diffPeers, effectiveReloadConfig } from './diff.ts';
@@ -58,6 +58,10 @@ export interface SpeakerLike extends EventEmitter {
 
 /** What the daemon needs from the HealthManager (src/health). */
 export interface HealthLike extends EventEmitter {
+  status?(): {
+    checks: Array<{ key: string; gate: string; scope: 'gate' | 'node'; kind: string; target: string; state: string; since: number; intervalSec: number; rise: number; fall: number; consecutiveOk: number; consecutiveFail: number; latencyMs: number | null; lastFailure: { code?: string; message: string } | null }>;
+    invalid: Array<{ key: string; gate: string; message: string }>;
+  };
   setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
   gate(key: string): { pass: boolean; reasons: Array<{ code: string; message: string }> };
   setAnnounced(key: string, announced: boolean): void;
@@ -554,6 +558,32 @@ export class Daemon implements DaemonView {
   services(): ServiceView[] {
     // The controller's decisions already have the view's shape (read-only; no copy per request).
     return this.lastResult?.services ?? [];
+  }
+
+  health(): HealthCheckView[] {
+    const st = this.deps.health.status?.();
+    if (!st) return [];
+    const out: HealthCheckView[] = st.checks.map((c) => {
+      const v: HealthCheckView = {
+        key: c.key,
+        gate: c.gate,
+        scope: c.scope,
+        kind: c.kind,
+        target: c.target,
+        state: c.state,
+        since: new Date(c.since).toISOString(),
+        intervalSec: c.intervalSec,
+        rise: c.rise,
+        fall: c.fall,
+        consecutiveOk: c.consecutiveOk,
+        consecutiveFail: c.consecutiveFail,
+      };
+      if (c.latencyMs !== null) v.latencyMs = Math.round(c.latencyMs * 1000) / 1000;
+      if (c.lastFailure) v.lastFailure = { code: c.lastFailure.code ?? 'error', message: c.lastFailure.message };
+      return v;
+    });
+    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: i.message } });
+    return out.sort((a, b) => (a.gate < b.gate ? -1 : a.gate > b.gate ? 1 : a.key < b.key ? -1 : 1));
   }
 
   async resetPeer(name: string, soft: boolean): Promise<void> {

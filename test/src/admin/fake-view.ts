@@ -1,5 +1,5 @@
 // A scripted DaemonView for admin API and CLI tests: fixed data, records every action.
-import type { DaemonView, PeerView, RouteView, ServiceView, StatusView } from '../../../src/admin/view.ts';
+import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../../../src/admin/view.ts';
 import { NotFoundError } from '../../../src/admin/view.ts';
 
 export const PEERS: PeerView[] = [
@@ -46,6 +46,27 @@ export const SERVICES: ServiceView[] = [
   },
 ];
 
+export const HEALTH: HealthCheckView[] = [
+  { key: 'kube-proxy-node', gate: '', scope: 'node', kind: 'kube-proxy-node', target: '192.0.2.10:10256/healthz', state: 'up', since: '2026-11-29T17:00:05.000Z', intervalSec: 5, rise: 2, fall: 3, consecutiveOk: 1440, consecutiveFail: 0, latencyMs: 1.2 },
+  {
+    key: 'route:route:198.51.100.20/32',
+    gate: 'route:198.51.100.20/32',
+    scope: 'gate',
+    kind: 'http',
+    target: '127.0.0.1:8080/healthz',
+    state: 'down',
+    since: '2026-11-29T18:58:00.000Z',
+    intervalSec: 5,
+    rise: 2,
+    fall: 3,
+    consecutiveOk: 0,
+    consecutiveFail: 7,
+    latencyMs: 0.4,
+    lastFailure: { code: 'ConnectionRefused', message: 'connection refused' },
+  },
+  { key: 'annotation:svc:shop/cart 198.51.100.30', gate: 'svc:shop/cart 198.51.100.30', scope: 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: 'herald.io/health-check-port="80x": must be an integer 1-65535' } },
+];
+
 export class FakeView implements DaemonView {
   actions: string[] = [];
   ready = true;
@@ -76,6 +97,9 @@ export class FakeView implements DaemonView {
   }
   services(): ServiceView[] {
     return SERVICES;
+  }
+  health(): HealthCheckView[] {
+    return HEALTH;
   }
   async resetPeer(name: string, soft: boolean): Promise<void> {
     if (!PEERS.some((p) => p.name === name)) throw new NotFoundError(`no peer named "${name}"`);

@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { buildAdminServer, openApiDocument, ROUTES } from '../../../src/admin/server.ts';
-import { FakeView, PEERS, SERVICES } from './fake-view.ts';
+import { FakeView, HEALTH, PEERS, SERVICES } from './fake-view.ts';
 
 const TOKEN = 's3cret-token';
 
@@ -42,6 +42,8 @@ t.test('read endpoints', async (t) => {
   t.same(r.json(), SERVICES);
   r = await app.inject({ url: '/api/v1/services/shop/cart' });
   t.same(r.json(), SERVICES[1]);
+  r = await app.inject({ url: '/api/v1/health' });
+  t.same(r.json(), HEALTH);
   r = await app.inject({ url: '/metrics' });
   t.equal(r.statusCode, 200);
   t.match(r.headers['content-type'], /text\/plain/);

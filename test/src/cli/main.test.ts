@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAdminServer } from '../../../src/admin/server.ts';
 import { main } from '../../../src/cli/main.ts';
-import { FakeView, PEERS, ROUTES, SERVICES } from '../admin/fake-view.ts';
+import { FakeView, HEALTH, PEERS, ROUTES, SERVICES } from '../admin/fake-view.ts';
 
 const TOKEN = 'cli-token';
 
@@ -107,6 +107,22 @@ t.test('routes, services and status tables', async (t) => {
   t.match(st.out, /^Herald: +0\.1\.0 on node node-a\n/);
   t.match(st.out, /Peers: +1\/2 established/);
   t.match(st.out, /Started: +2026-11-29T17:00:00\.000Z \(up 2h00m00s\)/);
+});
+
+t.test('health table', async (t) => {
+  const r = await run(['health', '--api', API]);
+  t.equal(r.code, 0);
+  t.equal(
+    r.out,
+    [
+      'Gate                         Kind             Target                    State    Ok/Fail  Last failure',
+      '(node)                       kube-proxy-node  192.0.2.10:10256/healthz  up       1440/0',
+      'route:198.51.100.20/32       http             127.0.0.1:8080/healthz    down     0/7      ConnectionRefused: connection refused',
+      'svc:shop/cart 198.51.100.30  -                -                         invalid  -        InvalidCheck: herald.io/health-check-port="80x": must be an integer 1-65535',
+      '',
+    ].join('\n'),
+  );
+  t.same(JSON.parse((await run(['health', '--json', '--api', API])).out), HEALTH);
 });
 
 t.test('--json prints exactly what the API returned', async (t) => {

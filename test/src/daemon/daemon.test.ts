@@ -121,6 +121,14 @@ class FakeHealth extends EventEmitter {
   setAnnounced(key: string, a: boolean) {
     this.announced.set(key, a);
   }
+  status() {
+    return {
+      checks: this.specs
+        .filter((x) => x.error === undefined)
+        .map((x) => ({ key: x.key, gate: x.gate, scope: x.scope ?? ('gate' as const), kind: x.kind, target: `${x.hosts[0]}:${x.port}`, state: this.failing.has(x.gate) ? 'down' : 'up', since: 0, intervalSec: x.intervalSec, rise: x.rise, fall: x.fall, consecutiveOk: 0, consecutiveFail: 3, latencyMs: 1.5, lastFailure: this.failing.has(x.gate) ? { code: 'ConnectionRefused', message: 'refused' } : null })),
+      invalid: this.specs.filter((x) => x.error !== undefined).map((x) => ({ key: x.key, gate: x.gate, message: x.error as string })),
+    };
+  }
   async close() {}
 }
 
@@ -204,6 +212,7 @@ t.test('health-checked static route: announced only while its gate passes', asyn
   await tick();
   t.same(speaker.last, ['192.0.2.21/32']);
   t.equal(health.announced.get('route:192.0.2.20/32'), false, 'withdrawal reported to the flap damper');
+  t.match(daemon.health(), [{ gate: 'route:192.0.2.20/32', kind: 'tcp', target: '127.0.0.1:8080', state: 'down', since: '1970-01-01T00:00:00.000Z', latencyMs: 1.5, lastFailure: { code: 'ConnectionRefused', message: 'refused' } }]);
 });
 
 t.test('a health-checked static route with nothing to probe gets an invalid check, never an unchecked announcement', async (t) => {
@@ -211,6 +220,7 @@ t.test('a health-checked static route with nothing to probe gets an invalid chec
   await daemon.start();
   t.equal(health.specs.length, 1);
   t.match(health.specs[0], { gate: 'route:192.0.2.40/32', error: /no address to probe/ });
+  t.match(daemon.health(), [{ gate: 'route:192.0.2.40/32', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: /no address to probe/ } }]);
 });
 
 t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelector peers', async (t) => {
