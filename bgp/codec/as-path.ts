@@ -7,13 +7,10 @@ import { AS_TRANS, AsPathSegmentType } from '../constants.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { AsPathSegment, PathAttribute } from './types.ts';
 
-/** Human names of segment types, as used in JSON ("AS_SEQUENCE" ...). */
-export const AS_PATH_SEGMENT_NAMES: Readonly<Record<number, string>> = {
-  1: 'AS_SET',
-  2: 'AS_SEQUENCE',
-  3: 'AS_CONFED_SEQUENCE',
-  4: 'AS_CONFED_SET',
-};
+/** RFC names of segment types by type code, as used in JSON ({1: "AS_SET", 2: "AS_SEQUENCE", ...}); from AsPathSegmentType. */
+export const AS_PATH_SEGMENT_NAMES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(AsPathSegmentType).map(([name, code]) => [code, name])),
+);
 
 /**
  * Decodes AS_PATH/AS4_PATH segments in `buf[start, end)` with ASes of `asSize` octets (2 or 4).

@@ -6,17 +6,30 @@
  * All builders throw a plain Error (a local bug or bad config, never a BgpError) on malformed input.
  */
 import type { Family } from '../constants.ts';
-import { AttrFlag, Origin, WellKnownCommunity } from '../constants.ts';
+import { AttrFlag, AttrTypeCode, Origin, WellKnownCommunity } from '../constants.ts';
+import { ATTRIBUTE_INFO } from './attributes.ts';
+import type { AttributeInfo } from './attributes.ts';
 import { familyAfiSafi } from './mp-nlri.ts';
-import { canonicalAddress, canonicalPrefix, familyOfPrefix } from './nlri.ts';
+import { canonicalAddress, canonicalPrefix, familyOfPrefix, nlriLength } from './nlri.ts';
 import { asPathSegmentsLength } from './as-path.ts';
 import type { AsPathSegment, ExtendedCommunity, LargeCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 
 type Attr<T extends PathAttribute['type']> = Extract<PathAttribute, { type: T }>;
 
-const WT = AttrFlag.Transitive;
-const ON = AttrFlag.Optional;
-const OT = AttrFlag.Optional | AttrFlag.Transitive;
+/** RFC default flags of an attribute type, from the one attribute table (ATTRIBUTE_INFO in attributes.ts). */
+function rfcFlags(code: AttrTypeCode): number {
+  return (ATTRIBUTE_INFO[code] as AttributeInfo).flags;
+}
+const WT = rfcFlags(AttrTypeCode.ORIGIN); // well-known: Transitive
+const ON = rfcFlags(AttrTypeCode.MULTI_EXIT_DISC); // optional non-transitive
+const OT = rfcFlags(AttrTypeCode.COMMUNITIES); // optional transitive
+
+/** Upper bound of the octets NLRI entries take (a 4-octet path id counted only where `pathId` is set). */
+function nlriOctets(entries: readonly NlriEntry[]): number {
+  let n = 0;
+  for (const e of entries) n += nlriLength(e.prefix) + (e.pathId === undefined ? 0 : 4);
+  return n;
+}
 
 function ext(base: number, valueLength: number): number {
   return valueLength > 255 ? base | AttrFlag.ExtendedLength : base;
@@ -138,8 +151,8 @@ export function mpReach(family: Family, nextHops: readonly string[], nlri: reado
   const { afi, safi } = familyAfiSafi(family);
   let len = 5;
   for (const h of hops) len += h.includes(':') ? 16 : 4;
-  // Upper bound (with a 4-octet path id each): the flag must not depend on the session's ADD-PATH setting.
-  for (const e of entries) len += 1 + ((Number(e.prefix.slice(e.prefix.indexOf('/') + 1)) + 7) >>> 3) + (e.pathId === undefined ? 0 : 4);
+  // Counting path ids wherever set: the flag must not depend on the session's ADD-PATH setting.
+  len += nlriOctets(entries);
   return { type: 'MP_REACH_NLRI', flags: ext(ON, len), afi, safi, nextHops: hops, nlri: entries };
 }
 
@@ -147,9 +160,7 @@ export function mpReach(family: Family, nextHops: readonly string[], nlri: reado
 export function mpUnreach(family: Family, withdrawn: readonly (NlriEntry | string)[]): Attr<'MP_UNREACH_NLRI'> {
   const entries = nlriEntries(withdrawn, family);
   const { afi, safi } = familyAfiSafi(family);
-  let len = 3;
-  for (const e of entries) len += 1 + ((Number(e.prefix.slice(e.prefix.indexOf('/') + 1)) + 7) >>> 3) + (e.pathId === undefined ? 0 : 4);
-  return { type: 'MP_UNREACH_NLRI', flags: ext(ON, len), afi, safi, withdrawnRoutes: entries };
+  return { type: 'MP_UNREACH_NLRI', flags: ext(ON, 3 + nlriOctets(entries)), afi, safi, withdrawnRoutes: entries };
 }
 
 /** An UPDATE (RFC 4271 §4.3) from parts; prefix strings are canonicalised. */

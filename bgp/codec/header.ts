@@ -14,8 +14,18 @@
 import { HEADER_LENGTH, MAX_MESSAGE_LENGTH, MARKER, MessageType } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 
-/** Minimum total lengths per type (RFC 4271 §4.2–§4.5, RFC 2918 §3). */
-export const MIN_LENGTH: Readonly<Record<number, number>> = { 1: 29, 2: 23, 3: 21, 4: 19, 5: 23 };
+/**
+ * Minimum whole-message length in octets per message type code (RFC 4271 §4.2–§4.5, RFC 2918 §3): OPEN 29, UPDATE 23,
+ * NOTIFICATION 21, KEEPALIVE 19 (also its only length), ROUTE-REFRESH 23 (checked by its decoder: a short one is
+ * 7/1, RFC 7313 §5).
+ */
+export const MIN_LENGTH = {
+  [MessageType.Open]: 29,
+  [MessageType.Update]: 23,
+  [MessageType.Notification]: 21,
+  [MessageType.Keepalive]: HEADER_LENGTH,
+  [MessageType.RouteRefresh]: 23,
+} as const satisfies Record<MessageType, number>;
 
 /** The decoded header fields. `length` is the whole message in octets (header included); `type` the wire code. */
 export interface MessageHeader {
@@ -45,16 +55,14 @@ export function checkHeader(buf: Buffer, offset: number, maxLength: number): num
   const type = buf[offset + 18] as number;
   switch (type) {
     case MessageType.Open:
-      if (length < 29 || length > MAX_MESSAGE_LENGTH) throw BgpError.badMessageLength(length, `OPEN length ${length}`);
+      if (length < MIN_LENGTH[type] || length > MAX_MESSAGE_LENGTH) throw BgpError.badMessageLength(length, `OPEN length ${length}`);
       break;
     case MessageType.Update:
-      if (length < 23) throw BgpError.badMessageLength(length, `UPDATE length ${length} < 23`);
-      break;
     case MessageType.Notification:
-      if (length < 21) throw BgpError.badMessageLength(length, `NOTIFICATION length ${length} < 21`);
+      if (length < MIN_LENGTH[type]) throw BgpError.badMessageLength(length, `message type ${type} length ${length} < ${MIN_LENGTH[type]}`);
       break;
     case MessageType.Keepalive:
-      if (length !== 19) throw BgpError.badMessageLength(length, `KEEPALIVE length ${length} != 19`);
+      if (length !== MIN_LENGTH[type]) throw BgpError.badMessageLength(length, `KEEPALIVE length ${length} != 19`);
       break;
     case MessageType.RouteRefresh:
       break;

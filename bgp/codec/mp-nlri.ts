@@ -18,7 +18,7 @@ import { UpdateSubcode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { AttrIssue } from './attributes.ts';
-import { decodeNlriInto, encodeNlriAt, formatIPv4, formatIPv6, nlriFieldLength, parseAddress } from './nlri.ts';
+import { decodeNlriInto, formatIPv4, formatIPv6, nlriFieldLength, parseAddress, writeNlri } from './nlri.ts';
 import type { CodecContext, NlriEntry, PathAttribute } from './types.ts';
 import { familyOf } from './types.ts';
 
@@ -115,14 +115,20 @@ function nextHopBytes(attr: MpReach): Buffer[] {
   return attr.nextHops.map((h) => parseAddress(h));
 }
 
+/** The decoded family of an MP attribute without `raw`. Throws Error for other AFI/SAFI pairs (they need `raw`). */
+function encodableFamily(attr: MpReach | MpUnreach): Family {
+  const family = familyOf(attr.afi, attr.safi);
+  if (!family) throw new Error(`${attr.type} ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  return family;
+}
+
 /** Octets of the MP_REACH_NLRI value. Throws Error on malformed address or prefix text, or a non-unicast family without `raw`. */
 export function mpReachValueLength(attr: MpReach, ctx: CodecContext): number {
   if (attr.raw) return attr.raw.length;
   let nh = 0;
   for (const h of attr.nextHops) nh += h.includes(':') ? 16 : 4;
   if (attr.mrtAbbreviated) return 1 + nh;
-  const family = familyOf(attr.afi, attr.safi);
-  if (!family) throw new Error(`MP_REACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  const family = encodableFamily(attr);
   return 5 + nh + nlriFieldLength(attr.nlri, addPathFor(ctx, family));
 }
 
@@ -140,22 +146,17 @@ export function writeMpReachValue(w: ByteWriter, attr: MpReach, ctx: CodecContex
     for (const h of hops) w.bytes(h);
     return;
   }
-  const family = familyOf(attr.afi, attr.safi);
-  if (!family) throw new Error(`MP_REACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  const family = encodableFamily(attr);
   w.u16(attr.afi).u8(attr.safi).u8(nhLen);
   for (const h of hops) w.bytes(h);
-  w.u8(0);
-  const addPath = addPathFor(ctx, family);
-  const nlri = Buffer.alloc(nlriFieldLength(attr.nlri, addPath));
-  encodeNlriAt(attr.nlri, family, addPath, nlri, 0);
-  w.bytes(nlri);
+  w.u8(0); // Reserved (RFC 4760 §3)
+  writeNlri(w, attr.nlri, family, addPathFor(ctx, family));
 }
 
 /** Octets of the MP_UNREACH_NLRI value. Throws Error on bad prefix text or a non-unicast family without `raw`. */
 export function mpUnreachValueLength(attr: MpUnreach, ctx: CodecContext): number {
   if (attr.raw) return attr.raw.length;
-  const family = familyOf(attr.afi, attr.safi);
-  if (!family) throw new Error(`MP_UNREACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  const family = encodableFamily(attr);
   return 3 + nlriFieldLength(attr.withdrawnRoutes, addPathFor(ctx, family));
 }
 
@@ -165,11 +166,7 @@ export function writeMpUnreachValue(w: ByteWriter, attr: MpUnreach, ctx: CodecCo
     w.bytes(attr.raw);
     return;
   }
-  const family = familyOf(attr.afi, attr.safi);
-  if (!family) throw new Error(`MP_UNREACH_NLRI ${attr.afi}/${attr.safi} needs a raw value to encode`);
+  const family = encodableFamily(attr);
   w.u16(attr.afi).u8(attr.safi);
-  const addPath = addPathFor(ctx, family);
-  const nlri = Buffer.alloc(nlriFieldLength(attr.withdrawnRoutes, addPath));
-  encodeNlriAt(attr.withdrawnRoutes, family, addPath, nlri, 0);
-  w.bytes(nlri);
+  writeNlri(w, attr.withdrawnRoutes, family, addPathFor(ctx, family));
 }

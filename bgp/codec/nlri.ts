@@ -13,6 +13,7 @@
  */
 import type { Family } from '../constants.ts';
 import { BgpError } from '../errors.ts';
+import type { ByteWriter } from '../wire/writer.ts';
 import type { NlriEntry } from './types.ts';
 
 /** Largest prefix length of a family in bits: 32 for IPv4, 128 for IPv6. */
@@ -367,6 +368,14 @@ export function encodeNlriAt(entries: readonly NlriEntry[], family: Family, addP
     p += 1 + n;
   }
   return p;
+}
+
+/**
+ * Appends NLRI entries to `w` (the wire form of encodeNlri; nothing for an empty list). Throws Error on malformed
+ * prefix text or a prefix of the wrong family, RangeError never (the field is sized first).
+ */
+export function writeNlri(w: ByteWriter, entries: readonly NlriEntry[], family: Family, addPath: boolean): void {
+  if (entries.length > 0) w.bytes(encodeNlri(entries, family, addPath));
 }
 
 /**

@@ -7,16 +7,17 @@
  * RFC 9072 form: Opt Parm Len = 255, then Non-Ext OP Type = 255, Extended Opt Parm Length(2), and each parameter is
  * Type(1) Length(2) Value.
  */
-import { AS_TRANS, BGP_VERSION, OptionalParameterType } from '../constants.ts';
+import { AS_TRANS, BGP_VERSION, HEADER_LENGTH, MessageType, OptionalParameterType } from '../constants.ts';
 import type { Family } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import { ByteWriter } from '../wire/writer.ts';
 import { capabilityCode, decodeCapabilities, encodeCapability } from './capabilities.ts';
+import { MIN_LENGTH } from './header.ts';
 import { familyOf } from './types.ts';
 import type { Capability, CodecContext, OpenMessage } from './types.ts';
 
 /** Minimum OPEN body length in octets (29-octet message minus the header). */
-const OPEN_BODY_MIN = 10;
+const OPEN_BODY_MIN = MIN_LENGTH[MessageType.Open] - HEADER_LENGTH;
 
 /** Formats a uint32 as a dotted quad ("192.0.2.1"). */
 export function formatIdentifier(n: number): string {
@@ -53,7 +54,7 @@ export function parseIdentifier(s: string): number {
  * - 2/0 for malformed optional parameters or capabilities, and for the RFC 9072 form whose Opt Parm Len is not 255.
  */
 export function decodeOpen(body: Buffer): OpenMessage {
-  const msgLength = body.length + 19;
+  const msgLength = body.length + HEADER_LENGTH;
   if (body.length < OPEN_BODY_MIN) throw BgpError.badMessageLength(msgLength, `OPEN body ${body.length} < 10`);
   const version = body[0] as number;
   if (version !== BGP_VERSION) throw BgpError.unsupportedVersionNumber(version);

@@ -16,7 +16,7 @@ import { BgpError } from '../errors.ts';
 import { ByteWriter } from '../wire/writer.ts';
 import { ATTRIBUTE_INFO, attributeTypeCode, issueToError, walkAttributes, wasSeen, writeAttribute } from './attributes.ts';
 import type { WalkResult } from './attributes.ts';
-import { decodeNlriInto, encodeNlriAt, nlriFieldLength } from './nlri.ts';
+import { decodeNlriInto, nlriFieldLength, writeNlri } from './nlri.ts';
 import type { CodecContext, NlriEntry, PathAttribute, UpdateDecodeResult, UpdateMessage } from './types.ts';
 import { familyOf } from './types.ts';
 
@@ -163,21 +163,13 @@ export function encodeUpdate(msg: UpdateMessage, ctx: CodecContext): Buffer {
   if (wLen > 0xffff) throw new RangeError(`withdrawn routes of ${wLen} octets exceed 65535`);
   const w = new ByteWriter(4 + wLen + nLen + 64 + msg.pathAttributes.length * 16);
   w.u16(wLen);
-  if (wLen > 0) {
-    const tmp = Buffer.alloc(wLen);
-    encodeNlriAt(msg.withdrawnRoutes, 'ipv4-unicast', addPath4, tmp, 0);
-    w.bytes(tmp);
-  }
+  writeNlri(w, msg.withdrawnRoutes, 'ipv4-unicast', addPath4);
   const lenAt = w.reserve(2);
   for (const a of msg.pathAttributes) writeAttribute(w, a, ctx);
   const aLen = w.length - lenAt - 2;
   if (aLen > 0xffff) throw new RangeError(`path attributes of ${aLen} octets exceed 65535`);
   w.setU16(lenAt, aLen);
-  if (nLen > 0) {
-    const tmp = Buffer.alloc(nLen);
-    encodeNlriAt(msg.nlri, 'ipv4-unicast', addPath4, tmp, 0);
-    w.bytes(tmp);
-  }
+  writeNlri(w, msg.nlri, 'ipv4-unicast', addPath4);
   return w.toBuffer();
 }
 
