@@ -12,7 +12,7 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { adminJson, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, withLogs, startBird, startHerald, startKubeProxies, writeKubeconfig } from './harness.ts';
+import { adminJson, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, waitHeraldUp, withLogs, startBird, startHerald, startKubeProxies, writeKubeconfig } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.10';
@@ -27,7 +27,10 @@ if (!birdAvailable()) {
   t.comment('bgp/session/session.ts or listener.ts is not in this tree yet; skipping the Kubernetes → BIRD end-to-end test');
   t.pass('skipped: no session layer');
 } else {
-  t.test('three herald nodes, fake apiserver, one BIRD: Local/Cluster, readiness, health, outages', { timeout: 240_000 }, async (t) => {
+  // Longer than the suite's default file timeout: three Heralds start on a possibly loaded 2-CPU machine. The root
+  // test tells the tap runner (spawn.js honours the child's setTimeout message).
+  t.setTimeout(330000);
+  t.test('three herald nodes, fake apiserver, one BIRD: Local/Cluster, readiness, health, outages', { timeout: 300_000 }, async (t) => {
     const block = loopbackBlock();
     const nodes: NodeSpec[] = [
       { name: 'node-a', ip: `${block}1` },
@@ -87,6 +90,7 @@ if (!birdAvailable()) {
     };
 
     // 1. Sessions up; the VIP from node-a and node-b, not node-c.
+    for (const h of heralds) await waitHeraldUp(h);
     for (const p of [A, B, C]) await withLogs(() => bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000), heralds, names);
     await waitPaths([A, B], 'Local: ready endpoints on node-a and node-b');
     const routes = await bird.routes(`for ${PREFIX} table master4`);

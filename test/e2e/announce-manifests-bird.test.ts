@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, withLogs, startBird, startHerald } from './harness.ts';
+import { loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, waitHeraldUp, withLogs, startBird, startHerald } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.20';
@@ -26,7 +26,10 @@ if (!birdAvailable()) {
   t.comment('bgp/session/session.ts or listener.ts is not in this tree yet; skipping the manifests → BIRD end-to-end test');
   t.pass('skipped: no session layer');
 } else {
-  t.test('three herald nodes, one manifest directory, one BIRD: edits move the paths', { timeout: 180_000 }, async (t) => {
+  // Longer than the suite's default file timeout: three Heralds start on a possibly loaded 2-CPU machine. The root
+  // test tells the tap runner (spawn.js honours the child's setTimeout message).
+  t.setTimeout(270000);
+  t.test('three herald nodes, one manifest directory, one BIRD: edits move the paths', { timeout: 240_000 }, async (t) => {
     const block = loopbackBlock();
     const nodes: NodeSpec[] = [
       { name: 'node-a', ip: `${block}1` },
@@ -72,6 +75,7 @@ if (!birdAvailable()) {
     };
 
     // 1. Sessions up; Local policy: node-a and node-b (ready endpoints), not node-c.
+    for (const h of heralds) await waitHeraldUp(h);
     for (const p of [A, B, C]) await withLogs(() => bird.waitFor(async () => (await bird.protocol(p))?.bgpState === 'Established' || undefined, `${p} Established`, 40_000), heralds, names);
     await waitPaths([A, B], 'Local: ready endpoints on node-a and node-b');
 

@@ -207,6 +207,23 @@ export async function adminJson(port: number, path: string): Promise<unknown> {
   }
 }
 
+/**
+ * Waits until the Herald answers on its admin API (`GET /healthz` 200), i.e. it has loaded its modules, built the
+ * daemon and started. Start-up of several Heralds on a loaded 2-CPU machine can take tens of seconds, mostly module
+ * loading. Throws early with its stderr if the process exits.
+ */
+export async function waitHeraldUp(h: HeraldNode, timeoutMs = 120_000): Promise<void> {
+  await h.proc.waitFor(
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${h.adminPort}/healthz`, { signal: AbortSignal.timeout(3000) });
+      return res.ok;
+    },
+    `herald admin API on port ${h.adminPort}`,
+    timeoutMs,
+    200,
+  );
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
