@@ -357,14 +357,9 @@ export class Session extends EventEmitter {
     }
     if (s === SessionState.Established) {
       if (this.negotiatedParams?.gracefulRestart) {
-        // RFC 4724 §4: a new connection while Established means the peer restarted.
-        this.feed(this.conn, { type: 'TcpConnectionFails', message: 'peer reconnected (graceful restart)' });
-        this.clock.clearTimer(this.timers.idle);
-        this.timers.idle = undefined;
-        this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
-        this.attach(incoming);
-        this.conn = incoming;
-        this.feed(incoming, { type: 'TcpConnected', direction: 'incoming' });
+        // RFC 4724 §4: a new connection while Established may mean the peer restarted. Exchange OPENs on it as a
+        // candidate; only its OPEN replaces the established connection (see replaceEstablished).
+        this.addCandidate(incoming);
         return;
       }
       this.attach(incoming);
@@ -372,13 +367,7 @@ export class Session extends EventEmitter {
       return;
     }
     // OpenSent / OpenConfirm: collision candidate (RFC 4271 §6.8).
-    if (this.candidate) this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
-    this.attach(incoming);
-    this.candidate = incoming;
-    this.write(incoming, encodeMessage(this.buildLocalOpen(), DEFAULT_CONTEXT), 'OPEN');
-    incoming.openTimer = this.clock.setTimer(() => {
-      if (this.candidate === incoming) this.dropCandidate(BgpError.holdTimerExpired());
-    }, OPEN_SENT_HOLD_TIME_SEC * 1000);
+    this.addCandidate(incoming);
     if (s === SessionState.OpenConfirm && this.conn?.remoteOpen) this.resolveCollision(this.conn.remoteOpen.bgpIdentifier);
   }
 
@@ -874,7 +863,8 @@ export class Session extends EventEmitter {
       const open = decodeOpen(body);
       this.checkOpen(open);
       conn.remoteOpen = open;
-      this.resolveCollision(open.bgpIdentifier);
+      if (this.fsm.state === SessionState.Established) this.replaceEstablished(conn);
+      else this.resolveCollision(open.bgpIdentifier);
       return;
     }
     if (type === MessageType.Notification) {
@@ -922,6 +912,42 @@ export class Session extends EventEmitter {
       this.acceptOpen(cand, open);
     }
     return 'keepCandidate';
+  }
+
+  /** Keeps `incoming` as the collision candidate: sends our OPEN on it and bounds the wait for the peer's OPEN. */
+  private addCandidate(incoming: Connection): void {
+    if (this.candidate) this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
+    this.attach(incoming);
+    this.candidate = incoming;
+    this.write(incoming, encodeMessage(this.buildLocalOpen(), DEFAULT_CONTEXT), 'OPEN');
+    incoming.openTimer = this.clock.setTimer(() => {
+      if (this.candidate === incoming) this.dropCandidate(BgpError.holdTimerExpired());
+    }, OPEN_SENT_HOLD_TIME_SEC * 1000);
+  }
+
+  /**
+   * RFC 4724 §4: the peer (which negotiated graceful restart) opened a new connection and sent a valid OPEN while
+   * we were Established: it restarted. The old connection goes down (its TCP state is stale) and the candidate,
+   * whose OPEN is already known, continues from OpenSent.
+   */
+  private replaceEstablished(cand: Connection): void {
+    this.candidate = undefined;
+    this.clock.clearTimer(cand.openTimer);
+    this.feed(this.conn, { type: 'TcpConnectionFails', message: 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)' });
+    this.clock.clearTimer(this.timers.idle);
+    this.timers.idle = undefined;
+    if (!this.running) {
+      this.closeConnection(cand, false);
+      return;
+    }
+    this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
+    this.conn = cand;
+    const from = this.fsm.state;
+    this.fsm = { ...this.fsm, state: SessionState.OpenSent, holdTimeSec: 0, keepaliveTimeSec: 0 };
+    this.perform({ type: 'startTimer', timer: 'hold', ms: OPEN_SENT_HOLD_TIME_SEC * 1000 }, cand);
+    this.reason = { kind: 'progress', message: 'TCP connection established (incoming, peer restarted)' };
+    this.emit('stateChange', { from, to: SessionState.OpenSent, reason: this.reason });
+    if (cand.remoteOpen) this.acceptOpen(cand, cand.remoteOpen);
   }
 
   private dropCandidate(error: BgpError | undefined): void {

@@ -499,10 +499,11 @@ t.test('incoming connection while Established: refused with Cease 7; with gracef
   t.ok(s.session.negotiated?.gracefulRestart, 'peer sent GR');
   const down = once<StateReason>(s.session, 'down');
   const second = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
-  await down;
-  await conn.waitClosed();
   await second.next(1);
+  t.equal(s.session.state, 'Established', 'still up until the new connection brings an OPEN');
   second.send(peerOpen());
+  t.equal((await down).kind, 'transportError');
+  await conn.waitClosed();
   await second.next(4);
   second.send(keepalive());
   await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
@@ -591,4 +592,23 @@ t.test('RFC 6608: OPEN in Established -> 5/3 with type 1', T, async (t) => {
   const { conn } = await establish(s);
   conn.send(peerOpen());
   t.equal((await conn.next(3)).body.toString('hex'), '050301');
+});
+
+t.test('graceful restart peer: a new connection that closes without an OPEN leaves the session up', T, async (t) => {
+  const s = await setup(t);
+  const listener = new BgpListener({ address: s.addrs.ours, port: 0 });
+  await listener.listen();
+  listener.register(s.addrs.peer, s.session);
+  t.teardown(() => listener.close());
+  const gr = capability(64, u16(0x0078), u16(1), u8(1), u8(0x80));
+  const { conn } = await establish(s, peerOpen({ extra: [gr] }));
+  const probe = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
+  await probe.next(1);
+  probe.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(s.session.state, 'Established');
+  conn.send(keepalive());
+  const before = s.session.stats.messagesReceived.KEEPALIVE ?? 0;
+  await until(() => (s.session.stats.messagesReceived.KEEPALIVE ?? 0) > before, 'KEEPALIVE on the old connection');
+  t.equal(s.session.stats.flaps, 0);
 });
