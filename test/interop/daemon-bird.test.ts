@@ -222,4 +222,41 @@ if (!birdAvailable()) {
     t.same(await neighborGr(), { restartTime: '60', recovery: true }, 'restart within the window: R bit set');
     await bird.waitFor(async () => (await bird.routes('protocol hg')).some((r) => r.prefix === '10.99.0.1/32'), 'route from the second run');
   });
+
+  t.test('health-checked static route: announced after its TCP check passes, withdrawn when it fails', { timeout: 60_000 }, async (t) => {
+    const { createServer } = await import('node:net');
+    const addr = loopbackPair();
+    const [birdPort, adminPort, checkPort] = [await freePort(addr.bird), await freePort('127.0.0.1'), await freePort('127.0.0.1')];
+    const bird = await Bird.start(bgpProtocol({ name: 'hh', local: addr.bird, localPort: birdPort, localAs: 65001, neighbor: addr.ours, neighborPort: 1, neighborAs: 65000, passive: true, families: ['ipv4'] }));
+    t.teardown(() => bird.stop());
+    const proc = new DaemonProcess('daemon-bird-hc');
+    t.teardown(() => proc.stop(15_000));
+    const configPath = join(proc.dir, 'herald.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        bgp: { localAs: 65000, routerId: '10.0.0.1' },
+        peers: [{ name: 'h', address: addr.bird, port: birdPort, peerAs: 65001, localAddress: addr.ours, connectRetryTime: 1, families: ['ipv4-unicast'] }],
+        routes: [{ prefix: '10.66.0.1/32', healthCheck: { kind: 'tcp', host: '127.0.0.1', port: checkPort } }, { prefix: '10.66.0.2/32' }],
+        healthChecks: { interval: 0.2, timeout: 0.2, rise: 2, fall: 2 },
+        admin: { address: '127.0.0.1', port: adminPort },
+        stateDir: join(proc.dir, 'state'),
+      }),
+    );
+    proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath]);
+    const api = `http://127.0.0.1:${adminPort}`;
+    const prefixes = async () => (await bird.routes('protocol hh')).map((r) => r.prefix).sort();
+    await bird.waitFor(async () => (await prefixes()).includes('10.66.0.2/32'), 'unchecked route announced', 30_000);
+    t.notOk((await prefixes()).includes('10.66.0.1/32'), 'checked route not announced while nothing listens');
+    const health = async () => (await (await fetch(`${api}/api/v1/health`)).json()) as { gate: string; state: string; lastFailure?: { code: string } }[];
+    t.match((await health()).find((c) => c.gate === 'route:10.66.0.1/32'), { lastFailure: { code: 'ConnectionRefused' } });
+    const srv = createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve) => srv.listen(checkPort, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())));
+    await bird.waitFor(async () => (await prefixes()).includes('10.66.0.1/32'), 'checked route announced once the check passes', 20_000);
+    t.equal((await health()).find((c) => c.gate === 'route:10.66.0.1/32')?.state, 'up');
+    await new Promise<void>((resolve) => srv.close(() => resolve()));
+    await bird.waitFor(async () => !(await prefixes()).includes('10.66.0.1/32'), 'checked route withdrawn once the check fails', 20_000);
+    t.same(await prefixes(), ['10.66.0.2/32']);
+  });
 }
