@@ -272,3 +272,31 @@ t.test('BIRD dials our listener with TCP MD5', T, async (t) => {
   await bird.waitFor(async () => session.state === 'Established' && (await bird.protocol('herald'))?.bgpState === 'Established', 'Established via listener with MD5');
   t.equal(listener.rejected, 0);
 });
+
+t.test('both sides active (BIRD dials our listener while we dial BIRD): collision resolves to one session', T, async (t) => {
+  const addr = loopbackPair();
+  const ourPort = await freePort(addr.ours);
+  const birdPort = await freePort(addr.bird);
+  const listener = new BgpListener({ address: addr.ours, port: ourPort });
+  await listener.listen();
+  const session = new Session({
+    name: 'bird', localAs: 65001, peerAs: 65002, bgpIdentifier: '10.0.0.1', remoteAddress: addr.bird, remotePort: birdPort,
+    localAddress: addr.ours, holdTimeSec: 90, connectRetryTimeSec: 5, passive: false, families: ['ipv4-unicast'],
+  });
+  listener.register(addr.bird, session);
+  const bird = await Bird.start(
+    bgpProtocol({ name: 'herald', local: addr.bird, localPort: birdPort, localAs: 65002, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65001, families: ['ipv4'] }),
+  );
+  t.teardown(async () => {
+    await Promise.race([session.stop(), new Promise((r) => setTimeout(r, 3000))]);
+    await listener.close();
+    await bird.stop();
+  });
+  // Start once BIRD's first connect is due (connect delay ~1 s) so both SYNs are likely in flight together.
+  await new Promise((r) => setTimeout(r, 900));
+  session.start();
+  await bird.waitFor(async () => session.state === 'Established' && (await bird.protocol('herald'))?.bgpState === 'Established', 'one Established session');
+  const p = await bird.protocol('herald');
+  t.equal(p?.neighborId, '10.0.0.1');
+  t.equal(session.state, 'Established');
+});
