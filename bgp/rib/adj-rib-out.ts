@@ -85,6 +85,10 @@ interface AttrGroup {
   /** Announcements queued for this group, consumed from `head`; entries are re-validated when packed (lazy cancel). */
   queue: RouteRecord[];
   head: number;
+  /** Entries before `cleanEnd` were queued by a full rebuild at change sequence `cleanSeq`: while no change happened
+   *  since, they are known valid and unique, and packing skips their re-check (the initial table's fast path). */
+  cleanSeq: number;
+  cleanEnd: number;
 }
 
 /** What the last `nextMessage()` call returned, for counters and events. */
@@ -146,6 +150,8 @@ export class AdjRibOut {
   /** Keys a ROUTE-REFRESH asked to resend even though the peer has them with the same attributes. */
   private readonly forced = new Set<RouteKey>();
   private queued = 0;
+  /** Incremented by every change that can invalidate queued entries (see AttrGroup.cleanSeq). */
+  private changeSeq = 0;
   /** signature → group, or null when the route is not exported to this peer. */
   private groupsBySig = new Map<string, AttrGroup | null>();
   private groupsByBytes = new Map<string, AttrGroup>();
@@ -198,6 +204,7 @@ export class AdjRibOut {
   }
 
   private clearQueues(): void {
+    this.changeSeq++;
     for (const w of this.withdrawQueue.values()) {
       w.queue = [];
       w.head = 0;
@@ -205,6 +212,7 @@ export class AdjRibOut {
     for (const g of this.groupsByBytes.values()) {
       g.queue = [];
       g.head = 0;
+      g.cleanEnd = 0;
     }
     this.pendingGroups.clear();
     this.forced.clear();
@@ -229,6 +237,10 @@ export class AdjRibOut {
       // not desired any more: withdraw (the prefix is rebuilt from the key)
       this.pushWithdraw(makeRecord({ prefix: key, family: g.family }));
     }
+    for (const g of this.pendingGroups) {
+      g.cleanSeq = this.changeSeq;
+      g.cleanEnd = g.queue.length;
+    }
   }
 
   /**
@@ -251,6 +263,7 @@ export class AdjRibOut {
     const d = diff ?? diffDesired(this.desired, next);
     this.desired = next;
     if (this.peer === undefined) return;
+    if (d.changed.length > 0 || d.removed.length > 0) this.changeSeq++;
     for (const rec of d.changed) this.schedule(rec);
     for (const rec of d.removed) if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
     // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
@@ -260,6 +273,7 @@ export class AdjRibOut {
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
   refresh(family: Family): void {
     if (this.peer === undefined) return;
+    this.changeSeq++;
     for (const rec of this.desired.values()) {
       if (rec.route.family !== family) continue;
       const g = this.groupFor(rec);
@@ -295,7 +309,7 @@ export class AdjRibOut {
       const bytesKey = `${ex.family} ${attrs.toString('latin1')} ${mpNextHop?.toString('latin1') ?? ''}`;
       g = this.groupsByBytes.get(bytesKey) ?? null;
       if (g === null) {
-        g = { family: ex.family, attrs, mpNextHop, exported: ex, queue: [], head: 0 };
+        g = { family: ex.family, attrs, mpNextHop, exported: ex, queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 };
         this.groupsByBytes.set(bytesKey, g);
       }
     }
@@ -375,13 +389,16 @@ export class AdjRibOut {
       let used = 0;
       const q = g.queue;
       let i = g.head;
+      const cleanEnd = g.cleanSeq === this.changeSeq ? g.cleanEnd : 0;
       for (; i < q.length; i++) {
         const rec = q[i]!;
         const key = rec.key;
-        const cur = this.desired.get(key);
-        // lazy cancel: skip entries whose key is gone, changed group, or already sent with this group
-        if (cur === undefined || (cur.sig !== rec.sig && this.groupFor(cur) !== g)) continue;
-        if (this.advertised.get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
+        if (i >= cleanEnd) {
+          const cur = this.desired.get(key);
+          // lazy cancel: skip entries whose key is gone, changed group, or already sent with this group
+          if (cur === undefined || (cur.sig !== rec.sig && this.groupFor(cur) !== g)) continue;
+          if (this.advertised.get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
+        }
         const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
@@ -393,6 +410,7 @@ export class AdjRibOut {
       if (g.head >= q.length) {
         g.queue = [];
         g.head = 0;
+        g.cleanEnd = 0;
         this.pendingGroups.delete(g);
       }
       if (out.length === 0) continue;

@@ -154,7 +154,7 @@ t.test('property: packer and diff invariants over random change sequences', asyn
   const setArb = fc.array(routeArb, { maxLength: 300 });
   let runs = 0;
   fc.assert(
-    fc.property(fc.array(fc.tuple(setArb, fc.boolean()), { minLength: 1, maxLength: 5 }), fc.constantFrom(4096, 65535, 120), (steps, bigMax) => {
+    fc.property(fc.array(fc.tuple(setArb, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 5 }), fc.constantFrom(4096, 65535, 120), (steps, bigMax) => {
       runs++;
       const max = bigMax;
       const rib = new AdjRibOut();
@@ -162,9 +162,16 @@ t.test('property: packer and diff invariants over random change sequences', asyn
       rib.start(peer);
       const table = new Map<string, string>();
       let eorSeen = 0;
-      for (const [set, flushNow] of steps) {
+      for (const [set, flushNow, resetSession] of steps) {
         const recs = records(set);
         rib.setDesired(recs);
+        if (resetSession) {
+          // session flap: the peer forgot everything; the rebuilt queue takes the trusted fast path
+          rib.reset();
+          table.clear();
+          eorSeen = 0;
+          rib.start(peer);
+        }
         if (!flushNow) continue;
         const msgs = flush(rib, max);
         // withdrawals before announcements, End-of-RIB last
@@ -195,6 +202,9 @@ t.test('property: packer and diff invariants over random change sequences', asyn
       }
       // the final flush always sends everything
       apply(table, flush(rib, max));
+      const last = steps[steps.length - 1]![0];
+      const wantFinal = [...records(last).keys()].sort();
+      if (JSON.stringify([...table.keys()].sort()) !== JSON.stringify(wantFinal)) throw new Error('final table mismatch');
       if (table.size !== rib.advertisedCount) throw new Error('advertisedCount mismatch');
       if (eorSeen > 2) throw new Error('End-of-RIB repeated');
     }),
