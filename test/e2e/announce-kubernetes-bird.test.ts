@@ -2,8 +2,8 @@
 // watch the fake apiserver through a kubeconfig (the real @kubernetes/client-node underneath) and peer over eBGP
 // with ONE real BIRD 2. A LoadBalancer Service with externalTrafficPolicy Local must be announced exactly from the
 // nodes with a ready local endpoint whose kube-proxy health check passes; apiserver outages (refused, 500, hanging)
-// remove nothing; changes made during an outage are applied once the apiserver is back (after a relist when the
-// history was compacted); Cluster policy announces from every node.
+// and silent watches remove nothing; changes made meanwhile are applied once the apiserver is back (after a relist
+// when the history was compacted); Cluster policy announces from every node.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +128,15 @@ if (!birdAvailable()) {
     await stays([A], 'apiserver hanging');
     await api.comeBack();
     await waitPaths([A, B], 'change made during the hang applied', 60_000);
+
+    // 5b. Silent watches (open, no data): nothing removed; the informers' inactivity timeout (client-node 30 s)
+    //     reconnects from the last resourceVersion and the missed change (node-b unready) arrives.
+    api.hangWatches();
+    api.upsert('endpointslices', slice('web-1', 'web', eps(false)), 'discovery.k8s.io');
+    await stays([A, B], 'watches silent');
+    await waitPaths([A], 'change missed by the silent watch applied after reconnect', 90_000);
+    api.upsert('endpointslices', slice('web-1', 'web', eps(true)), 'discovery.k8s.io');
+    await waitPaths([A, B], 'node-b ready again after the silent watch');
 
     // 6. The health check gates the VIP: node-b's kube-proxy says no local endpoints → withdrawn; ok again → back.
     kp.proxies.get(nodes[1]!.ip)!.setMode('none');
