@@ -4,6 +4,7 @@
  * applies §6.8 collision detection. Connections from unknown addresses are closed at once (no OPEN is exchanged,
  * so nothing is revealed). TCP MD5 keys (RFC 2385) of registered peers are installed on the listening socket.
  */
+import { EventEmitter } from 'node:events';
 import { createServer, isIPv6 } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { setMd5Key, socketFd } from './transport.ts';
@@ -21,7 +22,11 @@ export function normalizeAddress(address: string): string {
   return isIPv6(address) ? address.toLowerCase() : address;
 }
 
-export class BgpListener {
+/**
+ * Emits 'keyError' ({ address, message }) when a peer's TCP MD5 key could not be installed at listen() time (the
+ * other peers are unaffected; `register` after listen() throws instead).
+ */
+export class BgpListener extends EventEmitter {
   readonly address: string;
   readonly port: number;
   private readonly sessions = new Map<string, AcceptingSession>();
@@ -31,6 +36,7 @@ export class BgpListener {
 
   /** @param options address and port to listen on (port 0 = any free port; see `boundPort`). */
   constructor(options: { address: string; port: number }) {
+    super();
     this.address = options.address;
     this.port = options.port;
   }
@@ -54,7 +60,13 @@ export class BgpListener {
       server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
         server.removeAllListeners('error');
         server.on('error', () => undefined);
-        for (const [addr, s] of this.sessions) this.installMd5(addr, s);
+        for (const [addr, s] of this.sessions) {
+          try {
+            this.installMd5(addr, s);
+          } catch (e) {
+            this.emit('keyError', { address: addr, message: (e as Error).message });
+          }
+        }
         resolve();
       });
     });
@@ -75,7 +87,13 @@ export class BgpListener {
     const addr = normalizeAddress(remoteAddress);
     const s = this.sessions.get(addr);
     this.sessions.delete(addr);
-    if (s?.options?.md5Password !== undefined && this.server?.listening) setMd5Key(socketFd(this.server), addr, '');
+    if (s?.options?.md5Password !== undefined && this.server?.listening) {
+      try {
+        setMd5Key(socketFd(this.server), addr, '');
+      } catch {
+        // the key was never installed (e.g. no TCP MD5 support): nothing to remove
+      }
+    }
   }
 
   /**
