@@ -431,8 +431,10 @@ export class Session extends EventEmitter {
       this.resolveStopWaitersIfClosed();
       return;
     }
-    // The peer rejected our OPEN (2/x) or refused us (Cease 5 Connection Rejected): do not hammer it.
-    if (reason.kind === 'notificationReceived' && (reason.code === 2 || (reason.code === 6 && reason.subcode === CeaseSubcode.ConnectionRejected))) {
+    // An OPEN was rejected (2/x, either way: a configuration mismatch does not fix itself) or the peer refused us
+    // (Cease 5 Connection Rejected): do not hammer the peer.
+    const openRejected = (reason.kind === 'notificationReceived' || reason.kind === 'notificationSent') && reason.code === 2;
+    if (openRejected || (reason.kind === 'notificationReceived' && reason.code === 6 && reason.subcode === CeaseSubcode.ConnectionRejected)) {
       this.backoff.toCap();
     }
     const delayMs = this.backoff.next();

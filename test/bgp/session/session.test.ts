@@ -187,6 +187,7 @@ for (const b of badOpens) {
     await conn.waitClosed();
     t.equal(s.session.state, 'Idle');
     t.same(s.session.lastReason, { kind: 'notificationSent', code: b.code, subcode: b.subcode });
+    t.equal(s.session.nextRetryDelayMs, 30_000, 'after rejecting an OPEN the retry waits the cap');
   });
 }
 
