@@ -7,6 +7,7 @@
  *   (RFC 8654): 0.
  * - 65 4-octet AS (RFC 6793 §3): 4.
  * - 64 Graceful Restart (RFC 4724 §3, N bit RFC 8538): 2 + 4·n — flags/time(2) then per family AFI(2) SAFI(1) flags(1).
+ *   Reserved flag bits are ignored; a value with any set also keeps `raw` so it re-encodes exactly.
  * - 69 ADD-PATH (RFC 7911 §4): 4·n — AFI(2) SAFI(1) Send/Receive(1). A Send/Receive value other than 1..3 makes the
  *   whole capability "not understood" (RFC 7911 §4: SHOULD be ignored): it is kept as `Unknown` (raw) instead.
  * - 73 FQDN (draft-walton-bgp-hostname-capability §3): hostname length(1) hostname, domain length(1) domain,
@@ -94,20 +95,23 @@ export function decodeCapability(code: number, buf: Buffer, start: number, end: 
     case CapabilityCode.GracefulRestart: {
       if (len < 2 || (len - 2) % 4 !== 0) throw malformed(code, len, 'expected 2 + 4n');
       const head = buf.readUInt16BE(start);
-      if ((head & 0x3000) !== 0) return unknown(code, buf, start, end); // reserved bits set: keep exact bytes
+      // RFC 4724 §3: reserved flag bits are ignored on receipt. (Bug fixed: a set reserved bit used to turn the whole
+      // capability into Unknown, so the peer's graceful restart went unseen by negotiate.) `raw` keeps exact bytes.
+      let reserved = (head & 0x3000) !== 0;
       const families: { afi: number; safi: number; forwardingPreserved: boolean }[] = [];
       for (let p = start + 2; p < end; p += 4) {
         const flags = buf[p + 3] as number;
-        if ((flags & 0x7f) !== 0) return unknown(code, buf, start, end); // reserved flag bits: keep exact bytes
+        if ((flags & 0x7f) !== 0) reserved = true;
         families.push({ afi: buf.readUInt16BE(p), safi: buf[p + 2] as number, forwardingPreserved: (flags & 0x80) !== 0 });
       }
-      return {
-        type: 'GracefulRestart',
+      const gr = {
+        type: 'GracefulRestart' as const,
         restarting: (head & 0x8000) !== 0,
         notification: (head & 0x4000) !== 0,
         restartTimeSec: head & 0x0fff,
         families,
       };
+      return reserved ? { ...gr, raw: Buffer.from(buf.subarray(start, end)) } : gr;
     }
     case CapabilityCode.AddPath: {
       if (len === 0 || len % 4 !== 0) throw malformed(code, len, 'expected 4n, n >= 1');
@@ -181,6 +185,10 @@ export function encodeCapability(cap: Capability, w: ByteWriter): void {
       w.u32(cap.asNumber);
       break;
     case 'GracefulRestart': {
+      if (cap.raw) {
+        w.bytes(cap.raw);
+        break;
+      }
       const t = cap.restartTimeSec;
       if (!(Number.isInteger(t) && t >= 0 && t <= 0x0fff)) throw new RangeError(`restartTimeSec out of range: ${t}`);
       w.u16((cap.restarting ? 0x8000 : 0) | (cap.notification ? 0x4000 : 0) | t);

@@ -53,7 +53,8 @@ export type Capability =
   | { readonly type: 'FourOctetAs'; readonly asNumber: number }
   /**
    * RFC 4724 §3 (code 64). `restartTimeSec` 0..4095; `restarting` is the R bit, `notification` the N bit (RFC 8538);
-   * each family's `forwardingPreserved` is its F bit.
+   * each family's `forwardingPreserved` is its F bit. Reserved flag bits are ignored (RFC 4724 §3); when a received
+   * value had any set, `raw` keeps the exact value and the encoder writes it back unchanged.
    */
   | {
       readonly type: 'GracefulRestart';
@@ -61,6 +62,7 @@ export type Capability =
       readonly notification: boolean;
       readonly restartTimeSec: number;
       readonly families: readonly (AfiSafi & { readonly forwardingPreserved: boolean })[];
+      readonly raw?: Buffer;
     }
   /** RFC 7911 §4 (code 69): per family, 1 = receive, 2 = send, 3 = both. */
   | { readonly type: 'AddPath'; readonly families: readonly (AfiSafi & { readonly sendReceive: 1 | 2 | 3 })[] }

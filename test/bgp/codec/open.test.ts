@@ -233,11 +233,31 @@ t.test('JSON form: stable RFC field names', async (t) => {
   t.same(upd, { type: 'UPDATE', withdrawnRoutes: [], nlri: [], endOfRib: 'ipv4-unicast' }, 'UPDATE delegates to updateToJson');
 });
 
-t.test('capability edge cases: ADD-PATH send/receive 0 and GR reserved bits are kept raw; FQDN overrun → 2/0', async (t) => {
+t.test('capability edge cases: ADD-PATH send/receive 0 is kept raw, GR reserved bits are ignored; FQDN overrun → 2/0', async (t) => {
   const ap = decodeMessage(w.open({ as: 1, holdTime: 90, id: '1.1.1.1', params: [w.param(2, w.capability(69, w.u16(1), [1, 0]))] }), ctx) as OpenMessage;
   t.same(ap.capabilities, [{ type: 'Unknown', code: 69, value: Buffer.from('00010100', 'hex') }]);
-  const gr = decodeMessage(w.open({ as: 1, holdTime: 90, id: '1.1.1.1', params: [w.param(2, w.capability(64, [0x10, 0x78]))] }), ctx) as OpenMessage;
-  t.same(gr.capabilities, [{ type: 'Unknown', code: 64, value: Buffer.from('1078', 'hex') }]);
+  // Bug fixed (RFC 4724 §3: reserved bits are ignored by the receiver): GR with reserved bits used to decode as
+  // Unknown, hiding the peer's graceful restart from negotiate. It is now GracefulRestart, with `raw` for exactness.
+  const grOpen = w.open({
+    as: 1,
+    holdTime: 90,
+    id: '1.1.1.1',
+    params: [w.param(2, w.capability(64, [0x90, 0x78], w.u16(1), [1, 0x81]))], // R + reserved 0x1 bit, 120 s; IPv4 F + reserved 0x01
+  });
+  const gr = decodeMessage(grOpen, ctx) as OpenMessage;
+  t.same(gr.capabilities, [
+    {
+      type: 'GracefulRestart',
+      restarting: true,
+      notification: false,
+      restartTimeSec: 120,
+      families: [{ afi: 1, safi: 1, forwardingPreserved: true }],
+      raw: Buffer.from('9078000101' + '81', 'hex'),
+    },
+  ]);
+  t.equal(encodeMessage(gr, ctx).toString('hex'), grOpen.toString('hex'), 'the reserved bits re-encode exactly');
+  const local = buildOpen({ localAs: 2, holdTimeSec: 90, bgpIdentifier: '2.2.2.2', capabilities: [] });
+  t.equal(negotiate(local, gr, 90).gracefulRestart?.restartTimeSec, 120, 'negotiate sees the peer graceful restart');
   t.same(err(() => decodeMessage(w.open({ as: 1, holdTime: 90, id: '1.1.1.1', params: [w.param(2, w.capability(73, [5, 0x61]))] }), ctx)), {
     code: 2,
     subcode: 0,
