@@ -14,7 +14,8 @@
  *   C  Speaker.setRoutes itself
  *   D  setRoutes returned → the UPDATE's TCP chunk at the recording peer (Adj-RIB-Out, packer, session pump, socket)
  *
- * Environment: SERVICES (default 10000), NODES (default 50), FLIPS (default 1000).
+ * Environment: SERVICES (default 10000), NODES (default 50), FLIPS (default 1000). With `node --expose-gc` the
+ * heap figures are taken after a full GC (a growing figure means something is retained per flip).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, loadavg, tmpdir } from 'node:os';
@@ -43,6 +44,11 @@ const NODE_IP = `${BLOCK}1`;
 const PEER_IP = `${BLOCK}2`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const now = () => process.hrtime.bigint();
+/** V8 heap in use, MiB, after a full GC when run with --expose-gc (else without one). */
+function heapMiB(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
 
 async function main(): Promise<void> {
   console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start; Node ${process.version}`);
@@ -126,6 +132,7 @@ async function main(): Promise<void> {
     await sleep(2000);
     const stages = { A: [] as number[], B: [] as number[], C: [] as number[], D: [] as number[], total: [] as number[] };
     const ready = new Map<number, boolean>(ours.map((i) => [i, true]));
+    const heap0 = heapMiB();
     const cpu0 = process.cpuUsage();
     let lost = 0;
     for (let k = 0; k < FLIPS; k++) {
@@ -159,6 +166,7 @@ async function main(): Promise<void> {
       await sleep(1);
     }
     const cpu = process.cpuUsage(cpu0);
+    const heap1 = heapMiB();
     console.log(`${FLIPS} flips, ${stages.total.length} measured, ${lost} lost; ${ours.length} VIPs on ${OURS}`);
     console.log('stage                                   p50      p90      p99      max   (ms)');
     const names: Record<keyof typeof stages, string> = {
@@ -174,6 +182,7 @@ async function main(): Promise<void> {
       console.log(`${names[key].padEnd(38)}${f(pct(s, 50))} ${f(pct(s, 90))} ${f(pct(s, 99))} ${f(s[s.length - 1] ?? NaN)}`);
     }
     console.log(`CPU of this whole process (Herald + fake apiserver + peer): ${((cpu.user + cpu.system) / 1000 / FLIPS).toFixed(2)} ms per flip`);
+    console.log(`V8 heap in use${typeof (globalThis as { gc?: unknown }).gc === 'function' ? ' after full GC' : ' (run with --expose-gc for after-GC figures)'}: ${heap0.toFixed(1)} MiB before the flips, ${heap1.toFixed(1)} MiB after`);
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   } finally {
     await daemon.shutdown('bench done');
