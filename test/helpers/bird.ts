@@ -352,14 +352,22 @@ function sleep(ms: number): Promise<void> {
 
 /** Options of Bird.start(). */
 export interface BirdStartOptions {
-  /** BIRD router id (default 10.255.x.y derived from the pid). */
+  /** BIRD router id (default 10.255.x.y, distinct for every Bird started by this process). */
   routerId?: string;
   /** How long to wait for the control socket, ms (default 10000). */
   startTimeoutMs?: number;
 }
 
+let routerIdCounter = 0;
+function defaultRouterId(): string {
+  const n = (process.pid * 31 + routerIdCounter++) % 65000 + 1;
+  return `10.255.${n >> 8}.${n & 0xff}`;
+}
+
 /** A private BIRD 2 daemon. */
 export class Bird {
+  /** BIRD's router id (dotted quad). */
+  routerId = '';
   readonly dir: string;
   readonly configPath: string;
   readonly ctl: string;
@@ -387,8 +395,8 @@ export class Bird {
    */
   static async start(body: string, options: BirdStartOptions = {}): Promise<Bird> {
     const bird = new Bird(mkdtempSync(join(tmpdir(), 'herald-bird-')));
-    const routerId = options.routerId ?? `10.255.${(process.pid >> 8) & 0xff}.${(process.pid & 0xff) || 1}`;
-    bird.writeConfig(body, routerId);
+    bird.routerId = options.routerId ?? defaultRouterId();
+    bird.writeConfig(body, bird.routerId);
     await bird.spawn(options.startTimeoutMs ?? 10_000);
     return bird;
   }
@@ -465,7 +473,8 @@ export class Bird {
 
   /** Replaces the config body and runs `birdc configure`. */
   async reconfigure(body: string, routerId?: string): Promise<void> {
-    this.writeConfig(body, routerId ?? `10.255.${(process.pid >> 8) & 0xff}.${(process.pid & 0xff) || 1}`);
+    if (routerId !== undefined) this.routerId = routerId;
+    this.writeConfig(body, this.routerId);
     const out = await this.birdc('configure');
     if (!/Reconfigur|Reconfiguration in progress|Reconfigured/.test(out)) throw new Error(`birdc configure: ${out}`);
   }
