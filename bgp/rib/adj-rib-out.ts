@@ -128,6 +128,14 @@ export function diffDesired(prev: ReadonlyMap<RouteKey, RouteRecord>, next: Read
 }
 
 const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
+
+/** Withdrawal candidates of one family; same lazy/clean rules as AttrGroup queues. */
+interface WithdrawQueue {
+  queue: RouteRecord[];
+  head: number;
+  cleanSeq: number;
+  cleanEnd: number;
+}
 const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
 
 /**
@@ -145,7 +153,7 @@ export class AdjRibOut {
   /** What the peer holds: key → the group it was last announced with. */
   private readonly advertised = new Map<RouteKey, AttrGroup>();
   /** Withdrawal candidates per family (re-checked when packed). */
-  private readonly withdrawQueue = new Map<Family, { queue: RouteRecord[]; head: number }>(FAMILIES.map((f) => [f, { queue: [], head: 0 }]));
+  private readonly withdrawQueue = new Map<Family, WithdrawQueue>(FAMILIES.map((f) => [f, { queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 }]));
   private readonly pendingGroups = new Set<AttrGroup>();
   /** Keys a ROUTE-REFRESH asked to resend even though the peer has them with the same attributes. */
   private readonly forced = new Set<RouteKey>();
@@ -208,6 +216,7 @@ export class AdjRibOut {
     for (const w of this.withdrawQueue.values()) {
       w.queue = [];
       w.head = 0;
+      w.cleanEnd = 0;
     }
     for (const g of this.groupsByBytes.values()) {
       g.queue = [];
@@ -237,9 +246,24 @@ export class AdjRibOut {
       // not desired any more: withdraw (the prefix is rebuilt from the key)
       this.pushWithdraw(makeRecord({ prefix: key, family: g.family }));
     }
+    this.markClean(undefined, undefined);
+  }
+
+  /**
+   * Marks as clean (valid and unique until the next change) the entries of every queue that was empty before the
+   * current batch of pushes: `before` = the groups pending before it (undefined = none), `wBefore` = the withdraw queue
+   * lengths before it (undefined = all empty). Entries pushed by one batch are unique and were valid when pushed.
+   */
+  private markClean(before: ReadonlySet<AttrGroup> | undefined, wBefore: ReadonlyMap<WithdrawQueue, boolean> | undefined): void {
     for (const g of this.pendingGroups) {
+      if (before?.has(g)) continue;
       g.cleanSeq = this.changeSeq;
       g.cleanEnd = g.queue.length;
+    }
+    for (const w of this.withdrawQueue.values()) {
+      if (wBefore !== undefined && wBefore.get(w) !== true) continue;
+      w.cleanSeq = this.changeSeq;
+      w.cleanEnd = w.queue.length;
     }
   }
 
@@ -263,9 +287,14 @@ export class AdjRibOut {
     const d = diff ?? diffDesired(this.desired, next);
     this.desired = next;
     if (this.peer === undefined) return;
-    if (d.changed.length > 0 || d.removed.length > 0) this.changeSeq++;
+    if (d.changed.length === 0 && d.removed.length === 0) return;
+    this.changeSeq++;
+    const before = new Set(this.pendingGroups);
+    const wBefore = new Map<WithdrawQueue, boolean>();
+    for (const w of this.withdrawQueue.values()) wBefore.set(w, w.head >= w.queue.length);
     for (const rec of d.changed) this.schedule(rec);
     for (const rec of d.removed) if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
+    this.markClean(before, wBefore);
     // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
     if (this.queued > 2 * (this.desired.size + this.advertised.size) + 10_000) this.requeueAll();
   }
@@ -361,10 +390,11 @@ export class AdjRibOut {
       let used = 0;
       const q = w.queue;
       let i = w.head;
+      const cleanEnd = w.cleanSeq === this.changeSeq ? w.cleanEnd : 0;
       for (; i < q.length; i++) {
         const rec = q[i]!;
         // still valid: the peer has it, and it is not (re-)desired for this peer
-        if (!this.advertised.has(rec.key) || this.currentTarget(rec.key) !== null) continue;
+        if (i >= cleanEnd && (!this.advertised.has(rec.key) || this.currentTarget(rec.key) !== null)) continue;
         const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
@@ -376,6 +406,7 @@ export class AdjRibOut {
       if (w.head >= q.length) {
         w.queue = [];
         w.head = 0;
+        w.cleanEnd = 0;
       }
       if (out.length === 0) continue;
       const buf = buildWithdraw(family, out);
