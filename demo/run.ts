@@ -110,7 +110,7 @@ peers:
     gracefulRestart: {enabled: true, restartTime: 60}
     gracefulShutdown: {enabled: true, waitTime: 4}
 healthChecks: {interval: 0.5, timeout: 0.4, rise: 2, fall: 2}
-kubeProxy: {healthzPort: ${HEALTHZ_PORT}}
+kubeProxy: {enabled: true, healthzPort: ${HEALTHZ_PORT}}
 flapControl: {holdDown: 1}
 admin:
   address: ${node.ip}

@@ -342,6 +342,12 @@ export const configSchema = z
       .describe('Defaults for every health check.'),
     kubeProxy: z
       .strictObject({
+        enabled: z
+          .boolean()
+          .optional()
+          .describe(
+            'Probe kube-proxy at all (node /healthz and, with checkServices, the healthCheckNodePort of Local Services). Default: on with the kubernetes source, off with the manifests source (a plain Linux host runs no kube-proxy; set true when one does, as in the demo).',
+          ),
         healthzPort: port.default(10256).describe("kube-proxy's node health port (GET /healthz)."),
         checkServices: z.boolean().default(true).describe("Probe kube-proxy's per-Service health port (healthCheckNodePort) for externalTrafficPolicy Local."),
       })

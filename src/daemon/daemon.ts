@@ -104,6 +104,15 @@ export function describeStateReason(r: StateReason | undefined): string {
   }
 }
 
+/**
+ * Whether kube-proxy's health endpoints are probed: `kubeProxy.enabled` when set, else only with the Kubernetes
+ * source (a manifests-driven plain Linux host has no kube-proxy unless the operator says so).
+ */
+export function kubeProxyEnabled(cfg: Config): boolean {
+  if (!cfg.source) return false;
+  return cfg.kubeProxy.enabled ?? cfg.source.kubernetes !== undefined;
+}
+
 /** See the module comment. */
 export class Daemon implements DaemonView {
   private config: Config;
@@ -329,7 +338,7 @@ export class Daemon implements DaemonView {
     const nodeIp = this.identity.nodeIp;
     const isClusterIP = (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]).includes(address);
     const port = svc.spec?.healthCheckNodePort;
-    if (cfg.source?.kubernetes && cfg.kubeProxy.checkServices && nodeIp !== undefined && !isClusterIP && svc.spec?.externalTrafficPolicy === 'Local' && port) {
+    if (kubeProxyEnabled(cfg) && cfg.kubeProxy.checkServices && nodeIp !== undefined && !isClusterIP && svc.spec?.externalTrafficPolicy === 'Local' && port) {
       const host = nodeAddressFor(address, [nodeIp]);
       if (host !== null) out.push(kubeProxyServiceCheck({ gate, nodeIP: host, healthCheckNodePort: port, timing }));
     }
@@ -366,7 +375,7 @@ export class Daemon implements DaemonView {
       }
       specs.push(staticRouteCheck({ gate: staticRouteGate(r), check: { ...r.healthCheck, host }, defaults: timing, nodeIP: host }));
     }
-    if (cfg.source?.kubernetes && nodeIp !== undefined) {
+    if (kubeProxyEnabled(cfg) && nodeIp !== undefined) {
       specs.push(kubeProxyNodeCheck({ nodeIPs: nodeIp, port: cfg.kubeProxy.healthzPort, timing }));
     }
     // VIPs that are announced, or blocked only by their health gate, get their checks.

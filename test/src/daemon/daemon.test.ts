@@ -361,3 +361,26 @@ t.test('session events: history, metrics; actions', async (t) => {
   t.same(speaker.calls.slice(-4), ['reset a true', 'drain 7', 'undrain', 'shutdown graceful=true wait=7']);
   t.equal(daemon.live(), false);
 });
+
+// Regression: kube-proxy checks ran only with the Kubernetes source, so the manifests-driven demo's kube-proxy 503 never
+// withdrew anything. Now `kubeProxy.enabled` decides; its default stays off for the manifests source (plain Linux).
+t.test('kube-proxy checks: off by default with the manifests source, on when kubeProxy.enabled', async (t) => {
+  for (const enabled of [undefined, true]) {
+    const source = new FakeSource();
+    const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, ...(enabled ? { kubeProxy: { enabled } } : {}) });
+    const { daemon, health } = make(c, { source });
+    await daemon.start();
+    source.store.apply('Node', node('node-a'));
+    const web = service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' });
+    web.spec!.healthCheckNodePort = 32100;
+    source.store.apply('Service', web);
+    source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
+    source.isSynced = true;
+    source.emit('synced');
+    await daemon.idle();
+    const kinds = health.specs.map((s) => `${s.kind} ${s.hosts.join(',')}:${s.port}`).sort();
+    if (enabled) t.same(kinds, ['kube-proxy-node 127.0.0.1:10256', 'kube-proxy-service 127.0.0.1:32100'], 'both kube-proxy checks with enabled: true');
+    else t.same(kinds, [], 'no kube-proxy checks by default with the manifests source');
+    await daemon.shutdown('test');
+  }
+});
