@@ -160,6 +160,13 @@ export interface PeerStatus {
 }
 
 const DEFAULT_RESTART_TIME_SEC = 120;
+
+/** "::ffff:192.0.2.1" (an IPv4 peer on a dual-stack socket) → "192.0.2.1"; anything else unchanged. */
+function unmapIPv4(addr: string | undefined): string | undefined {
+  if (addr === undefined) return undefined;
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
+  return m ? m[1] : addr;
+}
 const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 const FAMILY_OF_AFI: Record<string, Family> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
 
@@ -280,7 +287,7 @@ export class Speaker extends EventEmitter {
       peerAs: n.peerAs,
       fourOctetAs: n.fourOctetAs,
       families: new Set(n.families),
-      localAddress: s.localAddress ?? entry.cfg.localAddress,
+      localAddress: unmapIPv4(s.localAddress ?? entry.cfg.localAddress),
       nextHopIPv4: entry.cfg.nextHopIPv4,
       nextHopIPv6: entry.cfg.nextHopIPv6,
       gracefulShutdown: this.gracefulShutdown,

@@ -251,3 +251,13 @@ t.test('setRoutes: a later duplicate key wins; unchanged routes are not resent',
   speaker.setRoutes([r4(2), r4(1, { med: 2 })]);
   t.same(s.pull(), [], 'same set in another order: nothing sent');
 });
+
+t.test('an IPv4-mapped session address (dual-stack listener) is used as an IPv4 next hop', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
+  const s = sessions[0]!;
+  s.localAddress = '::ffff:127.0.0.9';
+  speaker.setRoutes([r4(1)]);
+  s.establish();
+  t.equal(s.pull()[0]!.attrs.get(3)!.value.toString('hex'), '7f000009');
+});
