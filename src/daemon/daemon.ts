@@ -131,6 +131,8 @@ export class Daemon implements DaemonView {
   /** Gates that have checks registered with the HealthManager (last setChecks). */
   private registeredGates = new Set<string>();
   private initialSyncMarked = false;
+  /** Latest time (epoch ms) End-of-RIB may wait for pending health checks; set on the first eligible reconcile. */
+  private initialSyncDeadlineMs: number | undefined;
   private reconcileQueued = false;
   private stopping = false;
   private drainedByApi = false;
@@ -438,17 +440,37 @@ export class Daemon implements DaemonView {
       for (const k of gatesNow) health.setAnnounced(k, true);
       for (const k of this.announcedGates) if (!gatesNow.has(k)) health.setAnnounced(k, false);
       this.announcedGates = gatesNow;
-      if (!this.initialSyncMarked && (!source || result !== undefined)) {
-        this.initialSyncMarked = true;
-        this.speaker.markInitialSyncDone();
-        this.log.info({ routes: routes.size }, 'initial sync done: End-of-RIB may be sent');
-      }
+      if (!this.initialSyncMarked && (!source || result !== undefined)) this.maybeMarkInitialSync(specs, routes.size);
       this.log.debug({ why, routes: routes.size }, 'reconciled');
     } catch (err) {
       this.log.error({ err, why }, 'reconcile failed; previous routes stay announced');
     } finally {
       this.deps.metrics.reconcileDuration.observe((performance.now() - t0) / 1000);
     }
+  }
+
+  /**
+   * End-of-RIB waits for the first full desired set (decisions.md), and that includes the first verdict of every health
+   * check gating a route: after a restart, checks start unknown (`Pending`), and an End-of-RIB sent before they pass
+   * would make the routers flush the stale routes that graceful restart kept — moving traffic for nothing. Bounded: at
+   * the latest after the slowest check could have passed `rise` times (rise × interval + timeout, plus 2 s).
+   */
+  private maybeMarkInitialSync(specs: readonly CheckSpec[], routeCount: number): void {
+    const health = this.deps.health;
+    const pending = [...this.registeredGates].filter((g) => health.gate(g).reasons.some((r) => r.code === 'Pending'));
+    const now = Date.now();
+    if (this.initialSyncDeadlineMs === undefined) {
+      const settleMs = Math.max(0, ...specs.map((x) => (x.rise * x.intervalSec + x.timeoutSec) * 1000)) + 2000;
+      this.initialSyncDeadlineMs = now + settleMs;
+      if (pending.length > 0) setTimeout(() => this.scheduleReconcile('health checks settle deadline'), settleMs).unref();
+    }
+    if (pending.length > 0 && now < this.initialSyncDeadlineMs) {
+      this.log.debug({ pending: pending.length }, 'End-of-RIB waits for the first verdict of health checks');
+      return;
+    }
+    this.initialSyncMarked = true;
+    this.speaker.markInitialSyncDone();
+    this.log.info({ routes: routeCount, pendingChecks: pending.length }, 'initial sync done: End-of-RIB may be sent');
   }
 
   // ------------------------------------------------------------------------------------------

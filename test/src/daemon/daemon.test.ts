@@ -384,3 +384,28 @@ t.test('kube-proxy checks: off by default with the manifests source, on when kub
     await daemon.shutdown('test');
   }
 });
+
+// Regression: after a restart End-of-RIB went out before the health checks of the VIPs had passed `rise` times, so
+// the router flushed the routes graceful restart had kept (the demo saw node1's path vanish for ~1 s).
+t.test('End-of-RIB waits for the first verdict of pending VIP health checks', async (t) => {
+  const source = new FakeSource();
+  const { daemon, speaker, health } = make(cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, kubeProxy: { enabled: true } }), { source });
+  const gate = 'svc:default/web 198.51.100.1';
+  health.failing.add(gate); // FakeHealth reports a failing gate as Pending: not passed rise times yet
+  await daemon.start();
+  source.store.apply('Node', node('node-a'));
+  const web = service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' });
+  web.spec!.healthCheckNodePort = 32100;
+  source.store.apply('Service', web);
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  t.notOk(speaker.calls.includes('markInitialSyncDone'), 'no End-of-RIB while the check is pending');
+  health.failing.clear();
+  health.emit('change', [gate], { nodeLevel: false });
+  await daemon.idle();
+  t.ok(speaker.calls.includes('markInitialSyncDone'), 'End-of-RIB once the check passed');
+  t.same(speaker.last, ['198.51.100.1/32'], 'and the VIP is announced in the same table');
+  await daemon.shutdown('test');
+});
