@@ -11,7 +11,9 @@ import {
   ERROR_NAMES,
   ErrorCode,
   FsmSubcode,
+  HEADER_LENGTH,
   HeaderSubcode,
+  MAX_MESSAGE_LENGTH,
   MAX_SHUTDOWN_COMMUNICATION_LENGTH,
   OpenSubcode,
   RouteRefreshSubcode,
@@ -47,13 +49,22 @@ export function encodeShutdownCommunication(text: string): Buffer {
   return Buffer.concat([Buffer.from([bytes.length]), bytes]);
 }
 
-/** A session-fatal BGP protocol error: the content of the NOTIFICATION to send (RFC 4271 §4.5). */
+/**
+ * The most Data octets a NOTIFICATION can carry in any session: 4096 − 19 (header) − 2 (code, subcode) = 4075
+ * (RFC 4271 §4.1, §4.5; a NOTIFICATION sent before or without RFC 8654 extended messages must fit 4096 octets).
+ */
+export const MAX_NOTIFICATION_DATA_LENGTH = MAX_MESSAGE_LENGTH - HEADER_LENGTH - 2;
+
+/**
+ * A session-fatal BGP protocol error: the content of the NOTIFICATION to send (RFC 4271 §4.5). `data` is at most
+ * MAX_NOTIFICATION_DATA_LENGTH (4075) octets: longer Data (a whole large attribute or message) is truncated.
+ */
 export class BgpError extends Error {
   /** NOTIFICATION Error Code (1..7). */
   readonly code: ErrorCode;
   /** NOTIFICATION Error Subcode (0 = unspecific). */
   readonly subcode: number;
-  /** NOTIFICATION Data field, exactly as the RFC requires for this code/subcode (a private copy). */
+  /** NOTIFICATION Data field as the RFC requires for this code/subcode (a private copy, at most 4075 octets). */
   readonly data: Buffer;
 
   private constructor(code: ErrorCode, subcode: number, data: Buffer, detail?: string) {
@@ -61,7 +72,9 @@ export class BgpError extends Error {
     this.name = 'BgpError';
     this.code = code;
     this.subcode = subcode;
-    this.data = Buffer.from(data);
+    // Bug fixed: Data copied whole (e.g. a 4096-octet ROUTE-REFRESH for 7/1) made a NOTIFICATION longer than any
+    // message may be, and encoding it threw. It is cut to what a 4096-octet NOTIFICATION holds, so it always fits.
+    this.data = Buffer.from(data.subarray(0, MAX_NOTIFICATION_DATA_LENGTH));
   }
 
   // --- Message Header Error (RFC 4271 §6.1) ---

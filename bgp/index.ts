@@ -60,7 +60,7 @@
 
 // --- Constants and errors (RFC 4271 §4, IANA registries) ---
 export * from './constants.ts';
-export { BgpError, describeNotification, encodeShutdownCommunication } from './errors.ts';
+export { BgpError, MAX_NOTIFICATION_DATA_LENGTH, describeNotification, encodeShutdownCommunication } from './errors.ts';
 
 // --- Wire: framing, reading, writing ---
 export { MessageFramer } from './wire/framer.ts';

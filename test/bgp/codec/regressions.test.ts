@@ -5,11 +5,13 @@
 import t from 'tap';
 import { BgpError } from '../../../bgp/errors.ts';
 import { effectiveAsPath, mergeAs4Path } from '../../../bgp/codec/as-path.ts';
-import { decodeMessageDetailed } from '../../../bgp/codec/message.ts';
+import { decodeMessage, decodeMessageDetailed, encodeMessage } from '../../../bgp/codec/message.ts';
+import { notificationFromError } from '../../../bgp/codec/notification.ts';
 import { decodeUpdate, endOfRibFamily, validateUpdateStrict } from '../../../bgp/codec/update.ts';
 import * as b from '../../../bgp/codec/build.ts';
 import type { CodecContext } from '../../../bgp/codec/types.ts';
 import { hex } from '../../helpers/hex.ts';
+import * as w from '../../helpers/wire.ts';
 
 const as2: CodecContext = { fourOctetAs: false, extendedMessage: false, addPath: {} };
 const as4: CodecContext = { fourOctetAs: true, extendedMessage: false, addPath: {} };
@@ -142,4 +144,26 @@ t.test('the fixes never turn arbitrary input into anything but a result or a Bgp
   t.equal(d.update?.treatAsWithdraw, false);
   t.throws(() => decodeMessageDetailed(msg.subarray(0, 40), as2), BgpError, 'a truncated message is a BgpError');
   t.same(b.endOfRib('ipv4-unicast').pathAttributes, [], 'builders unchanged');
+});
+
+t.test('bug: NOTIFICATION Data copied whole could not be sent (a 4096-octet ROUTE-REFRESH → 7/1 of 4117 octets)', async (t) => {
+  // RFC 7313 §5: a BoRR (subtype 1) whose body is not 4 octets → 7/1, Data = the complete message. A 4096-octet
+  // one made the NOTIFICATION 19 + 2 + 4096 octets, and encodeMessage threw a plain Error on the session's error path.
+  const rr = w.routeRefresh(1, 1, 1, Buffer.alloc(4096 - 23, 0xab));
+  t.equal(rr.length, 4096);
+  let err: unknown;
+  try {
+    decodeMessage(rr, as2);
+  } catch (e) {
+    err = e;
+  }
+  t.ok(err instanceof BgpError, 'a BgpError');
+  const e = err as BgpError;
+  t.same({ code: e.code, subcode: e.subcode, length: e.data.length }, { code: 7, subcode: 1, length: 4075 }, 'Data cut to 4075 octets');
+  t.same(e.data, rr.subarray(0, 4075), 'the Data is the start of the message');
+  const sent = encodeMessage(notificationFromError(e), as2);
+  t.equal(sent.length, 4096, 'the NOTIFICATION fits 4096 octets');
+  // Short Data is untouched.
+  const small = BgpError.routeRefreshInvalidLength(w.routeRefresh(1, 1, 1, [0]));
+  t.equal(small.data.length, 24);
 });
