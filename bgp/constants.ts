@@ -30,6 +30,7 @@ export const MessageType = {
   Keepalive: 4,
   RouteRefresh: 5,
 } as const;
+/** A message type code, 1..5. */
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 
 /** NOTIFICATION error codes (RFC 4271 §4.5, RFC 7313 §5). */
@@ -42,6 +43,7 @@ export const ErrorCode = {
   Cease: 6,
   RouteRefreshMessageError: 7,
 } as const;
+/** A NOTIFICATION error code, 1..7. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Message Header Error subcodes (RFC 4271 §6.1). */
@@ -187,6 +189,7 @@ export const AttrTypeCode = {
   AS4_AGGREGATOR: 18,
   LARGE_COMMUNITY: 32,
 } as const;
+/** The type code of a path attribute Herald decodes. */
 export type AttrTypeCode = (typeof AttrTypeCode)[keyof typeof AttrTypeCode];
 
 /** Path attribute flag bits (RFC 4271 §4.3). */
@@ -199,6 +202,7 @@ export const AttrFlag = {
 
 /** ORIGIN values (RFC 4271 §5.1.1). */
 export const Origin = { IGP: 0, EGP: 1, INCOMPLETE: 2 } as const;
+/** An ORIGIN value: 0 IGP, 1 EGP, 2 INCOMPLETE. */
 export type Origin = (typeof Origin)[keyof typeof Origin];
 
 /** AS_PATH segment types (RFC 4271 §4.3, RFC 5065 §3 for confederations). */
@@ -208,6 +212,7 @@ export const AsPathSegmentType = {
   AS_CONFED_SEQUENCE: 3,
   AS_CONFED_SET: 4,
 } as const;
+/** An AS_PATH segment type, 1..4. */
 export type AsPathSegmentType = (typeof AsPathSegmentType)[keyof typeof AsPathSegmentType];
 
 /** Address Family Identifiers (IANA; RFC 4760 §3). */

@@ -33,11 +33,13 @@ export interface NlriEntry {
 // ---------------------------------------------------------------------------------------------------------------
 // Capabilities (RFC 5492). Unknown capabilities keep their raw value.
 
+/** An address family: AFI (2 octets, IANA; 1 IPv4, 2 IPv6) and SAFI (1 octet; 1 unicast), RFC 4760 §3. */
 export interface AfiSafi {
   readonly afi: number;
   readonly safi: number;
 }
 
+/** One capability of an OPEN (RFC 5492 §4), discriminated by `type`. */
 export type Capability =
   /** RFC 4760 §8: one per supported AFI/SAFI. */
   | { readonly type: 'Multiprotocol'; readonly afi: number; readonly safi: number }
@@ -75,6 +77,7 @@ export type Capability =
 // Path attributes (RFC 4271 §4.3, §5). Every attribute keeps its received flags octet so that encode(decode(b)) == b;
 // builders fill the RFC default flags. The Extended Length bit is honoured on encode (and forced when needed).
 
+/** One AS_PATH / AS4_PATH segment (RFC 4271 §4.3): its type and ASes (0..4294967295), never empty on the wire. */
 export interface AsPathSegment {
   readonly type: AsPathSegmentType;
   readonly asns: readonly number[];
@@ -95,6 +98,7 @@ interface AttrBase {
   readonly flags: number;
 }
 
+/** One path attribute (RFC 4271 §4.3, §5 and extensions), discriminated by `type`; `flags` is the flags octet. */
 export type PathAttribute =
   | (AttrBase & { readonly type: 'ORIGIN'; readonly origin: Origin })
   | (AttrBase & { readonly type: 'AS_PATH'; readonly segments: readonly AsPathSegment[] })
@@ -140,6 +144,7 @@ export type PathAttribute =
   /** Any other attribute, preserved with its flags and value. */
   | (AttrBase & { readonly type: 'UNKNOWN'; readonly typeCode: number; readonly value: Buffer });
 
+/** The `type` names of PathAttribute (RFC attribute names, plus 'UNKNOWN'). */
 export type PathAttributeType = PathAttribute['type'];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -203,6 +208,7 @@ export interface RouteRefreshMessage {
   readonly extra?: Buffer;
 }
 
+/** Any BGP message, discriminated by `type` (RFC 4271 §4.1 type names). */
 export type BgpMessage = OpenMessage | UpdateMessage | NotificationMessage | KeepaliveMessage | RouteRefreshMessage;
 
 /** Maps our message `type` strings to wire type codes. */

@@ -14,6 +14,7 @@ import { HEADER_LENGTH, MAX_EXTENDED_MESSAGE_LENGTH, MAX_MESSAGE_LENGTH } from '
 import { checkHeader } from '../codec/header.ts';
 import type { BgpError } from '../errors.ts';
 
+/** One per connection: `push` each received chunk, get whole messages (see the module comment). */
 export class MessageFramer {
   private max = MAX_MESSAGE_LENGTH;
   /** Partial header bytes (owned). */

@@ -13,6 +13,7 @@ import type { BgpError } from '../errors.ts';
 /** Builds the error thrown when a read would run past the end of the view. */
 export type OverrunFactory = () => BgpError;
 
+/** A read cursor over `buf[start, end)`; every read is bounds-checked (see the module comment). */
 export class ByteReader {
   private readonly buf: Buffer;
   private pos: number;
