@@ -224,6 +224,17 @@ export function parseBirdRoutes(text: string): Map<string, BirdPath[]> {
   return routes;
 }
 
+/** Last resort on any exit path (uncaught error, a closed stdout pipe): kill by PID and delete namespaces, synchronously. */
+function cleanupSync(): void {
+  for (const c of children) c.kill('SIGKILL');
+  for (const ns of namespaces.splice(0)) spawnSync('ip', ['netns', 'del', ns]);
+}
+process.on('exit', cleanupSync);
+// `npm run demo | head` closes the pipe early: keep going (and clean up at the end) instead of dying on EPIPE.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
+
 process.once('SIGINT', () => {
   void cleanup().then(() => process.exit(130));
 });
