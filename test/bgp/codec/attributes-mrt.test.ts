@@ -16,6 +16,7 @@ import { decodePathAttributes, encodePathAttributes } from '../../../bgp/codec/a
 import { effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
 import { canonicalAddress, decodeNlri, formatIPv4, formatIPv6 } from '../../../bgp/codec/nlri.ts';
 import type { CodecContext, PathAttribute } from '../../../bgp/codec/types.ts';
+import { mrtRecords } from './mrt-records.ts';
 
 const mrtDir = fileURLToPath(new URL('../../../../shared/data/bgp/mrt/', import.meta.url));
 const CTX: CodecContext = { fourOctetAs: true, extendedMessage: true, addPath: {} }; // RFC 6396 §4.3.4: 4-octet ASes
@@ -32,14 +33,8 @@ interface RibEntry {
 /** RIB_IPV4_UNICAST (2), RIB_IPV6_UNICAST (4) and their ADD-PATH forms (8, 10; RFC 8050) of TABLE_DUMP_V2 (13). */
 function* ribEntries(mrt: Buffer): Generator<RibEntry> {
   let peers: { ip: string; as: number }[] = [];
-  let p = 0;
-  while (p + 12 <= mrt.length) {
-    const ts = mrt.readUInt32BE(p);
-    const type = mrt.readUInt16BE(p + 4);
-    const subtype = mrt.readUInt16BE(p + 6);
-    const len = mrt.readUInt32BE(p + 8);
-    let q = p + 12;
-    p = q + len;
+  for (const { ts, type, subtype, start } of mrtRecords(mrt)) {
+    let q = start;
     if (type !== 13) continue;
     if (subtype === 1) {
       q += 4;

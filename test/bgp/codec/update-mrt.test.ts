@@ -16,6 +16,7 @@ import { canonicalAddress, decodeNlri, formatIPv4, formatIPv6 } from '../../../b
 import { BgpError } from '../../../bgp/errors.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
 import { decodeUpdate, encodeUpdate } from '../../../bgp/codec/update.ts';
+import { mrtRecords } from './mrt-records.ts';
 
 const dir = fileURLToPath(new URL('../../../../shared/data/bgp/mrt/bgpdump/', import.meta.url));
 
@@ -30,15 +31,8 @@ interface Record4mp {
 
 /** BGP4MP (16) and BGP4MP_ET (17) MESSAGE records holding UPDATEs (RFC 6396 §4.4.2, §4.4.3; RFC 8050 ADD-PATH). */
 function* updates(mrt: Buffer): Generator<Record4mp> {
-  let p = 0;
-  while (p + 12 <= mrt.length) {
-    const ts = mrt.readUInt32BE(p);
-    const type = mrt.readUInt16BE(p + 4);
-    const subtype = mrt.readUInt16BE(p + 6);
-    const len = mrt.readUInt32BE(p + 8);
-    let q = p + 12;
-    const end = q + len;
-    p = end;
+  for (const { ts, type, subtype, start, end } of mrtRecords(mrt)) {
+    let q = start;
     if (type !== 16 && type !== 17) continue;
     if (type === 17) q += 4;
     // 1 MESSAGE, 4 MESSAGE_AS4, 6 MESSAGE_LOCAL, 7 MESSAGE_AS4_LOCAL, 8/9/10/11 the ADD-PATH variants (RFC 8050).
