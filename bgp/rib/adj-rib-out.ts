@@ -142,9 +142,11 @@ const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
  * Per-peer Adj-RIB-Out plus UPDATE packing. One instance per peer.
  *
  * Cost model (100,000 routes must pack fast): the desired map is shared with the caller (never copied); a change
- * costs one queue push and two Map lookups; packing a route costs two lookups and one Map.set. Queues are cancelled
- * lazily: an entry is re-checked against the current desired/advertised state when it is packed, so a route changed
- * many times is sent once, with its latest attributes.
+ * costs one queue push and two Map lookups; packing a route costs one Map.set (plus two lookups for entries that
+ * are not trusted). Queues are cancelled lazily: an entry is re-checked against the current desired/advertised state
+ * when it is packed, so a route changed many times is sent once, with its latest attributes. Entries pushed by one
+ * batch into an empty queue (the initial table, a burst) are unique and valid when pushed, and are trusted without
+ * re-check until the next change (`changeSeq`).
  */
 export class AdjRibOut {
   /** Export context while the session is Established; undefined otherwise (nothing is pending then). */
