@@ -20,6 +20,8 @@ import { HeraldMetrics } from '../metrics/metrics.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
@@ -54,16 +56,16 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
   return t !== undefined && t.trim() !== '' ? t.trim() : undefined;
 }
 
-async function createSource(cfg: Config, nodeName: string): Promise<Source | undefined> {
-  if (!cfg.source) return undefined;
+async function createSource(cfg: Config, nodeName: string): Promise<{ source?: Source; kc?: KubeConfig }> {
+  if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
-    return new ManifestSource({ dir: cfg.source.manifests });
+    return { source: new ManifestSource({ dir: cfg.source.manifests }) };
   }
   const { loadKubeConfig } = await import('../k8s/client.ts');
   const { KubernetesSource } = await import('../sources/kubernetes.ts');
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
-  return new KubernetesSource({ kc, nodeName });
+  return { source: new KubernetesSource({ kc, nodeName }), kc };
 }
 
 function fileStamp(path: string): string {
@@ -121,9 +123,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
 
   let daemon: Daemon;
   let source: Source | undefined;
+  let kc: KubeConfig | undefined;
+  let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   try {
-    source = await createSource(config, identity.nodeName);
+    ({ source, kc } = await createSource(config, identity.nodeName));
     const { Speaker } = await import('../../bgp/speaker.ts');
     daemon = new Daemon(config, identity, {
       createSpeaker: (o) => new Speaker(o) as unknown as SpeakerLike,
@@ -202,6 +206,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (hbTimer) clearInterval(hbTimer);
     if (watchTimer) clearInterval(watchTimer);
     await reloading.catch(() => undefined);
+    await allocator?.stop().catch(() => undefined);
     await daemon.shutdown(why);
     heartbeat();
     await admin?.close().catch(() => undefined);
@@ -226,6 +231,19 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.error({ err }, 'start failed; continuing (see /readyz)');
   }
   markStarted();
+  if (!stopped && config.pools && config.pools.length > 0) {
+    // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and ignored.
+    if (kc && source) {
+      try {
+        const { startAllocator } = await import('../ipam/run.ts');
+        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
+      }
+    } else {
+      log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+    }
+  }
   if (!stopped) {
     heartbeat();
     hbTimer = setInterval(heartbeat, 5000);

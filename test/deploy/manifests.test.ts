@@ -102,7 +102,7 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, drain on
   const c = pod?.containers[0];
   t.equal(pod?.hostNetwork, true);
   t.same(ds.spec?.selector.matchLabels, ds.spec?.template.metadata?.labels);
-  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIP']);
+  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIP', 'metadata.namespace']);
   t.equal(c?.readinessProbe?.httpGet?.path, '/readyz');
   t.equal(c?.livenessProbe?.httpGet?.path, '/healthz');
   t.match(c?.lifecycle?.preStop?.exec?.command?.join(' '), /drain/);

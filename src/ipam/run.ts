@@ -1,0 +1,99 @@
+/**
+ * Runs LoadBalancer IP allocation inside `herald run` when `pools` are configured with the Kubernetes source: one
+ * LeaderElector per instance (Lease `herald-allocator` in Herald's namespace, holder = node name; decisions.md) and an
+ * AllocatorController that acts only while this instance leads. Passes are triggered by Service changes from the
+ * source, by winning the election, and every `resyncSec` (level-triggered: a missed event is healed by the next pass).
+ *
+ * Herald's namespace: `POD_NAMESPACE` (downward API), else the in-cluster service-account namespace file, else
+ * `herald-system`.
+ */
+import { readFileSync } from 'node:fs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Source } from '../sources/source.ts';
+import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
+import { LeaderElector } from '../leader/election.ts';
+import { KubernetesLeaseStore } from '../leader/lease-store.ts';
+import { AllocatorController, KubernetesStatusWriter } from './controller.ts';
+import { parsePool, type Pool, type PoolConfig } from './pool.ts';
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** Herald's own namespace (for the Lease). */
+export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
+  try {
+    const ns = readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
+    if (ns) return ns;
+  } catch {
+    // not in a cluster
+  }
+  return 'herald-system';
+}
+
+export interface AllocatorRunOptions {
+  readonly kc: KubeConfig;
+  readonly source: Source;
+  readonly pools: readonly PoolConfig[];
+  readonly nodeName: string;
+  readonly loadBalancerClass?: string;
+  readonly log: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly resyncSec?: number;
+}
+
+/** A running allocator: `isLeader()` for status, `stop()` releases the Lease. */
+export interface RunningAllocator {
+  isLeader(): boolean;
+  stats(): { passes: number; writes: number; writeErrors: number; leader: boolean; holder: string | undefined };
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts election and allocation.
+ * @throws PoolError for a pool whose addresses do not parse (the config schema has already checked their shape).
+ */
+export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
+  const pools: Pool[] = o.pools.map((p, i) => parsePool(p, i));
+  const namespace = heraldNamespace(o.env);
+  const log = o.log.child({ component: 'allocator' });
+  const elector = new LeaderElector({ identity: o.nodeName, store: new KubernetesLeaseStore(o.kc, namespace) });
+  const recorder = new EventRecorder(new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName), {
+    onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
+  });
+  const controller = new AllocatorController({
+    services: () => [...o.source.snapshot().services()],
+    pools: () => pools,
+    isLeader: () => elector.isLeader() && o.source.synced(),
+    writer: new KubernetesStatusWriter(o.kc),
+    recorder,
+    ...(o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
+    onError: (err, service) => log.warn({ service, err: (err as Error).message }, 'status write failed; retried on the next pass'),
+  });
+  const pass = () => void controller.reconcile().catch((err: unknown) => log.error({ err }, 'allocation pass failed'));
+  elector.on('started', () => {
+    log.info({ namespace, lease: 'herald-allocator' }, 'became the allocator leader');
+    pass();
+  });
+  elector.on('stopped', () => log.warn('stopped leading the allocator'));
+  elector.on('error', (err: unknown) => log.warn({ err: (err as Error).message }, 'leader election error'));
+  const onChange = (keys: readonly string[]) => {
+    if (keys.some((k) => !k.startsWith('node:'))) pass();
+  };
+  o.source.on('change', onChange);
+  o.source.on('synced', pass);
+  const timer = setInterval(pass, (o.resyncSec ?? 30) * 1000);
+  timer.unref();
+  elector.start();
+  log.info({ pools: pools.map((p) => p.config.name), namespace }, 'allocator started');
+  return {
+    isLeader: () => elector.isLeader(),
+    stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
+    stop: async () => {
+      clearInterval(timer);
+      o.source.off('change', onChange);
+      o.source.off('synced', pass);
+      await elector.stop();
+    },
+  };
+}
