@@ -33,7 +33,7 @@ import { MessageFramer } from '../wire/framer.ts';
 import { realClock } from '../fsm/clock.ts';
 import type { Clock, TimerHandle } from '../fsm/clock.ts';
 import type { FsmAction, FsmEvent, TimerName } from '../fsm/events.ts';
-import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, transition } from '../fsm/fsm.ts';
+import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, negotiateHoldTime, transition } from '../fsm/fsm.ts';
 import type { FsmConfig, FsmData } from '../fsm/fsm.ts';
 import { SessionState } from '../fsm/state.ts';
 import type { StateReason } from '../fsm/state.ts';
@@ -797,7 +797,9 @@ export class Session extends EventEmitter {
 
   private acceptOpen(conn: Connection, open: OpenMessage): void {
     const local = this.localOpen ?? this.buildLocalOpen();
-    const n = negotiate(local, open, this.fsmConfig.holdTimeSec);
+    const timers = negotiateHoldTime(this.fsmConfig.holdTimeSec, open.holdTime, this.fsmConfig.keepaliveTimeSec);
+    // The KEEPALIVE interval actually used (a configured keepaliveTimeSec below a third of the hold time wins).
+    const n: Negotiated = { ...negotiate(local, open, this.fsmConfig.holdTimeSec), keepaliveTimeSec: timers.keepaliveTimeSec };
     this.negotiatedParams = n;
     this.sendCtx = codecContextFor(n, 'send');
     this.recvCtx = codecContextFor(n, 'receive');

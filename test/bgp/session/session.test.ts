@@ -154,6 +154,7 @@ t.test('keepalives are sent every third of the negotiated hold time', T, async (
   await conn.next(4);
   t.equal(conn.received.filter((m) => m.type === 4).length, before + 2);
   t.equal(s.session.negotiated?.holdTimeSec, 12);
+  t.equal(s.session.negotiated?.keepaliveTimeSec, 4);
 });
 
 t.test('hold time 0 disables keepalives and the hold timer', T, async (t) => {
