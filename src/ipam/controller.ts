@@ -13,6 +13,9 @@ import type { EventRecorder } from '../events/recorder.ts';
 import { planAllocations, type AllocatorOptions } from './allocator.ts';
 import type { Pool } from './pool.ts';
 
+/** Status writes in flight at once during a pass (the apiserver handles them in parallel). */
+const WRITE_CONCURRENCY = 8;
+
 /** Writes `status.loadBalancer.ingress` of one Service. */
 export interface StatusWriter {
   /**
@@ -72,17 +75,28 @@ export class AllocatorController {
     const plan = planAllocations(services, this.options.pools(), { loadBalancerClass: this.options.loadBalancerClass });
     const rv = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s.metadata?.resourceVersion]));
     const failed = new Set<string>();
-    for (const patch of plan.patches) {
-      if (!this.options.isLeader()) return; // stepped down mid-pass: write nothing more
-      try {
-        await this.options.writer.patchIngress(patch.service, patch.ips, rv.get(patch.service));
-        this.stats.writes++;
-      } catch (err) {
-        this.stats.writeErrors++;
-        failed.add(patch.service);
-        this.options.onError?.(err, patch.service);
+    // Up to WRITE_CONCURRENCY writes in flight; leadership is re-checked before each one.
+    let next = 0;
+    let stepDown = false;
+    const worker = async () => {
+      while (next < plan.patches.length) {
+        if (!this.options.isLeader()) {
+          stepDown = true; // stepped down mid-pass: write nothing more
+          return;
+        }
+        const patch = plan.patches[next++] as (typeof plan.patches)[number];
+        try {
+          await this.options.writer.patchIngress(patch.service, patch.ips, rv.get(patch.service));
+          this.stats.writes++;
+        } catch (err) {
+          this.stats.writeErrors++;
+          failed.add(patch.service);
+          this.options.onError?.(err, patch.service);
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
+    if (stepDown) return;
     for (const event of plan.events) {
       if (event.reason === 'IPAllocated' && failed.has(event.service)) continue;
       this.options.recorder?.record(event);
