@@ -231,7 +231,7 @@ export interface UpdateDecodeResult {
   readonly problems: readonly string[];
 }
 
-/** Families the codec decodes; used as keys. */
+/** The Family of an AFI/SAFI pair (RFC 4760 §3): 1/1 → 'ipv4-unicast', 2/1 → 'ipv6-unicast', anything else undefined. */
 export function familyOf(afi: number, safi: number): Family | undefined {
   if (safi !== 1) return undefined;
   return afi === 1 ? 'ipv4-unicast' : afi === 2 ? 'ipv6-unicast' : undefined;
