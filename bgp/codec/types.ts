@@ -6,7 +6,8 @@
  * (host bits beyond the prefix length are zeroed by the decoder; IPv6 in RFC 5952 form, as Node's net module prints it).
  * AS numbers and 32-bit values are non-negative JavaScript numbers (0..4294967295).
  */
-import type { AsPathSegmentType, Family, MessageType, Origin } from '../constants.ts';
+import { MessageType } from '../constants.ts';
+import type { AsPathSegmentType, Family, Origin } from '../constants.ts';
 
 /**
  * Negotiated session options that change how bytes are read and written (GoBGP's MarshallingOption,
@@ -211,13 +212,13 @@ export interface RouteRefreshMessage {
 /** Any BGP message, discriminated by `type` (RFC 4271 §4.1 type names). */
 export type BgpMessage = OpenMessage | UpdateMessage | NotificationMessage | KeepaliveMessage | RouteRefreshMessage;
 
-/** Maps our message `type` strings to wire type codes. */
+/** Maps our message `type` strings to wire type codes (the codes from MessageType, RFC 4271 §4.1, RFC 2918 §3). */
 export const MESSAGE_TYPE_CODE: Readonly<Record<BgpMessage['type'], MessageType>> = {
-  OPEN: 1,
-  UPDATE: 2,
-  NOTIFICATION: 3,
-  KEEPALIVE: 4,
-  'ROUTE-REFRESH': 5,
+  OPEN: MessageType.Open,
+  UPDATE: MessageType.Update,
+  NOTIFICATION: MessageType.Notification,
+  KEEPALIVE: MessageType.Keepalive,
+  'ROUTE-REFRESH': MessageType.RouteRefresh,
 };
 
 /** Result of decoding an UPDATE with RFC 7606 error handling: session-fatal problems are thrown as BgpError instead. */
