@@ -842,7 +842,7 @@ export class Session extends EventEmitter {
     }
     this.stats.prefixesReceived = tracked ? tracked.size : this.stats.prefixesReceived + announced;
     this.emit('update', result);
-    const eor = endOfRibFamily(msg);
+    const eor = endOfRibFamily(result);
     if (eor !== undefined) this.emit('endOfRib', eor);
     const max = this.options.maxPrefixes;
     if (max !== undefined && this.stats.prefixesReceived > max) {
