@@ -249,6 +249,8 @@ if (!birdAvailable()) {
     await bird.waitFor(async () => (await prefixes()).includes('10.66.0.2/32'), 'unchecked route announced', 30_000);
     t.notOk((await prefixes()).includes('10.66.0.1/32'), 'checked route not announced while nothing listens');
     const health = async () => (await (await fetch(`${api}/api/v1/health`)).json()) as { gate: string; state: string; lastFailure?: { code: string } }[];
+    // The first probe may not have finished when the unchecked route arrives: wait for a failure to be recorded.
+    await bird.waitFor(async () => ((await health()).find((c) => c.gate === 'route:10.66.0.1/32')?.lastFailure ? true : undefined), 'first probe failure recorded', 30_000);
     t.match((await health()).find((c) => c.gate === 'route:10.66.0.1/32'), { lastFailure: { code: 'ConnectionRefused' } });
     const srv = createServer((sock) => sock.destroy());
     await new Promise<void>((resolve) => srv.listen(checkPort, '127.0.0.1', resolve));
