@@ -90,7 +90,7 @@ function loadLibc(what: string): Libc {
   throw new TransportError(`${what} needs the koffi FFI to call setsockopt(2), which failed to load: ${libcError}`);
 }
 
-const ERRNO_NAMES: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 13: 'EACCES', 22: 'EINVAL', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP' };
+const ERRNO_NAMES: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 13: 'EACCES', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP' };
 
 function setOpt(fd: number, level: number, name: number, value: Buffer, what: string): void {
   const lib = loadLibc(what);

@@ -83,6 +83,7 @@ t.test('clear errors for bad options', { skip: !supported && 'Linux only' }, asy
   t.throws(() => dial({ remoteAddress: '127.0.0.1', remotePort: 1, md5Password: 'x'.repeat(81) }), TransportError);
   t.throws(() => dial({ remoteAddress: '127.0.0.1', remotePort: 1, ttl: 0 }), /TTL must be 1..255/);
   t.throws(() => socketFd(createServer()), /no file descriptor/);
+  t.throws(() => setMd5Key(0, '127.0.0.1', 'x'), /setsockopt\(TCP_MD5SIG\) failed: ENOTSOCK/, 'errno named (stdin is not a socket)');
 });
 
 t.test('listener address normalisation', async (t) => {
