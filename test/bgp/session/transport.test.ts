@@ -1,5 +1,6 @@
 // TCP MD5 (RFC 2385), TTL and GTSM (RFC 5082) through koffi setsockopt, over loopback.
 import t from 'tap';
+import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { dial, setMd5Key, setTtl, socketFd, ttlOptions, TransportError } from '../../../bgp/session/transport.ts';
@@ -83,7 +84,12 @@ t.test('clear errors for bad options', { skip: !supported && 'Linux only' }, asy
   t.throws(() => dial({ remoteAddress: '127.0.0.1', remotePort: 1, md5Password: 'x'.repeat(81) }), TransportError);
   t.throws(() => dial({ remoteAddress: '127.0.0.1', remotePort: 1, ttl: 0 }), /TTL must be 1..255/);
   t.throws(() => socketFd(createServer()), /no file descriptor/);
-  t.throws(() => setMd5Key(0, '127.0.0.1', 'x'), /setsockopt\(TCP_MD5SIG\) failed: ENOTSOCK/, 'errno named (stdin is not a socket)');
+  const fd = openSync('/dev/null', 'r');
+  try {
+    t.throws(() => setMd5Key(fd, '127.0.0.1', 'x'), /setsockopt\(TCP_MD5SIG\) failed: ENOTSOCK/, 'errno named (a file is not a socket)');
+  } finally {
+    closeSync(fd);
+  }
 });
 
 t.test('listener address normalisation', async (t) => {
