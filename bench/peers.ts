@@ -10,7 +10,13 @@
  * BIRD is polled with back-to-back `birdc show route count` calls (a few ms each), so small figures carry a few ms
  * of polling error. Targets for Herald: connect ≤ 0.05 s, bursts ≤ 0.1 s, peak RSS ≤ 100 MiB.
  *
- * Environment: N (default 100000), SENDERS (default "herald,gobgp,exabgp"), RUNS (default 1; the median is printed).
+ * Two more rows separate what Herald controls from what BIRD does:
+ * - sink: Herald (same child speaker) sending to a trivial receiver in this process that only frames messages and
+ *         counts NLRI — Herald's own time to build and hand over all UPDATE bytes, no BIRD involved;
+ * - raw:  a trivial sender replaying Herald's UPDATE bytes (packed beforehand) to BIRD in single writes — BIRD's own
+ *         ingest time on this machine, the floor any sender can reach.
+ * Environment: N (default 100000), SENDERS (default "herald,sink,raw,gobgp,exabgp"), RUNS (default 1; the median is
+ * printed).
  * Not a test: prints a table, asserts nothing. Needs bird2, gobgpd and exabgp installed (missing ones are skipped).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -19,12 +25,17 @@ import { performance } from 'node:perf_hooks';
 import { Bird, bgpProtocol, birdAvailable, freePort } from '../test/helpers/bird.ts';
 import { Gobgp, gobgpAvailable } from '../test/helpers/gobgp.ts';
 import { Exabgp, exabgpAvailable } from '../test/helpers/exabgp.ts';
-import { SpeakerChild } from '../test/helpers/speaker-child.ts';
+import { generateRoutes, SpeakerChild } from '../test/helpers/speaker-child.ts';
+import { capability, keepalive, open, param } from '../test/helpers/wire.ts';
+import { createServer, connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { AdjRibOut, makeRecord } from '../bgp/rib/adj-rib-out.ts';
+import type { RouteRecord } from '../bgp/rib/adj-rib-out.ts';
 import { sleep } from '../test/helpers/daemon-process.ts';
 
 const N = Number(process.env.N ?? 100_000);
 const RUNS = Number(process.env.RUNS ?? 1);
-const SENDERS = (process.env.SENDERS ?? 'herald,gobgp,exabgp').split(',').map((s) => s.trim());
+const SENDERS = (process.env.SENDERS ?? 'herald,sink,raw,gobgp,exabgp').split(',').map((s) => s.trim());
 const BASE = 0x0a000000; // 10.0.0.0
 
 const wall = (): number => performance.timeOrigin + performance.now();
@@ -137,6 +148,206 @@ async function benchHerald(): Promise<Result> {
     };
   } finally {
     await child?.stop();
+    await bird.stop();
+  }
+}
+
+/** OPEN of a trivial peer: AS `as` (2-octet), hold time 240 s, Multiprotocol IPv4 unicast and 4-octet AS (RFC 5492). */
+function trivialOpen(as: number, id: string): Buffer {
+  const asBytes = Buffer.alloc(4);
+  asBytes.writeUInt32BE(as);
+  return open({ as, holdTime: 240, id, params: [param(2, capability(1, [0, 1, 0, 1])), param(2, capability(65, asBytes))] });
+}
+
+/** Counts the IPv4 NLRI of a stream of BGP messages (RFC 4271 §4.3): announced and withdrawn prefixes. */
+class NlriCounter {
+  announced = 0;
+  withdrawn = 0;
+  bytes = 0;
+  private pending = Buffer.alloc(0);
+  /** Feeds bytes; returns the whole messages' types seen (for OPEN / KEEPALIVE handling). */
+  push(chunk: Buffer): number[] {
+    this.bytes += chunk.length;
+    const buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    const types: number[] = [];
+    let off = 0;
+    while (buf.length - off >= 19) {
+      const len = buf.readUInt16BE(off + 16);
+      if (buf.length - off < len) break;
+      const type = buf[off + 18]!;
+      types.push(type);
+      if (type === 2) {
+        const wl = buf.readUInt16BE(off + 19);
+        this.withdrawn += countPrefixes(buf, off + 21, off + 21 + wl);
+        const al = buf.readUInt16BE(off + 21 + wl);
+        this.announced += countPrefixes(buf, off + 23 + wl + al, off + len);
+      }
+      off += len;
+    }
+    this.pending = Buffer.from(buf.subarray(off));
+    return types;
+  }
+}
+
+function countPrefixes(buf: Buffer, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i += 1 + ((buf[i]! + 7) >> 3)) n++;
+  return n;
+}
+
+/**
+ * Herald's own send time, without BIRD: the Speaker (child process) sends to a trivial receiver in this process that
+ * only frames messages and counts NLRI. connect = from the receiver's KEEPALIVE (which makes Herald Established) until
+ * it has counted N announced prefixes; bursts = from the command until N withdrawn / N announced are counted.
+ */
+async function benchSink(): Promise<Result> {
+  const a = pair();
+  const counter = new NlriCounter();
+  let sock: Socket | undefined;
+  let estAt = 0;
+  const waiters = new Set<() => void>();
+  const server = createServer((s) => {
+    sock = s;
+    s.on('data', (d: Buffer) => {
+      for (const t of counter.push(d)) {
+        if (t === 1) {
+          s.write(Buffer.concat([trivialOpen(65000, '10.254.9.9'), keepalive()]));
+          estAt = wall();
+        }
+      }
+      for (const w of waiters) w();
+    });
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, a.bird, r));
+  const port = (server.address() as { port: number }).port;
+  const until = (pred: () => boolean, timeoutMs: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!pred()) return;
+        waiters.delete(check);
+        clearTimeout(t);
+        resolve(wall());
+      };
+      const t = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`sink: timed out (announced ${counter.announced}, withdrawn ${counter.withdrawn})`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  let child: SpeakerChild | undefined;
+  try {
+    child = await SpeakerChild.start({
+      speaker: { localAs: 65001, bgpIdentifier: '10.254.1.1' },
+      peers: [{ name: 'sink', address: a.bird, port, peerAs: 65000, localAddress: a.sender, families: ['ipv4-unicast'], connectRetryTimeSec: 1 }],
+      generate: { count: N, base: '10.0.0.0' },
+      markInitialSyncDone: true,
+    });
+    const cpu = async (): Promise<number> => ((await child!.command({ cmd: 'cpu' })) as number) / 1000;
+    const est0 = await child.waitEvent((e) => e.event === 'peerState' && e.to === 'Established', 'Established', 60_000);
+    const cpu0 = (est0.cpuMs as number) / 1000;
+    const full = await until(() => counter.announced >= N, 120_000);
+    const connectSec = (full - estAt) / 1000;
+    const cpu1 = await cpu();
+    await sleep(300);
+    let t0 = wall();
+    void child.command({ cmd: 'setRoutes', routes: [] });
+    const empty = await until(() => counter.withdrawn >= N, 120_000);
+    const withdrawSec = (empty - t0) / 1000;
+    const cpu2 = await cpu();
+    await sleep(300);
+    const cpu3 = await cpu();
+    t0 = wall();
+    void child.command({ cmd: 'generate', count: N, base: '10.0.0.0' });
+    const again = await until(() => counter.announced >= 2 * N, 120_000);
+    const announceSec = (again - t0) / 1000;
+    const cpu4 = await cpu();
+    const rss = (await child.command({ cmd: 'rss' })) as { maxRssBytes: number };
+    return { connectSec, withdrawSec, announceSec, peakRssMiB: rss.maxRssBytes / 1048576, cpu: { connect: cpu1 - cpu0, withdraw: cpu2 - cpu1, announce: cpu4 - cpu3 } };
+  } finally {
+    await child?.stop();
+    sock?.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}
+
+/**
+ * Herald's UPDATE bytes, packed in this process by an AdjRibOut exactly as the Speaker packs them toward a peer with
+ * 4096-octet messages: the full table (announce) and its withdrawal. Also returns the packing time (ms).
+ */
+function heraldBytes(localAddress: string): { announce: Buffer; withdraw: Buffer; packMs: number; withdrawMs: number } {
+  const desired = new Map<string, RouteRecord>();
+  for (const r of generateRoutes(N)) desired.set(r.prefix, makeRecord(r));
+  const rib = new AdjRibOut();
+  rib.setDesired(desired);
+  const drain = (): Buffer => {
+    const out: Buffer[] = [];
+    for (let m = rib.nextMessage(4096); m !== undefined; m = rib.nextMessage(4096)) out.push(m);
+    return Buffer.concat(out);
+  };
+  let t = performance.now();
+  rib.start({ name: 'raw', localAs: 65001, peerAs: 65000, fourOctetAs: true, families: new Set(['ipv4-unicast']), localAddress });
+  const announce = drain();
+  const packMs = performance.now() - t;
+  t = performance.now();
+  rib.setDesired(new Map());
+  const withdraw = drain();
+  return { announce, withdraw, packMs, withdrawMs: performance.now() - t };
+}
+
+/**
+ * BIRD's own ingest time: a trivial sender replays Herald's UPDATE bytes (built beforehand) to BIRD — OPEN, then on
+ * BIRD's OPEN one write of KEEPALIVE + the whole table; bursts are one write of all withdrawals / announcements.
+ * The figures are what BIRD needs to take in the bytes on this machine (plus `birdc` polling), whatever the sender.
+ */
+async function benchRaw(): Promise<Result> {
+  const a = pair();
+  const birdPort = await freePort(a.bird);
+  const bytes = heraldBytes(a.sender);
+  console.log(`raw: Herald's AdjRibOut packs ${N} routes into ${bytes.announce.length} octets in ${bytes.packMs.toFixed(1)} ms, withdrawals (${bytes.withdraw.length} octets) in ${bytes.withdrawMs.toFixed(1)} ms`);
+  const bird = await Bird.start(
+    TIMEFORMAT +
+      bgpProtocol({ name: 'sender', local: a.bird, localPort: birdPort, localAs: 65000, neighbor: a.sender, neighborPort: 179, neighborAs: 65001, passive: true, families: ['ipv4'], extra: '  debug { states, events };' }),
+  );
+  let s: Socket | undefined;
+  let ka: NodeJS.Timeout | undefined;
+  try {
+    const counter = new NlriCounter();
+    s = connect({ host: a.bird, port: birdPort, localAddress: a.sender });
+    const sock = s;
+    sock.on('error', () => {});
+    sock.setNoDelay(true);
+    await new Promise<void>((r) => sock.once('connect', r));
+    sock.write(trivialOpen(65001, '10.254.4.1'));
+    await new Promise<void>((resolve) => {
+      const onData = (d: Buffer): void => {
+        if (!counter.push(d).includes(1)) return;
+        sock.off('data', onData);
+        sock.write(Buffer.concat([keepalive(), bytes.announce]));
+        resolve();
+      };
+      sock.on('data', onData);
+    });
+    ka = setInterval(() => sock.write(keepalive()), 30_000);
+    const full = await pollUntil(bird, (n) => n === N, 120_000);
+    const est = establishedAt(bird, 'sender');
+    if (est === undefined) throw new Error('no established line in the BIRD log');
+    const connectSec = (full - est) / 1000;
+    await sleep(500);
+    let t0 = wall();
+    sock.write(bytes.withdraw);
+    const empty = await pollUntil(bird, (n) => n === 0, 120_000);
+    const withdrawSec = (empty - t0) / 1000;
+    await sleep(500);
+    t0 = wall();
+    sock.write(bytes.announce);
+    const again = await pollUntil(bird, (n) => n === N, 120_000);
+    const announceSec = (again - t0) / 1000;
+    return { connectSec, withdrawSec, announceSec, peakRssMiB: NaN };
+  } finally {
+    if (ka) clearInterval(ka);
+    s?.destroy();
     await bird.stop();
   }
 }
@@ -268,6 +479,8 @@ async function main(): Promise<void> {
   }
   const runners: Record<string, { ok: () => boolean; run: () => Promise<Result> }> = {
     herald: { ok: () => true, run: benchHerald },
+    sink: { ok: () => true, run: benchSink },
+    raw: { ok: () => true, run: benchRaw },
     gobgp: { ok: gobgpAvailable, run: benchGobgp },
     exabgp: { ok: exabgpAvailable, run: benchExabgp },
   };
