@@ -434,6 +434,54 @@ export class Speaker extends EventEmitter {
     }
   }
 
+  /**
+   * Incremental form of {@link setRoutes}: upserts `changed` (keyed by `route.prefix`; a later duplicate wins) and
+   * removes the routes whose prefix is in `removed`, leaving every other desired route untouched. Cost is
+   * O(changed + removed) — independent of the size of the desired set — so a caller that knows what changed (the
+   * daemon, from its controller) pays per change, not per table. A prefix both in `changed` and `removed` ends up
+   * removed. Every route is validated first; on any malformed route a RouteError listing the problems is thrown and
+   * nothing changes. An unchanged route (same object or same attribute signature) costs one comparison.
+   */
+  updateRoutes(changed: Iterable<Route>, removed: Iterable<string> = []): void {
+    const prev = this.records;
+    const problems: string[] = [];
+    const upserts = new Map<RouteKey, RouteRecord>();
+    for (const route of changed) {
+      const key = route.prefix;
+      const old = prev.get(key);
+      if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
+        upserts.delete(key); // an earlier duplicate in this batch is superseded by the current record
+        continue;
+      }
+      try {
+        upserts.set(key, makeRecord(route));
+      } catch (err) {
+        if (err instanceof RouteError) problems.push(err.message);
+        else throw err;
+      }
+    }
+    if (problems.length > 0) {
+      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
+    }
+    const gone: RouteRecord[] = [];
+    for (const key of removed) {
+      upserts.delete(key);
+      const rec = prev.get(key);
+      if (rec !== undefined) gone.push(rec);
+    }
+    if (upserts.size === 0 && gone.length === 0) return;
+    // In place: every peer's Adj-RIB-Out holds this same map as its desired set (or the empty one while drained),
+    // and is told the diff right below.
+    for (const rec of gone) prev.delete(rec.key);
+    for (const [key, rec] of upserts) prev.set(key, rec);
+    if (this.drained) return;
+    const diff = { changed: [...upserts.values()], removed: gone };
+    for (const entry of this.peersByName.values()) {
+      entry.rib.setDesired(prev, diff);
+      if (entry.rib.hasPending()) entry.session.kickTx();
+    }
+  }
+
   /** The desired routes currently set (validated), in insertion order. */
   routes(): Route[] {
     return [...this.records.values()].map((r) => r.route);

@@ -184,6 +184,14 @@ export class Controller extends EventEmitter {
     return this.#last;
   }
 
+  /**
+   * The route of `prefix` in the newest result handed (or being handed) to the sink, or undefined when that result has
+   * none — an O(1) lookup for sinks that apply `changes.prefixes` incrementally. Same object as in `result.routes`.
+   */
+  route(prefix: string): DesiredRoute | undefined {
+    return this.#routes.get(prefix);
+  }
+
   /** Resolves when no key is queued or running (tests, graceful shutdown). */
   whenIdle(): Promise<void> {
     return this.#queue.whenIdle();

@@ -23,7 +23,8 @@ import type { StateReason } from '../../bgp/fsm/state.ts';
 import { describeNotification } from '../../bgp/errors.ts';
 import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
-import type { DesiredResult, DesiredRoutesContext } from '../controller/desired-routes.ts';
+import type { DesiredResult, DesiredRoute, DesiredRoutesContext, ServiceDecision } from '../controller/desired-routes.ts';
+import type { DesiredChanges } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Source } from '../sources/source.ts';
@@ -46,6 +47,8 @@ export interface SpeakerLike extends EventEmitter {
   updatePeer(cfg: SpeakerPeerConfig): void;
   removePeer(name: string): Promise<void>;
   setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>): void;
+  /** Incremental setRoutes (bgp/speaker.ts); without it every reconcile hands the whole set to setRoutes. */
+  updateRoutes?(changed: Iterable<Route>, removed: Iterable<string>): void;
   markInitialSyncDone(): void;
   drain(opts: { waitTimeSec: number }): Promise<void>;
   undrain(): void;
@@ -127,9 +130,35 @@ export class Daemon implements DaemonView {
   private readonly history = new Map<string, PeerHistory>();
   private lastResult: DesiredResult | undefined;
   private desiredCount = 0;
+  /** Gates reported announced to the HealthManager (setAnnounced true): Service VIP gates and static route gates. */
   private announcedGates = new Set<string>();
   /** Gates that have checks registered with the HealthManager (last setChecks). */
   private registeredGates = new Set<string>();
+  // ---- incremental reconcile state (see reconcile()) ----
+  /** Controller changes not yet applied to the state below. */
+  private pendingAll = true;
+  private readonly pendingServices = new Set<string>();
+  private readonly pendingPrefixes = new Set<string>();
+  /** Next reconcile recomputes everything (start, reload, node-level health change, a failed reconcile). */
+  private needFull = true;
+  /** Service VIP routes by prefix: the controller's route and the Speaker Route made from it (kept while it is the same object). */
+  private svcRoutes = new Map<string, { d: DesiredRoute; route: Route }>();
+  /** Static routes announced at the last reconcile, by prefix. */
+  private staticNow = new Map<string, Route>();
+  /** Static route gates announced at the last reconcile. */
+  private staticGates = new Set<string>();
+  /** Speaker Route of each static route config object (same config object → same Route object). */
+  private staticCache = new WeakMap<object, Route>();
+  /** The desired set last handed to the speaker, by prefix (static routes win over Service VIPs). */
+  private desired = new Map<string, Route>();
+  /** Announced VIP gates per Service ("ns/name"). */
+  private svcGates = new Map<string, string[]>();
+  /** Health check specs per Service, with their JSON (to tell a change). */
+  private svcSpecs = new Map<string, { specs: CheckSpec[]; json: string }>();
+  /** Static route and node-level check specs (from the config). */
+  private baseSpecs: CheckSpec[] = [];
+  /** Test hook: counts of the work done by reconciles (Service decisions applied, Routes made, checks recomputed). */
+  readonly reconcileStats = { full: 0, incremental: 0, servicesApplied: 0, routesMade: 0, specsComputed: 0, setChecks: 0 };
   private initialSyncMarked = false;
   /** Latest time (epoch ms) End-of-RIB may wait for pending health checks; set on the first eligible reconcile. */
   private initialSyncDeadlineMs: number | undefined;
@@ -169,7 +198,10 @@ export class Daemon implements DaemonView {
     deps.health.on('change', (keys: string[], info?: { nodeLevel?: boolean }) => {
       // Service VIP gates are "svc:<ns/name> <address>": recompute those Services (all on a node-level change).
       if (this.controller) {
-        if (info?.nodeLevel) this.controller.invalidate();
+        if (info?.nodeLevel) {
+          this.needFull = true;
+          this.controller.invalidate();
+        }
         else for (const k of new Set((keys ?? []).filter((k) => k.startsWith('svc:')).map((k) => k.slice(4).split(' ')[0] as string))) this.controller.invalidate(k);
       }
       this.scheduleReconcile('health');
@@ -179,8 +211,13 @@ export class Daemon implements DaemonView {
         source: deps.source,
         context: this.controllerContext(config),
         sink: {
-          onDesired: (result) => {
+          onDesired: (result, changes?: DesiredChanges) => {
             this.lastResult = result;
+            if (!changes || changes.all) this.pendingAll = true;
+            else {
+              for (const k of changes.services) this.pendingServices.add(k);
+              for (const p of changes.prefixes) this.pendingPrefixes.add(p);
+            }
             this.reconcile('controller');
           },
         },
@@ -363,7 +400,8 @@ export class Daemon implements DaemonView {
     return out;
   }
 
-  private healthSpecs(cfg: Config, result: DesiredResult | undefined): CheckSpec[] {
+  /** Check specs from the config alone: static routes' checks and kube-proxy's node check. */
+  private configSpecs(cfg: Config): CheckSpec[] {
     const timing = timingFromConfig(cfg.healthChecks);
     const specs: CheckSpec[] = [];
     const nodeIp = this.identity.nodeIp;
@@ -380,16 +418,74 @@ export class Daemon implements DaemonView {
     if (kubeProxyEnabled(cfg) && nodeIp !== undefined) {
       specs.push(kubeProxyNodeCheck({ nodeIPs: nodeIp, port: cfg.kubeProxy.healthzPort, timing }));
     }
-    // VIPs that are announced, or blocked only by their health gate, get their checks.
-    for (const s of result?.services ?? []) {
-      for (const v of s.vips) {
-        if (v.announced || (v.reasons.length > 0 && v.reasons.every((r) => r.code === 'HealthCheckFailing'))) specs.push(...this.vipChecks(cfg, s.service, v.address));
-      }
+    return specs;
+  }
+
+  /** Checks of one Service's VIPs that are announced, or blocked only by their health gate. */
+  private serviceSpecs(cfg: Config, s: ServiceDecision): CheckSpec[] {
+    this.reconcileStats.specsComputed++;
+    const specs: CheckSpec[] = [];
+    for (const v of s.vips) {
+      if (v.announced || (v.reasons.length > 0 && v.reasons.every((r) => r.code === 'HealthCheckFailing'))) specs.push(...this.vipChecks(cfg, s.service, v.address));
     }
     return specs;
   }
 
-  /** Recompute the whole desired set and hand it to the speaker. Never throws. */
+  /** Every check spec: config ones first, then each Service's. */
+  private allSpecs(): CheckSpec[] {
+    const out = [...this.baseSpecs];
+    for (const e of this.svcSpecs.values()) for (const x of e.specs) out.push(x);
+    return out;
+  }
+
+  /** The Speaker Route of a controller route, reusing the previous object while the controller's is the same. */
+  private svcRoute(d: DesiredRoute): { d: DesiredRoute; route: Route } {
+    const old = this.svcRoutes.get(d.prefix);
+    if (old !== undefined && old.d === d) return old;
+    this.reconcileStats.routesMade++;
+    return { d, route: desiredRoute(d) };
+  }
+
+  /** Whether gate `k` is announced according to the current state (static route gate or Service VIP gate). */
+  private gateAnnounced(k: string): boolean {
+    if (this.staticGates.has(k)) return true;
+    if (!k.startsWith('svc:')) return false;
+    return this.svcGates.get(k.slice(4).split(' ')[0] as string)?.includes(k) ?? false;
+  }
+
+  /** Announced VIP gates of one Service decision. */
+  private static announcedGatesOf(s: ServiceDecision): string[] {
+    const out: string[] = [];
+    for (const v of s.vips) if (v.announced) out.push(`svc:${s.service} ${v.address}`);
+    return out;
+  }
+
+  /** The decision of Service `key` in `result` (services are sorted by key), or undefined. */
+  private static findService(result: DesiredResult, key: string): ServiceDecision | undefined {
+    const a = result.services;
+    let lo = 0;
+    let hi = a.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const k = (a[mid] as ServiceDecision).service;
+      if (k === key) return a[mid];
+      if (k < key) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  /**
+   * Bring the desired set up to date and hand the difference to the speaker. Never throws.
+   *
+   * Level-triggered, applied incrementally: the controller reports which Services and prefixes changed
+   * (`DesiredChanges`), and only those are re-read here — their routes (a Route object is made only for a route the
+   * controller changed), their health checks and their announced gates — so one EndpointSlice change costs
+   * O(Services it touches), not O(Services in the cluster). Static routes (a handful, from the config) are re-read
+   * every time. Everything is recomputed from the controller's last full result on start, reload, a node-level
+   * health change, a controller full recompute (`changes.all`: first result, context change, resync) and after a
+   * failed reconcile.
+   */
   reconcile(why: string): void {
     const t0 = performance.now();
     const cfg = this.config;
@@ -403,45 +499,155 @@ export class Daemon implements DaemonView {
           this.log.error({ err }, 'cannot apply peers');
         }
       }
-      const routes = new Map<string, Route>();
-      const gatesNow = new Set<string>();
       const source = this.deps.source;
-      // Service VIPs: the controller's last full result (it emits only once the source has synced).
+      // Service VIPs: the controller's last result (it emits only once the source has synced).
       const result = this.lastResult;
-      if (result) {
-        for (const d of result.routes) {
-          const r = desiredRoute(d);
-          routes.set(`${r.family} ${r.prefix}`, r);
+      const full = this.needFull || this.pendingAll || why === 'reload' || why === 'start';
+      // A failure below leaves the state half-updated: the next reconcile then recomputes everything.
+      this.needFull = true;
+      /** Prefixes whose final route may have changed. */
+      const touched = new Set<string>();
+      /** Gates whose announced state may have changed. */
+      const gatesTouched = new Set<string>();
+      const newlyRegistered: string[] = [];
+      let specsChanged = full;
+      if (full) {
+        this.reconcileStats.full++;
+        const routes = new Map<string, { d: DesiredRoute; route: Route }>();
+        for (const d of result?.routes ?? []) routes.set(d.prefix, this.svcRoute(d));
+        this.svcRoutes = routes;
+        const gates = new Map<string, string[]>();
+        const specs = new Map<string, { specs: CheckSpec[]; json: string }>();
+        for (const sd of result?.services ?? []) {
+          this.reconcileStats.servicesApplied++;
+          const g = Daemon.announcedGatesOf(sd);
+          if (g.length > 0) gates.set(sd.service, g);
+          const sp = this.serviceSpecs(cfg, sd);
+          if (sp.length > 0) specs.set(sd.service, { specs: sp, json: '' });
         }
-        for (const s of result.services) for (const v of s.vips) if (v.announced) gatesNow.add(`svc:${s.service} ${v.address}`);
+        this.svcGates = gates;
+        this.svcSpecs = specs;
+        this.baseSpecs = this.configSpecs(cfg);
+        const registered = new Set<string>();
+        for (const x of this.allSpecs()) {
+          if (x.scope === 'node') continue;
+          if (!this.registeredGates.has(x.gate)) newlyRegistered.push(x.gate);
+          registered.add(x.gate);
+        }
+        this.registeredGates = registered;
+        for (const k of this.announcedGates) gatesTouched.add(k);
+        for (const l of gates.values()) for (const k of l) gatesTouched.add(k);
+      } else if (result) {
+        this.reconcileStats.incremental++;
+        for (const p of this.pendingPrefixes) {
+          const d = this.controller?.route(p);
+          if (d === undefined) this.svcRoutes.delete(p);
+          else this.svcRoutes.set(p, this.svcRoute(d));
+          touched.add(p);
+        }
+        for (const key of this.pendingServices) {
+          this.reconcileStats.servicesApplied++;
+          const sd = Daemon.findService(result, key);
+          const oldGates = this.svcGates.get(key) ?? [];
+          const newGates = sd ? Daemon.announcedGatesOf(sd) : [];
+          if (newGates.length > 0) this.svcGates.set(key, newGates);
+          else this.svcGates.delete(key);
+          for (const k of oldGates) gatesTouched.add(k);
+          for (const k of newGates) gatesTouched.add(k);
+          const old = this.svcSpecs.get(key);
+          const sp = sd ? this.serviceSpecs(cfg, sd) : [];
+          const oldJson = old ? (old.json || (old.json = JSON.stringify(old.specs))) : '[]';
+          const json = sp.length > 0 ? JSON.stringify(sp) : '[]';
+          if (json === oldJson) continue;
+          specsChanged = true;
+          if (sp.length > 0) this.svcSpecs.set(key, { specs: sp, json });
+          else this.svcSpecs.delete(key);
+          for (const x of old?.specs ?? []) if (x.scope !== 'node') this.registeredGates.delete(x.gate);
+          for (const x of sp) {
+            if (x.scope === 'node') continue;
+            if (!this.registeredGates.has(x.gate)) newlyRegistered.push(x.gate);
+            this.registeredGates.add(x.gate);
+          }
+        }
       }
+      this.pendingAll = false;
+      this.pendingServices.clear();
+      this.pendingPrefixes.clear();
       // Checks first: a static route's gate is read only once its check exists (a new check starts unknown).
-      const specs = this.healthSpecs(cfg, result);
-      const newlyRegistered = specs.filter((x) => x.scope !== 'node' && !this.registeredGates.has(x.gate)).map((x) => x.gate);
-      this.registeredGates = new Set(specs.filter((x) => x.scope !== 'node').map((x) => x.gate));
-      const check = health.setChecks(specs);
+      if (specsChanged) {
+        this.reconcileStats.setChecks++;
+        const check = health.setChecks(this.allSpecs());
+        for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
+      }
       // Services whose gate just got its check: recompute them now that the gate is known.
       for (const g of newlyRegistered) if (g.startsWith('svc:')) this.controller?.invalidate(g.slice(4).split(' ')[0] as string);
-      for (const e of check.errors) this.log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
-      // Static routes (a static route wins over a Service VIP with the same prefix).
+      // Static routes (a static route wins over a Service VIP with the same prefix): few, re-read every time.
+      const staticNow = new Map<string, Route>();
+      const staticGates = new Set<string>();
       for (const r of cfg.routes) {
-        const route = staticRoute(r);
+        let route = this.staticCache.get(r);
+        if (route === undefined) this.staticCache.set(r, (route = staticRoute(r)));
         if (r.healthCheck) {
           const key = staticRouteGate(r);
           const g = health.gate(key);
           if (!g.pass) continue;
-          gatesNow.add(key);
+          staticGates.add(key);
         }
-        routes.set(`${route.family} ${route.prefix}`, route);
+        staticNow.set(route.prefix, route);
       }
-      this.speaker.setRoutes(routes);
-      this.desiredCount = routes.size;
-      this.deps.metrics.desiredRoutes.set(routes.size);
-      for (const k of gatesNow) health.setAnnounced(k, true);
-      for (const k of this.announcedGates) if (!gatesNow.has(k)) health.setAnnounced(k, false);
-      this.announcedGates = gatesNow;
-      if (!this.initialSyncMarked && (!source || result !== undefined)) this.maybeMarkInitialSync(specs, routes.size);
-      this.log.debug({ why, routes: routes.size }, 'reconciled');
+      for (const k of staticGates) gatesTouched.add(k);
+      for (const k of this.staticGates) gatesTouched.add(k);
+      for (const p of staticNow.keys()) touched.add(p);
+      for (const p of this.staticNow.keys()) touched.add(p);
+      this.staticNow = staticNow;
+      this.staticGates = staticGates;
+      // The desired set and what the speaker gets.
+      const changed: Route[] = [];
+      const removed: string[] = [];
+      if (full) {
+        const desired = new Map<string, Route>();
+        for (const e of this.svcRoutes.values()) desired.set(e.route.prefix, e.route);
+        for (const r of staticNow.values()) desired.set(r.prefix, r);
+        this.desired = desired;
+        this.speaker.setRoutes(desired);
+      } else {
+        for (const p of touched) {
+          const next = staticNow.get(p) ?? this.svcRoutes.get(p)?.route;
+          const prev = this.desired.get(p);
+          if (next === prev) continue;
+          if (next === undefined) {
+            this.desired.delete(p);
+            removed.push(p);
+          } else {
+            this.desired.set(p, next);
+            changed.push(next);
+          }
+        }
+        if (this.speaker.updateRoutes) {
+          if (changed.length > 0 || removed.length > 0) this.speaker.updateRoutes(changed, removed);
+        } else {
+          this.speaker.setRoutes(this.desired);
+        }
+      }
+      const size = this.desired.size;
+      this.desiredCount = size;
+      this.deps.metrics.desiredRoutes.set(size);
+      // Only gates whose state changed are reported (announced ones first, then withdrawn ones, as before).
+      const off: string[] = [];
+      for (const k of gatesTouched) {
+        const wanted = this.gateAnnounced(k);
+        if (wanted && !this.announcedGates.has(k)) {
+          this.announcedGates.add(k);
+          health.setAnnounced(k, true);
+        } else if (!wanted && this.announcedGates.has(k)) off.push(k);
+      }
+      for (const k of off) {
+        this.announcedGates.delete(k);
+        health.setAnnounced(k, false);
+      }
+      this.needFull = false;
+      if (!this.initialSyncMarked && (!source || result !== undefined)) this.maybeMarkInitialSync(this.allSpecs(), size);
+      this.log.debug({ why, full, routes: size, changed: changed.length, removed: removed.length }, 'reconciled');
     } catch (err) {
       this.log.error({ err, why }, 'reconcile failed; previous routes stay announced');
     } finally {

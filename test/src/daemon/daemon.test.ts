@@ -113,8 +113,11 @@ class FakeHealth extends EventEmitter {
   }
   /** Gates read while no check for them had been registered yet. */
   readBeforeRegistered = new Set<string>();
+  /** Gates that have been read passing while their check was registered. */
+  passedWhileRegistered = new Set<string>();
   gate(key: string) {
     if (!this.firstSeen.has(key)) this.readBeforeRegistered.add(key);
+    else if (!this.invalid.has(key) && !this.failing.has(key)) this.passedWhileRegistered.add(key);
     if (this.invalid.has(key)) return { pass: false, reasons: [{ code: 'InvalidCheck', message: 'invalid check' }] };
     return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
   }
@@ -284,9 +287,9 @@ t.test('annotation health checks: a VIP waits for its check to be registered and
   source.store.apply('EndpointSlice', slice('api-1', 'api', [['10.1.0.8', 'node-a']]));
   let uncheckedAnnouncement = false;
   speaker.onSet = (routes) => {
-    // The gate decision was taken before this reconcile's setChecks: the check must have existed already.
-    const seen = health.firstSeen.get('svc:default/api 198.51.100.3');
-    if (routes.some((r) => r.prefix === '198.51.100.3/32') && (seen === undefined || seen >= health.calls)) uncheckedAnnouncement = true;
+    // Announced only after its gate was read passing while its check was registered (setChecks runs only when the
+    // set of checks changes, so "registered in an earlier setChecks call" is not the criterion).
+    if (routes.some((r) => r.prefix === '198.51.100.3/32') && !health.passedWhileRegistered.has('svc:default/api 198.51.100.3')) uncheckedAnnouncement = true;
   };
   health.failing.add('svc:default/web 198.51.100.1');
   source.isSynced = true;
