@@ -11,6 +11,8 @@
  * docs/admin-api.md describes every endpoint.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { isIP } from 'node:net';
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
@@ -95,6 +97,10 @@ export const ROUTES: RouteDef[] = [
     response: { 200: { type: 'array', items: S.routeSchema } },
     handler: async (view, req) => {
       const q = req.query as { peer?: string; prefix?: string };
+      if (q.prefix !== undefined) {
+        const why = prefixFilterError(q.prefix);
+        if (why !== undefined) throw new HttpError(400, why);
+      }
       if (q.peer !== undefined && !view.peers().some((p) => p.name === q.peer)) throw new NotFoundError(`no peer named "${q.peer}"`);
       return view.routes({ ...(q.peer !== undefined ? { peer: q.peer } : {}), ...(q.prefix !== undefined ? { prefix: q.prefix } : {}) });
     },
@@ -134,10 +140,15 @@ export const ROUTES: RouteDef[] = [
     mutating: true,
     params: S.peerNameParams,
     body: S.resetBodySchema,
-    response: { 200: S.okSchema },
+    response: { 200: S.okSchema, 409: S.errorSchema },
     handler: async (view, req) => {
       const { name } = req.params as Params;
       const soft = (req.body as { soft?: boolean } | undefined)?.soft ?? false;
+      if (soft) {
+        const p = view.peers().find((x) => x.name === name);
+        // A soft reset re-sends the Adj-RIB-Out over the session: without an Established session there is nothing to send on.
+        if (p && p.state !== 'Established') throw new HttpError(409, `peer ${name} is ${p.state}, not Established: a soft reset needs an Established session (a hard reset reconnects)`);
+      }
       await view.resetPeer(name, soft);
       return { ok: true, message: `${soft ? 'soft' : 'hard'} reset of ${name}` };
     },
@@ -180,10 +191,53 @@ export const ROUTES: RouteDef[] = [
   },
 ];
 
-const STATUS_TEXT: Partial<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Partial<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+/** Request body size limit, bytes (→ 413 above it). */
+const BODY_LIMIT_BYTES = 64 * 1024; // = bodyLimit in buildAdminServer
+
+/** An error answered with its own HTTP status (4xx) and message. */
+class HttpError extends Error {
+  readonly statusCode: number;
+  constructor(statusCode: number, message: string) {
+    super(message);
+    this.statusCode = statusCode;
+  }
+}
+
+/**
+ * Why a `?prefix=` filter is not usable, or undefined when it is: it must be an IPv4/IPv6 address
+ * (routes containing it) or a CIDR prefix `address/length` with length 0–32 (IPv4) or 0–128 (IPv6).
+ */
+export function prefixFilterError(filter: string): string | undefined {
+  const expected = 'expected an address (10.1.0.1, 2001:db8::1) or a CIDR prefix (10.1.0.0/24, 2001:db8::/48)';
+  const parts = filter.split('/');
+  if (parts.length > 2) return `invalid prefix filter "${filter}": more than one "/"; ${expected}`;
+  const [addr = '', len] = parts;
+  const family = isIP(addr);
+  if (family === 0) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
+  if (len !== undefined) {
+    const max = family === 4 ? 32 : 128;
+    if (!/^\d{1,3}$/.test(len) || Number(len) > max) return `invalid prefix filter "${filter}": length "${len}" is not an integer 0-${max}; ${expected}`;
+  }
+  return undefined;
+}
 
 function sendError(reply: FastifyReply, statusCode: number, message: string): FastifyReply {
-  return reply.code(statusCode).type('application/json').send({ statusCode, error: STATUS_TEXT[statusCode] ?? 'Error', message });
+  return reply.code(statusCode).type('application/json').send({ statusCode, error: STATUS_TEXT[statusCode] ?? STATUS_CODES[statusCode] ?? 'Error', message });
+}
+
+/** Methods served at a path (HEAD with GET, as fastify does), for 405 answers; empty for an unknown path. */
+function allowedMethods(path: string): string[] {
+  const out = new Set<string>();
+  for (const r of [...ROUTES, { method: 'GET', url: '/openapi.json' }]) {
+    const re = new RegExp(`^${r.url.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`);
+    if (re.test(path)) {
+      out.add(r.method);
+      if (r.method === 'GET') out.add('HEAD');
+    }
+  }
+  return [...out];
 }
 
 /** Constant-time token comparison. */
@@ -214,30 +268,42 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
   };
   const app = (opts.logger ? Fastify({ ...base, loggerInstance: opts.logger as FastifyBaseLogger }) : Fastify({ ...base, logger: false })) as unknown as FastifyInstance;
 
-  // An empty POST body (no content-type, or JSON with nothing) means {}.
+  // An empty POST body (no content-type, or JSON with nothing) means {}; anything else must be a JSON object.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body).trim();
     if (text === '') return done(null, {});
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch (err) {
-      const e = new Error(`body is not valid JSON: ${(err as Error).message}`) as Error & { statusCode: number };
-      e.statusCode = 400;
-      done(e, undefined);
+      done(new HttpError(400, `body is not valid JSON: ${(err as Error).message}`), undefined);
+      return;
     }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      done(new HttpError(400, `body must be a JSON object (or empty), not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`), undefined);
+      return;
+    }
+    done(null, value);
   });
 
   app.addHook('preValidation', async (req) => {
-    if (req.method === 'POST' && (req.body === undefined || req.body === null)) req.body = {};
+    if (req.method === 'POST' && req.body === undefined) req.body = {};
   });
 
   app.setNotFoundHandler((req, reply) => {
-    sendError(reply, 404, `no such endpoint: ${req.method} ${req.url.split('?')[0]}`);
+    const path = req.url.split('?')[0] ?? '';
+    const allow = allowedMethods(path);
+    if (allow.length > 0) {
+      reply.header('allow', allow.join(', '));
+      return sendError(reply, 405, `method ${req.method} not allowed on ${path}; allowed: ${allow.join(', ')}`);
+    }
+    return sendError(reply, 404, `no such endpoint: ${req.method} ${path}`);
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; validationContext?: string }, _req, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, _req, reply) => {
     if (err instanceof NotFoundError) return sendError(reply, 404, err.message);
     if (err.validation) return sendError(reply, 400, err.message);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, 413, `request body too large: the limit is ${BODY_LIMIT_BYTES} bytes`);
     const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (code === 500) reply.log.error({ err }, 'admin request failed');
     return sendError(reply, code, err.message);

@@ -192,7 +192,7 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
   }
 
   const token = await readToken(values, ctx.env);
-  const client = new AdminClient({ api: values.api ?? ctx.env['HERALD_API'] ?? DEFAULT_API, ...(token !== undefined ? { token } : {}) });
+  const client = new AdminClient({ api: values.api ?? (ctx.env['HERALD_API']?.trim() || DEFAULT_API), ...(token !== undefined ? { token } : {}) });
   const enc = encodeURIComponent;
   switch (cmd) {
     case 'status': {

@@ -216,19 +216,23 @@ function toBig(addr: string): { v: bigint; bits: number } | undefined {
 
 /**
  * Does `routePrefix` match the `?prefix=` filter? The filter may be a prefix (matches routes equal
- * to it or inside it) or an address (matches routes containing it).
+ * to it or inside it) or an address (matches routes containing it). A malformed filter matches nothing
+ * (the admin API rejects it with 400 before: `prefixFilterError` in src/admin/server.ts).
  */
 export function prefixMatches(routePrefix: string, filter: string): boolean {
   const [ra, rl] = routePrefix.split('/');
   const r = toBig(ra ?? '');
   if (!r) return false;
   const rLen = Number(rl ?? r.bits);
-  const [fa, fl] = filter.split('/');
+  const fParts = filter.split('/');
+  if (fParts.length > 2) return false; // "10.1.0.0/24/5" is no prefix
+  const [fa, fl] = fParts;
   const f = toBig(fa ?? '');
   if (!f || f.bits !== r.bits) return false;
   const mask = (len: number) => (len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(r.bits - len));
   if (fl === undefined) return (f.v & mask(rLen)) === (r.v & mask(rLen));
+  if (!/^\d{1,3}$/.test(fl)) return false;
   const fLen = Number(fl);
-  if (!Number.isInteger(fLen) || fLen < 0 || fLen > r.bits) return false;
+  if (fLen > r.bits) return false;
   return rLen >= fLen && (r.v & mask(fLen)) === (f.v & mask(fLen));
 }

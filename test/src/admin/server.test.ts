@@ -61,8 +61,61 @@ t.test('404s are JSON', async (t) => {
   const r = await app.inject({ method: 'POST', url: '/api/v1/peers/zz/reset', headers: auth, payload: {} });
   t.equal(r.statusCode, 404);
   t.match(r.json().message, /no peer named "zz"/);
-  const d = await app.inject({ method: 'DELETE', url: '/api/v1/peers' });
+  const d = await app.inject({ method: 'DELETE', url: '/api/v1/nope' });
   t.equal(d.statusCode, 404);
+});
+
+t.test('wrong method on a known path is 405 with Allow', async (t) => {
+  const { app, view } = await setup(t);
+  let r = await app.inject({ method: 'DELETE', url: '/api/v1/peers' });
+  t.equal(r.statusCode, 405);
+  t.equal(r.headers['allow'], 'GET, HEAD');
+  t.match(r.json(), { statusCode: 405, error: 'Method Not Allowed', message: /DELETE not allowed on \/api\/v1\/peers/ });
+  r = await app.inject({ method: 'GET', url: '/api/v1/drain' });
+  t.equal(r.statusCode, 405);
+  t.equal(r.headers['allow'], 'POST');
+  r = await app.inject({ method: 'PUT', url: '/api/v1/peers/tor-a/reset', headers: auth });
+  t.equal(r.statusCode, 405);
+  t.equal(r.headers['allow'], 'POST');
+  t.same(view.actions, []);
+});
+
+t.test('routes ?prefix= must be an address or a CIDR prefix', async (t) => {
+  const { app } = await setup(t);
+  for (const bad of ['garbage', '10.1.0.0/24/5', '10.1.0.0/33', '10.1.0.0/x', '10.1.0.0/', '2001:db8::/129', '']) {
+    const r = await app.inject({ url: `/api/v1/routes?prefix=${encodeURIComponent(bad)}` });
+    t.equal(r.statusCode, 400, `"${bad}"`);
+    t.match(r.json(), { statusCode: 400, error: 'Bad Request', message: /invalid prefix filter/ }, bad);
+  }
+  for (const good of ['198.51.100.20/32', '198.51.100.20', '0.0.0.0/0', '2001:db8::/32', '2001:db8::1']) {
+    const r = await app.inject({ url: `/api/v1/routes?prefix=${encodeURIComponent(good)}` });
+    t.equal(r.statusCode, 200, good);
+  }
+});
+
+t.test('soft reset of a peer that is not Established is 409', async (t) => {
+  const { app, view } = await setup(t);
+  let r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-b/reset', headers: auth, payload: { soft: true } });
+  t.equal(r.statusCode, 409);
+  t.match(r.json(), { statusCode: 409, error: 'Conflict', message: /tor-b is Active, not Established/ });
+  t.same(view.actions, [], 'nothing was done');
+  r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-b/reset', headers: auth, payload: { soft: false } });
+  t.equal(r.statusCode, 200, 'a hard reset of a down peer is fine');
+  t.same(view.actions, ['reset tor-b hard']);
+});
+
+t.test('non-object JSON bodies are 400; too-large bodies are 413 with a message', async (t) => {
+  const { app, view } = await setup(t);
+  for (const payload of ['null', '[]', '"x"', '3', 'true']) {
+    const r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-a/reset', headers: { ...auth, 'content-type': 'application/json' }, payload });
+    t.equal(r.statusCode, 400, payload);
+    t.match(r.json().message, /body must be a JSON object/, payload);
+  }
+  t.same(view.actions, []);
+  const r = await app.inject({ method: 'POST', url: '/api/v1/drain', headers: { ...auth, 'content-type': 'application/json' }, payload: JSON.stringify({ pad: 'x'.repeat(70000) }) });
+  t.equal(r.statusCode, 413);
+  t.match(r.json(), { statusCode: 413, error: 'Payload Too Large', message: /request body too large: the limit is 65536 bytes/ });
+  t.same(view.actions, []);
 });
 
 t.test('mutating endpoints need the token', async (t) => {

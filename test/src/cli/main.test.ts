@@ -77,6 +77,21 @@ t.test('peer detail', async (t) => {
   t.equal(missing.err, 'herald peers: no peer named "nope" (HTTP 404)\n');
 });
 
+t.test('routes --prefix with a malformed filter fails with the server\'s reason', async (t) => {
+  const r = await run(['routes', '--api', API, '--prefix', 'zz']);
+  t.equal(r.code, 1);
+  t.equal(r.out, '', 'no "No routes."');
+  t.match(r.err, /^herald routes: invalid prefix filter "zz": "zz" is not an IP address; .*\(HTTP 400\)\n$/);
+});
+
+t.test('HERALD_API set but empty means the default', async (t) => {
+  // The default (127.0.0.1:9179) has no daemon here: the error names it instead of an invalid URL "".
+  const r = await run(['status'], { HERALD_API: '' });
+  t.equal(r.code, 1);
+  t.match(r.err, /http:\/\/127\.0\.0\.1:9179/);
+  t.notMatch(r.err, /invalid --api URL/);
+});
+
 t.test('routes, services and status tables', async (t) => {
   const r = await run(['routes', '--api', API]);
   t.equal(

@@ -82,6 +82,10 @@ t.test('prefix filter', async (t) => {
   t.notOk(prefixMatches('2001:db8::1/128', '10.0.0.0/8'), 'families never match');
   t.notOk(prefixMatches('10.0.0.1/32', 'garbage'));
   t.ok(prefixMatches('10.0.0.1/32', '0.0.0.0/0'));
+  // Regression: the part after a second "/" was ignored, so "10.1.0.0/24/5" matched 10.1.0.0/24.
+  t.notOk(prefixMatches('10.1.0.0/24', '10.1.0.0/24/5'), 'a filter with two "/" matches nothing');
+  t.notOk(prefixMatches('10.1.0.0/24', '10.1.0.0/2x'), 'a non-numeric length matches nothing');
+  t.notOk(prefixMatches('10.1.0.0/24', '10.1.0.0/'), 'an empty length matches nothing');
 });
 
 t.test('state reasons → error views', async (t) => {
