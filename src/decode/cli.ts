@@ -203,6 +203,8 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
       let bytes: Buffer;
       try {
         bytes = parseHex(args.hex);
+        // "-", "0x" or only separators: nothing to decode is a usage error, not an empty success.
+        if (bytes.length === 0) throw new Error('no hex digits');
       } catch (e) {
         err.write(`herald decode: --hex: ${e instanceof Error ? e.message : String(e)}\n`);
         return 2;

@@ -34,10 +34,20 @@ function bunzip(): typeof Bunzip {
   return bunzipModule;
 }
 
-/** Decompresses as many layers as the magic bytes announce (at most 3). Throws InputError on corrupt data. */
+/** Most compression layers {@link decompress} undoes (e.g. a .bz2 of a .gz); more is refused, not passed on silently. */
+export const MAX_COMPRESSION_LAYERS = 2;
+
+/**
+ * Decompresses as many layers as the magic bytes announce, at most {@link MAX_COMPRESSION_LAYERS}.
+ * Throws InputError on corrupt data, and "too many compression layers" when a further layer is still compressed.
+ */
 export function decompress(buf: Buffer): { bytes: Buffer; compression: Compression } {
   let first: Compression = 'none';
-  for (let layer = 0; layer < 3; layer++) {
+  for (let layer = 0; ; layer++) {
+    if (layer === MAX_COMPRESSION_LAYERS) {
+      if (compressionOf(buf) !== 'none') throw new InputError(`too many compression layers (more than ${MAX_COMPRESSION_LAYERS})`);
+      break;
+    }
     const c = compressionOf(buf);
     if (c === 'none') break;
     if (layer === 0) first = c;

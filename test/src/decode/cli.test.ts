@@ -181,6 +181,28 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   const rg = await run([badGz]);
   t.equal(rg.code, 1);
   t.match(rg.lines[0], { error: /gzip data is corrupt/ });
+  // Two layers are undone; a third is refused (it used to be passed on still compressed, as "neither pcap...").
+  const mrt = Buffer.concat(records);
+  const two = join(dir, 'two.gz.gz');
+  writeFileSync(two, gzipSync(gzipSync(mrt)));
+  const r2 = await run([two]);
+  const r1 = await run([file]);
+  t.same(r2.lines, r1.lines, 'two layers decode like one');
+  t.ok(r2.lines.length > 0);
+  const three = join(dir, 'three.gz.gz.gz');
+  writeFileSync(three, gzipSync(gzipSync(gzipSync(mrt))));
+  const r3 = await run([three]);
+  t.equal(r3.code, 1);
+  t.match(r3.lines[0], { error: 'too many compression layers (more than 2)' });
+});
+
+t.test('--hex with no hex digits is a usage error', async (t) => {
+  for (const hex of ['-', '0x', '', ' : ']) {
+    const r = await run(['--hex', hex]);
+    t.equal(r.code, 2, `--hex "${hex}" → 2`);
+    t.equal(r.stderr, 'herald decode: --hex: no hex digits\n');
+    t.equal(r.out, '');
+  }
 });
 
 t.test('pcap: OPENs negotiate 4-octet AS and ADD-PATH; other ports are found by their BGP header', async (t) => {
