@@ -84,6 +84,8 @@ export interface DaemonDeps {
   restarting: boolean;
   env?: NodeJS.ProcessEnv;
   nowMs?: () => number;
+  /** Called with every full desired result from the controller (e.g. to post Kubernetes Events on changes). */
+  onResult?: (result: DesiredResult, changes?: DesiredChanges) => void;
 }
 
 /** Description of a reason for logs: "NOTIFICATION sent: Cease / Administrative Shutdown". */
@@ -213,6 +215,11 @@ export class Daemon implements DaemonView {
         sink: {
           onDesired: (result, changes?: DesiredChanges) => {
             this.lastResult = result;
+            try {
+              deps.onResult?.(result, changes);
+            } catch (err) {
+              this.log.warn({ err: (err as Error).message }, 'result observer failed');
+            }
             if (!changes || changes.all) this.pendingAll = true;
             else {
               for (const k of changes.services) this.pendingServices.add(k);

@@ -22,6 +22,8 @@ import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RunningAllocator } from '../ipam/run.ts';
+import type { DesiredChanges } from '../controller/controller.ts';
+import type { DesiredResult } from '../controller/desired-routes.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
@@ -128,6 +130,17 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let admin: FastifyInstance | undefined;
   try {
     ({ source, kc } = await createSource(config, identity.nodeName));
+    // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
+    let onResult: ((r: DesiredResult, c?: DesiredChanges) => void) | undefined;
+    if (kc) {
+      const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
+      const { AnnouncementEvents } = await import('./service-events.ts');
+      const recorder = new EventRecorder(new KubernetesEventSink(kc, 'herald', identity.nodeName), {
+        onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
+      });
+      const events = new AnnouncementEvents(identity.nodeName, recorder);
+      onResult = (r, c) => events.observe(r, c);
+    }
     const { Speaker } = await import('../../bgp/speaker.ts');
     daemon = new Daemon(config, identity, {
       createSpeaker: (o) => new Speaker(o) as unknown as SpeakerLike,
@@ -138,6 +151,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       version,
       restarting: restart.restarting,
       env,
+      ...(onResult ? { onResult } : {}),
     });
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;

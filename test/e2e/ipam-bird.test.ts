@@ -88,6 +88,9 @@ if (!birdAvailable() || !sessionLayerPresent()) {
     api.upsert('services', local);
     await withLogs(() => bird.waitFor(async () => ((await pathsFor(bird, `${ip}/32`)).join() === A ? true : undefined), 'only node-a announces with Local policy', 60_000), heralds, names);
     t.same(await pathsFor(bird, `${ip}/32`), [A]);
+    // node-b's announcement changed: it posts a Withdrawn Event on the Service with the reason.
+    const withdrawn = await bird.waitFor(async () => api.list('events').find((e) => (e as { reason?: string; message?: string }).reason === 'Withdrawn' && /node node-b withdrew/.test((e as { message?: string }).message ?? '')), 'a Withdrawn Event from node-b', 30_000);
+    t.match((withdrawn as { message: string }).message, /NoLocalReadyEndpoint/, 'the Event carries the reason');
     t.equal(await ingressIp(), ip, 'the address never moved');
   });
 }

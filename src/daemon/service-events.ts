@@ -1,0 +1,63 @@
+/**
+ * Kubernetes Events on a Service when this node's announcement of one of its VIPs changes (issue: "a Kubernetes Event
+ * on the Service when a node's announcement changes (rate-limited)"). Reasons: `Announced` and `Withdrawn`, the
+ * message names the node, the VIP and, for a withdrawal, the reason chain (e.g. HealthCheckFailing, NoLocalReadyEndpoint).
+ *
+ * The first full result only records the state (a restart must not post one Event per VIP); afterwards each result's
+ * changed Services are compared with what was last seen. Rate limiting and de-duplication are the EventRecorder's.
+ */
+import type { DesiredChanges } from '../controller/controller.ts';
+import type { DesiredResult } from '../controller/desired-routes.ts';
+import type { ServiceEvent } from '../events/recorder.ts';
+
+/** Where Events go: an EventRecorder in production, an array in tests. */
+export interface ServiceEventSink {
+  record(event: ServiceEvent): unknown;
+}
+
+export class AnnouncementEvents {
+  private readonly nodeName: string;
+  private readonly sink: ServiceEventSink;
+  /** service → VIP address → announced. */
+  private readonly last = new Map<string, Map<string, boolean>>();
+  private primed = false;
+
+  constructor(nodeName: string, sink: ServiceEventSink) {
+    this.nodeName = nodeName;
+    this.sink = sink;
+  }
+
+  /** Compares the Services named in `changes` (all of them when absent or `all`) with their last known state. */
+  observe(result: DesiredResult, changes?: DesiredChanges): void {
+    const full = !changes || changes.all || !this.primed;
+    const wanted = full ? undefined : new Set(changes.services);
+    const seen = new Set<string>();
+    for (const s of result.services) {
+      if (wanted && !wanted.has(s.service)) continue;
+      seen.add(s.service);
+      const before = this.last.get(s.service);
+      const now = new Map<string, boolean>();
+      for (const v of s.vips) {
+        if (v.kind === 'clusterIP' && !v.announced && !before?.get(v.address)) {
+          now.set(v.address, false);
+          continue; // ClusterIPs not selected by any advertisement: no noise
+        }
+        now.set(v.address, v.announced);
+        const was = before?.get(v.address) ?? false;
+        if (this.primed && was !== v.announced) {
+          const why = v.reasons.filter((r) => !['Advertised', 'LocalReadyEndpoint', 'ReadyEndpoint'].includes(r.code)).map((r) => `${r.code}: ${r.message}`).join('; ');
+          this.sink.record(
+            v.announced
+              ? { service: s.service, type: 'Normal', reason: 'Announced', message: `node ${this.nodeName} announces ${v.address} (${v.kind})` }
+              : { service: s.service, type: 'Normal', reason: 'Withdrawn', message: `node ${this.nodeName} withdrew ${v.address} (${v.kind})${why ? `: ${why}` : ''}` },
+          );
+        }
+      }
+      this.last.set(s.service, now);
+    }
+    // Services that disappeared (deleted): forget them without an Event (the Service is gone).
+    const gone = full ? [...this.last.keys()].filter((k) => !seen.has(k)) : [...(wanted ?? [])].filter((k) => !seen.has(k));
+    for (const k of gone) this.last.delete(k);
+    this.primed = true;
+  }
+}
