@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 import { loadConfigFile, ConfigError, formatIssues } from '../config/load.ts';
+import type { Config, ConfigIssue } from '../config/schema.ts';
 import { AdminClient, ApiError } from './client.ts';
 import { version } from './version.ts';
 import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
@@ -162,6 +163,24 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
   }
 }
 
+/**
+ * What `herald run` would also refuse at start but a file alone cannot tell: peer password files that cannot be
+ * read (or are empty) and password environment variables that are not set, checked in this process's environment.
+ */
+async function runtimeWarnings(cfg: Config, env: NodeJS.ProcessEnv): Promise<ConfigIssue[]> {
+  const { resolvePassword, MappingError } = await import('../daemon/mapping.ts');
+  const out: ConfigIssue[] = [];
+  cfg.peers.forEach((p, i) => {
+    try {
+      resolvePassword(p, i, env);
+    } catch (err) {
+      if (err instanceof MappingError) out.push(...err.issues);
+      else out.push({ path: `peers[${i}].password`, message: (err as Error).message });
+    }
+  });
+  return out;
+}
+
 function expectPositionals(cmd: string, positionals: string[], min: number, max: number, what: string): void {
   if (positionals.length < min || positionals.length > max) throw new UsageError(`expected ${what}, got ${positionals.length === 0 ? 'nothing' : positionals.join(' ')}`);
   void cmd;
@@ -174,8 +193,12 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     const file = positionals[1] as string;
     try {
       const cfg = await loadConfigFile(file);
-      if (values.json) json(ctx.out, { ok: true, file, config: cfg });
-      else ctx.out.write(`${file}: valid (${cfg.peers.length} peer(s), ${cfg.routes.length} static route(s)${cfg.source ? `, source ${cfg.source.kubernetes ? 'kubernetes' : 'manifests'}` : ''})\n`);
+      const warnings = await runtimeWarnings(cfg, ctx.env);
+      if (values.json) json(ctx.out, { ok: true, file, config: cfg, warnings });
+      else {
+        ctx.out.write(`${file}: valid (${cfg.peers.length} peer(s), ${cfg.routes.length} static route(s)${cfg.source ? `, source ${cfg.source.kubernetes ? 'kubernetes' : 'manifests'}` : ''})\n`);
+        if (warnings.length > 0) ctx.err.write(`${file}: ${warnings.length} warning(s) (checked in this environment; the daemon's may differ):\n${formatIssues(warnings)}\n`);
+      }
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

@@ -11,7 +11,8 @@
  * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
-import { isIPv4, isIPv6, isIP } from 'node:net';
+import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
+import { Address4, Address6 } from 'ip-address';
 import { z } from 'zod';
 import { canonicalCIDR } from '../controller/prefix.ts';
 
@@ -400,6 +401,50 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** Addresses that can never be a BGP next hop: unspecified, limited broadcast, multicast (RFC 4271 §5.1.3). */
+const badNextHops = (() => {
+  const b = new BlockList();
+  b.addAddress('0.0.0.0', 'ipv4');
+  b.addAddress('255.255.255.255', 'ipv4');
+  b.addSubnet('224.0.0.0', 4, 'ipv4');
+  b.addAddress('::', 'ipv6');
+  b.addSubnet('ff00::', 8, 'ipv6');
+  return b;
+})();
+const linkLocalV6 = (() => {
+  const b = new BlockList();
+  b.addSubnet('fe80::', 10, 'ipv6');
+  return b;
+})();
+
+/** Why `addr` cannot be a next hop, or undefined when it can. */
+function nextHopProblem(addr: string): string | undefined {
+  const v6 = isIPv6(addr);
+  const type = v6 ? 'ipv6' : 'ipv4';
+  if (!badNextHops.check(addr, type)) {
+    // A link-local address alone is not a usable next hop: RFC 2545 §3 needs a global one (the link-local may go with it).
+    if (v6 && linkLocalV6.check(addr, 'ipv6')) return `${addr} is an IPv6 link-local address; a next hop must be a global (or unique-local) address`;
+    return undefined;
+  }
+  if (addr === '0.0.0.0' || (v6 && new Address6(addr).bigInt() === 0n)) return `${addr} is the unspecified address, not a usable next hop (leave it out to use the session local address)`;
+  if (addr === '255.255.255.255') return `${addr} is the broadcast address, not a usable next hop`;
+  return `${addr} is a multicast address, not a usable next hop`;
+}
+
+/** Address as a number (IPv4 or IPv6). */
+function addressValue(addr: string): bigint {
+  return isIPv6(addr) ? new Address6(addr).bigInt() : new Address4(addr).bigInt();
+}
+
+/** "host bits set; did you mean X?" when `cidr` (valid) has bits set beyond its length, else undefined. */
+function hostBitsProblem(cidr: string): string | undefined {
+  const slash = cidr.lastIndexOf('/');
+  const addr = cidr.slice(0, slash);
+  const full = canonicalCIDR(`${addr}/${isIPv6(addr) ? 128 : 32}`).prefix;
+  const net = canonicalCIDR(cidr).prefix;
+  return full.split('/')[0] === net.split('/')[0] ? undefined : `host bits set; did you mean ${net}?`;
+}
+
 /**
  * Cross-field checks on a structurally valid config.
  * @returns every problem found (empty when the config is consistent).
@@ -428,6 +473,11 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
     if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
+    for (const k of ['nextHop', 'nextHopV6'] as const) {
+      const nh = p[k];
+      const why = nh !== undefined ? nextHopProblem(nh) : undefined;
+      if (why !== undefined) add(['peers', i, k], why);
+    }
   });
 
   const checkPeerRefs = (list: string[] | undefined, base: PropertyKey[]) => {
@@ -442,12 +492,32 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     const prev = routeKeys.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
     else routeKeys.set(prefix, i);
+    const hostBits = hostBitsProblem(r.prefix);
+    if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
     if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
       add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
+    } else if (r.nextHop !== undefined) {
+      const why = nextHopProblem(r.nextHop);
+      if (why !== undefined) add(['routes', i, 'nextHop'], why);
     }
-    if (r.healthCheck && r.healthCheck.host === undefined && cfg.node.ip === undefined) {
-      // node.ip may still come from --node-ip / NODE_IP; checked again at run time.
+    const hc = r.healthCheck;
+    if (hc) {
+      // The effective timing is the override, else healthChecks.*: the probe is cut at min(timeout, interval) at run time.
+      const interval = hc.interval ?? cfg.healthChecks.interval;
+      const timeout = hc.timeout ?? cfg.healthChecks.timeout;
+      if (timeout > interval) {
+        const src = (own: number | undefined, what: string) => (own !== undefined ? 'this check' : `healthChecks.${what}`);
+        add(['routes', i, 'healthCheck', hc.timeout !== undefined ? 'timeout' : 'interval'], `effective timeout ${timeout} s (${src(hc.timeout, 'timeout')}) must not exceed the effective interval ${interval} s (${src(hc.interval, 'interval')})`);
+      }
+      if (hc.kind === 'tcp') {
+        if (hc.path !== undefined) add(['routes', i, 'healthCheck', 'path'], 'only for kind http/https (this check is tcp)');
+        if (hc.expectedStatus !== undefined) add(['routes', i, 'healthCheck', 'expectedStatus'], 'only for kind http/https (this check is tcp)');
+      }
     }
+  });
+  cfg.serviceCIDRs?.forEach((c, i) => {
+    const hostBits = hostBitsProblem(c);
+    if (hostBits !== undefined) add(['serviceCIDRs', i], hostBits);
   });
   const advNames = new Set<string>();
   cfg.advertisements?.forEach((a, i) => {
@@ -459,6 +529,15 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
   cfg.pools?.forEach((p, i) => {
     if (poolNames.has(p.name)) add(['pools', i, 'name'], `duplicate pool name "${p.name}"`);
     poolNames.add(p.name);
+    p.addresses.forEach((a, j) => {
+      if (a.includes('-')) {
+        const [from = '', to = ''] = a.split('-').map((x) => x.trim());
+        if (addressValue(from) > addressValue(to)) add(['pools', i, 'addresses', j], `range is reversed: ${from} comes after ${to} (did you mean ${to}-${from}?)`);
+      } else {
+        const hostBits = hostBitsProblem(a);
+        if (hostBits !== undefined) add(['pools', i, 'addresses', j], hostBits);
+      }
+    });
   });
   const fc = cfg.flapControl;
   if (fc.suppressThreshold <= fc.reuseThreshold) add(['flapControl', 'suppressThreshold'], 'must be above reuseThreshold');

@@ -226,6 +226,43 @@ t.test('config check', async (t) => {
   t.equal(r.code, 2);
 });
 
+t.test('config check warns (exit 0) about password files and env vars it cannot resolve here', async (t) => {
+  const pwFile = join(dir, 'pw');
+  writeFileSync(pwFile, 'secret\n');
+  const empty = join(dir, 'pw-empty');
+  writeFileSync(empty, '');
+  const f = join(dir, 'pw.yaml');
+  writeFileSync(
+    f,
+    [
+      'bgp: {localAs: 65000, routerId: 10.0.0.1}',
+      'peers:',
+      `  - {name: a, address: 10.0.0.2, peerAs: 65001, password: {file: ${pwFile}}}`,
+      `  - {name: b, address: 10.0.0.3, peerAs: 65001, password: {file: ${join(dir, 'missing')}}}`,
+      `  - {name: c, address: 10.0.0.4, peerAs: 65001, password: {file: ${empty}}}`,
+      '  - {name: d, address: 10.0.0.5, peerAs: 65001, password: {env: HERALD_TEST_PW_UNSET}}',
+      '  - {name: e, address: 10.0.0.6, peerAs: 65001, password: {env: HERALD_TEST_PW_SET}}',
+      '',
+    ].join('\n'),
+  );
+  let r = await run(['config', 'check', f], { HERALD_TEST_PW_SET: 'x' });
+  t.equal(r.code, 0, 'warnings do not fail the check');
+  t.equal(r.out, `${f}: valid (5 peer(s), 0 static route(s))\n`);
+  t.equal(
+    r.err,
+    [
+      `${f}: 3 warning(s) (checked in this environment; the daemon's may differ):`,
+      `  peers[1].password.file: cannot read ${join(dir, 'missing')}: ENOENT`,
+      `  peers[2].password.file: ${empty} is empty`,
+      '  peers[3].password.env: environment variable HERALD_TEST_PW_UNSET is not set',
+      '',
+    ].join('\n'),
+  );
+  r = await run(['config', 'check', f, '--json'], { HERALD_TEST_PW_SET: 'x', HERALD_TEST_PW_UNSET: 'y' });
+  t.equal(r.code, 0);
+  t.same(JSON.parse(r.out).warnings.map((w: { path: string }) => w.path), ['peers[1].password.file', 'peers[2].password.file']);
+});
+
 t.test('decode is dispatched to the decoder', async (t) => {
   const r = await run(['decode', '--help']);
   t.equal(r.code, 0);

