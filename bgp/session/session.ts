@@ -327,9 +327,12 @@ export class Session extends EventEmitter {
   /**
    * An incoming TCP connection from the listener for this peer. Applies TTL/GTSM options, then: not started →
    * refused (closed); Idle/Connect/Active → adopted (a pending outgoing attempt is abandoned); OpenSent/OpenConfirm →
-   * §6.8 collision detection (both connections exchange OPENs; the loser gets Cease 7); Established → refused with
-   * Cease 7, unless the peer negotiated graceful restart (RFC 4724 §4: the peer restarted; the old connection is
-   * dropped and the new one adopted).
+   * held aside as a collision candidate (RFC 4271 §6.8, §8: it runs its own OpenSent: we send our OPEN on it); the
+   * existing connection is not touched until the peer's OPEN arrives on the candidate, and only then is the
+   * collision resolved by BGP Identifier (the loser gets Cease 7). A candidate that sends nothing within the OpenSent
+   * hold time (240 s), sends anything but an OPEN, or closes is dropped alone. Established → refused with Cease 7,
+   * unless the peer negotiated graceful restart: then held aside too, and only a valid OPEN on it replaces the
+   * established connection (RFC 4724 §4: the peer restarted).
    */
   acceptConnection(socket: Socket): void {
     try {
@@ -368,9 +371,9 @@ export class Session extends EventEmitter {
       this.sendNotification(incoming, BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
       return;
     }
-    // OpenSent / OpenConfirm: collision candidate (RFC 4271 §6.8).
+    // OpenSent / OpenConfirm: collision candidate (RFC 4271 §6.8). Collision detection happens upon receipt of an
+    // OPEN on it (onCandidateMessage), never on a bare connect.
     this.addCandidate(incoming);
-    if (s === SessionState.OpenConfirm && this.conn?.remoteOpen) this.resolveCollision(this.conn.remoteOpen.bgpIdentifier);
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -747,9 +750,8 @@ export class Session extends EventEmitter {
         }
         this.checkOpen(open);
         conn.remoteOpen = open;
-        if (this.candidate) {
-          if (this.resolveCollision(open.bgpIdentifier) !== 'keepCurrent') return;
-        }
+        // A pending candidate has not sent its OPEN (that would have resolved the collision already): it stays
+        // aside, and the collision is resolved if and when its OPEN arrives (RFC 4271 §6.8).
         this.acceptOpen(conn, open);
         return;
       }
@@ -877,8 +879,11 @@ export class Session extends EventEmitter {
       const open = decodeOpen(body);
       this.checkOpen(open);
       conn.remoteOpen = open;
-      if (this.fsm.state === SessionState.Established) this.replaceEstablished(conn);
-      else this.resolveCollision(open.bgpIdentifier);
+      if (this.fsm.state !== SessionState.Established) this.resolveCollision(open.bgpIdentifier);
+      // RFC 4271 §6.8: a collision with an Established connection closes the new one, unless the peer negotiated
+      // graceful restart: its valid OPEN on a new connection proves it restarted (RFC 4724 §4).
+      else if (this.negotiatedParams?.gracefulRestart) this.replaceEstablished(conn);
+      else this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
       return;
     }
     if (type === MessageType.Notification) {
@@ -889,16 +894,16 @@ export class Session extends EventEmitter {
   }
 
   /**
-   * Decides which of the current connection and the candidate survives, knowing the peer's BGP Identifier.
-   * RFC 4271 §6.8: if our identifier is lower, keep the connection the peer initiated; else keep ours. When both
-   * connections were initiated by the peer, the newer one wins (the peer gave up on the older).
+   * Decides which of the current connection and the candidate survives, once the candidate delivered the peer's
+   * OPEN (identifier `remoteId`). RFC 4271 §6.8, compared as unsigned 32-bit integers: if our identifier is lower,
+   * close the existing connection and accept the new one (the candidate, which the peer initiated); otherwise close
+   * the new one and keep the existing one. This holds whichever side initiated the existing connection.
    */
   private resolveCollision(remoteId: string): 'keepCurrent' | 'keepCandidate' {
     const cand = this.candidate;
     const cur = this.conn;
     if (!cand || !cur) return 'keepCurrent';
-    const localLower = parseIdentifier(this.options.bgpIdentifier) >>> 0 < parseIdentifier(remoteId) >>> 0;
-    const keepCandidate = cur.direction === 'incoming' ? true : localLower;
+    const keepCandidate = parseIdentifier(this.options.bgpIdentifier) >>> 0 < parseIdentifier(remoteId) >>> 0;
     const collision = BgpError.cease(CeaseSubcode.ConnectionCollisionResolution);
     if (!keepCandidate) {
       this.dropCandidate(collision);

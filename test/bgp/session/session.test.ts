@@ -467,7 +467,7 @@ t.test('constructor rejects hold time 1 and 2', async (t) => {
   t.doesNotThrow(() => new Session({ ...base, holdTimeSec: 0 }));
 });
 
-t.test('RFC 4271 6.8 collision in OpenConfirm: decided at once from the OPEN already received', T, async (t) => {
+t.test('RFC 4271 6.8 collision in OpenConfirm: decided when the OPEN arrives on the new connection, not at connect', T, async (t) => {
   const s = await setup(t); // our id 10.0.0.1 < peer 10.0.0.2: the peer's connection wins
   const listener = new BgpListener({ address: s.addrs.ours, port: 0 });
   await listener.listen();
@@ -480,11 +480,12 @@ t.test('RFC 4271 6.8 collision in OpenConfirm: decided at once from the OPEN alr
   await outgoing.next(4);
   t.equal(s.session.state, 'OpenConfirm');
   const incoming = await RawPeer.connect(s.addrs.ours, listener.boundPort ?? 0, s.addrs.peer);
-  t.equal((await outgoing.next(3)).body.toString('hex'), '0607', 'Cease 7 on our connection');
   await incoming.next(1);
-  t.equal(s.session.state, 'OpenSent', 'continues on the peer-initiated connection');
-  t.equal(s.session.lastReason?.kind, 'collision');
+  t.equal(s.session.state, 'OpenConfirm', 'a bare connect decides nothing');
+  t.equal(outgoing.received.filter((m) => m.type === 3).length, 0, 'no NOTIFICATION on our connection yet');
   incoming.send(peerOpen());
+  t.equal((await outgoing.next(3)).body.toString('hex'), '0607', 'Cease 7 on our connection');
+  t.ok(s.reasons.some((r) => r.kind === 'collision'), 'moved to the peer-initiated connection, reason collision');
   await incoming.next(4);
   incoming.send(keepalive());
   await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
