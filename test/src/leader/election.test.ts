@@ -1,54 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { LeaderElector, LeaseConflictError, type ElectionClock, type LeaseRecord, type LeaseStore, type StoredLease } from '../../../src/leader/election.ts';
-
-/** An in-memory Lease with resourceVersion-guarded updates, like the apiserver's optimistic concurrency. */
-class MemoryLeaseStore implements LeaseStore {
-  lease: StoredLease | undefined;
-  private rv = 0;
-  writes = 0;
-  async get() { return this.lease; }
-  async create(record: LeaseRecord) {
-    if (this.lease) throw new LeaseConflictError('exists');
-    this.writes++;
-    this.lease = { record, resourceVersion: String(++this.rv) };
-    return this.lease;
-  }
-  async update(record: LeaseRecord, resourceVersion: string) {
-    if (!this.lease || this.lease.resourceVersion !== resourceVersion) throw new LeaseConflictError();
-    this.writes++;
-    this.lease = { record, resourceVersion: String(++this.rv) };
-    return this.lease;
-  }
-}
-
-/** One simulated time line; each process gets a clock whose timers can be paused (SIGSTOP) or dropped (kill -9). */
-class Sim {
-  now = 0;
-  timers: { at: number; fn: () => void; owner: string; id: number }[] = [];
-  paused = new Set<string>();
-  killed = new Set<string>();
-  private id = 0;
-  clockFor(owner: string): ElectionClock {
-    return {
-      now: () => this.now,
-      setTimeout: (fn, ms) => { const id = ++this.id; this.timers.push({ at: this.now + ms, fn, owner, id }); return id; },
-      clearTimeout: (h) => { this.timers = this.timers.filter((x) => x.id !== h); },
-    };
-  }
-  /** Runs every timer due up to `until`, letting promise chains settle after each; `check` runs after each step. */
-  async run(until: number, check: () => void) {
-    for (;;) {
-      const due = this.timers.filter((x) => !this.paused.has(x.owner) && !this.killed.has(x.owner)).sort((a, b) => a.at - b.at)[0];
-      if (!due || due.at > until) { this.now = until; check(); return; }
-      this.timers = this.timers.filter((x) => x !== due);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-      for (let i = 0; i < 10; i++) await Promise.resolve();
-      check();
-    }
-  }
-}
+import { LeaderElector, type LeaseStore } from '../../../src/leader/election.ts';
+import { MemoryLeaseStore, Sim } from '../../helpers/sim.ts';
 
 function cluster(n: number, sim: Sim, store: LeaseStore, random: () => number) {
   return Array.from({ length: n }, (_, i) => new LeaderElector({ identity: `node-${i}`, store, clock: sim.clockFor(`node-${i}`), random, leaseDurationSec: 15, renewDeadlineSec: 10, retryPeriodSec: 2 }));
