@@ -260,3 +260,36 @@ t.test('graceful restart: a newcomer with a valid OPEN while Established replace
   t.equal(s.session.state, 'Established');
   t.equal(s.session.stats.flaps, 1, 'the old session went down once');
 });
+
+t.test('newcomer sends a KEEPALIVE before any OPEN: 5/1 on it only; its OPEN wait timer does not outlive it', T, async (t) => {
+  const s = await setup(t);
+  const a = await toOpenConfirm(s, '10.0.0.9');
+  const b = await s.connect();
+  await b.next(1);
+  b.send(keepalive());
+  t.equal((await b.next(NOTIFICATION)).body.subarray(0, 2).toString('hex'), '0501', 'FSM error in OpenSent on the newcomer');
+  await b.waitClosed();
+  a.send(keepalive());
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+  t.same(notifications(a), []);
+  await s.session.stop();
+  t.equal(s.clock.pending, 0, 'no timer left after stop');
+});
+
+t.test('a second bare connect replaces the first held one; the existing connection is untouched', T, async (t) => {
+  const s = await setup(t);
+  const a = await toOpenConfirm(s, '10.0.0.9');
+  const b1 = await s.connect();
+  await b1.next(1);
+  const b2 = await s.connect();
+  await b2.next(1);
+  t.equal((await b1.next(NOTIFICATION)).body.toString('hex'), '0607', 'older held connection closed with Cease 7');
+  await b1.waitClosed();
+  t.equal(s.session.state, 'OpenConfirm');
+  b2.send(peerOpen('10.0.0.9')); // ours 10.0.0.1 lower: the newcomer wins
+  t.equal((await a.next(NOTIFICATION)).body.toString('hex'), '0607');
+  await b2.next(4);
+  b2.send(keepalive());
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+  t.same(notifications(b2), []);
+});
