@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
-import { loadConfigFile, ConfigError, formatIssues } from '../config/load.ts';
+// config/load.ts (zod, yaml: ~21 MiB of RSS) is imported only by `config check`; `run` loads it in the daemon
 import type { Config, ConfigIssue } from '../config/schema.ts';
 import { AdminClient, ApiError } from './client.ts';
 import { version } from './version.ts';
@@ -40,7 +40,8 @@ Talk to a running daemon (admin API):
   routes [--peer P] [--prefix X]   Adj-RIB-Out per peer
   services [NS/NAME]         Service VIPs: announced from this node or why not
   health                     health checks: state, target, last failure
-  drain                      graceful shutdown (RFC 8326), then withdraw everything
+  drain [--until-restart]    graceful shutdown (RFC 8326), then withdraw everything; kept across
+                             restarts unless --until-restart (for a preStop hook)
   undrain                    announce again
   reset PEER [--soft]        reset a session (soft: re-send routes only)
 
@@ -60,6 +61,7 @@ const OPTIONS = {
   'token-file': { type: 'string' },
   json: { type: 'boolean' },
   soft: { type: 'boolean' },
+  'until-restart': { type: 'boolean' },
   peer: { type: 'string' },
   prefix: { type: 'string' },
   config: { type: 'string', short: 'c' },
@@ -77,7 +79,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   routes: ['api', 'json', 'peer', 'prefix', 'token-file'],
   services: ['api', 'json', 'token-file'],
   health: ['api', 'json', 'token-file'],
-  drain: ['api', 'json', 'token-file'],
+  drain: ['api', 'json', 'token-file', 'until-restart'],
   undrain: ['api', 'json', 'token-file'],
   reset: ['api', 'json', 'token-file', 'soft'],
   config: ['json'],
@@ -154,10 +156,6 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
       ctx.err.write(`herald ${cmd}: ${err.message}\n`);
       return 1;
     }
-    if (err instanceof ConfigError) {
-      ctx.err.write(`herald ${cmd}: ${err.message}\n`);
-      return 1;
-    }
     ctx.err.write(`herald ${cmd}: ${(err as Error).message ?? String(err)}\n`);
     return 1;
   }
@@ -191,6 +189,7 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     if (positionals[0] !== 'check') throw new UsageError('usage: herald config check FILE');
     expectPositionals(cmd, positionals.slice(1), 1, 1, 'one FILE');
     const file = positionals[1] as string;
+    const { loadConfigFile, ConfigError, formatIssues } = await import('../config/load.ts');
     try {
       const cfg = await loadConfigFile(file);
       const warnings = await runtimeWarnings(cfg, ctx.env);
@@ -275,7 +274,7 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     case 'drain':
     case 'undrain': {
       expectPositionals(cmd, positionals, 0, 0, 'no arguments');
-      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/${cmd}`);
+      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/${cmd}`, cmd === 'drain' && values['until-restart'] ? { persist: false } : {});
       if (values.json) json(ctx.out, r);
       else ctx.out.write(`${r.message ?? (cmd === 'drain' ? 'drained' : 'undrained')}\n`);
       return 0;
