@@ -227,6 +227,17 @@ export class Speaker extends EventEmitter {
     await this.listenerReady;
   }
 
+  /**
+   * Tries to bind the listener again after ready() rejected (e.g. EADDRINUSE while another process held the port);
+   * ready() then follows this attempt. Resolves once bound, rejects with the OS error. No-op without a listener or
+   * after shutdown().
+   */
+  retryListen(): Promise<void> {
+    if (this.listener?.listen === undefined || this.closed) return Promise.resolve();
+    this.listenerReady = this.listener.listen();
+    return this.listenerReady;
+  }
+
   /** Adds a peer and starts its session. Throws Error on a duplicate name. */
   addPeer(cfg: PeerConfig): void {
     if (this.closed) throw new Error('speaker is shut down');

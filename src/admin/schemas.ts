@@ -128,6 +128,13 @@ export const resetBodySchema = {
 } as const;
 
 export const emptyBodySchema = { type: 'object', additionalProperties: false, properties: {} } as const;
+export const drainBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    persist: { type: 'boolean', description: 'Record the drain in stateDir so a restart stays drained until undrain (default true); false for a drain that only precedes a stop (preStop hook).' },
+  },
+} as const;
 
 export const peerNameParams = { type: 'object', required: ['name'], properties: { name: str } } as const;
 export const serviceParams = { type: 'object', required: ['namespace', 'name'], properties: { namespace: str, name: str } } as const;

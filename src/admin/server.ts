@@ -158,11 +158,12 @@ export const ROUTES: RouteDef[] = [
     url: '/api/v1/drain',
     summary: 'Graceful shutdown (RFC 8326): re-announce every route with GRACEFUL_SHUTDOWN, then withdraw after the wait time.',
     mutating: true,
-    body: S.emptyBodySchema,
+    body: S.drainBodySchema,
     response: { 200: S.okSchema },
-    handler: async (view) => {
-      await view.drain();
-      return { ok: true, message: 'drain started' };
+    handler: async (view, req) => {
+      const persist = (req.body as { persist?: boolean } | undefined)?.persist ?? true;
+      await view.drain({ persist });
+      return { ok: true, message: persist ? 'drain started' : 'drain started (until restart)' };
     },
   },
   {

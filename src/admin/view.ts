@@ -150,7 +150,11 @@ export interface DaemonView {
   health(): HealthCheckView[];
   /** @throws NotFoundError for an unknown peer */
   resetPeer(name: string, soft: boolean): Promise<void>;
-  drain(): Promise<void>;
+  /**
+   * RFC 8326 drain. `persist` (default true): recorded in stateDir, so a restart starts drained until undrain;
+   * false: until the next restart only (a preStop hook before a pod replacement).
+   */
+  drain(opts?: { persist?: boolean }): Promise<void>;
   undrain(): Promise<void>;
   /** Prometheus text exposition. */
   metrics(): Promise<{ contentType: string; body: string }>;

@@ -43,6 +43,8 @@ import { desiredRoute, errorView, MappingError, peerView, prefixMatches, resolve
 export interface SpeakerLike extends EventEmitter {
   readonly localAs: number;
   ready(): Promise<void>;
+  /** Bind the listener again after ready() rejected; rejects with the OS error again (bgp/speaker.ts). */
+  retryListen?(): Promise<void>;
   addPeer(cfg: SpeakerPeerConfig): void;
   updatePeer(cfg: SpeakerPeerConfig): void;
   removePeer(name: string): Promise<void>;
@@ -84,6 +86,8 @@ export interface DaemonDeps {
   restarting: boolean;
   env?: NodeJS.ProcessEnv;
   nowMs?: () => number;
+  /** Backoff of BGP listener bind retries, ms: first delay, doubled per attempt up to maxMs (default 1000 / 30000). */
+  listenRetry?: { firstMs: number; maxMs: number };
   /** Called with every full desired result from the controller (e.g. to post Kubernetes Events on changes). */
   onResult?: (result: DesiredResult, changes?: DesiredChanges) => void;
 }
@@ -170,6 +174,9 @@ export class Daemon implements DaemonView {
   private lastReload: StatusView['lastReload'];
   private speakerReady = false;
   private speakerError: string | undefined;
+  /** BGP listener bind attempts so far, and the timer of the next retry. */
+  private listenAttempts = 0;
+  private listenTimer: NodeJS.Timeout | undefined;
   private readonly controller: Controller | undefined;
 
   /**
@@ -194,7 +201,11 @@ export class Daemon implements DaemonView {
     this.speaker.on('updateSent', (e: { peer: string; packMs?: number }) => {
       if (typeof e.packMs === 'number') deps.metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
     });
-    this.speaker.on('error', (err: unknown) => this.log.error({ err }, 'speaker error'));
+    this.speaker.on('error', (err: unknown) => {
+      // A listener that cannot bind is reported (once per attempt, without a stack) by watchListener.
+      if ((err as NodeJS.ErrnoException | undefined)?.syscall === 'listen') return;
+      this.log.error({ err }, 'speaker error');
+    });
     this.speaker.on('drained', () => this.log.info('drain finished: every route withdrawn'));
     deps.metrics.setPeersProvider(() => this.peers());
     deps.health.on('change', (keys: string[], info?: { nodeLevel?: boolean }) => {
@@ -241,20 +252,42 @@ export class Daemon implements DaemonView {
     this.applyPeers(peers);
   }
 
-  /** Start the source and the first reconcile; resolves once the speaker's listener is bound. */
+  /**
+   * Start the source and the first reconcile; resolves once the speaker's listener is bound, or once its first
+   * bind failed: binding is then retried with capped exponential backoff (`deps.listenRetry`), each failure logged
+   * once (message and code) and shown in status().notReady until it binds. Never rejects for a bind failure.
+   */
   async start(): Promise<void> {
-    this.speaker
-      .ready()
-      .then(() => {
-        this.speakerReady = true;
-      })
-      .catch((err: unknown) => {
-        this.speakerError = (err as Error).message;
-        this.log.error({ err }, 'BGP listener failed');
-      });
+    const first = this.watchListener(this.speaker.ready());
     this.reconcile('start');
     if (this.controller) await this.controller.start();
-    await this.speaker.ready();
+    await first;
+  }
+
+  /** Track one bind attempt of the BGP listener; on failure schedule the next (when the speaker can retry). */
+  private watchListener(attempt: Promise<void>): Promise<void> {
+    this.listenAttempts++;
+    const n = this.listenAttempts;
+    return attempt.then(
+      () => {
+        this.speakerReady = true;
+        if (this.speakerError !== undefined) this.log.info({ attempt: n }, 'BGP listener bound');
+        this.speakerError = undefined;
+      },
+      (err: unknown) => {
+        const e = err as NodeJS.ErrnoException;
+        const canRetry = this.speaker.retryListen !== undefined && !this.stopping;
+        const { firstMs, maxMs } = this.deps.listenRetry ?? { firstMs: 1000, maxMs: 30000 };
+        const delayMs = Math.min(maxMs, firstMs * 2 ** Math.min(n - 1, 30));
+        this.speakerError = `${e?.message ?? String(err)}${canRetry ? ` (attempt ${n}; retrying in ${delayMs / 1000} s)` : ''}`;
+        this.log.error({ error: e?.message ?? String(err), code: e?.code, attempt: n, ...(canRetry ? { retryInSec: delayMs / 1000 } : {}) }, 'BGP listener cannot bind');
+        if (!canRetry) return;
+        this.listenTimer = setTimeout(() => {
+          this.listenTimer = undefined;
+          if (!this.stopping && this.speaker.retryListen) void this.watchListener(this.speaker.retryListen());
+        }, delayMs);
+      },
+    );
   }
 
   /** The controller's context from a config (health gate included). */
@@ -742,9 +775,11 @@ export class Daemon implements DaemonView {
   async shutdown(reason: string): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    if (this.listenTimer) clearTimeout(this.listenTimer);
     const g = this.gracefulWaitSec();
-    this.log.info({ reason, graceful: g.graceful, waitTimeSec: g.waitTimeSec }, 'shutting down');
-    await this.speaker.shutdown({ graceful: g.graceful, waitTimeSec: g.waitTimeSec, message: `herald: ${reason}` }).catch((err: unknown) => this.log.warn({ err }, 'speaker shutdown failed'));
+    const waitTimeSec = this.effectiveWaitSec(g.waitTimeSec);
+    this.log.info({ reason, graceful: g.graceful, waitTimeSec, ...(waitTimeSec !== g.waitTimeSec ? { skippedWait: 'no Established session' } : {}) }, 'shutting down');
+    await this.speaker.shutdown({ graceful: g.graceful, waitTimeSec, message: `herald: ${reason}` }).catch((err: unknown) => this.log.warn({ err }, 'speaker shutdown failed'));
     await this.deps.health.close().catch(() => undefined);
     if (this.controller) await this.controller.stop().catch(() => undefined);
     else await this.deps.source?.stop().catch(() => undefined);
@@ -836,9 +871,17 @@ export class Daemon implements DaemonView {
     this.speaker.resetPeer(name, { soft });
   }
 
-  /** RFC 8326 drain; returns once started (the withdrawal follows after the wait time). */
+  /**
+   * The RFC 8326 wait (seconds) lets peers move traffic away before the withdrawal: with no Established session
+   * there is nothing to move, so it is 0 then (a stop or drain right after start does not wait for nothing).
+   */
+  private effectiveWaitSec(waitTimeSec: number): number {
+    return this.speaker.peers().some((p) => p.state === 'Established') ? waitTimeSec : 0;
+  }
+
+  /** RFC 8326 drain; returns once started (the withdrawal follows after the wait time; none without an Established session). */
   async drain(): Promise<void> {
-    const { waitTimeSec } = this.gracefulWaitSec();
+    const waitTimeSec = this.effectiveWaitSec(this.gracefulWaitSec().waitTimeSec);
     this.drainedByApi = true;
     this.log.info({ waitTimeSec }, 'drain requested');
     this.speaker.drain({ waitTimeSec }).catch((err: unknown) => this.log.error({ err }, 'drain failed'));

@@ -29,7 +29,8 @@ import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
 import type { SpeakerLike } from './daemon.ts';
 import { MappingError } from './mapping.ts';
-import { readRestartInfo, writeHeartbeat } from './state.ts';
+import type { DaemonView } from '../admin/view.ts';
+import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
 
 /** Options of {@link runDaemon}. */
 export interface RunOptions {
@@ -41,6 +42,10 @@ export interface RunOptions {
   watchIntervalMs?: number;
   /** Resolves to stop the daemon (tests); signals also stop it. */
   stopSignal?: Promise<unknown>;
+  /** Where the JSON log lines go (default stdout; tests). */
+  logStream?: { write(line: string): void };
+  /** State file heartbeat period, ms (default 5000; tests). */
+  heartbeatIntervalMs?: number;
 }
 
 function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | undefined {
@@ -70,6 +75,50 @@ async function createSource(cfg: Config, nodeName: string): Promise<{ source?: S
   return { source: new KubernetesSource({ kc, nodeName }), kc };
 }
 
+/**
+ * An expected start failure (a user error: port in use, no permission, a missing file) is logged as message and
+ * code only; anything else is a bug and keeps its stack.
+ */
+function startErrorLog(err: unknown): object {
+  const e = err as NodeJS.ErrnoException;
+  if (err instanceof MappingError || err instanceof ConfigError) return { errors: err.issues.map((i) => `${i.path}: ${i.message}`) };
+  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return { error: e.message, code: e.code };
+  return { err };
+}
+
+/**
+ * The daemon as the admin API sees it, with `drain`/`undrain` recorded in `stateDir` (drain.json) so a
+ * restart keeps the node drained. A state directory that cannot be written is logged; the action still runs.
+ */
+function persistingView(daemon: Daemon, stateDir: string, log: Logger): DaemonView {
+  const record = (drained: boolean) => {
+    try {
+      writeDrained(stateDir, drained, Date.now());
+    } catch (err) {
+      log.warn({ stateDir, err: (err as Error).message }, drained ? 'cannot record the drain in the state directory: a restart will not be drained' : 'cannot clear the drain record in the state directory: a restart will start drained');
+    }
+  };
+  return {
+    status: () => daemon.status(),
+    live: () => daemon.live(),
+    peers: () => daemon.peers(),
+    routes: (f) => daemon.routes(f),
+    services: () => daemon.services(),
+    health: () => daemon.health(),
+    resetPeer: (name, soft) => daemon.resetPeer(name, soft),
+    metrics: () => daemon.metrics(),
+    drain: async (o) => {
+      // A drain that only precedes a stop (preStop hook) must not leave the next start drained.
+      record(o?.persist ?? true);
+      await daemon.drain();
+    },
+    undrain: async () => {
+      record(false);
+      await daemon.undrain();
+    },
+  };
+}
+
 function fileStamp(path: string): string {
   try {
     const st = statSync(path);
@@ -92,7 +141,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     process.stderr.write(`herald run: ${(err as Error).message}\n`);
     return 1;
   }
-  const log = pino({ level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+  const logOpts = { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
+  const log = opts.logStream ? pino(logOpts, opts.logStream) : pino(logOpts);
   let identity;
   try {
     identity = resolveIdentity(config, { ...(opts.nodeName !== undefined ? { nodeName: opts.nodeName } : {}), ...(opts.nodeIp !== undefined ? { nodeIp: opts.nodeIp } : {}), env }, hostname());
@@ -106,11 +156,17 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   // Graceful Restart: did we run within the restart window?
   const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
   const restart = readRestartInfo(config.stateDir, windowSec, Date.now());
+  // Warned once per distinct problem (the heartbeat runs every 5 s), and once more when it is solved.
+  let heartbeatProblem: string | undefined;
   const heartbeat = () => {
     try {
       writeHeartbeat(config.stateDir, Date.now());
+      if (heartbeatProblem !== undefined) log.info({ stateDir: config.stateDir }, 'state file written again');
+      heartbeatProblem = undefined;
     } catch (err) {
-      log.warn({ stateDir: config.stateDir, err: (err as Error).message }, 'cannot write state file (graceful restart detection disabled)');
+      const problem = (err as Error).message;
+      if (problem !== heartbeatProblem) log.warn({ stateDir: config.stateDir, err: problem, code: (err as NodeJS.ErrnoException).code }, 'cannot write state file (graceful restart detection and drain persistence disabled; warned once)');
+      heartbeatProblem = problem;
     }
   };
 
@@ -155,21 +211,29 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     });
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
-    log.fatal({ err }, 'cannot start');
+    log.fatal(startErrorLog(err), 'cannot start');
     process.stderr.write(`herald run: cannot start: ${msg}\n`);
     await health.close();
     return 1;
   }
   log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
 
+  // Drained by the operator before the last stop: stay drained (herald undrain clears it).
+  const drainedBefore = readDrained(config.stateDir);
+  if (drainedBefore.error !== undefined) log.warn({ stateDir: config.stateDir, err: drainedBefore.error }, 'cannot read the drain record; starting undrained');
+  if (drainedBefore.drained) {
+    log.warn({ since: drainedBefore.sinceMs !== undefined ? new Date(drainedBefore.sinceMs).toISOString() : undefined }, 'starting drained: the node was drained before the last stop (herald undrain announces again)');
+    await daemon.drain();
+  }
+
   let token = readToken(config, env, log);
   try {
-    admin = await buildAdminServer({ view: daemon, token: () => token, logger: log.child({ component: 'admin' }) });
+    admin = await buildAdminServer({ view: persistingView(daemon, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
     const a = admin.server.address();
     log.info({ address: config.admin.address, port: typeof a === 'object' && a ? a.port : config.admin.port }, 'admin API listening');
   } catch (err) {
-    log.fatal({ err }, 'admin API cannot listen');
+    log.fatal(startErrorLog(err), 'admin API cannot listen');
     process.stderr.write(`herald run: admin API cannot listen on ${config.admin.address}:${config.admin.port}: ${(err as Error).message}\n`);
     await daemon.shutdown('admin API failed');
     return 1;
@@ -260,7 +324,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
   if (!stopped) {
     heartbeat();
-    hbTimer = setInterval(heartbeat, 5000);
+    hbTimer = setInterval(heartbeat, opts.heartbeatIntervalMs ?? 5000);
     hbTimer.unref();
     // Reload when the file changes (polling also sees ConfigMap symlink swaps).
     let stamp = fileStamp(opts.configPath);

@@ -7,8 +7,12 @@
  * `intervalSec` seconds while running and removed... never: a clean stop also counts as a
  * restart if the next start comes within the window (harmless: the R bit only asks peers to keep
  * routes they still have).
+ *
+ * File `drain.json`: `{ "drained": true, "atMs": <epoch ms> }` while the operator has drained this node
+ * (`herald drain`); removed by `herald undrain`. A daemon that finds it starts drained, so a restart
+ * does not silently bring the routes back.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Result of reading the state file. */
@@ -43,4 +47,41 @@ export function writeHeartbeat(stateDir: string, nowMs: number): void {
   const tmp = join(stateDir, `.state.json.${process.pid}`);
   writeFileSync(tmp, JSON.stringify({ heartbeatAtMs: nowMs, pid: process.pid }) + '\n');
   renameSync(tmp, join(stateDir, 'state.json'));
+}
+
+/**
+ * Whether the node was left drained (`drain.json` says `drained: true`). Never throws: a missing,
+ * unreadable or malformed file means "not drained" (`error` says why when the file exists but is unusable).
+ */
+export function readDrained(stateDir: string): { drained: boolean; sinceMs?: number; error?: string } {
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, 'drain.json'), 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? { drained: false } : { drained: false, error: `cannot read ${join(stateDir, 'drain.json')}: ${code ?? (err as Error).message}` };
+  }
+  try {
+    const data = JSON.parse(text) as { drained?: unknown; atMs?: unknown };
+    if (data.drained !== true) return { drained: false };
+    return { drained: true, ...(typeof data.atMs === 'number' ? { sinceMs: data.atMs } : {}) };
+  } catch {
+    return { drained: false, error: `${join(stateDir, 'drain.json')} is not valid JSON` };
+  }
+}
+
+/**
+ * Record (drained true) or clear (false: the file is removed) the operator's drain, atomically.
+ * @throws Error when the directory cannot be created or written (callers log and go on)
+ */
+export function writeDrained(stateDir: string, drained: boolean, nowMs: number): void {
+  const file = join(stateDir, 'drain.json');
+  if (!drained) {
+    rmSync(file, { force: true });
+    return;
+  }
+  mkdirSync(stateDir, { recursive: true });
+  const tmp = join(stateDir, `.drain.json.${process.pid}`);
+  writeFileSync(tmp, JSON.stringify({ drained: true, atMs: nowMs }) + '\n');
+  renameSync(tmp, file);
 }

@@ -105,9 +105,9 @@ export class FakeView implements DaemonView {
     if (!PEERS.some((p) => p.name === name)) throw new NotFoundError(`no peer named "${name}"`);
     this.actions.push(`reset ${name} ${soft ? 'soft' : 'hard'}`);
   }
-  async drain(): Promise<void> {
+  async drain(o?: { persist?: boolean }): Promise<void> {
     this.drained = true;
-    this.actions.push('drain');
+    this.actions.push(o?.persist === false ? 'drain until-restart' : 'drain');
   }
   async undrain(): Promise<void> {
     this.drained = false;

@@ -172,6 +172,18 @@ t.test('mutating commands use the token', async (t) => {
   t.match(r.err, /cannot read --token-file .*ENOENT/);
 });
 
+t.test('drain --until-restart asks for a drain that is not kept across restarts', async (t) => {
+  view.actions = [];
+  let r = await run(['drain', '--until-restart', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.code, 0);
+  t.equal(r.out, 'drain started (until restart)\n');
+  r = await run(['drain', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.out, 'drain started\n');
+  t.same(view.actions, ['drain until-restart', 'drain']);
+  r = await run(['undrain', '--until-restart', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.code, 2, '--until-restart is for drain only');
+});
+
 t.test('daemon not reachable: one clear line, no stack trace', async (t) => {
   // A port that was just free: bind and close a server to find one.
   const probe = await buildAdminServer({ view, token: () => undefined });

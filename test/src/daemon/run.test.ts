@@ -1,6 +1,7 @@
 // runDaemon in-process (no BGP peer needed): startup errors, admin API up, reload by SIGHUP
 // (valid and invalid files), stop, state file written.
 import t from 'tap';
+import type { Test } from 'tap';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,4 +77,100 @@ t.test('runs, serves the API, reloads on SIGHUP, stops', async (t) => {
   const after = await fetch(`${api}/healthz`).catch(() => undefined);
   t.equal(after, undefined, 'admin API closed');
   t.equal(process.listenerCount('SIGHUP'), hupListeners, 'signal handlers removed');
+});
+
+/** Start runDaemon with `config`, wait for its admin API; returns helpers and the log lines. */
+async function start(t: Test, config: object, o: { heartbeatIntervalMs?: number } = {}) {
+  const configPath = join(dir, `cfg-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(configPath, stringify(config));
+  const lines: Record<string, unknown>[] = [];
+  let stop!: () => void;
+  const stopSignal = new Promise<void>((resolve) => (stop = resolve));
+  const running = runDaemon({ configPath, env: { HERALD_ADMIN_TOKEN: 'tok' }, stopSignal, watchIntervalMs: 0, logStream: { write: (s) => void lines.push(JSON.parse(s) as Record<string, unknown>) }, ...o });
+  const api = `http://127.0.0.1:${(config as { admin: { port: number } }).admin.port}`;
+  let up = false;
+  for (let i = 0; i < 100 && !up; i++) {
+    up = (await fetch(`${api}/healthz`).catch(() => undefined))?.ok === true;
+    if (!up) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(up, 'admin API up');
+  const status = async () => (await (await fetch(`${api}/api/v1/status`)).json()) as { drained: boolean };
+  const post = (path: string) => fetch(`${api}${path}`, { method: 'POST', headers: { authorization: 'Bearer tok' } });
+  return { api, status, post, lines, stopAndWait: async () => (stop(), running) };
+}
+
+t.test('drain survives a restart; undrain clears it', async (t) => {
+  const adminPort = await freePort('127.0.0.1');
+  const stateDir = join(dir, 'state-drain');
+  const config = { bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port: adminPort }, stateDir, logLevel: 'info', routes: [{ prefix: '10.5.0.0/24' }] };
+  let d = await start(t, config);
+  t.equal((await d.status()).drained, false);
+  t.equal((await d.post('/api/v1/drain')).status, 200);
+  t.ok(existsSync(join(stateDir, 'drain.json')), 'drain recorded in stateDir');
+  t.equal(await d.stopAndWait(), 0);
+
+  d = await start(t, config);
+  t.equal((await d.status()).drained, true, 'starts drained after a restart');
+  t.ok(d.lines.some((l) => l['msg'] === 'starting drained: the node was drained before the last stop (herald undrain announces again)'));
+  t.equal((await d.post('/api/v1/undrain')).status, 200);
+  t.notOk(existsSync(join(stateDir, 'drain.json')), 'undrain clears the record');
+  t.equal(await d.stopAndWait(), 0);
+
+  d = await start(t, config);
+  t.equal((await d.status()).drained, false, 'not drained after undrain and restart');
+  // A preStop-hook drain (persist false) drains now but is not kept.
+  const r = await fetch(d.api + '/api/v1/drain', { method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: JSON.stringify({ persist: false }) });
+  t.equal(r.status, 200);
+  t.equal((await d.status()).drained, true);
+  t.notOk(existsSync(join(stateDir, 'drain.json')), 'persist false: not recorded');
+  t.equal(await d.stopAndWait(), 0);
+  d = await start(t, config);
+  t.equal((await d.status()).drained, false, 'a drain until restart is not kept');
+  t.equal(await d.stopAndWait(), 0);
+});
+
+t.test('a stateDir that is a file is warned about once, not at every heartbeat', async (t) => {
+  const adminPort = await freePort('127.0.0.1');
+  const stateDir = join(dir, 'state-is-a-file');
+  writeFileSync(stateDir, 'x');
+  const d = await start(t, { bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port: adminPort }, stateDir, logLevel: 'info' }, { heartbeatIntervalMs: 10 });
+  // At least ten heartbeats (bounded wait: the count of heartbeats is not asserted, only the warnings).
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(await d.stopAndWait(), 0);
+  const warns = d.lines.filter((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('cannot write state file'));
+  t.equal(warns.length, 1, 'warned once');
+  t.match(warns[0], { code: 'EEXIST' });
+});
+
+t.test('expected start errors are logged as message and code, without a stack', async (t) => {
+  const { createServer } = await import('node:net');
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => busy.close());
+  const busyPort = (busy.address() as { port: number }).port;
+  const orig = process.stderr.write.bind(process.stderr);
+  const stderr: string[] = [];
+  process.stderr.write = ((s: string) => (stderr.push(String(s)), true)) as typeof process.stderr.write;
+  const run = async (config: object) => {
+    const configPath = join(dir, `fatal-${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(configPath, stringify(config));
+    const lines: Record<string, unknown>[] = [];
+    const code = await runDaemon({ configPath, env: {}, watchIntervalMs: 0, logStream: { write: (s) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+    return { code, lines };
+  };
+  try {
+    const base = { bgp: { localAs: 65000, routerId: '10.0.0.1' }, stateDir: join(dir, 'state-fatal'), logLevel: 'info' };
+    const pw = await run({ ...base, admin: { address: '127.0.0.1', port: busyPort }, peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001, password: { file: join(dir, 'no-such-password') } }] });
+    t.equal(pw.code, 1);
+    const fatal = pw.lines.find((l) => l['msg'] === 'cannot start');
+    t.match(fatal, { errors: [/^peers\[0\]\.password\.file: cannot read .*no-such-password: ENOENT$/] });
+    t.notMatch(JSON.stringify(pw.lines), /"stack"/, 'no stack');
+    const port = await run({ ...base, admin: { address: '127.0.0.1', port: busyPort } });
+    t.equal(port.code, 1);
+    t.match(port.lines.find((l) => l['msg'] === 'admin API cannot listen'), { code: 'EADDRINUSE', error: /EADDRINUSE/ });
+    t.notMatch(JSON.stringify(port.lines), /"stack"/, 'no stack');
+  } finally {
+    process.stderr.write = orig;
+  }
+  t.match(stderr.join(''), /admin API cannot listen on 127\.0\.0\.1:\d+/);
 });
