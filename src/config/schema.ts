@@ -373,7 +373,7 @@ export const configSchema = z
       })
       .default({ address: '127.0.0.1', port: 9179 })
       .describe('Admin HTTP API.'),
-    stateDir: z.string().min(1).default('/var/lib/herald').describe('Directory for state kept across restarts (graceful restart).'),
+    stateDir: z.string().min(1).default('/var/lib/herald').describe('Directory for state kept across restarts: the graceful-restart heartbeat and the drain record (a drained node stays drained until undrain).'),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info').describe('Log level.'),
   })
   .describe('Herald configuration file (YAML).');
