@@ -13,7 +13,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { isIP } from 'node:net';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
 import { NotFoundError } from './view.ts';
@@ -264,8 +264,9 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
   const base = {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: true } },
     bodyLimit: 64 * 1024,
-    // Probes hit /healthz and /readyz every few seconds: no per-request log lines.
-    disableRequestLogging: true,
+    // Probes hit /healthz and /readyz every few seconds: no per-request log lines. (Through the log controller:
+    // the top-level `disableRequestLogging` option is deprecated since fastify 5.x, warning FSTDEP023.)
+    logController: new LogController({ disableRequestLogging: true }),
   };
   const app = (opts.logger ? Fastify({ ...base, loggerInstance: opts.logger as FastifyBaseLogger }) : Fastify({ ...base, logger: false })) as unknown as FastifyInstance;
 

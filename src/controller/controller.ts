@@ -73,6 +73,36 @@ export interface ControllerStats {
 
 const EMIT_KEY = '\u0000emit';
 
+const sameList = (a: readonly (string | number)[], b: readonly (string | number)[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Whether two merged routes are equal field by field. */
+function sameRoute(a: DesiredRoute, b: DesiredRoute): boolean {
+  return (
+    a.prefix === b.prefix &&
+    a.family === b.family &&
+    a.localPref === b.localPref &&
+    a.med === b.med &&
+    (a.peers === 'all' || b.peers === 'all' ? a.peers === b.peers : sameList(a.peers, b.peers)) &&
+    sameList(a.communities, b.communities) &&
+    sameList(a.largeCommunities, b.largeCommunities) &&
+    sameList(a.services, b.services) &&
+    sameList(a.advertisements, b.advertisements) &&
+    Object.keys(a).length === Object.keys(b).length
+  );
+}
+
+/** First index of `arr` (sorted by compareRoutes) whose route is not before `r`. */
+function lowerBound(arr: readonly DesiredRoute[], r: { family: DesiredRoute['family']; prefix: string }): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareRoutes(arr[mid] as DesiredRoute, r) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** See module doc. Events: 'desired' (result) after each successful emit, 'error' (key, err) for retried failures. */
 export class Controller extends EventEmitter {
   readonly #source: Source;
@@ -91,7 +121,6 @@ export class Controller extends EventEmitter {
   readonly #routes = new Map<string, DesiredRoute>();
   readonly #dirtyPrefixes = new Set<string>();
   #sortedRoutes: DesiredRoute[] | undefined;
-  readonly #routeIdx = new Map<string, number>();
   #servicesArr: ServiceDecision[] | undefined;
   readonly #serviceIdx = new Map<string, number>();
   /** Services changed since #servicesArr was built (membership changes rebuild it). */
@@ -276,33 +305,38 @@ export class Controller extends EventEmitter {
     this.#ownerPrefixes.set(owner, prefixes);
   }
 
-  /** Re-merge dirty prefixes only; rebuild the sorted route list only when the prefix set changed. */
+  /**
+   * Re-merge dirty prefixes only. The sorted route list of the previous result is copied (pointers only) and patched
+   * in place by binary search (replace, insert or remove one entry per dirty prefix); it is rebuilt and sorted only the
+   * first time or when many prefixes changed at once. O(dirty × log routes) plus one pointer copy.
+   */
   #currentRoutes(): DesiredRoute[] {
-    let membershipChanged = this.#sortedRoutes === undefined;
+    const prev = this.#sortedRoutes;
+    let arr = prev !== undefined && this.#dirtyPrefixes.size <= Math.max(64, prev.length >>> 4) ? prev.slice() : undefined;
     for (const p of this.#dirtyPrefixes) {
+      const old = this.#routes.get(p);
       const byOwner = this.#owners.get(p);
       const list: RouteContribution[] = [];
       if (byOwner) for (const l of byOwner.values()) list.push(...l);
+      let next: DesiredRoute | undefined;
       if (list.length === 0) {
         this.#owners.delete(p);
-        if (this.#routes.delete(p)) membershipChanged = true;
+        this.#routes.delete(p);
       } else {
-        if (!this.#routes.has(p)) membershipChanged = true;
-        this.#routes.set(p, mergePrefix(list));
+        next = mergePrefix(list);
+        if (old !== undefined && sameRoute(old, next)) next = old; // unchanged: keep the object (sinks compare identity)
+        this.#routes.set(p, next);
       }
-    }
-    if (membershipChanged || !this.#sortedRoutes) {
-      this.#sortedRoutes = [...this.#routes.values()].sort(compareRoutes);
-      this.#routeIdx.clear();
-      this.#sortedRoutes.forEach((r, i) => this.#routeIdx.set(r.prefix, i));
-    } else {
-      // Same prefixes: copy (cheap, pointers only) and patch the changed entries.
-      const arr = this.#sortedRoutes.slice();
-      for (const p of this.#dirtyPrefixes) arr[this.#routeIdx.get(p) as number] = this.#routes.get(p) as DesiredRoute;
-      this.#sortedRoutes = arr;
+      if (arr === undefined || old === next) continue;
+      const i = lowerBound(arr, (old ?? next) as DesiredRoute);
+      if (old !== undefined && arr[i] !== old) arr = undefined; // not where expected: rebuild below (never seen)
+      else if (old === undefined) arr.splice(i, 0, next as DesiredRoute);
+      else if (next === undefined) arr.splice(i, 1);
+      else arr[i] = next;
     }
     for (const p of this.#dirtyPrefixes) this.#reportPrefixes.add(p);
     this.#dirtyPrefixes.clear();
+    this.#sortedRoutes = arr ?? [...this.#routes.values()].sort(compareRoutes);
     return this.#sortedRoutes;
   }
 

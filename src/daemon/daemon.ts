@@ -602,11 +602,13 @@ export class Daemon implements DaemonView {
           specsChanged = true;
           if (sp.length > 0) this.svcSpecs.set(key, { specs: sp, json });
           else this.svcSpecs.delete(key);
-          for (const x of old?.specs ?? []) if (x.scope !== 'node') this.registeredGates.delete(x.gate);
-          for (const x of sp) {
-            if (x.scope === 'node') continue;
-            if (!this.registeredGates.has(x.gate)) newlyRegistered.push(x.gate);
-            this.registeredGates.add(x.gate);
+          const checkGates = new Set<string>();
+          for (const x of sp) if (x.scope !== 'node') checkGates.add(x.gate);
+          for (const x of old?.specs ?? []) if (x.scope !== 'node' && !checkGates.has(x.gate)) this.registeredGates.delete(x.gate);
+          for (const g of checkGates) {
+            if (this.registeredGates.has(g)) continue;
+            newlyRegistered.push(g);
+            this.registeredGates.add(g);
           }
         }
       }

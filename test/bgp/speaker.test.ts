@@ -261,3 +261,47 @@ t.test('an IPv4-mapped session address (dual-stack listener) is used as an IPv4 
   s.establish();
   t.equal(s.pull()[0]!.attrs.get(3)!.value.toString('hex'), '7f000009');
 });
+
+t.test('updateRoutes: upserts and removals only; validated first; a peer added later, drain and setRoutes see the result', async (t) => {
+  const { speaker, sessions, clock } = setup();
+  speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
+  const s = sessions[0]!;
+  s.establish();
+  const keep = r4(3);
+  speaker.setRoutes([r4(1), r4(2), keep]);
+  t.equal(s.pull().flatMap((m) => m.announced).length, 3);
+  speaker.updateRoutes([r4(4), r4(2, { med: 7 }), r4(1)], ['192.0.2.3/32', '192.0.2.99/32']);
+  const m = s.pull();
+  t.same(m.flatMap((x) => x.withdrawn), ['ipv4-unicast 192.0.2.3/32'], 'the removed route is withdrawn (an unknown prefix is ignored)');
+  t.same(m.flatMap((x) => x.announced).sort(), ['ipv4-unicast 192.0.2.2/32', 'ipv4-unicast 192.0.2.4/32'], 'the changed and the new route; the unchanged one is not resent');
+  t.same(speaker.routes().map((r) => `${r.prefix} ${r.med ?? '-'}`).sort(), ['192.0.2.1/32 -', '192.0.2.2/32 7', '192.0.2.4/32 -']);
+  // invalid: nothing changes
+  t.throws(() => speaker.updateRoutes([r4(5), { prefix: '192.0.2.1/24', family: 'ipv4-unicast' }], ['192.0.2.1/32']), { name: 'RouteError' });
+  t.same(s.pull(), [], 'nothing sent after a rejected update');
+  t.equal(speaker.routes().length, 3);
+  // a later duplicate wins; a prefix both changed and removed ends removed
+  speaker.updateRoutes([r4(5, { med: 1 }), r4(5, { med: 2 }), r4(6)], ['192.0.2.6/32']);
+  const m2 = s.pull();
+  t.same(m2.flatMap((x) => x.announced), ['ipv4-unicast 192.0.2.5/32']);
+  t.equal(m2[0]!.attrs.get(4)!.value.readUInt32BE(0), 2, 'the later duplicate');
+  speaker.updateRoutes([r4(5, { med: 1 }), r4(5, { med: 2 })], []);
+  t.same(s.pull(), [], 'back to the current attributes within the batch: nothing sent');
+  // a peer added afterwards gets the current set
+  speaker.addPeer({ name: 'q', address: '127.0.0.3', peerAs: 65002 });
+  const q = sessions[1]!;
+  q.establish();
+  t.same(q.pull().flatMap((x) => x.announced).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv4-unicast 192.0.2.2/32', 'ipv4-unicast 192.0.2.4/32', 'ipv4-unicast 192.0.2.5/32']);
+  // while drained: kept, not sent; undrain sends the current set
+  const done = speaker.drain({ waitTimeSec: 1 });
+  s.pull();
+  clock.advance(1000);
+  await done;
+  t.equal(s.pull().flatMap((x) => x.withdrawn).length, 4, 'drained: everything withdrawn');
+  speaker.updateRoutes([r4(7)], ['192.0.2.1/32']);
+  t.same(s.pull(), [], 'nothing sent while drained');
+  speaker.undrain();
+  t.same(s.pull().flatMap((x) => x.announced).sort(), ['ipv4-unicast 192.0.2.2/32', 'ipv4-unicast 192.0.2.4/32', 'ipv4-unicast 192.0.2.5/32', 'ipv4-unicast 192.0.2.7/32']);
+  // setRoutes after updateRoutes: the whole set replaces it
+  speaker.setRoutes([r4(2, { med: 7 })]);
+  t.same(s.pull().flatMap((x) => x.withdrawn).sort(), ['ipv4-unicast 192.0.2.4/32', 'ipv4-unicast 192.0.2.5/32', 'ipv4-unicast 192.0.2.7/32']);
+});

@@ -185,3 +185,23 @@ t.test('OpenAPI document covers every route', async (t) => {
   t.ok(doc.paths['/api/v1/peers/{name}/reset'].post.responses['401']);
   t.equal(doc.paths['/api/v1/peers/{name}'].get.parameters[0].name, 'name');
 });
+
+t.test('no per-request log lines and no fastify deprecation warning (FSTDEP023) at build', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error & { code?: string }) => warnings.push(`${w.name} ${w.code ?? ''}`);
+  process.on('warning', onWarning);
+  t.teardown(() => {
+    process.off('warning', onWarning);
+  });
+  const lines: string[] = [];
+  const { pino } = await import('pino');
+  const logger = pino({ level: 'trace' }, { write: (s: string) => void lines.push(s) });
+  const app = await buildAdminServer({ view: new FakeView(), token: () => TOKEN, logger });
+  t.teardown(() => app.close());
+  await app.ready();
+  t.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+  t.equal((await app.inject({ url: '/nope' })).statusCode, 404);
+  await new Promise((r) => setImmediate(r)); // process warnings are emitted on the next tick
+  t.same(warnings.filter((w) => /FSTDEP/.test(w)), [], 'no deprecation warning');
+  t.same(lines.map((l) => JSON.parse(l).msg).filter((m) => /incoming request|request completed/.test(m)), [], 'no request log lines');
+});

@@ -121,7 +121,10 @@ class FakeHealth extends EventEmitter {
     if (this.invalid.has(key)) return { pass: false, reasons: [{ code: 'InvalidCheck', message: 'invalid check' }] };
     return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
   }
+  /** Every setAnnounced call, in order. */
+  announceCalls: Array<[string, boolean]> = [];
   setAnnounced(key: string, a: boolean) {
+    this.announceCalls.push([key, a]);
     this.announced.set(key, a);
   }
   status() {
@@ -133,6 +136,22 @@ class FakeHealth extends EventEmitter {
     };
   }
   async close() {}
+}
+
+/** A FakeSpeaker with the incremental API: keeps the current desired set like bgp/speaker.ts does. */
+class IncrementalSpeaker extends FakeSpeaker {
+  current = new Map<string, Route>();
+  updates: Array<{ changed: Route[]; removed: string[] }> = [];
+  override setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
+    super.setRoutes(routes);
+    this.current = new Map([...routes.values()].map((r) => [r.prefix, r]));
+  }
+  updateRoutes(changed: Iterable<Route>, removed: Iterable<string>) {
+    const u = { changed: [...changed], removed: [...removed] };
+    this.updates.push(u);
+    for (const p of u.removed) this.current.delete(p);
+    for (const r of u.changed) this.current.set(r.prefix, r);
+  }
 }
 
 class FakeSource extends EventEmitter implements Source {
@@ -159,13 +178,13 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; incremental?: boolean } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
   const logger = pino({ level: 'silent' });
   const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', ...(o.nodeIp === null ? {} : { nodeIp: o.nodeIp ?? '127.0.0.1' }) }, {
-    createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
+    createSpeaker: (opts) => (speaker = o.incremental ? new IncrementalSpeaker(opts) : new FakeSpeaker(opts)),
     health,
     ...(o.source ? { source: o.source } : {}),
     logger,
@@ -411,5 +430,91 @@ t.test('End-of-RIB waits for the first verdict of pending VIP health checks', as
   await daemon.idle();
   t.ok(speaker.calls.includes('markInitialSyncDone'), 'End-of-RIB once the check passed');
   t.same(speaker.last, ['198.51.100.1/32'], 'and the VIP is announced in the same table');
+  await daemon.shutdown('test');
+});
+
+t.test('one EndpointSlice change among 5,000 Services costs O(1): one decision, at most one Route object, one gate', async (t) => {
+  const N = 5000;
+  const source = new FakeSource();
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, routes: [{ prefix: '192.0.2.99/32' }] });
+  const { daemon, speaker: sp, health } = make(c, { source, incremental: true });
+  const speaker = sp as IncrementalSpeaker;
+  const vip = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+  source.store.apply('Node', node('node-a'));
+  for (let i = 0; i < N; i++) {
+    source.store.apply('Service', service(`s${i}`, { lbIPs: [vip(i)] }));
+    source.store.apply('EndpointSlice', slice(`s${i}-1`, `s${i}`, [[`10.1.${i >> 8}.${i & 255}`, 'node-a']]));
+  }
+  // One Service with an annotation health check: its spec is recomputed when its endpoints change.
+  const checked = service('checked', { lbIPs: ['10.99.0.1'] });
+  checked.metadata!.annotations = { 'herald.io/health-check-type': 'tcp', 'herald.io/health-check-port': '9000' };
+  source.store.apply('Service', checked);
+  source.store.apply('EndpointSlice', slice('checked-1', 'checked', [['10.2.0.1', 'node-a'], ['10.2.0.2', 'node-a']]));
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  await daemon.idle();
+  t.equal(speaker.current.size, N + 2, 'every VIP and the static route desired');
+  t.ok(speaker.current.has('10.99.0.1/32'), 'the checked VIP is announced once its check is registered');
+  const setRoutesBefore = speaker.routesSet.length;
+  const stats0 = { ...daemon.reconcileStats };
+  const objects0 = new Map(speaker.current);
+  const setChecks0 = health.calls;
+  health.announceCalls = [];
+  speaker.updates = [];
+  const flip = async (name: string, eps: Parameters<typeof slice>[2]) => {
+    source.store.apply('EndpointSlice', slice(`${name}-1`, name, eps));
+    source.emit('change', [`service:default/${name}`]);
+    await daemon.idle();
+  };
+
+  // 1. s1234's only endpoint turns unready: its VIP is withdrawn, nothing else is touched.
+  await flip('s1234', [['10.1.4.210', 'node-a', { ready: false }]]);
+  t.equal(daemon.reconcileStats.full, stats0.full, 'no full recompute');
+  t.equal(daemon.reconcileStats.servicesApplied - stats0.servicesApplied, 1, 'one Service decision applied');
+  t.equal(daemon.reconcileStats.specsComputed - stats0.specsComputed, 1, "one Service's checks recomputed");
+  t.equal(daemon.reconcileStats.routesMade - stats0.routesMade, 0, 'no Route object made for a withdrawal');
+  t.equal(speaker.routesSet.length, setRoutesBefore, 'the whole set is not handed over again');
+  t.same(speaker.updates, [{ changed: [], removed: [`${vip(1234)}/32`] }], 'the speaker gets exactly the withdrawal');
+  t.same(health.announceCalls, [[`svc:default/s1234 ${vip(1234)}`, false]], 'only the changed gate is reported');
+  t.equal(health.calls, setChecks0, 'checks unchanged: no setChecks');
+  let sameObjects = 0;
+  for (const [p, r] of speaker.current) if (objects0.get(p) === r) sameObjects++;
+  t.equal(sameObjects, N + 1, 'every other route keeps its object');
+
+  // 2. Ready again: announced with exactly one new Route object.
+  const stats1 = { ...daemon.reconcileStats };
+  health.announceCalls = [];
+  speaker.updates = [];
+  await flip('s1234', [['10.1.4.210', 'node-a']]);
+  t.equal(daemon.reconcileStats.routesMade - stats1.routesMade, 1, 'one Route object made');
+  t.equal(daemon.reconcileStats.servicesApplied - stats1.servicesApplied, 1, 'one Service decision applied');
+  t.same(speaker.updates.map((u) => [u.changed.map((r) => r.prefix), u.removed]), [[[`${vip(1234)}/32`], []]]);
+  t.same(health.announceCalls, [[`svc:default/s1234 ${vip(1234)}`, true]]);
+  t.equal(speaker.current.size, N + 2);
+
+  // 3. The checked Service loses a local endpoint: its check's target changes, so the checks are handed over again.
+  const stats2 = { ...daemon.reconcileStats };
+  speaker.updates = [];
+  await flip('checked', [['10.2.0.1', 'node-a']]);
+  t.equal(health.calls, setChecks0 + 1, 'setChecks once: the check changed');
+  t.match(health.specs.find((x) => x.gate === 'svc:default/checked 10.99.0.1'), { hosts: ['10.2.0.1'] });
+  t.equal(daemon.reconcileStats.servicesApplied - stats2.servicesApplied, 1);
+  t.same(speaker.updates, [], 'its route did not change: nothing for the speaker');
+
+  // 4. Level-triggered: a reload recomputes everything, and unchanged routes keep their objects.
+  const stats3 = { ...daemon.reconcileStats };
+  const objects3 = new Map(speaker.current);
+  health.announceCalls = [];
+  daemon.reload(c);
+  t.equal(daemon.reconcileStats.full - stats3.full, 1, 'a reload is a full recompute');
+  t.equal(daemon.reconcileStats.routesMade - stats3.routesMade, 0, 'no Route object remade');
+  t.equal(speaker.routesSet.length, setRoutesBefore + 1, 'the whole set handed over');
+  t.equal(speaker.current.size, N + 2);
+  let kept = 0;
+  for (const [p, r] of speaker.current) if (objects3.get(p) === r) kept++;
+  t.equal(kept, N + 2, 'object identity kept');
+  t.same(health.announceCalls, [], 'no gate changed');
   await daemon.shutdown('test');
 });
