@@ -9,10 +9,11 @@
  *
  *   A  apiserver writes the watch event → KubernetesSource emits 'change' (HTTP chunk, client-node parse, informer,
  *      object store)
- *   B  'change' → Speaker.setRoutes called (Controller workqueue, decision, merge, emit; Daemon.reconcile up to the
+ *   B  'change' → the speaker is called (Controller workqueue, decision, merge, emit; Daemon.reconcile up to the
  *      speaker)
- *   C  Speaker.setRoutes itself
- *   D  setRoutes returned → the UPDATE's TCP chunk at the recording peer (Adj-RIB-Out, packer, session pump, socket)
+ *   C  the speaker call itself: Speaker.updateRoutes (the daemon's incremental path) or Speaker.setRoutes (a full
+ *      recompute)
+ *   D  that call returned → the UPDATE's TCP chunk at the recording peer (Adj-RIB-Out, packer, session pump, socket)
  *
  * Environment: SERVICES (default 10000), NODES (default 50), FLIPS (default 1000). With `node --expose-gc` the
  * heap figures are taken after a full GC (a growing figure means something is retained per flip).
@@ -86,15 +87,18 @@ async function main(): Promise<void> {
   const daemon = new Daemon(config, identity, {
     createSpeaker: (o) => {
       const s = new Speaker(o);
-      const orig = s.setRoutes.bind(s);
-      s.setRoutes = (routes: readonly Route[] | ReadonlyMap<string, Route>) => {
+      const stamp = (call: () => void) => {
         const t = now();
-        orig(routes);
+        call();
         if (armed && st.change !== 0n && st.setIn === 0n) {
           st.setIn = t;
           st.setOut = now();
         }
       };
+      const origSet = s.setRoutes.bind(s);
+      s.setRoutes = (routes: readonly Route[] | ReadonlyMap<string, Route>) => stamp(() => origSet(routes));
+      const origUpdate = s.updateRoutes.bind(s);
+      s.updateRoutes = (changed: Iterable<Route>, removed?: Iterable<string>) => stamp(() => origUpdate(changed, removed));
       return s as unknown as SpeakerLike;
     },
     health,
@@ -171,9 +175,9 @@ async function main(): Promise<void> {
     console.log('stage                                   p50      p90      p99      max   (ms)');
     const names: Record<keyof typeof stages, string> = {
       A: 'A apiserver write → source change',
-      B: 'B source change → setRoutes',
-      C: 'C setRoutes',
-      D: 'D setRoutes done → UPDATE at peer',
+      B: 'B source change → speaker call',
+      C: 'C updateRoutes/setRoutes',
+      D: 'D speaker call done → UPDATE at peer',
       total: 'total',
     };
     for (const key of Object.keys(stages) as (keyof typeof stages)[]) {

@@ -3,7 +3,7 @@
  * configured peer, fans the whole desired route set out to every peer through the per-peer export rules, and
  * implements graceful restart as the restarting speaker (RFC 4724) and graceful shutdown (RFC 8326).
  *
- * Data flow: setRoutes(desired) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
+ * Data flow: setRoutes(desired) or updateRoutes(changed, removed) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
  * session pulls UPDATEs one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
  *
  * Events (for metrics and logs):

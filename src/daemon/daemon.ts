@@ -1,10 +1,14 @@
 /**
  * The running daemon: wires config → Speaker peers, static routes + Service VIPs (source →
- * Controller (computeDesiredRoutes, per-Service incremental) → health gate) → `speaker.setRoutes` (the whole desired set every time,
- * per-peer filtering via `route.peers`), and implements the admin API's {@link DaemonView}.
+ * Controller (computeDesiredRoutes, per-Service incremental) → health gate) → the speaker (`updateRoutes` with what
+ * changed; `setRoutes` with the whole desired set on a full recompute; per-peer filtering via `route.peers`), and
+ * implements the admin API's {@link DaemonView}.
  *
- * Level-triggered: any change (source objects, health gates, reload, node labels) schedules one
- * coalesced reconcile that recomputes everything. `markInitialSyncDone()` is called after the
+ * Level-triggered, applied incrementally: any change (source objects, health gates, reload, node labels) leads to
+ * one reconcile that brings the desired set up to date. It re-reads only what the controller reports as changed
+ * (`DesiredChanges`: Services and prefixes) plus the static routes, so one EndpointSlice change costs O(Services it
+ * touches); start, reload, a node-level health change, a controller full result (resync) and a failed reconcile
+ * recompute everything. `markInitialSyncDone()` is called after the
  * first reconcile that saw a synced source (at once with static routes only), so End-of-RIB
  * follows the first complete table (decisions.md, RFC 4724 §4.1).
  *
