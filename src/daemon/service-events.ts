@@ -15,6 +15,20 @@ export interface ServiceEventSink {
   record(event: ServiceEvent): unknown;
 }
 
+/** The decision of Service `key` in `services` (sorted by key), or undefined. */
+function findService(services: readonly DesiredResult['services'][number][], key: string): DesiredResult['services'][number] | undefined {
+  let lo = 0;
+  let hi = services.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = services[mid]!.service;
+    if (k === key) return services[mid];
+    if (k < key) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
 export class AnnouncementEvents {
   private readonly nodeName: string;
   private readonly sink: ServiceEventSink;
@@ -32,8 +46,9 @@ export class AnnouncementEvents {
     const full = !changes || changes.all || !this.primed;
     const wanted = full ? undefined : new Set(changes.services);
     const seen = new Set<string>();
-    for (const s of result.services) {
-      if (wanted && !wanted.has(s.service)) continue;
+    // Only the changed Services are looked at (result.services is sorted by key): O(changes), not O(Services).
+    const todo = wanted ? [...wanted].sort().map((k) => findService(result.services, k)).filter((s) => s !== undefined) : result.services;
+    for (const s of todo) {
       seen.add(s.service);
       const before = this.last.get(s.service);
       const now = new Map<string, boolean>();
