@@ -21,7 +21,7 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { startFakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { ROOT, adminJson, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs } from './harness.ts';
+import { ROOT, adminJson, heraldLogs, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.30';
@@ -281,7 +281,7 @@ if (!birdAvailable()) {
           const routes = JSON.stringify(await adminJson(hB.adminPort, '/api/v1/routes'));
           const again = JSON.stringify(await vipView(hB));
           const dampers = JSON.stringify(((await adminJson(hB.adminPort, '/api/v1/status')) as { health?: { dampers?: unknown } } | undefined)?.health?.dampers);
-          t.fail(`(d) BIRD has node-b's path while the API says Suppressed: ${JSON.stringify(v)}; node-b routes ${routes}; view again ${again}; dampers ${dampers}`);
+          t.fail(`(d) BIRD has node-b's path while the API says Suppressed: ${JSON.stringify(v)}; node-b routes ${routes}; view again ${again}; dampers ${dampers}\n${heraldLogs([hB], ['node-b'], 40)}`);
           break;
         }
         samples++;
