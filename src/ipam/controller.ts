@@ -33,7 +33,12 @@ export interface AllocatorControllerOptions extends AllocatorOptions {
   readonly recorder?: EventRecorder;
   /** Called with each write failure (logged by the daemon); the next pass retries. */
   readonly onError?: (err: unknown, service: string) => void;
+  /** Clock in ms (tests); default Date.now. */
+  readonly nowMs?: () => number;
 }
+
+/** How long our own successful writes override a Service view that has not caught up with them yet. */
+const OWN_WRITE_TTL_MS = 60_000;
 
 /** Counters for metrics and the admin API. */
 export interface AllocatorStats {
@@ -47,6 +52,12 @@ export class AllocatorController {
   private running: Promise<void> | undefined;
   private again = false;
   readonly stats: AllocatorStats = { passes: 0, writes: 0, writeErrors: 0 };
+  /**
+   * Our successful status writes that the Service view (an informer cache) may not show yet. Without them a pass
+   * that runs before the cache catches up would see an address we just gave as free and give it again to another
+   * Service (whose own resourceVersion is current, so its write would succeed): a double allocation.
+   */
+  private readonly ownWrites = new Map<string, { ips: readonly string[]; atMs: number }>();
 
   constructor(options: AllocatorControllerOptions) {
     this.options = options;
@@ -68,10 +79,40 @@ export class AllocatorController {
     return this.running;
   }
 
+  private now(): number {
+    return (this.options.nowMs ?? Date.now)();
+  }
+
+  /**
+   * The Service view with our recent writes applied where the view has not caught up with them: a Service whose
+   * view shows other addresses than we wrote is taken to hold what we wrote, until the view shows it or the record
+   * expires. Conservative: at worst an address stays reserved a little longer. Records of Services that are gone
+   * or caught up are dropped.
+   */
+  private withOwnWrites(services: readonly Service[]): Service[] {
+    if (this.ownWrites.size === 0) return [...services];
+    const now = this.now();
+    const present = new Set<string>();
+    const out = services.map((s) => {
+      const key = `${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`;
+      present.add(key);
+      const own = this.ownWrites.get(key);
+      if (!own) return s;
+      const shown = (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? '').join(',');
+      if (shown === own.ips.join(',') || now - own.atMs > OWN_WRITE_TTL_MS) {
+        this.ownWrites.delete(key);
+        return s;
+      }
+      return { ...s, status: { ...s.status, loadBalancer: { ingress: own.ips.map((ip) => ({ ip, ipMode: 'VIP' })) } } };
+    });
+    for (const key of this.ownWrites.keys()) if (!present.has(key)) this.ownWrites.delete(key);
+    return out;
+  }
+
   private async pass(): Promise<void> {
     if (!this.options.isLeader()) return;
     this.stats.passes++;
-    const services = this.options.services();
+    const services = this.withOwnWrites(this.options.services());
     const plan = planAllocations(services, this.options.pools(), { loadBalancerClass: this.options.loadBalancerClass });
     const rv = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s.metadata?.resourceVersion]));
     const failed = new Set<string>();
@@ -87,6 +128,7 @@ export class AllocatorController {
         const patch = plan.patches[next++] as (typeof plan.patches)[number];
         try {
           await this.options.writer.patchIngress(patch.service, patch.ips, rv.get(patch.service));
+          this.ownWrites.set(patch.service, { ips: patch.ips, atMs: this.now() });
           this.stats.writes++;
         } catch (err) {
           this.stats.writeErrors++;
