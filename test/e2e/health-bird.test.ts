@@ -278,8 +278,13 @@ if (!birdAvailable()) {
         if (checks?.find((c) => c.kind === 'kube-proxy-service' && c.gate.includes(VIP))?.state === 'up') upWhileSuppressed++;
         const p = await paths();
         if (p.includes(B)) {
+          // Boundary: the suppression may end between reading the view and reading BIRD (the view's "s left" text is
+          // from when the decision was computed). Seen twice: the re-read view then says announced. Only a view that
+          // still says Suppressed after BIRD showed the path is a violation.
+          const after = await vipView(hB);
+          if (after === undefined || !isSuppressed(after)) break;
           const routes = JSON.stringify(await adminJson(hB.adminPort, '/api/v1/routes'));
-          const again = JSON.stringify(await vipView(hB));
+          const again = JSON.stringify(after);
           const dampers = JSON.stringify(((await adminJson(hB.adminPort, '/api/v1/status')) as { health?: { dampers?: unknown } } | undefined)?.health?.dampers);
           t.fail(`(d) BIRD has node-b's path while the API says Suppressed: ${JSON.stringify(v)}; node-b routes ${routes}; view again ${again}; dampers ${dampers}\n${heraldLogs([hB], ['node-b'], 40)}`);
           break;
