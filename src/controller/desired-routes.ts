@@ -74,6 +74,16 @@ export interface Advertisement {
 export interface HealthGateResult {
   pass: boolean;
   reason?: string;
+  /** The health layer's own reasons (e.g. Suppressed, HoldDown, NoLocalEndpoints, ConnectionRefused), kept as data. */
+  causes?: HealthCause[];
+}
+
+/** One machine-readable cause of a failing health gate; `until` (ISO 8601) for time-bound ones (hold-down, suppression). */
+export interface HealthCause {
+  code: string;
+  message: string;
+  since?: string;
+  until?: string;
 }
 
 /** Inputs besides the snapshot. */
@@ -123,6 +133,8 @@ export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 export interface Reason {
   code: ReasonCode;
   message: string;
+  /** For HealthCheckFailing: the health layer's causes, as data (codes and absolute times). */
+  causes?: HealthCause[];
 }
 
 /**
@@ -400,7 +412,7 @@ export function decideService(
     }
     if (blocking.length === 0 && ctx.healthGate) {
       const g = ctx.healthGate(key, vip.address);
-      if (!g.pass) blocking.push({ code: ReasonCode.HealthCheckFailing, message: g.reason ?? 'health check not passing' });
+      if (!g.pass) blocking.push({ code: ReasonCode.HealthCheckFailing, message: g.reason ?? 'health check not passing', ...(g.causes && g.causes.length > 0 ? { causes: g.causes } : {}) });
     }
     if (blocking.length > 0) {
       decision.vips.push({ address: vip.address, kind: vip.kind, announced: false, reasons: blocking });

@@ -72,7 +72,7 @@ export interface HealthLike extends EventEmitter {
     invalid: Array<{ key: string; gate: string; message: string }>;
   };
   setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
-  gate(key: string): { pass: boolean; reasons: Array<{ code: string; message: string }> };
+  gate(key: string): { pass: boolean; reasons: Array<{ code: string; message: string; since?: number | null; until?: number | null }> };
   setAnnounced(key: string, announced: boolean): void;
   close(): Promise<void>;
 }
@@ -310,7 +310,15 @@ export class Daemon implements DaemonView {
           return { pass: false, reason: 'health check not started yet' };
         }
         const g = this.deps.health.gate(gate);
-        return g.pass ? { pass: true } : { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing' };
+        if (g.pass) return { pass: true };
+        // The health reasons stay data (code, absolute since/until) so the API shows e.g. Suppressed until T.
+        const causes = g.reasons.map((r) => ({
+          code: r.code,
+          message: r.message,
+          ...(typeof r.since === 'number' ? { since: new Date(r.since).toISOString() } : {}),
+          ...(typeof r.until === 'number' ? { until: new Date(r.until).toISOString() } : {}),
+        }));
+        return { pass: false, reason: g.reasons.map((r) => r.message).join('; ') || 'health check failing', causes };
       },
     };
   }

@@ -205,3 +205,14 @@ t.test('no per-request log lines and no fastify deprecation warning (FSTDEP023) 
   t.same(warnings.filter((w) => /FSTDEP/.test(w)), [], 'no deprecation warning');
   t.same(lines.map((l) => JSON.parse(l).msg).filter((m) => /incoming request|request completed/.test(m)), [], 'no request log lines');
 });
+
+t.test('service reasons keep their health causes through the response schema', async (t) => {
+  const view = new FakeView();
+  const cause = { code: 'Suppressed', message: 'flapping: suppressed after 3 withdrawals', since: '2026-11-29T21:00:00.000Z', until: '2026-11-29T21:05:00.000Z' };
+  view.services = () => [{ service: 'shop/api', vips: [{ address: '198.51.100.40', kind: 'loadBalancer', announced: false, reasons: [{ code: 'HealthCheckFailing', message: 'flapping: suppressed', causes: [cause] }] }], reasons: [] }];
+  const app = await buildAdminServer({ view, token: () => undefined });
+  t.teardown(() => app.close());
+  const r = await app.inject({ url: '/api/v1/services/shop/api' });
+  t.equal(r.statusCode, 200);
+  t.same(r.json().vips[0].reasons[0].causes, [cause]);
+});

@@ -518,3 +518,20 @@ t.test('one EndpointSlice change among 5,000 Services costs O(1): one decision, 
   t.same(health.announceCalls, [], 'no gate changed');
   await daemon.shutdown('test');
 });
+
+t.test('a failing health gate keeps its causes as data in the service view (code, until)', async (t) => {
+  const source = new FakeSource();
+  const { daemon, health } = make(cfg({ peers: [peerA], source: { manifests: '/nonexistent' } }), { source });
+  const gate = 'svc:default/web 198.51.100.1';
+  health.gate = (key: string) => (key === gate ? { pass: false, reasons: [{ code: 'Suppressed', message: 'flapping: suppressed', since: 1000, until: 61000 }] } : { pass: true, reasons: [] });
+  await daemon.start();
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' }));
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  const vip = daemon.services()[0]?.vips.find((v) => v.kind === 'loadBalancer');
+  t.match(vip, { announced: false, reasons: [{ code: 'HealthCheckFailing', causes: [{ code: 'Suppressed', since: '1970-01-01T00:00:01.000Z', until: '1970-01-01T00:01:01.000Z' }] }] });
+  await daemon.shutdown('test');
+});
