@@ -140,6 +140,17 @@ function stopReason(event: { error: BgpError }, kind: 'admin' | 'auto'): StateRe
 
 const MESSAGE_TYPE_OF = { KeepAliveMsg: MessageType.Keepalive, UpdateMsg: MessageType.Update, RouteRefreshMsg: MessageType.RouteRefresh, BgpOpen: MessageType.Open } as const;
 
+/** A message not allowed in this state: the RFC 6608 FSM error (5/1, 5/2 or 5/3 by state), sent, then Idle. */
+function unexpectedMessage(fsm: FsmData, state: SessionState, type: keyof typeof MESSAGE_TYPE_OF): Transition {
+  const error = BgpError.fsmError(state, MESSAGE_TYPE_OF[type]);
+  return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
+}
+
+/** KeepaliveTimer expiry once the hold time is negotiated: send a KEEPALIVE and restart the timer (none when 0). */
+function keepaliveTick(fsm: FsmData): Transition {
+  return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
+}
+
 // Hot-path transitions in Established, cached per hold time so a received UPDATE/KEEPALIVE allocates nothing.
 const establishedKeepaliveCache = new Map<number, readonly FsmAction[]>();
 const establishedUpdateCache = new Map<number, readonly FsmAction[]>();
@@ -263,12 +274,9 @@ export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tr
         }
         case 'KeepaliveTimerExpires':
           return stay(fsm);
-        default: {
+        default:
           // KEEPALIVE, UPDATE, ROUTE-REFRESH before the peer's OPEN: RFC 6608 5/1.
-          const type = event.type as 'KeepAliveMsg' | 'UpdateMsg' | 'RouteRefreshMsg';
-          const error = BgpError.fsmError(s, MESSAGE_TYPE_OF[type]);
-          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
-        }
+          return unexpectedMessage(fsm, s, event.type as 'KeepAliveMsg' | 'UpdateMsg' | 'RouteRefreshMsg');
       }
 
     case SessionState.OpenConfirm:
@@ -276,7 +284,7 @@ export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tr
         case 'TcpConnectionFails':
           return toIdle(fsm, tcpFailReason(event), { countFailure: true });
         case 'KeepaliveTimerExpires':
-          return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
+          return keepaliveTick(fsm);
         case 'KeepAliveMsg':
           return move(
             fsm,
@@ -285,12 +293,9 @@ export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tr
             { kind: 'progress', message: 'KEEPALIVE received' },
             { connectRetryCounter: 0 },
           );
-        default: {
+        default:
           // A second OPEN, an UPDATE or a ROUTE-REFRESH before the KEEPALIVE: RFC 6608 5/2.
-          const type = event.type as 'BgpOpen' | 'UpdateMsg' | 'RouteRefreshMsg';
-          const error = BgpError.fsmError(s, MESSAGE_TYPE_OF[type]);
-          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
-        }
+          return unexpectedMessage(fsm, s, event.type as 'BgpOpen' | 'UpdateMsg' | 'RouteRefreshMsg');
       }
 
     case SessionState.Established:
@@ -298,18 +303,16 @@ export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tr
         case 'TcpConnectionFails':
           return toIdle(fsm, tcpFailReason(event), { countFailure: true });
         case 'KeepaliveTimerExpires':
-          return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
+          return keepaliveTick(fsm);
         case 'KeepAliveMsg':
           return stay(fsm, cached(establishedKeepaliveCache, fsm.holdTimeSec));
         case 'UpdateMsg':
           return stay(fsm, cached(establishedUpdateCache, fsm.holdTimeSec, DELIVER_UPDATE));
         case 'RouteRefreshMsg':
           return stay(fsm, cached(establishedRefreshCache, fsm.holdTimeSec, DELIVER_REFRESH));
-        default: {
+        default:
           // A second OPEN on an established connection: RFC 6608 5/3.
-          const error = BgpError.fsmError(s, MessageType.Open);
-          return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
-        }
+          return unexpectedMessage(fsm, s, 'BgpOpen');
       }
   }
 }
