@@ -14,8 +14,9 @@
  */
 import { AttrFlag, AttrTypeCode, HEADER_LENGTH, MARKER, MessageType } from '../constants.ts';
 import type { Family } from '../constants.ts';
-import type { AsPathSegment, PathAttribute } from '../codec/types.ts';
-import { nlriSize, parseIPv4, parseIPv6, writeNlri } from './route.ts';
+import type { CodecContext, PathAttribute } from '../codec/types.ts';
+import { encodePathAttributes } from '../codec/attributes.ts';
+import { nlriSize, parseIPv6, writeNlri } from './route.ts';
 import type { ParsedPrefix } from './route.ts';
 
 /** Octets before the first withdrawn route or attribute: header + Withdrawn Routes Length. */
@@ -33,94 +34,17 @@ function writeHeader(buf: Buffer, type: number): void {
   buf[18] = type;
 }
 
-function attrHeader(out: number[], flags: number, code: number, len: number): void {
-  if (len > 255 || flags & AttrFlag.ExtendedLength) out.push(flags | AttrFlag.ExtendedLength, code, len >> 8, len & 0xff);
-  else out.push(flags & ~AttrFlag.ExtendedLength, code, len);
-}
-
-function u32(out: number[], v: number): void {
-  out.push(v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
-}
-
-function asPathValue(segments: readonly AsPathSegment[], four: boolean): number[] {
-  const v: number[] = [];
-  for (const s of segments) {
-    if (s.asns.length > 255) throw new RangeError('AS_PATH segment longer than 255 ASes');
-    v.push(s.type, s.asns.length);
-    for (const a of s.asns) {
-      if (four) u32(v, a);
-      else {
-        if (a > 0xffff) throw new RangeError(`AS ${a} does not fit a 2-octet AS_PATH (use AS_TRANS + AS4_PATH)`);
-        v.push(a >> 8, a & 0xff);
-      }
-    }
-  }
-  return v;
-}
+/** Codec contexts for encoding attribute blocks: only the AS width matters here (no ADD-PATH, no NLRI inside). */
+const CTX_AS4: CodecContext = { fourOctetAs: true, extendedMessage: false, addPath: {} };
+const CTX_AS2: CodecContext = { fourOctetAs: false, extendedMessage: false, addPath: {} };
 
 /**
- * Encodes the path attributes Herald originates (ORIGIN, AS_PATH, NEXT_HOP, MULTI_EXIT_DISC, LOCAL_PREF, COMMUNITIES,
- * EXTENDED_COMMUNITIES, AS4_PATH, LARGE_COMMUNITY) in the given order. AS_PATH uses 4-octet ASes when `fourOctetAs`
- * (RFC 6793 §4.1), else 2-octet ones. Throws RangeError for an attribute type Herald never sends or a value out of
- * range (a local bug, not a protocol error).
+ * Encodes the path attributes Herald originates, in the given order, with the codec's attribute encoder
+ * (`encodePathAttributes`). AS_PATH uses 4-octet ASes when `fourOctetAs` (RFC 6793 §4.1), else 2-octet ones.
+ * Throws RangeError for a value out of range, e.g. an AS above 65535 in a 2-octet AS_PATH (a local bug).
  */
 export function encodeAttributes(attrs: readonly PathAttribute[], fourOctetAs: boolean): Buffer {
-  const out: number[] = [];
-  for (const a of attrs) {
-    switch (a.type) {
-      case 'ORIGIN':
-        attrHeader(out, a.flags, AttrTypeCode.ORIGIN, 1);
-        out.push(a.origin);
-        break;
-      case 'AS_PATH': {
-        const v = asPathValue(a.segments, fourOctetAs);
-        attrHeader(out, a.flags, AttrTypeCode.AS_PATH, v.length);
-        out.push(...v);
-        break;
-      }
-      case 'AS4_PATH': {
-        const v = asPathValue(a.segments, true);
-        attrHeader(out, a.flags, AttrTypeCode.AS4_PATH, v.length);
-        out.push(...v);
-        break;
-      }
-      case 'NEXT_HOP':
-        attrHeader(out, a.flags, AttrTypeCode.NEXT_HOP, 4);
-        u32(out, parseIPv4(a.nextHop));
-        break;
-      case 'MULTI_EXIT_DISC':
-        attrHeader(out, a.flags, AttrTypeCode.MULTI_EXIT_DISC, 4);
-        u32(out, a.med);
-        break;
-      case 'LOCAL_PREF':
-        attrHeader(out, a.flags, AttrTypeCode.LOCAL_PREF, 4);
-        u32(out, a.localPref);
-        break;
-      case 'COMMUNITIES':
-        attrHeader(out, a.flags, AttrTypeCode.COMMUNITIES, 4 * a.communities.length);
-        for (const c of a.communities) u32(out, c);
-        break;
-      case 'EXTENDED_COMMUNITIES':
-        attrHeader(out, a.flags, AttrTypeCode.EXTENDED_COMMUNITIES, 8 * a.extendedCommunities.length);
-        for (const c of a.extendedCommunities) {
-          if (c.value.length !== 8) throw new RangeError('extended community must be 8 octets');
-          out.push(...c.value);
-        }
-        break;
-      case 'LARGE_COMMUNITY':
-        attrHeader(out, a.flags, AttrTypeCode.LARGE_COMMUNITY, 12 * a.largeCommunities.length);
-        for (const [g, l1, l2] of a.largeCommunities) {
-          u32(out, g);
-          u32(out, l1);
-          u32(out, l2);
-        }
-        break;
-      default:
-        throw new RangeError(`packer does not originate ${a.type}`);
-    }
-  }
-  for (const b of out) if (!(b >= 0 && b <= 255) || !Number.isInteger(b)) throw new RangeError('attribute value out of range');
-  return Buffer.from(out);
+  return encodePathAttributes(attrs, fourOctetAs ? CTX_AS4 : CTX_AS2);
 }
 
 /** The MP_REACH_NLRI next-hop octets for an IPv6 next hop (16 octets, RFC 2545 §3). */

@@ -79,5 +79,6 @@ t.test('AS_PATH encoding: 2-octet vs 4-octet (RFC 6793)', async (t) => {
   // ORIGIN 40 01 01 00 | AS_PATH 40 02 04 02 01 fd e8 | NEXT_HOP 40 03 04 7f 00 00 02
   t.equal(encodeAttributes(two.attributes, false).toString('hex'), '40010100' + '400204' + '0201fde8' + '4003047f000002');
   t.equal(encodeAttributes(four.attributes, true).toString('hex'), '40010100' + '400206' + '02010000fde8' + '4003047f000002');
-  t.throws(() => encodeAttributes([{ type: 'AS_PATH', flags: 0x40, segments: [{ type: 2, asns: [70000] }] }], false), RangeError);
+  // A 4-octet AS in a 2-octet AS_PATH is written as AS_TRANS (RFC 6793 §4.2.2; the codec's attribute encoder).
+  t.equal(encodeAttributes([{ type: 'AS_PATH', flags: 0x40, segments: [{ type: 2, asns: [70000] }] }], false).toString('hex'), '400204' + '02015ba0');
 });
