@@ -6,9 +6,9 @@
  * `ParsedPrefix` (an IPv4 address as a uint32, an IPv6 address as 16 octets) that the packer writes as NLRI
  * (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers.
  */
-import { isIPv6 } from 'node:net';
 import type { Family, Origin } from '../constants.ts';
 import type { ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
+import { formatIPv6 as codecFormatIPv6, parseIPv6Into } from '../codec/nlri.ts';
 
 /** A locally originated route, as the controller describes it. All fields except `prefix` and `family` are optional. */
 export interface Route {
@@ -94,53 +94,18 @@ function badIPv4(addr: string): never {
 
 /** Parses an IPv6 address (RFC 4291 §2.2 text forms, incl. "::" and a trailing dotted quad) into 16 octets. */
 export function parseIPv6(addr: string): Buffer {
-  if (!isIPv6(addr)) throw new RouteError(`not an IPv6 address: ${JSON.stringify(addr)}`);
   const out = Buffer.alloc(16);
-  let text = addr;
-  const lastColon = text.lastIndexOf(':');
-  if (text.indexOf('.', lastColon) >= 0) {
-    // A trailing dotted quad ("::ffff:192.0.2.1") becomes two hex groups.
-    const v4 = parseIPv4(text.slice(lastColon + 1));
-    text = `${text.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  try {
+    parseIPv6Into(addr, out, 0);
+  } catch {
+    throw new RouteError(`not an IPv6 address: ${JSON.stringify(addr)}`);
   }
-  const dbl = text.indexOf('::');
-  const parseGroups = (s: string): number[] => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
-  let groups: number[];
-  if (dbl >= 0) {
-    const head = parseGroups(text.slice(0, dbl));
-    const rest = parseGroups(text.slice(dbl + 2));
-    const fill = 8 - head.length - rest.length;
-    groups = [...head, ...new Array<number>(Math.max(0, fill)).fill(0), ...rest];
-  } else {
-    groups = parseGroups(text);
-  }
-  if (groups.length !== 8) throw new RouteError(`not an IPv6 address: ${JSON.stringify(addr)}`);
-  for (let i = 0; i < 8; i++) out.writeUInt16BE(groups[i] ?? 0, i * 2);
   return out;
 }
 
-/** Formats 16 octets as an RFC 5952 IPv6 string. */
+/** Formats 16 octets as an RFC 5952 IPv6 string (the codec's formatter). */
 export function formatIPv6(b: Buffer): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 8; i++) groups.push(b.readUInt16BE(i * 2));
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+  return codecFormatIPv6(b, 0);
 }
 
 /** Formats a uint32 as a dotted quad. */

@@ -2,10 +2,11 @@
  * Canonical IP address and prefix strings for route keys.
  *
  * IPv4 prefixes print as dotted quad ("10.0.0.0/24"); IPv6 in RFC 5952 form ("2001:db8::/64");
- * host bits are always zeroed. IPv4-mapped IPv6 addresses stay IPv6.
+ * host bits are always zeroed. IPv4-mapped IPv6 addresses stay IPv6 (mixed notation, RFC 5952 §5). The text is the
+ * BGP codec's `canonicalPrefix`, so Service routes and the Speaker's route keys agree.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { Address6 } from 'ip-address';
+import { canonicalPrefix } from '../../bgp/codec/nlri.ts';
 
 /** Address family of a route. */
 export type Family = 'ipv4' | 'ipv6';
@@ -28,14 +29,8 @@ export function toPrefix(address: string, length?: number): { prefix: string; fa
   const max = family === 'ipv4' ? 32 : 128;
   const len = length ?? max;
   if (!Number.isInteger(len) || len < 0 || len > max) throw new Error(`prefix length ${len} out of range 0..${max} for ${address}`);
-  if (family === 'ipv4') {
-    const n = address.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-    const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-    const net = (n & mask) >>> 0;
-    return { prefix: `${net >>> 24}.${(net >>> 16) & 255}.${(net >>> 8) & 255}.${net & 255}/${len}`, family };
-  }
-  const a = new Address6(`${address}/${len}`);
-  return { prefix: `${a.startAddress().correctForm()}/${len}`, family };
+  // One canonical text for the whole project: the codec's (the same the BGP layer keys routes by).
+  return { prefix: canonicalPrefix(`${address}/${len}`), family };
 }
 
 /**
