@@ -94,6 +94,8 @@ export interface DaemonDeps {
   listenRetry?: { firstMs: number; maxMs: number };
   /** Called with every full desired result from the controller (e.g. to post Kubernetes Events on changes). */
   onResult?: (result: DesiredResult, changes?: DesiredChanges) => void;
+  /** Kubernetes writes refused with 403 ("call: message"; src/k8s/forbidden.ts), for status().forbidden. */
+  forbidden?: () => readonly string[];
 }
 
 /** Description of a reason for logs: "NOTIFICATION sent: Cease / Administrative Shutdown". */
@@ -811,7 +813,13 @@ export class Daemon implements DaemonView {
     const notReady: string[] = [];
     if (this.speakerError !== undefined) notReady.push(`BGP listener: ${this.speakerError}`);
     else if (!this.speakerReady) notReady.push('BGP listener not bound yet');
-    if (this.deps.source && !this.deps.source.synced()) notReady.push(`${this.deps.source.status().type} source not synced`);
+    const source = this.deps.source?.status();
+    if (source && !source.synced) {
+      // Name what keeps each resource from syncing (e.g. a 403: the RBAC rule to add).
+      const why = source.resources.filter((r) => !r.synced && (r.forbidden ?? r.lastError) !== '').map((r) => `${r.kind}: ${r.forbidden ?? r.lastError}`);
+      notReady.push(`${source.type} source not synced${why.length > 0 ? ` (${why.join('; ')})` : ''}`);
+    }
+    const forbidden = [...(source?.resources ?? []).filter((r) => r.forbidden !== undefined).map((r) => `list/watch ${r.kind}: ${r.forbidden}`), ...(this.deps.forbidden?.() ?? [])];
     if (!this.initialSyncMarked) notReady.push('initial route computation pending');
     if (this.stopping) notReady.push('shutting down');
     const peers = this.speaker.peers();
@@ -829,6 +837,7 @@ export class Daemon implements DaemonView {
       routes: { desired: this.desiredCount },
     };
     if (this.lastReload) s.lastReload = this.lastReload;
+    if (forbidden.length > 0) s.forbidden = forbidden;
     return s;
   }
 

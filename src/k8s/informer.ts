@@ -19,6 +19,7 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubern
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { Clock } from '../controller/workqueue.ts';
 import { realClock } from '../controller/workqueue.ts';
+import { apiErrorText } from './forbidden.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
 export interface InformerStats {
@@ -39,6 +40,8 @@ export interface InformerStats {
   lastListAtMs: number;
   /** Message of the last error, '' if none. */
   lastError: string;
+  /** The list or watch is refused with 403 (RBAC): the apiserver's message; '' once data flows again. */
+  forbidden: string;
   /** Objects in the cache. */
   objects: number;
 }
@@ -148,6 +151,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     lastEventAtMs: 0,
     lastListAtMs: 0,
     lastError: '',
+    forbidden: '',
     objects: 0,
   };
 
@@ -231,6 +235,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.lastListAtMs = now;
     this.stats.lastEventAtMs = now;
     this.stats.notServed = false;
+    this.stats.forbidden = '';
     this.stats.objects = this.#lw.list().length;
     this.#backoffMs = 0;
     if (!this.stats.synced) {
@@ -245,6 +250,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
       // O(1) bookkeeping: client-node fires 'add' only for objects new to its cache.
       if (event === 'add') this.stats.objects++;
       else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
+      this.stats.forbidden = '';
       this.#backoffMs = 0;
     }
     try {
@@ -263,6 +269,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.errors++;
     this.stats.lastError = errText(e);
     const code = httpCode(e);
+    if (code === 403) this.stats.forbidden = apiErrorText(e);
     // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
     const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
     if (unavailable) this.stats.notServed = code === 404;
