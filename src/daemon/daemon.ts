@@ -819,7 +819,7 @@ export class Daemon implements DaemonView {
       const why = source.resources.filter((r) => !r.synced && (r.forbidden ?? r.lastError) !== '').map((r) => `${r.kind}: ${r.forbidden ?? r.lastError}`);
       notReady.push(`${source.type} source not synced${why.length > 0 ? ` (${why.join('; ')})` : ''}`);
     }
-    const forbidden = [...(source?.resources ?? []).filter((r) => r.forbidden !== undefined).map((r) => `list/watch ${r.kind}: ${r.forbidden}`), ...(this.deps.forbidden?.() ?? [])];
+    const forbidden = [...(source?.resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.deps.forbidden?.() ?? [])];
     if (!this.initialSyncMarked) notReady.push('initial route computation pending');
     if (this.stopping) notReady.push('shutting down');
     const peers = this.speaker.peers();

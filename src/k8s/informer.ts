@@ -40,7 +40,7 @@ export interface InformerStats {
   lastListAtMs: number;
   /** Message of the last error, '' if none. */
   lastError: string;
-  /** The list or watch is refused with 403 (RBAC): the apiserver's message; '' once data flows again. */
+  /** The list or watch is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>"; '' once data flows again. */
   forbidden: string;
   /** Objects in the cache. */
   objects: number;
@@ -269,7 +269,11 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.errors++;
     this.stats.lastError = errText(e);
     const code = httpCode(e);
-    if (code === 403) this.stats.forbidden = apiErrorText(e);
+    if (code === 403) {
+      // client-node: a refused list throws ApiException (`code`), a refused watch an Error with `statusCode`.
+      const verb = typeof (e as { statusCode?: unknown }).statusCode === 'number' ? 'watch' : 'list';
+      this.stats.forbidden = `${verb} ${this.#opts.path.split('/').pop()}: ${apiErrorText(e)}`;
+    }
     // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
     const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
     if (unavailable) this.stats.notServed = code === 404;

@@ -22,7 +22,7 @@ export interface ResourceStatus {
   /** Last time data arrived (ms since the epoch); staleness = now - lastEventAtMs. */
   lastEventAtMs: number;
   lastError: string;
-  /** Listing or watching is refused with 403 (RBAC): the apiserver's message. */
+  /** Listing or watching is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>". */
   forbidden?: string;
 }
 
