@@ -14,6 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,8 @@ export class KubeRest {
 /** One audit event of the apiserver's log (audit.k8s.io/v1 Event, the fields the tests read). */
 export interface AuditEvent {
   stage: string;
+  /** RFC 3339 with µs. */
+  stageTimestamp: string;
   verb: string;
   requestURI: string;
   user: { username: string; groups?: string[] };
@@ -483,4 +486,93 @@ function makeCertificates(dir: string, host: string): void {
   leaf('admin', '/O=system:masters/CN=herald-test-admin', 'keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key']);
   openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+}
+
+/** A request the {@link ApiProxy} holds back: its method and path, and `release()` to send it on. */
+export interface HeldRequest {
+  method: string;
+  path: string;
+  release(): void;
+}
+
+/**
+ * A TLS-terminating pass-through in front of the apiserver (same loopback address, own port, the apiserver's
+ * serving certificate), for the one fault the real apiserver cannot be asked for: holding a client's request back
+ * while the test changes the object, so the request reaches the apiserver with a stale resourceVersion. Requests are
+ * forwarded unchanged (headers, bearer token, body) and answers streamed back (watches included).
+ */
+export class ApiProxy {
+  readonly url: string;
+  readonly #server: https.Server;
+  readonly #cp: ControlPlane;
+  #hold: ((method: string, path: string) => boolean) | undefined;
+  readonly #held: HeldRequest[] = [];
+  readonly #waiters: ((h: HeldRequest) => void)[] = [];
+
+  private constructor(cp: ControlPlane, port: number) {
+    this.#cp = cp;
+    this.url = `https://${cp.host}:${port}`;
+    const key = readFileSync(join(cp.dir, 'apiserver.key'), 'utf8');
+    const cert = readFileSync(join(cp.dir, 'apiserver.crt'), 'utf8');
+    this.#server = https.createServer({ key, cert }, (req, res) => this.#handle(req, res));
+  }
+
+  /** Listens on `cp.host`, a free port; forwards to `cp.server`. */
+  static async start(cp: ControlPlane): Promise<ApiProxy> {
+    const proxy = new ApiProxy(cp, await freePort(cp.host));
+    const port = Number(new URL(proxy.url).port);
+    await new Promise<void>((resolve, reject) => {
+      proxy.#server.once('error', reject);
+      proxy.#server.listen(port, cp.host, () => resolve());
+    });
+    return proxy;
+  }
+
+  #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const upstream = new URL(this.#cp.server);
+    const forward = () => {
+      const up = https.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, ca: this.#cp.ca }, (ures) => {
+        res.writeHead(ures.statusCode ?? 502, ures.headers);
+        ures.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      req.pipe(up);
+    };
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    if (this.#hold?.(method, path)) {
+      const h: HeldRequest = { method, path, release: forward };
+      const w = this.#waiters.shift();
+      if (w) w(h);
+      else this.#held.push(h);
+      return;
+    }
+    forward();
+  }
+
+  /** From now on, hold every request for which `match(method, path)` is true (undefined: hold nothing more). */
+  hold(match: ((method: string, path: string) => boolean) | undefined): void {
+    this.#hold = match;
+  }
+
+  /** The next held request (already held, or the next to arrive); rejects after `timeoutMs`. */
+  nextHeld(timeoutMs = 60_000): Promise<HeldRequest> {
+    const h = this.#held.shift();
+    if (h) return Promise.resolve(h);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no request held within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push((x) => {
+        clearTimeout(timer);
+        resolve(x);
+      });
+    });
+  }
+
+  /** Closes the listener and every connection. */
+  async stop(): Promise<void> {
+    for (const h of this.#held.splice(0)) h.release();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
 }

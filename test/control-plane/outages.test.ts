@@ -1,0 +1,82 @@
+// The control-plane tier, outages for real: two `herald run` nodes announce a Local Service's VIP (real EndpointSlices)
+// to one real BIRD; kube-apiserver is stopped for 30 s while etcd's history is moved on and compacted, then started
+// again. Nothing may be withdrawn meanwhile nor when the watches come back and find their resourceVersion compacted
+// (410 Gone → relist), and changes made after the restart must reach BIRD.
+import t from 'tap';
+import { join } from 'node:path';
+import { freePort } from '../helpers/bird.ts';
+import { loopbackBlock, pathsFor, protoName, sleep, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
+import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
+import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, createService, setIngress, setPodReady, sliceEndpoints, startCluster, startHerald, until } from './harness.ts';
+
+const VIP = '198.51.100.30';
+const PREFIX = `${VIP}/32`;
+const OUTAGE_MS = 30_000;
+
+controlPlaneTier(t, 'apiserver stopped 30 s and etcd compacted: nothing withdrawn, later changes reach BIRD', 300_000, async (t) => {
+  const block = loopbackBlock();
+  const cp = await startCluster(t, { host: `${block}200` });
+  const api = cp.admin;
+  const nodes: NodeSpec[] = ['a', 'b'].map((x, i) => ({ name: `node-${x}`, ip: `${block}${i + 1}` }));
+  const [A, B] = nodes.map((n) => protoName(n.name)) as [string, string];
+  const names = nodes.map((n) => n.name);
+  for (const n of nodes) await createNode(api, n.name, n.ip);
+  await createService(api, { name: 'web', selector: { app: 'web' }, etp: 'Local' });
+  await setIngress(api, 'web', [VIP]);
+  for (const [i, n] of nodes.entries()) {
+    await createPod(api, { name: `web-${n.name}`, nodeName: n.name, labels: { app: 'web' } });
+    await setPodReady(api, { name: `web-${n.name}`, podIP: `10.244.${i + 1}.10`, hostIP: n.ip, ready: true });
+  }
+  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), await cp.serviceAccountToken('herald-system', 'herald'));
+  const birdIp = `${block}100`;
+  const birdPort = await freePort(birdIp);
+  const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
+  t.teardown(() => bird.stop());
+  const heralds: HeraldNode[] = [];
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort } }));
+  const paths = () => pathsFor(bird, PREFIX);
+  const waitPaths = async (want: string[], what: string, timeoutMs = 90_000) => {
+    await withLogs(() => bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs), heralds, names);
+    t.same(await paths(), want, what);
+  };
+  for (const h of heralds) await waitHeraldUp(h);
+  await waitPaths([A, B], 'before the outage: both nodes');
+
+  // The outage. etcd's revision moves on (a key outside the apiserver's prefix) and its history is compacted, so
+  // every resourceVersion Herald holds is gone when the apiserver is back.
+  await cp.stopApiserver();
+  const downAt = Date.now();
+  await cp.etcdPut('/herald-test/outage', String(downAt));
+  const compacted = await cp.compactEtcd();
+  t.comment(`apiserver stopped; etcd compacted at revision ${compacted}`);
+  const during: string[][] = [];
+  while (Date.now() - downAt < OUTAGE_MS) {
+    await sleep(5000);
+    during.push(await paths());
+  }
+  t.ok(during.length >= 5, `BIRD read ${during.length} times during the outage`);
+  t.same(
+    during.filter((p) => p.join() !== [A, B].join()),
+    [],
+    'nothing withdrawn while the apiserver was down',
+  );
+  heralds.forEach((h, i) => t.ok(h.proc.alive, `${names[i]}: herald running through the outage`));
+
+  const upAt = new Date();
+  await cp.startApiserver();
+  t.comment(`apiserver back after ${Math.round((Date.now() - downAt) / 1000)} s`);
+
+  // Herald reconnects from its old resourceVersions, gets 410 Gone and lists again: the audit log shows the relists.
+  const relisted = (resource: string) =>
+    cp.audit().filter((e) => e.user.username === 'system:serviceaccount:herald-system:herald' && e.verb === 'list' && e.objectRef?.resource === resource && Date.parse(e.stageTimestamp) >= upAt.getTime());
+  await withLogs(() => until('Herald relisted EndpointSlices after the restart', () => relisted('endpointslices').length >= nodes.length, 120_000), heralds, names);
+  t.ok(relisted('services').length >= nodes.length, 'Services relisted too (410 Gone on the old resourceVersion)');
+  t.same(await paths(), [A, B], 'nothing withdrawn by the relist');
+
+  // Changes after the restart reach BIRD.
+  await setPodReady(api, { name: 'web-node-b', podIP: '10.244.2.10', hostIP: nodes[1]!.ip, ready: false });
+  await until("the slice shows node-b's pod unready", async () => (await sliceEndpoints(api, 'web')).find((e) => e.nodeName === 'node-b')?.conditions?.ready === false);
+  await waitPaths([A], 'node-b unready after the restart: withdrawn');
+  await setPodReady(api, { name: 'web-node-b', podIP: '10.244.2.10', hostIP: nodes[1]!.ip, ready: true });
+  await waitPaths([A, B], 'node-b ready again');
+});
