@@ -101,7 +101,12 @@ export class KubeRest {
     const url = new URL(path, this.server);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string> = { Accept: 'application/json' };
-    if (payload !== undefined) headers['Content-Type'] = contentType;
+    if (payload !== undefined) {
+      headers['Content-Type'] = contentType;
+      // Node frames no body of a DELETE unless told its length (no chunked encoding for DELETE): the body would be
+      // read as the next request on the kept-alive connection.
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
     if ('token' in this.#auth) headers['Authorization'] = `Bearer ${this.#auth.token}`;
     const tls = 'cert' in this.#auth ? { cert: this.#auth.cert, key: this.#auth.key } : {};
     return new Promise((resolve, reject) => {
@@ -333,6 +338,8 @@ export class ControlPlane {
       `--audit-log-path=${join(d, 'audit.log')}`,
       `--audit-policy-file=${join(d, 'audit-policy.yaml')}`,
       '--audit-log-mode=blocking',
+      // The kubernetes Service's endpoints would point at a loopback address, which the reconciler refuses.
+      '--endpoint-reconciler-type=none',
       '--profiling=false',
       '--v=1',
     ]);
@@ -360,10 +367,15 @@ export class ControlPlane {
       '--v=2',
     ]);
     const kcm = this.#kcm;
-    await this.#waitFor(kcm, 'kube-controller-manager: EndpointSlice controller caches synced', async () => {
+    await this.#waitFor(kcm, 'kube-controller-manager: EndpointSlice controller workers started', async () => {
       if (!this.#controllers.includes('endpointslice')) return true;
-      return /Caches are synced.*endpoint_slice"/.test(readFileSync(kcm.log, 'utf8'));
+      // Logged by endpointslice_controller.go once its informers have synced.
+      return /endpointslice_controller\.go:\d+\] "Starting service queue worker threads"/.test(readFileSync(kcm.log, 'utf8'));
     });
+    // Pods pass the ServiceAccount admission plugin once the controller has made namespace default's ServiceAccount.
+    if (this.#controllers.includes('serviceaccount')) {
+      await this.#waitFor(kcm, 'ServiceAccount default/default', async () => (await this.admin.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+    }
   }
 
   /**
