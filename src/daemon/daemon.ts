@@ -252,7 +252,8 @@ export class Daemon implements DaemonView {
         if (this.config.peers.some((p) => p.nodeSelector)) this.scheduleReconcile('source');
       });
       deps.source.on('synced', () => this.log.info('source synced'));
-      deps.source.on('error', (...args: unknown[]) => this.log.warn({ err: args[args.length - 1] }, 'source error'));
+      // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
+      deps.source.on('error', (...args: unknown[]) => this.log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
       deps.source.on('restart', (kind: string) => deps.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
     }
     this.applyPeers(peers);
