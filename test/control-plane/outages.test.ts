@@ -66,11 +66,20 @@ controlPlaneTier(t, 'apiserver stopped 30 s and etcd compacted: nothing withdraw
   await cp.startApiserver();
   t.comment(`apiserver back after ${Math.round((Date.now() - downAt) / 1000)} s`);
 
-  // Herald reconnects from its old resourceVersions, gets 410 Gone and lists again: the audit log shows the relists.
-  const relisted = (resource: string) =>
-    cp.audit().filter((e) => e.user.username === 'system:serviceaccount:herald-system:herald' && e.verb === 'list' && e.objectRef?.resource === resource && Date.parse(e.stageTimestamp) >= upAt.getTime());
-  await withLogs(() => until('Herald relisted EndpointSlices after the restart', () => relisted('endpointslices').length >= nodes.length, 120_000), heralds, names);
-  t.ok(relisted('services').length >= nodes.length, 'Services relisted too (410 Gone on the old resourceVersion)');
+  // Herald reconnects from its old resourceVersions, the watch ends at once with 410 Gone (an ERROR event in a 200
+  // stream) and Herald lists again: the audit log shows, per node and resource, a watch from a compacted
+  // resourceVersion followed by a list.
+  const herald = 'system:serviceaccount:herald-system:herald';
+  const after = () => cp.audit().filter((e) => e.user.username === herald && Date.parse(e.stageTimestamp) >= upAt.getTime());
+  const rvOf = (uri: string) => Number(new URL(uri, 'https://x').searchParams.get('resourceVersion') ?? NaN);
+  const relisted = (resource: string) => {
+    const events = after().filter((e) => e.objectRef?.resource === resource);
+    const staleWatch = events.findIndex((e) => e.verb === 'watch' && e.stage === 'ResponseComplete' && rvOf(e.requestURI) < compacted);
+    return staleWatch >= 0 && events.slice(staleWatch).filter((e) => e.verb === 'list').length >= nodes.length;
+  };
+  const resources = ['services', 'endpointslices', 'nodes'];
+  await withLogs(() => until(`Herald relisted ${resources.join(', ')} after a watch from a compacted resourceVersion`, () => resources.every(relisted), 120_000), heralds, names);
+  for (const r of resources) t.ok(relisted(r), `${r}: watch from a compacted resourceVersion, then a list (410 Gone handled)`);
   t.same(await paths(), [A, B], 'nothing withdrawn by the relist');
 
   // Changes after the restart reach BIRD.
