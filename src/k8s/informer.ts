@@ -79,10 +79,13 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
 class StoppableWatch extends Watch {
   stopped = false;
   readonly #open = new Set<AbortController>();
+  readonly #onOpen: () => void;
 
-  constructor(kc: KubeConfig, timeoutMs: number | undefined) {
+  /** `onOpen`: called when a watch request was answered 200 (the stream is open). */
+  constructor(kc: KubeConfig, timeoutMs: number | undefined, onOpen: () => void) {
     super(kc);
     if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+    this.#onOpen = onOpen;
   }
 
   override async watch(
@@ -91,7 +94,7 @@ class StoppableWatch extends Watch {
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    const box: { ctl?: AbortController } = {};
+    const box: { ctl?: AbortController; ended?: boolean } = {};
     const c = await super.watch(
       path,
       queryParams,
@@ -99,6 +102,7 @@ class StoppableWatch extends Watch {
         if (!this.stopped) callback(phase, obj, raw);
       },
       (err) => {
+        box.ended = true;
         if (box.ctl) this.#open.delete(box.ctl);
         done(err);
       },
@@ -106,6 +110,8 @@ class StoppableWatch extends Watch {
     box.ctl = c;
     this.#open.add(c);
     if (this.stopped) c.abort();
+    // client-node settles a refused or failed request (done with the error) before it returns.
+    else if (!box.ended) this.#onOpen();
     return c;
   }
 
@@ -160,7 +166,10 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.name = opts.name;
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
-    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs);
+    // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
+    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs, () => {
+      this.stats.forbidden = '';
+    });
     const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
       // client-node puts no timeout on a list: a hung apiserver would stall the informer forever.
