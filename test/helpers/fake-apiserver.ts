@@ -96,10 +96,12 @@ function status(code: number, reason: string, message: string, details?: Obj): O
 function forbidden(rt: ResourceType, method: string, q: Record<string, string>, ns: string | undefined, name: string | undefined, sub: string | undefined): Obj {
   const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
   const verb = method === 'GET' ? (name !== undefined ? 'get' : q.watch === 'true' || q.watch === '1' ? 'watch' : 'list') : (verbs[method] ?? method.toLowerCase());
-  const what = `${rt.plural}${rt.group ? `.${rt.group}` : ''}${name !== undefined ? ` "${name}"` : ''}`;
+  // A list or watch selecting one name (fieldSelector metadata.name=X) is authorized, and refused, for that name.
+  const named = name ?? /^metadata\.name==?([^,]+)$/.exec(q.fieldSelector ?? '')?.[1];
+  const what = `${rt.plural}${rt.group ? `.${rt.group}` : ''}${named !== undefined ? ` "${named}"` : ''}`;
   const resource = `${rt.plural}${sub !== undefined ? `/${sub}` : ''}`;
   const scope = ns !== undefined ? `in the namespace "${ns}"` : 'at the cluster scope';
-  return status(403, 'Forbidden', `${what} is forbidden: User "system:anonymous" cannot ${verb} resource "${resource}" in API group "${rt.group}" ${scope}`, { ...(name !== undefined ? { name } : {}), group: rt.group, kind: rt.plural });
+  return status(403, 'Forbidden', `${what} is forbidden: User "system:anonymous" cannot ${verb} resource "${resource}" in API group "${rt.group}" ${scope}`, { ...(named !== undefined ? { name: named } : {}), group: rt.group, kind: rt.plural });
 }
 
 /** RFC 7386 JSON merge patch. */

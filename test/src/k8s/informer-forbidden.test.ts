@@ -61,3 +61,21 @@ t.test('403s while an apiserver comes back: shown, then cleared by the quiet wat
   tt.equal(snap.endpointSlicesFor('default/web').length, 1, 'the EndpointSlice kept');
   tt.ok(snap.node('n1'), 'the Node kept');
 });
+
+t.test("the fake's 403 reads like kube-apiserver's (seen in test/control-plane/rbac.test.ts)", async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  tt.teardown(() => api.stop());
+  api.failResource('nodes', 403);
+  api.failResource('leases', 403);
+  const get = async (path: string) => (await fetch(`${api.url}${path}`)).json() as Promise<{ code: number; reason: string; message: string; details: unknown }>;
+  tt.match(await get('/api/v1/nodes?fieldSelector=metadata.name%3Dn1'), {
+    code: 403,
+    reason: 'Forbidden',
+    message: 'nodes "n1" is forbidden: User "system:anonymous" cannot list resource "nodes" in API group "" at the cluster scope',
+    details: { name: 'n1', group: '', kind: 'nodes' },
+  });
+  tt.match(await get('/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-allocator'), {
+    message: 'leases.coordination.k8s.io "herald-allocator" is forbidden: User "system:anonymous" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "herald-system"',
+  });
+});
