@@ -132,8 +132,6 @@ const STABLE_MS = 30_000;
 const KEEPALIVE_BYTES = keepaliveMessage();
 // Constant events for the per-message hot path (no allocation per received message).
 const EV_KEEPALIVE: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
-const EV_UPDATE: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
-const EV_REFRESH: FsmEvent = Object.freeze({ type: 'RouteRefreshMsg' });
 const EV_HOLD_TIMER: FsmEvent = Object.freeze({ type: 'HoldTimerExpires' });
 const EV_KEEPALIVE_TIMER: FsmEvent = Object.freeze({ type: 'KeepaliveTimerExpires' });
 const EV_CONNECT_RETRY_TIMER: FsmEvent = Object.freeze({ type: 'ConnectRetryTimerExpires' });
@@ -209,8 +207,6 @@ export class Session extends EventEmitter {
   private txSource: TxSource | undefined;
   private writable = true;
   private pumping = false;
-  private currentUpdate: UpdateDecodeResult | undefined;
-  private currentRefresh: { afi: number; safi: number; subtype: number } | undefined;
   private dispatching = false;
   private readonly queue: { conn: Connection | undefined; event: FsmEvent }[] = [];
   private readonly onDrain = (): void => {
@@ -357,7 +353,7 @@ export class Session extends EventEmitter {
       this.timers.idle = undefined;
       if (this.conn) this.closeConnection(this.conn, false);
       this.conn = undefined;
-      if (s === SessionState.Idle) this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
+      if (s === SessionState.Idle) this.feed(undefined, { type: 'Start', passive: true });
       this.attach(incoming);
       this.conn = incoming;
       this.feed(incoming, { type: 'TcpConnected', direction: 'incoming' });
@@ -514,10 +510,10 @@ export class Session extends EventEmitter {
       case 'established':
         return;
       case 'deliverUpdate':
-        if (this.currentUpdate) this.deliverUpdate(this.currentUpdate);
+        if (c) this.deliverUpdate(c, action.body);
         return;
       case 'deliverRouteRefresh':
-        if (this.currentRefresh) this.emit('routeRefresh', this.currentRefresh);
+        this.emit('routeRefresh', action.request);
         return;
     }
   }
@@ -766,17 +762,9 @@ export class Session extends EventEmitter {
         this.acceptOpen(conn, open);
         return;
       }
-      case MessageType.Update: {
-        if (this.fsm.state !== SessionState.Established) {
-          this.feed(conn, EV_UPDATE);
-          return;
-        }
-        const result = decodeUpdate(body, this.recvCtx);
-        this.currentUpdate = result;
-        this.feed(conn, EV_UPDATE);
-        this.currentUpdate = undefined;
+      case MessageType.Update:
+        this.feed(conn, { type: 'UpdateMsg', body });
         return;
-      }
       case MessageType.Notification: {
         const n = decodeNotification(body);
         const rec: NotificationRecord = {
@@ -798,9 +786,7 @@ export class Session extends EventEmitter {
         return;
       case MessageType.RouteRefresh: {
         const rr = decodeRouteRefresh(msg);
-        this.currentRefresh = { afi: rr.afi, safi: rr.safi, subtype: rr.subtype };
-        this.feed(conn, EV_REFRESH);
-        this.currentRefresh = undefined;
+        this.feed(conn, { type: 'RouteRefreshMsg', request: { afi: rr.afi, safi: rr.safi, subtype: rr.subtype } });
         return;
       }
       default:
@@ -837,7 +823,14 @@ export class Session extends EventEmitter {
    * the same prefixes never counts twice; without it, `prefixesReceived` is the cumulative number of announced NLRI
    * (no per-prefix memory for full-table peers).
    */
-  private deliverUpdate(result: UpdateDecodeResult): void {
+  private deliverUpdate(conn: Connection, body: Buffer): void {
+    let result: UpdateDecodeResult;
+    try {
+      result = decodeUpdate(body, this.recvCtx);
+    } catch (e) {
+      this.protocolError(conn, e);
+      return;
+    }
     this.stats.updatesReceived++;
     if (result.treatAsWithdraw || result.discardedAttributes.length > 0) this.stats.malformedUpdatesReceived++;
     const msg = result.message;

@@ -6,6 +6,9 @@ import type { FsmConfig, FsmData } from '../../../bgp/fsm/fsm.ts';
 import type { FsmEvent } from '../../../bgp/fsm/events.ts';
 import { BgpError } from '../../../bgp/errors.ts';
 
+const updateMsg: FsmEvent = { type: 'UpdateMsg', body: Buffer.from('00000000', 'hex') };
+const routeRefreshMsg: FsmEvent = { type: 'RouteRefreshMsg', request: { afi: 1, safi: 1, subtype: 0 } };
+
 const events: FsmEvent[] = [
   { type: 'Start' },
   { type: 'ManualStop', error: BgpError.cease(2) },
@@ -23,8 +26,8 @@ const events: FsmEvent[] = [
   { type: 'OpenCollisionDump', error: BgpError.cease(7) },
   { type: 'NotifMsg', code: 6, subcode: 2 },
   { type: 'KeepAliveMsg' },
-  { type: 'UpdateMsg' },
-  { type: 'RouteRefreshMsg' },
+  updateMsg,
+  routeRefreshMsg,
 ];
 
 const STATES = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
