@@ -45,6 +45,19 @@ export type FsmEvent =
   | { readonly type: 'MessageError'; readonly error: BgpError }
   /** Event 23 OpenCollisionDump: this connection lost §6.8 collision resolution. */
   | { readonly type: 'OpenCollisionDump'; readonly error: BgpError }
+  /**
+   * RFC 4271 §6.8 resolved for the new connection: the peer's OPEN arrived on the connection the shell holds aside
+   * (the candidate) and the candidate wins. `error` (Cease 7) goes to the current connection, which is dropped; the
+   * session continues on the candidate in OpenSent, and the candidate's OPEN follows as `BgpOpen`. Acts in OpenSent
+   * and OpenConfirm only (a collision with an Established connection closes the new one, or is a `PeerRestarted`).
+   */
+  | { readonly type: 'CollisionSwitch'; readonly error: BgpError }
+  /**
+   * RFC 4724 §4: Established with graceful restart negotiated, and the peer's valid OPEN arrived on a new connection:
+   * the peer restarted. The established connection is dropped without a NOTIFICATION (its TCP state is stale); the
+   * session continues on the new connection in OpenSent, and its OPEN follows as `BgpOpen`. Acts in Established only.
+   */
+  | { readonly type: 'PeerRestarted' }
   /** Events 24/25 NotifMsgVerErr / NotifMsg. `text` is the RFC 9003 shutdown communication when present. */
   | { readonly type: 'NotifMsg'; readonly code: number; readonly subcode: number; readonly text?: string }
   /** Event 26. */
@@ -64,6 +77,11 @@ export type FsmAction =
   | { readonly type: 'initiateConnection' }
   /** Close the current TCP connection (after any NOTIFICATION queued before it has been flushed). */
   | { readonly type: 'dropConnection' }
+  /**
+   * Continue on the connection held aside (the `CollisionSwitch` winner, the restarted peer's new connection): it
+   * becomes the current connection. Our OPEN was sent on it when it arrived.
+   */
+  | { readonly type: 'switchConnection' }
   | { readonly type: 'sendOpen' }
   | { readonly type: 'sendKeepalive' }
   | { readonly type: 'sendNotification'; readonly error: BgpError }

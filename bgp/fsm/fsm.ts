@@ -11,8 +11,11 @@
  * - Stray timer events in states where that timer is never running are ignored (the shell stops timers on every
  *   transition, so they can only be stale callbacks) instead of the RFC's FSM Error.
  * - A passive peer (RFC "PassiveTcpEstablishment") never initiates a connection: it waits in Active.
- * - Message-level collision handling (§6.8) needs two connections and lives in the session; it reaches the FSM of
- *   the losing connection as `OpenCollisionDump`.
+ * - One FSM per peer, not per connection: the shell holds a second connection from the peer aside (the §6.8
+ *   collision candidate) until its OPEN arrives and decides the collision (bgp/session/). When the
+ *   candidate wins, `CollisionSwitch` drops the current connection with Cease 7 and continues on the candidate in
+ *   OpenSent; when a graceful-restart peer's new connection replaces an Established one, `PeerRestarted` does the
+ *   same without a NOTIFICATION (RFC 4724 §4). `OpenCollisionDump` (Event 23) ends the FSM's own connection.
  */
 import { BgpError } from '../errors.ts';
 import { CeaseSubcode, MessageType } from '../constants.ts';
@@ -85,6 +88,7 @@ const INITIATE: FsmAction = Object.freeze({ type: 'initiateConnection' });
 const SEND_OPEN: FsmAction = Object.freeze({ type: 'sendOpen' });
 const SEND_KEEPALIVE: FsmAction = Object.freeze({ type: 'sendKeepalive' });
 const ESTABLISHED: FsmAction = Object.freeze({ type: 'established' });
+const SWITCH: FsmAction = Object.freeze({ type: 'switchConnection' });
 const STOP_ALL: readonly FsmAction[] = [STOP_CONNECT_RETRY, STOP_HOLD, STOP_KEEPALIVE];
 const NOTHING: readonly FsmAction[] = Object.freeze([]);
 
@@ -141,6 +145,9 @@ function stopReason(event: { error: BgpError }, kind: 'admin' | 'auto'): StateRe
 const MESSAGE_TYPE_OF = { KeepAliveMsg: MessageType.Keepalive, UpdateMsg: MessageType.Update, RouteRefreshMsg: MessageType.RouteRefresh, BgpOpen: MessageType.Open } as const;
 type MessageEventType = keyof typeof MESSAGE_TYPE_OF;
 
+/** Why an Established session went down when the peer came back on a new connection (RFC 4724 §4). */
+const PEER_RESTARTED = 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)';
+
 /** A message not allowed in this state: the RFC 6608 FSM error (5/1, 5/2 or 5/3 by state; 5/0 without a connection), sent, then Idle. */
 function unexpectedMessage(fsm: FsmData, type: MessageEventType): Transition {
   const error = BgpError.fsmError(fsm.state, MESSAGE_TYPE_OF[type]);
@@ -162,6 +169,20 @@ function holdRestart(holdTimeSec: number): readonly FsmAction[] {
     if (holdRestartCache.size < 64) holdRestartCache.set(holdTimeSec, actions);
   }
   return actions;
+}
+
+/**
+ * Leaves the current connection for the one held aside (CollisionSwitch, PeerRestarted): `error` first if given, every
+ * timer stopped, the current connection dropped, the new one adopted with the OpenSent Hold Timer. The negotiated
+ * Hold Time is forgotten: the new connection's OPEN follows.
+ */
+function switchConnection(fsm: FsmData, reason: StateReason | undefined, opts: { notify?: BgpError; countFailure: boolean }): Transition {
+  const actions: FsmAction[] = [];
+  if (opts.notify) actions.push({ type: 'sendNotification', error: opts.notify });
+  actions.push(...STOP_ALL, DROP, SWITCH, HOLD_OPEN_SENT);
+  const patch = { holdTimeSec: 0, keepaliveTimeSec: 0, connectRetryCounter: fsm.connectRetryCounter + (opts.countFailure ? 1 : 0) };
+  if (reason === undefined) return { next: { ...fsm, ...patch }, actions };
+  return move(fsm, SessionState.OpenSent, actions, reason, patch);
 }
 
 /** The events that end a connection the same way in OpenSent, OpenConfirm and Established. */
@@ -206,6 +227,8 @@ function connectOrActive(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tran
     case 'Start':
     case 'HoldTimerExpires':
     case 'KeepaliveTimerExpires':
+    case 'CollisionSwitch':
+    case 'PeerRestarted':
       return stay(fsm);
     case 'ManualStop':
       return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'admin'), { connectRetryCounter: 0 });
@@ -257,7 +280,11 @@ function openSent(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition 
     case 'TcpConnected':
     case 'ConnectRetryTimerExpires':
     case 'KeepaliveTimerExpires':
+    case 'PeerRestarted':
       return stay(fsm);
+    case 'CollisionSwitch':
+      // Still OpenSent, now on the candidate: no state change, so no reason.
+      return switchConnection(fsm, undefined, { notify: event.error, countFailure: false });
     case 'TcpConnectionFails':
       // §8.2.2 OpenSent, Event 18: close, restart the ConnectRetryTimer, go to Active.
       return move(fsm, SessionState.Active, config.passive ? [STOP_HOLD, STOP_KEEPALIVE, DROP] : [STOP_HOLD, STOP_KEEPALIVE, DROP, START_CONNECT_RETRY], tcpFailReason(event), {
@@ -314,6 +341,12 @@ function openConfirmOrEstablished(fsm: FsmData, event: FsmEvent): Transition {
     case 'BgpOpen':
       // A second OPEN: RFC 6608 5/2 in OpenConfirm, 5/3 in Established.
       return unexpectedMessage(fsm, event.type);
+    case 'CollisionSwitch':
+      if (established) return stay(fsm);
+      return switchConnection(fsm, { kind: 'collision' }, { notify: event.error, countFailure: false });
+    case 'PeerRestarted':
+      if (!established) return stay(fsm);
+      return switchConnection(fsm, { kind: 'transportError', message: PEER_RESTARTED }, { countFailure: true });
   }
 }
 

@@ -387,17 +387,17 @@ export class Session extends EventEmitter {
     }
     this.dispatching = true;
     try {
-      this.applyTransition(conn, transition(this.fsm, event, this.fsmConfig), event);
+      this.applyTransition(conn, transition(this.fsm, event, this.fsmConfig));
       for (let item = this.queue.shift(); item; item = this.queue.shift()) {
         if (item.conn !== undefined && item.conn !== this.conn) continue;
-        this.applyTransition(item.conn, transition(this.fsm, item.event, this.fsmConfig), item.event);
+        this.applyTransition(item.conn, transition(this.fsm, item.event, this.fsmConfig));
       }
     } finally {
       this.dispatching = false;
     }
   }
 
-  private applyTransition(conn: Connection | undefined, t: ReturnType<typeof transition>, event?: FsmEvent): void {
+  private applyTransition(conn: Connection | undefined, t: ReturnType<typeof transition>): void {
     const from = this.fsm.state;
     this.fsm = t.next;
     for (const action of t.actions) this.perform(action, conn);
@@ -421,15 +421,10 @@ export class Session extends EventEmitter {
       this.timers.stable = undefined;
       this.emit('down', t.reason);
     }
-    if (to === SessionState.Idle) this.enteredIdle(t.reason, event);
+    if (to === SessionState.Idle) this.enteredIdle(t.reason);
   }
 
-  private enteredIdle(reason: StateReason, _event?: FsmEvent): void {
-    this.negotiatedParams = undefined;
-    this.sendCtx = DEFAULT_CONTEXT;
-    this.recvCtx = DEFAULT_CONTEXT;
-    this.stats.prefixesReceived = 0;
-    this.receivedPrefixes?.clear();
+  private enteredIdle(reason: StateReason): void {
     this.dropCandidate(BgpError.cease(CeaseSubcode.AdministrativeReset));
     if (!this.running) {
       this.resolveStopWaitersIfClosed();
@@ -459,7 +454,21 @@ export class Session extends EventEmitter {
         if (this.conn) this.closeConnection(this.conn, this.conn.closing);
         this.conn = undefined;
         this.writable = true;
+        // what was negotiated on the connection goes with it
+        this.negotiatedParams = undefined;
+        this.sendCtx = DEFAULT_CONTEXT;
+        this.recvCtx = DEFAULT_CONTEXT;
+        this.stats.prefixesReceived = 0;
+        this.receivedPrefixes?.clear();
         return;
+      case 'switchConnection': {
+        const cand = this.candidate;
+        if (!cand) return;
+        this.candidate = undefined;
+        this.clock.clearTimer(cand.openTimer);
+        this.conn = cand;
+        return;
+      }
       case 'sendOpen':
         if (c) this.write(c, encodeMessage(this.buildLocalOpen(), DEFAULT_CONTEXT), 'OPEN');
         return;
@@ -883,11 +892,7 @@ export class Session extends EventEmitter {
       const open = decodeOpen(body);
       this.checkOpen(open);
       conn.remoteOpen = open;
-      if (this.fsm.state !== SessionState.Established) this.resolveCollision(open.bgpIdentifier);
-      // RFC 4271 §6.8: a collision with an Established connection closes the new one, unless the peer negotiated
-      // graceful restart: its valid OPEN on a new connection proves it restarted (RFC 4724 §4).
-      else if (this.negotiatedParams?.gracefulRestart) this.replaceEstablished(conn);
-      else this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
+      this.onCandidateOpen(conn);
       return;
     }
     if (type === MessageType.Notification) {
@@ -898,43 +903,31 @@ export class Session extends EventEmitter {
   }
 
   /**
-   * Decides which of the current connection and the candidate survives, once the candidate delivered the peer's
-   * OPEN (identifier `remoteId`). RFC 4271 §6.8, compared as unsigned 32-bit integers: if our identifier is lower,
-   * close the existing connection and accept the new one (the candidate, which the peer initiated); otherwise close
-   * the new one and keep the existing one. This holds whichever side initiated the existing connection.
+   * The peer's valid OPEN arrived on the candidate. OpenSent/OpenConfirm: RFC 4271 §6.8 collision resolution by BGP
+   * Identifier, compared as unsigned 32-bit integers: if ours is lower, the current connection is dropped with Cease 7
+   * and the session continues on the candidate (which the peer initiated); otherwise the candidate gets Cease 7. This
+   * holds whichever side initiated the current connection. Established: a collision closes the new connection, unless
+   * the peer negotiated graceful restart: its valid OPEN on a new connection proves it restarted (RFC 4724 §4). Connect
+   * or Active (the connection the candidate collided with is gone): the candidate gets Cease 7, the session goes on.
    */
-  private resolveCollision(remoteId: string): 'keepCurrent' | 'keepCandidate' {
-    const cand = this.candidate;
-    const cur = this.conn;
-    if (!cand || !cur) return 'keepCurrent';
-    const keepCandidate = parseIdentifier(this.options.bgpIdentifier) >>> 0 < parseIdentifier(remoteId) >>> 0;
+  private onCandidateOpen(cand: Connection): void {
+    const open = cand.remoteOpen;
+    if (!open) return;
     const collision = BgpError.cease(CeaseSubcode.ConnectionCollisionResolution);
-    if (!keepCandidate) {
+    const s = this.fsm.state;
+    let event: FsmEvent | undefined;
+    if (s === SessionState.OpenSent || s === SessionState.OpenConfirm) {
+      const keepCandidate = parseIdentifier(this.options.bgpIdentifier) >>> 0 < parseIdentifier(open.bgpIdentifier) >>> 0;
+      if (keepCandidate) event = { type: 'CollisionSwitch', error: collision };
+    } else if (s === SessionState.Established && this.negotiatedParams?.gracefulRestart) {
+      event = { type: 'PeerRestarted' };
+    }
+    if (!event) {
       this.dropCandidate(collision);
-      return 'keepCurrent';
+      return;
     }
-    // Swap: Cease 7 on the current connection, continue in OpenSent on the candidate.
-    this.candidate = undefined;
-    this.clock.clearTimer(cand.openTimer);
-    this.sendNotification(cur, collision);
-    this.closeConnection(cur, true);
-    for (const name of ['hold', 'keepalive'] as const) {
-      this.clock.clearTimer(this.timers[name]);
-      this.timers[name] = undefined;
-    }
-    this.holdOwner = undefined;
-    this.conn = cand;
-    this.negotiatedParams = undefined;
-    const from = this.fsm.state;
-    this.fsm = { ...this.fsm, state: SessionState.OpenSent, holdTimeSec: 0, keepaliveTimeSec: 0 };
-    this.perform({ type: 'startTimer', timer: 'hold', ms: OPEN_SENT_HOLD_TIME_SEC * 1000 }, cand);
-    this.reason = { kind: 'collision' };
-    if (from !== SessionState.OpenSent) this.emit('stateChange', { from, to: SessionState.OpenSent, reason: this.reason });
-    if (cand.remoteOpen) {
-      const open = cand.remoteOpen;
-      this.acceptOpen(cand, open);
-    }
-    return 'keepCandidate';
+    this.feed(undefined, event);
+    if (this.conn === cand) this.acceptOpen(cand, open);
   }
 
   /** Keeps `incoming` as the collision candidate: sends our OPEN on it and bounds the wait for the peer's OPEN. */
@@ -946,31 +939,6 @@ export class Session extends EventEmitter {
     incoming.openTimer = this.clock.setTimer(() => {
       if (this.candidate === incoming) this.dropCandidate(BgpError.holdTimerExpired());
     }, OPEN_SENT_HOLD_TIME_SEC * 1000);
-  }
-
-  /**
-   * RFC 4724 §4: the peer (which negotiated graceful restart) opened a new connection and sent a valid OPEN while
-   * we were Established: it restarted. The old connection goes down (its TCP state is stale) and the candidate,
-   * whose OPEN is already known, continues from OpenSent.
-   */
-  private replaceEstablished(cand: Connection): void {
-    this.candidate = undefined;
-    this.clock.clearTimer(cand.openTimer);
-    this.feed(this.conn, { type: 'TcpConnectionFails', message: 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)' });
-    this.clock.clearTimer(this.timers.idle);
-    this.timers.idle = undefined;
-    if (!this.running) {
-      this.closeConnection(cand, false);
-      return;
-    }
-    this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
-    this.conn = cand;
-    const from = this.fsm.state;
-    this.fsm = { ...this.fsm, state: SessionState.OpenSent, holdTimeSec: 0, keepaliveTimeSec: 0 };
-    this.perform({ type: 'startTimer', timer: 'hold', ms: OPEN_SENT_HOLD_TIME_SEC * 1000 }, cand);
-    this.reason = { kind: 'progress', message: 'TCP connection established (incoming, peer restarted)' };
-    this.emit('stateChange', { from, to: SessionState.OpenSent, reason: this.reason });
-    if (cand.remoteOpen) this.acceptOpen(cand, cand.remoteOpen);
   }
 
   private dropCandidate(error: BgpError | undefined): void {

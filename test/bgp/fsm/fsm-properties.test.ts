@@ -24,6 +24,9 @@ const events: FsmEvent[] = [
   { type: 'BgpOpen', holdTimeSec: 180 },
   { type: 'MessageError', error: BgpError.badMessageType(9) },
   { type: 'OpenCollisionDump', error: BgpError.cease(7) },
+  { type: 'CollisionSwitch', error: BgpError.cease(7) },
+  { type: 'PeerRestarted' },
+  { type: 'Start', passive: true },
   { type: 'NotifMsg', code: 6, subcode: 2 },
   { type: 'KeepAliveMsg' },
   updateMsg,
@@ -70,7 +73,11 @@ t.test('random event sequences keep the FSM invariants', async (t) => {
         if (r.next.state === 'OpenConfirm' || r.next.state === 'Established') {
           if (r.next.holdTimeSec === 0 && r.actions.some((a) => a.type === 'startTimer' && a.timer !== 'connectRetry')) return false;
         }
+        // continuing on the held-aside connection: the current one is dropped first, the new one is in OpenSent
+        const sw = types.indexOf('switchConnection');
+        if (sw >= 0 && (types.lastIndexOf('dropConnection', sw) < 0 || r.next.state !== 'OpenSent')) return false;
         if (types.includes('dropConnection')) connected = false;
+        if (sw >= 0) connected = true;
         if (ev.type === 'TcpConnected' && r.next.state === 'OpenSent') connected = true;
         // sending anything requires a connection
         if (!connected && (types.includes('sendKeepalive') || types.includes('sendOpen')) && !types.includes('dropConnection')) return false;

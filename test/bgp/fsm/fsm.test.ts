@@ -36,6 +36,8 @@ const routeRefreshMsg: FsmEvent = { type: 'RouteRefreshMsg', request: { afi: 1, 
 const cease = BgpError.cease(2, { shutdownCommunication: 'bye' });
 const openErr = BgpError.unacceptableHoldTime(2);
 const STOP_ALL = ['stopTimer connectRetry', 'stopTimer hold', 'stopTimer keepalive', 'dropConnection'];
+/** Leaving the current connection for the held-aside one: every timer stopped, drop, switch, OpenSent Hold Timer. */
+const SWITCH = [...STOP_ALL, 'switchConnection', `startTimer hold ${OPEN_SENT_HOLD_TIME_SEC * 1000}`];
 
 interface Row {
   from: FsmData;
@@ -118,6 +120,22 @@ const rows: Row[] = [
   { from: at('Established'), event: { type: 'TcpConnectionFails', message: 'eof', closedByPeer: true }, to: 'Idle', actions: STOP_ALL, reason: 'connectionClosed' },
   { from: at('Established'), event: { type: 'Start' }, to: 'Established', actions: [] },
   { from: at('Established'), event: { type: 'TcpConnected', direction: 'incoming' }, to: 'Established', actions: [] },
+  // Start with PassiveTcpEstablishment (Event 5): the shell accepts the peer's connection while it waits in Idle
+  { from: at('Idle'), event: { type: 'Start', passive: true }, to: 'Active', actions: [], reason: 'started' },
+  { from: at('Active'), event: { type: 'Start', passive: true }, to: 'Active', actions: [] },
+  // RFC 4271 6.8 collision won by the held-aside connection: Cease 7 on the current one, continue on the new one
+  { from: at('OpenSent'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'OpenSent', actions: ['sendNotification 6/7', ...SWITCH], counter: 2 },
+  { from: at('OpenConfirm'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'OpenSent', actions: ['sendNotification 6/7', ...SWITCH], reason: 'collision', counter: 2 },
+  { from: at('Established'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Established', actions: [] },
+  { from: at('Idle'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Idle', actions: [] },
+  { from: at('Connect'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Connect', actions: [] },
+  { from: at('Active'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, config: passive, to: 'Active', actions: [] },
+  // RFC 4724 4: a graceful-restart peer's valid OPEN on a new connection while Established
+  { from: at('Established'), event: { type: 'PeerRestarted' }, to: 'OpenSent', actions: SWITCH, reason: 'transportError', counter: 3 },
+  { from: at('OpenConfirm'), event: { type: 'PeerRestarted' }, to: 'OpenConfirm', actions: [] },
+  { from: at('OpenSent'), event: { type: 'PeerRestarted' }, to: 'OpenSent', actions: [] },
+  { from: at('Active'), event: { type: 'PeerRestarted' }, to: 'Active', actions: [] },
+  { from: at('Idle'), event: { type: 'PeerRestarted' }, to: 'Idle', actions: [] },
 ];
 
 t.test('RFC 4271 8.2.2 transition table', async (t) => {
@@ -184,4 +202,16 @@ t.test('received UPDATE and ROUTE-REFRESH: the payload travels in the event and 
   t.ok(refresh?.type === 'deliverRouteRefresh' && refresh.request === request, 'deliverRouteRefresh carries the request');
   const early = transition(at('OpenConfirm'), { type: 'UpdateMsg', body }, active);
   t.notOk(early.actions.some((a) => a.type === 'deliverUpdate'), 'nothing is delivered outside Established');
+});
+
+t.test('CollisionSwitch and PeerRestarted forget the negotiated Hold Time; the new connection OPEN negotiates again', async (t) => {
+  const c = transition(at('OpenConfirm'), { type: 'CollisionSwitch', error: BgpError.cease(7) }, active);
+  t.same([c.next.holdTimeSec, c.next.keepaliveTimeSec], [0, 0]);
+  t.same(c.reason, { kind: 'collision' });
+  const r = transition(at('Established'), { type: 'PeerRestarted' }, active);
+  t.same([r.next.holdTimeSec, r.next.keepaliveTimeSec], [0, 0]);
+  t.same(r.reason, { kind: 'transportError', message: 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)' });
+  const again = transition(r.next, { type: 'BgpOpen', holdTimeSec: 30 }, active);
+  t.equal(again.next.state, 'OpenConfirm');
+  t.equal(again.next.holdTimeSec, 30);
 });
