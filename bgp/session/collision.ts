@@ -15,6 +15,9 @@ export interface CollisionFacts {
   /** Our BGP Identifier and the one in the candidate's OPEN, dotted quads. */
   readonly localId: string;
   readonly remoteId: string;
+  /** Our AS and the peer's (4-octet values; they differ whenever the Identifiers may be equal: eBGP). */
+  readonly localAs: number;
+  readonly peerAs: number;
   /** Who opened the session's own connection (none in Idle and Active); the candidate is always the peer's. */
   readonly existing: 'outgoing' | 'incoming' | undefined;
   /** The peer negotiated graceful restart (RFC 4724) on the session's own connection. */
@@ -24,8 +27,12 @@ export interface CollisionFacts {
 /**
  * What to do with a candidate whose valid OPEN arrived:
  * - OpenSent / OpenConfirm: RFC 4271 §6.8, BGP Identifiers compared as unsigned 32-bit integers. Ours lower: the
- *   existing connection is closed with Cease 7 and the session continues on the candidate (`switch`); otherwise the
- *   candidate gets Cease 7 (`closeCandidate`). This is the rule as written, whichever side opened the existing one.
+ *   existing connection is closed with Cease 7 and the session continues on the candidate (`switch`); ours higher:
+ *   the candidate gets Cease 7 (`closeCandidate`). This is the rule as written, whichever side opened the existing
+ *   one. Equal Identifiers (possible only between eBGP peers; iBGP rejects them with 2/3, RFC 6286 §2.2): RFC 6286
+ *   §2.3, the connection opened by the speaker with the larger AS number survives. The candidate is the peer's, so it
+ *   wins when the peer's AS is larger and the existing connection is ours; when both are the peer's (a passive
+ *   session), the existing one stays.
  * - Established: a collision closes the new connection (CollisionDetectEstablishedState is not implemented), unless
  *   the peer negotiated graceful restart: a valid OPEN on a new connection proves it restarted (RFC 4724 §4:
  *   `peerRestarted`).
@@ -44,11 +51,12 @@ export function resolveCollision(f: CollisionFacts): 'switch' | 'closeCandidate'
   }
 }
 
-/** RFC 4271 §6.8: the existing connection survives unless our BGP Identifier is the lower one. */
+/** RFC 4271 §6.8 and RFC 6286 §2.3: does the existing connection survive the candidate's OPEN? */
 function existingSurvives(f: CollisionFacts): boolean {
   const local = parseIdentifier(f.localId) >>> 0;
   const remote = parseIdentifier(f.remoteId) >>> 0;
-  return local >= remote;
+  if (local !== remote) return local > remote;
+  return !(f.peerAs > f.localAs && f.existing === 'outgoing');
 }
 
 /**

@@ -537,6 +537,8 @@ export class Session extends EventEmitter {
       state: this.fsm.state,
       localId: this.options.bgpIdentifier,
       remoteId: open.bgpIdentifier,
+      localAs: this.options.localAs,
+      peerAs: this.options.peerAs,
       existing: this.conn?.direction,
       gracefulRestart: this.agreement.negotiated?.gracefulRestart !== undefined,
     });
