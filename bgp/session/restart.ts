@@ -76,11 +76,6 @@ export class Restart {
     this.backoff.reset();
   }
 
-  /** Jump so the next delays are at the cap (the peer refused our OPEN). */
-  toCap(): void {
-    this.backoff.toCap();
-  }
-
   /** No timer left (stop). */
   cancel(): void {
     this.cancelStart();

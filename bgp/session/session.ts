@@ -305,7 +305,7 @@ export class Session extends EventEmitter {
       this.restart.down();
       this.emit('down', t.reason);
     }
-    if (to === SessionState.Idle) this.enteredIdle(t.reason);
+    if (to === SessionState.Idle) this.enteredIdle();
   }
 
   private perform(action: FsmAction): void {
@@ -346,17 +346,17 @@ export class Session extends EventEmitter {
     }
   }
 
-  private enteredIdle(reason: StateReason): void {
+  /**
+   * Idle, whatever the reason: unless stopped, start again after the next backoff delay. Every failure counts the
+   * same, an OPEN rejected with a NOTIFICATION in either direction included: the delay doubles per failure up to
+   * connectRetryTimeSec and the session keeps trying, so a peer whose configuration is corrected is reached within
+   * one delay.
+   */
+  private enteredIdle(): void {
     this.dropCandidate(BgpError.cease(CeaseSubcode.AdministrativeReset));
     if (!this.running) {
       this.resolveStopWaiters();
       return;
-    }
-    // An OPEN was rejected (2/x, either way: a configuration mismatch does not fix itself) or the peer refused us
-    // (Cease 5 Connection Rejected): do not hammer the peer.
-    const openRejected = (reason.kind === 'notificationReceived' || reason.kind === 'notificationSent') && reason.code === 2;
-    if (openRejected || (reason.kind === 'notificationReceived' && reason.code === 6 && reason.subcode === CeaseSubcode.ConnectionRejected)) {
-      this.restart.toCap();
     }
     this.restart.scheduleStart(() => {
       if (this.running && this.fsm.state === SessionState.Idle) this.feed(undefined, EV_START);
