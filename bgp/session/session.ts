@@ -39,6 +39,7 @@ import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, transition } from '../fsm/fsm.ts'
 import type { FsmConfig, FsmData, Transition } from '../fsm/fsm.ts';
 import { SessionState } from '../fsm/state.ts';
 import type { StateReason } from '../fsm/state.ts';
+import type { PeerSession } from '../speaker.ts';
 import { CandidateSlot, resolveCollision } from './collision.ts';
 import { Connection } from './connection.ts';
 import type { ConnectionEvents } from './connection.ts';
@@ -73,7 +74,7 @@ const EV_TIMER: Record<TimerName, FsmEvent> = {
 };
 const collisionCease = (): BgpError => BgpError.cease(CeaseSubcode.ConnectionCollisionResolution);
 
-export class Session extends EventEmitter {
+export class Session extends EventEmitter implements PeerSession {
   readonly name: string;
   readonly options: SessionOptions;
   readonly stats: SessionStats = newStats();
