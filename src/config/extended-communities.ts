@@ -43,8 +43,11 @@ function integer(text: string, max: number, what: string): number {
   return Number(text);
 }
 
-/** Bytes per second from "125000000" (bytes/s) or "1gbps" / "100mbps" / "10kbps" (bits/s, SI). */
-function bandwidth(text: string): number {
+/**
+ * Bytes per second from "125000000" (bytes/s) or "1gbps" / "100mbps" / "10kbps" (bits/s, SI; any case).
+ * Throws Error naming both forms otherwise. The link bandwidth of RFC 10005 is in bytes per second.
+ */
+export function parseBandwidthText(text: string): number {
   const m = /^(\d+(?:\.\d+)?)([kmg]bps)?$/i.exec(text);
   if (!m) throw new Error(`link bandwidth must be bytes per second ("125000000") or bits with a unit ("1gbps", "100mbps"), got ${JSON.stringify(text)}`);
   const n = Number(m[1]);
@@ -94,7 +97,7 @@ export function parseExtendedCommunityText(text: string): ParsedExtendedCommunit
         throw new Error('must be lb:AS:BANDWIDTH, optionally followed by :non-transitive');
       }
       const as = integer(asText, 0xffffffff, 'the AS');
-      return { attribute: 'extended', community: linkBandwidth(as, bandwidth(bwText), flag?.toLowerCase() !== 'non-transitive') };
+      return { attribute: 'extended', community: linkBandwidth(as, parseBandwidthText(bwText), flag?.toLowerCase() !== 'non-transitive') };
     }
     throw new Error(`unknown form ${JSON.stringify(name || s)}`);
   } catch (err) {
