@@ -151,8 +151,13 @@ function uint(n: number, max: number, what: string): number {
   return n;
 }
 
-function typeOctet(layout: number, transitive: boolean): number {
-  return layout | (transitive ? 0 : ExtCommunityBit.NonTransitive);
+/** 8 octets: the Type octet (layout + T bit), the sub-type, then `fill` writes octets 2..7. */
+function community(layout: number, subtype: number, transitive: boolean, fill: (b: Buffer) => void): ExtendedCommunity {
+  const b = Buffer.alloc(8);
+  b[0] = layout | (transitive ? 0 : ExtCommunityBit.NonTransitive);
+  b[1] = uint(subtype, 0xff, 'sub-type');
+  fill(b);
+  return extendedCommunityFromBytes(b);
 }
 
 /** Wraps 8 raw octets (copied) as an ExtendedCommunity. Throws Error unless exactly 8 octets. */
@@ -171,42 +176,32 @@ export function ipv6ExtendedCommunityFromBytes(bytes: Uint8Array): Ipv6ExtendedC
 
 /** Two-Octet AS Specific (RFC 4360 §3.1): AS 0..65535, Local Administrator 0..4294967295. Default transitive. */
 export function twoOctetAsSpecific(subtype: number, asNumber: number, localAdministrator: number, transitive = true): ExtendedCommunity {
-  const b = Buffer.alloc(8);
-  b[0] = typeOctet(ExtCommunityType.TwoOctetAsSpecific, transitive);
-  b[1] = uint(subtype, 0xff, 'sub-type');
-  b.writeUInt16BE(uint(asNumber, 0xffff, 'two-octet AS specific Global Administrator'), 2);
-  b.writeUInt32BE(uint(localAdministrator, 0xffffffff, 'two-octet AS specific Local Administrator'), 4);
-  return extendedCommunityFromBytes(b);
+  return community(ExtCommunityType.TwoOctetAsSpecific, subtype, transitive, (b) => {
+    b.writeUInt16BE(uint(asNumber, 0xffff, 'two-octet AS specific Global Administrator'), 2);
+    b.writeUInt32BE(uint(localAdministrator, 0xffffffff, 'two-octet AS specific Local Administrator'), 4);
+  });
 }
 
 /** IPv4 Address Specific (RFC 4360 §3.2): dotted-quad address, Local Administrator 0..65535. Default transitive. */
 export function ipv4AddressSpecific(subtype: number, address: string, localAdministrator: number, transitive = true): ExtendedCommunity {
-  const b = Buffer.alloc(8);
-  b[0] = typeOctet(ExtCommunityType.IPv4AddressSpecific, transitive);
-  b[1] = uint(subtype, 0xff, 'sub-type');
-  parseIPv4Into(address, b, 2);
-  b.writeUInt16BE(uint(localAdministrator, 0xffff, 'IPv4 address specific Local Administrator'), 6);
-  return extendedCommunityFromBytes(b);
+  return community(ExtCommunityType.IPv4AddressSpecific, subtype, transitive, (b) => {
+    parseIPv4Into(address, b, 2);
+    b.writeUInt16BE(uint(localAdministrator, 0xffff, 'IPv4 address specific Local Administrator'), 6);
+  });
 }
 
 /** Four-Octet AS Specific (RFC 5668 §2): AS 0..4294967295, Local Administrator 0..65535. Default transitive. */
 export function fourOctetAsSpecific(subtype: number, asNumber: number, localAdministrator: number, transitive = true): ExtendedCommunity {
-  const b = Buffer.alloc(8);
-  b[0] = typeOctet(ExtCommunityType.FourOctetAsSpecific, transitive);
-  b[1] = uint(subtype, 0xff, 'sub-type');
-  b.writeUInt32BE(uint(asNumber, 0xffffffff, 'four-octet AS specific Global Administrator'), 2);
-  b.writeUInt16BE(uint(localAdministrator, 0xffff, 'four-octet AS specific Local Administrator'), 6);
-  return extendedCommunityFromBytes(b);
+  return community(ExtCommunityType.FourOctetAsSpecific, subtype, transitive, (b) => {
+    b.writeUInt32BE(uint(asNumber, 0xffffffff, 'four-octet AS specific Global Administrator'), 2);
+    b.writeUInt16BE(uint(localAdministrator, 0xffff, 'four-octet AS specific Local Administrator'), 6);
+  });
 }
 
 /** Opaque (RFC 4360 §3.3): 6 value octets. Default transitive. */
 export function opaque(subtype: number, value: Uint8Array, transitive = true): ExtendedCommunity {
   if (value.length !== 6) throw new Error(`an opaque extended community value is 6 octets, got ${value.length}`);
-  const b = Buffer.alloc(8);
-  b[0] = typeOctet(ExtCommunityType.Opaque, transitive);
-  b[1] = uint(subtype, 0xff, 'sub-type');
-  b.set(value, 2);
-  return extendedCommunityFromBytes(b);
+  return community(ExtCommunityType.Opaque, subtype, transitive, (b) => b.set(value, 2));
 }
 
 /**
@@ -219,12 +214,10 @@ export function linkBandwidth(asNumber: number, bytesPerSecond: number, transiti
   uint(asNumber, 0xffffffff, 'link bandwidth AS');
   if (!Number.isFinite(bytesPerSecond) || bytesPerSecond < 0) throw new Error(`link bandwidth must be a finite number of bytes per second >= 0, got ${bytesPerSecond}`);
   if (!Number.isFinite(Math.fround(bytesPerSecond))) throw new Error(`link bandwidth ${bytesPerSecond} bytes/s exceeds the largest IEEE 754 single-precision value`);
-  const b = Buffer.alloc(8);
-  b[0] = typeOctet(ExtCommunityType.TwoOctetAsSpecific, transitive);
-  b[1] = ExtCommunitySubtype.LinkBandwidth;
-  b.writeUInt16BE(asNumber > 0xffff ? AS_TRANS : asNumber, 2);
-  b.writeFloatBE(bytesPerSecond === 0 ? 0 : bytesPerSecond, 4); // 0, not -0
-  return extendedCommunityFromBytes(b);
+  return community(ExtCommunityType.TwoOctetAsSpecific, ExtCommunitySubtype.LinkBandwidth, transitive, (b) => {
+    b.writeUInt16BE(asNumber > 0xffff ? AS_TRANS : asNumber, 2);
+    b.writeFloatBE(bytesPerSecond === 0 ? 0 : bytesPerSecond, 4); // 0, not -0
+  });
 }
 
 /** IPv6 Address Specific (RFC 5701 §2): IPv6 address text, Local Administrator 0..65535. Default transitive. */
