@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Bird, bgpProtocol, birdAvailable, freePort, loopbackPair } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
+import { skipUnless } from '../helpers/prereq.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const missing = birdAvailable() ? undefined : 'bird2 is not installed (Debian package bird2)';
-if (missing !== undefined && process.env.CI === 'true') t.fail(`${missing}: required under CI=true`);
+const skip = skipUnless({ bird2: birdAvailable() });
 
 /** The IEEE 754 single-precision bits of a number, as BIRD prints a link bandwidth's Local Administrator. */
 function floatBits(x: number): number {
@@ -21,7 +21,7 @@ function floatBits(x: number): number {
   return b.readUInt32BE(0);
 }
 
-t.test('BIRD shows BGP.ext_community for each layout and attribute 25 raw', { skip: missing ?? false, timeout: 90_000 }, async (t) => {
+t.test('BIRD shows BGP.ext_community for each layout and attribute 25 raw', { skip, timeout: 90_000 }, async (t) => {
   const addr = loopbackPair();
   const [birdPort, ourPort, adminPort] = [await freePort(addr.bird), await freePort(addr.ours), await freePort('127.0.0.1')];
   const bird = await Bird.start(bgpProtocol({ name: 'hx', local: addr.bird, localPort: birdPort, localAs: 65000, neighbor: addr.ours, neighborPort: ourPort, neighborAs: 65001, passive: true }));
