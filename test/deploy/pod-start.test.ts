@@ -11,48 +11,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import type * as k8s from '@kubernetes/client-node';
-import { parseConfigText } from '../../src/config/load.ts';
 import type { Config } from '../../src/config/schema.ts';
 import { renderKustomization } from './kustomize.ts';
+import { IMAGE_UID, listenProblem, parseHeraldYaml, podProblems, privileges } from './pod-checks.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const node24 = process.execPath;
-
-/** What a container's user and capabilities allow, as Linux and Kubernetes grant them. */
-interface Privileges {
-  uid: number;
-  /** Effective capabilities (Kubernetes gives a non-root container none: no ambient capabilities). */
-  capabilities: Set<string>;
-}
-
-/** Docker's default capability set (a container without `drop: [ALL]` keeps these). */
-const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
-
-/**
- * The privileges of a process started with `sc` in an image whose USER is `imageUid`. Capabilities other than those
- * of uid 0 are dropped at exec for a non-root user (kubernetes/kubernetes#56374: no ambient capabilities).
- */
-export function privileges(sc: k8s.V1SecurityContext | undefined, imageUid: number): Privileges {
-  const uid = sc?.runAsUser ?? imageUid;
-  const drop = new Set(sc?.capabilities?.drop ?? []);
-  const caps = new Set(drop.has('ALL') ? [] : DEFAULT_CAPS.filter((c) => !drop.has(c)));
-  for (const c of sc?.capabilities?.add ?? []) caps.add(c);
-  return { uid, capabilities: uid === 0 ? caps : new Set() };
-}
-
-/** Why `cfg` cannot start with `p` (a BGP listen port below 1024 without the right), or undefined. */
-export function listenProblem(cfg: Config, p: Privileges): string | undefined {
-  const port = cfg.bgp.listen?.port;
-  if (port === undefined || port >= 1024) return undefined;
-  if (p.capabilities.has('NET_BIND_SERVICE')) return undefined;
-  return `bgp.listen.port ${port} is below 1024 but the process runs as uid ${p.uid} without an effective NET_BIND_SERVICE (use 1179, docs/routers.md)`;
-}
-
-function parseHeraldYaml(text: string, where: string): Config {
-  const r = parseConfigText(text);
-  if (!r.ok) throw new Error(`${where}: ${JSON.stringify(r.errors)}`);
-  return r.config;
-}
 
 const exampleFiles = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.yaml')).map((f) => `examples/${f}`);
 const composeFiles = readdirSync(join(root, 'deploy/compose')).filter((f) => /^herald-.*\.yaml$/.test(f)).map((f) => `deploy/compose/${f}`);
@@ -60,7 +24,6 @@ const manifests = renderKustomization(join(root, 'deploy/kubernetes'));
 const ds = manifests.find((d) => d.kind === 'DaemonSet') as unknown as k8s.V1DaemonSet;
 const configMap = manifests.find((d) => d.kind === 'ConfigMap') as unknown as k8s.V1ConfigMap;
 const herald = ds.spec?.template.spec?.containers.find((c) => c.name === 'herald') as k8s.V1Container;
-const IMAGE_UID = 1000; // USER node of node:24-slim (deploy/Dockerfile)
 
 /** Configurations that run in the DaemonSet: the shipped ConfigMap and the examples written for a cluster. */
 function daemonSetConfigs(): { where: string; cfg: Config }[] {
@@ -101,21 +64,12 @@ t.test('every example configuration can bind its BGP listen port in the pod or c
 });
 
 t.test('what a DaemonSet configuration reads is mounted or set: admin port = probe port, token, passwords, stateDir', async (t) => {
-  const mounts = (herald.volumeMounts ?? []).map((m) => m.mountPath);
-  const env = new Set((herald.env ?? []).map((e) => e.name));
   const configs = daemonSetConfigs();
   t.ok(configs.length >= 2, configs.map((c) => c.where).join(', '));
-  for (const { where, cfg } of configs) {
-    t.equal(cfg.admin.address, '127.0.0.1', `${where}: admin API on loopback (hostNetwork)`);
-    t.equal(cfg.admin.port, herald.readinessProbe?.httpGet?.port, `${where}: admin port is the probes' port`);
-    t.equal(cfg.admin.tokenFile, '/etc/herald/admin/token', `${where}: the preStop drain's token file`);
-    t.ok(mounts.includes(cfg.stateDir), `${where}: stateDir ${cfg.stateDir} is a mounted volume`);
-    for (const p of cfg.peers) {
-      if (p.password && 'file' in p.password) t.ok(mounts.includes(dirname(p.password.file)), `${where}: peer ${p.name}'s password file ${p.password.file} is in a mounted Secret`);
-      if (p.password && 'env' in p.password) t.ok(env.has(p.password.env), `${where}: peer ${p.name}'s password variable ${p.password.env} is set`);
-    }
-  }
-  t.ok(mounts.includes('/etc/herald/config') && herald.args?.includes('/etc/herald/config/herald.yaml'), 'the ConfigMap directory is mounted where --config points');
+  for (const { where, cfg } of configs) t.same(podProblems(cfg, herald), [], `${where} runs in the DaemonSet`);
+  t.ok(herald.volumeMounts?.some((m) => m.mountPath === '/etc/herald/config') && herald.args?.includes('/etc/herald/config/herald.yaml'), 'the ConfigMap directory is mounted where --config points');
+  const broken = parseHeraldYaml('bgp: {localAs: 1, routerId: 10.0.0.1}\nadmin: {port: 9000}\nstateDir: /var/tmp\npeers: [{name: a, address: 10.0.0.2, peerAs: 2, password: {env: NOPE}}]', 'inline');
+  t.same(podProblems(broken, herald).length, 5, `a configuration that would not start is caught: ${podProblems(broken, herald).join('; ')}`);
 });
 
 /** deploy/Dockerfile as [instruction, argument text] pairs (continuation lines joined, comments dropped). */
