@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the helm binary that the chart tests (test/deploy/helm.test.ts) run, from its Go module at a pinned version
 # through the Go module proxy (Debian ships no helm; nothing prebuilt is downloaded, nothing is vendored). The binary
-# lands in the tools cache outside the git clone (the same folder scripts/control-plane.sh uses), so a fresh clone on
-# the same machine (CI) reuses it:
+# lands in the tools cache outside the git clone (shared by every test tool built from Go), so a fresh clone on the
+# same machine (CI) reuses it:
 #
 #   ${HERALD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/tools}/helm-<version>
 #

@@ -86,3 +86,15 @@ export function validateObject(doc: KubeDoc, where: string): string[] {
   const errors = doc.apiVersion === known.apiVersion ? [] : [`${at}: apiVersion ${doc.apiVersion} is not ${known.apiVersion}`];
   return [...errors, ...validateType(doc, known.model, at)];
 }
+
+/** Every `group/resource/verb` the ClusterRole and Role of deploy/kubernetes grant. */
+export function grantedPermissions(docs: KubeDoc[]): Set<string> {
+  const granted = new Set<string>();
+  for (const doc of docs) {
+    if (doc.kind !== 'ClusterRole' && doc.kind !== 'Role') continue;
+    for (const r of (doc as unknown as k8s.V1ClusterRole).rules ?? []) {
+      for (const g of r.apiGroups ?? []) for (const res of r.resources ?? []) for (const v of r.verbs) granted.add(`${g}/${res}/${v}`);
+    }
+  }
+  return granted;
+}

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import * as k8s from '@kubernetes/client-node';
-import { validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
+import { grantedPermissions, validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
 import { renderKustomization } from './kustomize.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -94,18 +94,6 @@ const API_PERMISSIONS: Record<string, { group: string; resource: string; verbs: 
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-}
-
-/** Every `group/resource/verb` the ClusterRole and Role of deploy/kubernetes grant. */
-export function grantedPermissions(docs: KubeDoc[]): Set<string> {
-  const granted = new Set<string>();
-  for (const doc of docs) {
-    if (doc.kind !== 'ClusterRole' && doc.kind !== 'Role') continue;
-    for (const r of (doc as unknown as k8s.V1ClusterRole).rules ?? []) {
-      for (const g of r.apiGroups ?? []) for (const res of r.resources ?? []) for (const v of r.verbs) granted.add(`${g}/${res}/${v}`);
-    }
-  }
-  return granted;
 }
 
 t.test('RBAC covers exactly the API calls the code makes', async (t) => {
