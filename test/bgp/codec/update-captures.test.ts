@@ -19,6 +19,7 @@ import { formatAsPath } from '../../../bgp/codec/as-path.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
 import { decodeUpdate, encodeUpdate } from '../../../bgp/codec/update.ts';
 import { BgpError } from '../../../bgp/errors.ts';
+import { missingPrerequisite } from '../../helpers/prereq.ts';
 
 const dir = fileURLToPath(new URL('../../../../shared/data/bgp/pcap/tcpdump/', import.meta.url));
 
@@ -186,10 +187,7 @@ const captures: [string, string, number][] = [
   ['bgp_vpn_attrset.pcap', 'bgp_vpn_attrset.out', 1],
 ];
 
-if (!existsSync(dir)) {
-  t.comment(`SKIP: ${dir} is absent (../shared is not checked out); the capture checks were not run`);
-  t.pass('skipped: no shared data');
-} else {
+if (!missingPrerequisite({ [`shared data (${dir})`]: existsSync(dir) }, '../shared is not checked out beside the repository')) {
   let total = 0;
   for (const [pcap, out, count] of captures) {
     t.test(`${pcap}: ${count} UPDATEs equal tcpdump's decoding and re-encode exactly`, async (tt) => {

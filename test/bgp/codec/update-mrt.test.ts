@@ -17,6 +17,7 @@ import { BgpError } from '../../../bgp/errors.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
 import { decodeUpdate, encodeUpdate } from '../../../bgp/codec/update.ts';
 import { mrtRecords } from './mrt-records.ts';
+import { missingPrerequisite } from '../../helpers/prereq.ts';
 
 const dir = fileURLToPath(new URL('../../../../shared/data/bgp/mrt/bgpdump/', import.meta.url));
 
@@ -106,10 +107,7 @@ function canonicalLine(line: string): string {
   return f.join('|');
 }
 
-if (!existsSync(dir)) {
-  t.comment(`SKIP: ${dir} is absent (../shared is not checked out); the MRT UPDATE checks were not run`);
-  t.pass('skipped: no shared data');
-} else {
+if (!missingPrerequisite({ [`shared data (${dir})`]: existsSync(dir) }, '../shared is not checked out beside the repository')) {
   let total = 0;
   for (const f of files) {
     t.test(`${f}: decode, re-encode, and bgpdump -m lines`, async (t) => {
