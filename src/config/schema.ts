@@ -8,7 +8,7 @@
  * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
  * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
  *
- * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
+ * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
 import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
@@ -281,7 +281,7 @@ const advertisementSchema = z
 
 const poolSchema = z
   .strictObject({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Unique name of the pool (the annotation herald.io/address-pool names it).'),
     addresses: z
       .array(
         z.string().refine((s) => {
@@ -292,14 +292,15 @@ const poolSchema = z
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
       )
-      .min(1),
-    autoAssign: z.boolean().default(true),
-    avoidBuggyIPs: z.boolean().default(false),
-    namespaces: z.array(z.string()).optional(),
-    serviceSelector: labelSelector.optional(),
-    priority: z.number().int().optional(),
+      .min(1)
+      .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
+    autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
+    avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
+    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
+    serviceSelector: labelSelector.optional().describe('Only Services whose labels match.'),
+    priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
   })
-  .describe('LoadBalancer IP pool (reserved for the allocator; validated, not used yet).');
+  .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
 
 const sourceSchema = z
   .strictObject({
@@ -325,7 +326,7 @@ export const configSchema = z
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
-            port: port.default(179).describe('TCP port to accept BGP connections on.'),
+            port: port.default(179).describe('TCP port to accept BGP connections on (below 1024 needs root; the DaemonSet examples use 1179: docs/routers.md).'),
           })
           .optional()
           .describe('Accept incoming sessions (needed by passive peers). Absent: dial only.'),
