@@ -14,8 +14,8 @@
  *   and 0x04 Link Bandwidth on the two-octet AS layout (RFC 10005, formerly draft-ietf-idr-link-bandwidth): Global
  *   Administrator = the AS of the speaker that attaches it (AS_TRANS when that AS needs four octets), Local
  *   Administrator = the bandwidth as an IEEE 754 single-precision float, in bytes (not bits) per second. Type 0x40
- *   is the non-transitive form the draft began with; 0x00 the transitive form FRR sends by default (FRR docs,
- *   doc/user/wecmp_linkbw.rst) — Herald's choice, see docs/routes.md "Extended communities".
+ *   is the non-transitive form the draft began with; 0x00 the transitive form FRR sends by default (FRR user
+ *   guide, "Weighted ECMP using BGP link bandwidth") — Herald's choice, see docs/routes.md "Extended communities".
  *
  * IPv6 Address Specific Extended Community (type code 25, RFC 5701 §2), 20 octets each:
  *   Type (0x00 transitive, 0x40 non-transitive) | Sub-Type (1) | Global Administrator: IPv6 (16) | Local Administrator (2).

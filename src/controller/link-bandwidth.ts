@@ -1,8 +1,9 @@
 /**
  * The link bandwidth a node advertises for a VIP under `weighting: endpoints` (issue 18): its ready local endpoints
  * times the configured bandwidth per endpoint, as the link bandwidth extended community carries it (RFC 10005:
- * IEEE 754 single precision, bytes per second). Routers doing weighted ECMP (FRR: doc/user/wecmp_linkbw.rst) split
- * traffic in proportion, so a node with three ready endpoints gets three times the share of a node with one.
+ * IEEE 754 single precision, bytes per second). Routers doing weighted ECMP (FRR: "Weighted ECMP using BGP link
+ * bandwidth") split traffic in proportion, so a node with three ready endpoints gets three times the share of a node
+ * with one.
  *
  * Only ratios matter to the router; the per-endpoint figure just has to be the same on every node. Float32 holds
  * integers exactly up to 2^24 (16 777 216), beyond that the value is rounded to the nearest float32 (relative error at

@@ -11,7 +11,7 @@
  *
  * Other projects: MetalLB puts `communities` (and `large:` ones) and `localPref` on a BGPAdvertisement, Cilium
  * `attributes.communities{standard, wellKnown, large}`, kube-router `kube-router.io/path-prepend.as` / `.repeat-n`
- * per node (../shared/design/anchors.md); none has them per Service, which is what metallb/metallb#934 asks for.
+ * per node (their published APIs); none has them per Service, which is what metallb/metallb#934 asks for.
  *
  * Community text is parsed by the config's parsers (src/config/schema.ts `parseCommunityText`,
  * `parseLargeCommunityText`), so a Service accepts exactly what the config file accepts. Each annotation stands
