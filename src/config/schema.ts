@@ -15,6 +15,7 @@ import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
 import { z } from 'zod';
 import { canonicalCIDR } from '../controller/prefix.ts';
+import { parseExtendedCommunityText } from './extended-communities.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaf validators
@@ -110,6 +111,12 @@ const community = z.string().refine((s) => parseCommunityText(s) !== undefined, 
 });
 const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
+});
+const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
+  error: (iss) => {
+    const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
+    return 'error' in r ? `must be an extended community: ${r.error}` : 'invalid';
+  },
 });
 
 /** metav1.LabelSelector. */
@@ -238,6 +245,12 @@ export const staticRouteSchema = z
     nextHop: ipAddress.optional().describe("Next hop (default: the peer's nextHop / nextHopV6, else the session local address)."),
     communities: z.array(community).optional().describe('Standard communities (RFC 1997), "ASN:VALUE" or well-known names.'),
     largeCommunities: z.array(largeCommunity).optional().describe('Large communities (RFC 8092), "G:L1:L2".'),
+    extendedCommunities: z
+      .array(extendedCommunity)
+      .optional()
+      .describe(
+        'Extended communities (RFC 4360, RFC 5701): "rt:65000:100", "ro:192.0.2.1:7", "rt:[2001:db8::1]:100", link bandwidth "lb:65000:1gbps" (transitive; add ":non-transitive" for type 0x40), or "0x" + 16 hex digits.',
+      ),
     localPref: uint32('a LOCAL_PREF').optional().describe('LOCAL_PREF, sent to iBGP peers only (RFC 4271 §5.1.5).'),
     med: uint32('a MED').optional().describe('MULTI_EXIT_DISC (RFC 4271 §5.1.4).'),
     peers: z.array(z.string()).optional().describe('Announce only to these peers (default: every peer).'),
