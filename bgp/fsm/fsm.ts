@@ -188,6 +188,11 @@ function switchConnection(fsm: FsmData, reason: StateReason | undefined, opts: {
 /** The events that end a connection the same way in OpenSent, OpenConfirm and Established. */
 type ConnectionEndingEvent = Extract<FsmEvent, { type: 'ManualStop' | 'AutomaticStop' | 'HoldTimerExpires' | 'MessageError' | 'OpenCollisionDump' | 'NotifMsg' }>;
 
+const CONNECTION_ENDING: ReadonlySet<FsmEvent['type']> = new Set(['ManualStop', 'AutomaticStop', 'HoldTimerExpires', 'MessageError', 'OpenCollisionDump', 'NotifMsg']);
+function endsConnection(event: FsmEvent): event is ConnectionEndingEvent {
+  return CONNECTION_ENDING.has(event.type);
+}
+
 /** OpenSent, OpenConfirm, Established: a NOTIFICATION sent (or received), then Idle. */
 function endConnection(fsm: FsmData, event: ConnectionEndingEvent): Transition {
   switch (event.type) {
@@ -268,14 +273,8 @@ function connectOrActive(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tran
 
 /** §8.2.2 OpenSent: our OPEN is out, waiting for the peer's. */
 function openSent(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
+  if (endsConnection(event)) return endConnection(fsm, event);
   switch (event.type) {
-    case 'ManualStop':
-    case 'AutomaticStop':
-    case 'HoldTimerExpires':
-    case 'MessageError':
-    case 'OpenCollisionDump':
-    case 'NotifMsg':
-      return endConnection(fsm, event);
     case 'Start':
     case 'TcpConnected':
     case 'ConnectRetryTimerExpires':
@@ -311,14 +310,8 @@ function openSent(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition 
  */
 function openConfirmOrEstablished(fsm: FsmData, event: FsmEvent): Transition {
   const established = fsm.state === SessionState.Established;
+  if (endsConnection(event)) return endConnection(fsm, event);
   switch (event.type) {
-    case 'ManualStop':
-    case 'AutomaticStop':
-    case 'HoldTimerExpires':
-    case 'MessageError':
-    case 'OpenCollisionDump':
-    case 'NotifMsg':
-      return endConnection(fsm, event);
     case 'Start':
     case 'TcpConnected':
     case 'ConnectRetryTimerExpires':
