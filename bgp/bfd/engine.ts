@@ -168,7 +168,7 @@ export class BfdEngine {
         localDiscriminator: discriminator,
         clock: this.o.clock,
         ...(this.o.random ? { random: this.o.random } : {}),
-        send: (packet) => entry.sender?.send(packet, { address: remote, port: cfg.multihop ? BFD_MULTIHOP_PORT : BFD_SINGLE_HOP_PORT }),
+        send: (packet) => entry.sender?.send(packet),
         onChange: (change) => this.changed(entry, change),
       }),
     };
@@ -331,7 +331,8 @@ export class BfdEngine {
       if (!e.receiver) e.receiver = await this.acquire(e, family);
       if (!e.sender) {
         // send errors (no route, unreachable) are normal while a path is down: counted, the Detection Time decides
-        e.sender = await this.o.transport.openSender({ family, ...(e.cfg.localAddress !== undefined ? { localAddress: e.cfg.localAddress } : {}), ttl: 255 }, () => e.sendErrors++);
+        const remote = { address: e.remote, port: e.cfg.multihop ? BFD_MULTIHOP_PORT : BFD_SINGLE_HOP_PORT };
+        e.sender = await this.o.transport.openSender({ remote, ...(e.cfg.localAddress !== undefined ? { localAddress: e.cfg.localAddress } : {}), ttl: 255 }, () => e.sendErrors++);
       }
       if (e.closed) {
         await e.sender.close();

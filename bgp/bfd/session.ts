@@ -332,9 +332,11 @@ export class BfdSession {
     return this.running && !(this.params.passive && this.remoteDiscriminator === 0) && this.remoteMinRxUs !== 0;
   }
 
+  /** The negotiated values a 'timers' change reports, as one comparable string (cheap: runs per packet). */
   private timersKey(): string {
-    const s = this.status();
-    return `${s.transmitIntervalMs}/${s.detectionTimeMs}/${s.desiredMinTxMs}/${s.requiredMinRxMs}/${s.remoteMinRxMs}/${s.pollActive}`;
+    const tx = this.mayTransmitPeriodically() ? this.currentTxIntervalUs() : 0;
+    const detect = this.state === 'Init' || this.state === 'Up' ? this.currentDetectionTimeUs() : 0;
+    return `${tx}/${detect}/${this.advertisedTxUs()}/${this.params.requiredMinRxUs}/${this.remoteMinRxUs}/${this.poll !== undefined}`;
   }
 
   /** Reschedules transmission for a changed interval and reports changed timers. */

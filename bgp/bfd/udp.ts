@@ -58,10 +58,10 @@ export interface BfdReceiveSocket {
   close(): Promise<void>;
 }
 
-/** A bound socket sending one session's Control packets. */
+/** A bound socket sending one session's Control packets to its peer. */
 export interface BfdSendSocket {
   readonly local: UdpEndpoint;
-  send(packet: Buffer, to: UdpEndpoint): void;
+  send(packet: Buffer): void;
   close(): Promise<void>;
 }
 
@@ -70,10 +70,11 @@ export interface BfdTransport {
   /** Binds `address`:`port` (SO_REUSEADDR) and calls `onMessage` per datagram. Rejects with the OS error. */
   openReceiver(at: UdpEndpoint, onMessage: (packet: Buffer, from: UdpEndpoint) => void): Promise<BfdReceiveSocket>;
   /**
-   * Binds a socket of `family` to `localAddress` (default: any) and a free port in 49152–65535, TTL `ttl`.
-   * `onError` gets asynchronous send errors (no route, ...). Rejects with the OS error.
+   * Binds a socket to `localAddress` (default: any) and a free port in 49152–65535, TTL `ttl`, connected to
+   * `remote` (no route lookup per packet). `onError` gets asynchronous errors (no route, ICMP unreachable, ...).
+   * Rejects with the OS error.
    */
-  openSender(o: { family: 4 | 6; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket>;
+  openSender(o: { remote: UdpEndpoint; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket>;
 }
 
 // --- libc through koffi ---
@@ -333,22 +334,23 @@ async function openReceiver(at: UdpEndpoint, onMessage: (packet: Buffer, from: U
   };
 }
 
-async function openSender(o: { family: 4 | 6; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket> {
-  const address = o.localAddress ?? (o.family === 4 ? '0.0.0.0' : '::');
+async function openSender(o: { remote: UdpEndpoint; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket> {
+  const family = familyOf(o.remote.address);
+  const address = o.localAddress ?? (family === 4 ? '0.0.0.0' : '::');
   const lib = loadLibc();
   let s: Socket | undefined;
   for (let attempt = 0; s === undefined; attempt++) {
     const port = randomPort();
     try {
       if (typeof lib === 'string') {
-        s = await dgramSocket(o.family, undefined, { address, port }, () => undefined);
+        s = await dgramSocket(family, undefined, { address, port }, () => undefined);
         s.setTTL(o.ttl);
       } else {
-        const fd = boundFd(lib, o.family, address, port, (fd) => {
-          setInt(lib, fd, o.family === 4 ? IPPROTO_IP : IPPROTO_IPV6, o.family === 4 ? IP_TTL : IPV6_UNICAST_HOPS, o.ttl, 'TTL');
-          setInt(lib, fd, o.family === 4 ? IPPROTO_IP : IPPROTO_IPV6, o.family === 4 ? IP_TOS : IPV6_TCLASS, TOS_INTERNET_CONTROL, 'TOS');
+        const fd = boundFd(lib, family, address, port, (fd) => {
+          setInt(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TTL : IPV6_UNICAST_HOPS, o.ttl, 'TTL');
+          setInt(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TOS : IPV6_TCLASS, TOS_INTERNET_CONTROL, 'TOS');
         });
-        s = await dgramSocket(o.family, fd, undefined, () => undefined);
+        s = await dgramSocket(family, fd, undefined, () => undefined);
       }
     } catch (e) {
       const inUse = (e instanceof OsError && e.errno === EADDRINUSE) || (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
@@ -356,14 +358,23 @@ async function openSender(o: { family: 4 | 6; localAddress?: string; ttl: number
     }
   }
   const sock = s;
+  sock.on('error', onError); // ICMP errors reach a connected socket; never let them go unheard
+  await new Promise<void>((resolve, reject) => {
+    sock.once('connect', resolve);
+    try {
+      sock.connect(o.remote.port, o.remote.address);
+    } catch (e) {
+      reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  });
   const local = sock.address();
   let inFlight = 0;
   let drained: (() => void) | undefined;
   return {
     local: { address: local.address, port: local.port },
-    send(packet, to) {
+    send(packet) {
       inFlight++;
-      sock.send(packet, to.port, to.address, (err) => {
+      sock.send(packet, (err) => {
         if (err) onError(err);
         if (--inFlight === 0) drained?.();
       });

@@ -16,10 +16,10 @@ async function exchange(t: Test, family: 4 | 6, rules: { source?: string; minTtl
   const check = rx.setTtlRules(rules);
   const senders = [];
   for (const ttl of ttls) {
-    const tx = await udpTransport.openSender({ family, localAddress: host, ttl }, (e) => t.fail(String(e)));
+    const tx = await udpTransport.openSender({ remote: rx.local, localAddress: host, ttl }, (e) => t.fail(String(e)));
     t.teardown(() => tx.close());
     senders.push(tx);
-    tx.send(Buffer.from(`ttl${ttl}`), rx.local);
+    tx.send(Buffer.from(`ttl${ttl}`));
   }
   for (let i = 0; i < 50 && got.length < 1; i++) await sleep(10);
   await sleep(100);
