@@ -16,6 +16,7 @@
  *        skips a part; PROFILE=DIR writes the CPU child's .cpuprofile files, one per thread). Needs bird2. Run alone on the machine: BIRD's BFD sockets bind the wildcard address.
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { Bird, bgpProtocol, freePort, loopbackPair } from '../test/helpers/bird.ts';
 import { parseBfdSessions } from '../test/helpers/bfd.ts';
@@ -158,7 +159,7 @@ async function cpu(): Promise<void> {
     const packets = Number(b['packets']) - Number(a['packets']);
     const birdUp = parseBfdSessions(await bird.birdc('show bfd sessions')).filter((x) => x.state === 'Up').length;
     console.log(
-      `CPU, ${n} sessions at 50 ms × 3 for ${(wallMs / 1000).toFixed(0)} s (BIRD: ${birdUp} Up): ${((100 * cpuMs) / wallMs).toFixed(2)} % of one core in total, ` +
+      `CPU, ${n} sessions at 50 ms × 3 for ${(wallMs / 1000).toFixed(0)} s (Up at the end: Herald ${String(b['up'])}, BIRD ${birdUp}; load ${os.loadavg()[0]?.toFixed(1)}): ${((100 * cpuMs) / wallMs).toFixed(2)} % of one core in total, ` +
         `${((100 * cpuMs) / wallMs / n).toFixed(3)} % per session; ${packets} packets (${(packets / (wallMs / 1000)).toFixed(0)}/s), ${((1000 * cpuMs) / packets).toFixed(1)} µs CPU per packet (sent + received), process-wide incl. the idle main thread`,
     );
   } finally {

@@ -2,6 +2,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { commandAvailable, DaemonProcess, run } from './daemon-process.ts';
+import type { Bird } from './bird.ts';
 
 /** One line of `birdc show bfd sessions`. */
 export interface BirdBfdSession {
@@ -97,4 +98,20 @@ export class Bfdd {
   stop(): Promise<void> {
     return this.proc.stop();
   }
+}
+
+/**
+ * SIGSTOPs process `pid` (a Herald child), polls `gone` every 10 ms (BIRD's view, up to 10 s), SIGCONTs it whatever
+ * happened; returns the milliseconds from SIGSTOP to `gone`. Throws when `gone` never holds.
+ */
+export async function stopUntil(bird: Bird, pid: number | undefined, gone: () => Promise<boolean>): Promise<number> {
+  if (pid === undefined) throw new Error('no child pid');
+  const t0 = Date.now();
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await bird.waitFor(gone, 'BIRD to drop what the stopped Herald announced', 10_000, 10);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  return Date.now() - t0;
 }

@@ -45,6 +45,21 @@ const fast = (remoteAddress: string, localAddress: string, extra: Partial<BfdPee
   ...extra,
 });
 
+/** Two engines on loopback with one session each way (`extra` for both), both Up. Closed at teardown. */
+async function upPair(t: { teardown(fn: () => unknown): void }, extra: Partial<BfdPeerConfig> = {}, extraB: Partial<BfdPeerConfig> = extra) {
+  const ip = addresses();
+  const A = engine();
+  const B = engine();
+  t.teardown(async () => {
+    await A.e.close();
+    await B.e.close();
+  });
+  await A.e.add('b', fast(ip.b, ip.a, extra));
+  await B.e.add('a', fast(ip.a, ip.b, extraB));
+  await waitFor(() => A.e.info('b')?.state === 'Up' && B.e.info('a')?.state === 'Up', 'both Up');
+  return { ip, A, B };
+}
+
 /** Sends one raw datagram with the given TTL to addr:port. */
 async function rawSend(from: string, to: string, port: number, packet: Buffer, ttl = 255): Promise<void> {
   const s = createSocket('udp4');
@@ -100,16 +115,7 @@ function decodedFields(buf: Buffer) {
 }
 
 t.test('AdminDown: the peer goes Down with Diag 3 (remote AdminDown) and adminDown() resolves on its Final', async (t) => {
-  const ip = addresses();
-  const A = engine();
-  const B = engine();
-  t.teardown(async () => {
-    await A.e.close();
-    await B.e.close();
-  });
-  await A.e.add('b', fast(ip.b, ip.a));
-  await B.e.add('a', fast(ip.a, ip.b));
-  await waitFor(() => A.e.info('b')?.state === 'Up' && B.e.info('a')?.state === 'Up', 'both Up');
+  const { A, B } = await upPair(t);
   const t0 = Date.now();
   await A.e.adminDown();
   t.ok(Date.now() - t0 < 900, `resolved on the Final, not the timeout (${Date.now() - t0} ms)`);
@@ -129,16 +135,7 @@ t.test('AdminDown: the peer goes Down with Diag 3 (remote AdminDown) and adminDo
 });
 
 t.test('a silent peer: Down after the Detection Time with Diag 1', async (t) => {
-  const ip = addresses();
-  const A = engine();
-  const B = engine();
-  t.teardown(async () => {
-    await A.e.close();
-    await B.e.close();
-  });
-  await A.e.add('b', fast(ip.b, ip.a));
-  await B.e.add('a', fast(ip.a, ip.b));
-  await waitFor(() => A.e.info('b')?.state === 'Up' && B.e.info('a')?.state === 'Up', 'both Up');
+  const { A, B } = await upPair(t);
   await B.e.close(); // no AdminDown: like a dead node
   await waitFor(() => A.e.info('b')?.state === 'Down', 'A Down', 3000);
   t.equal(A.e.info('b')?.localDiag, 1, 'Control Detection Time Expired');
@@ -146,16 +143,8 @@ t.test('a silent peer: Down after the Detection Time with Diag 1', async (t) => 
 });
 
 t.test('timer change while Up: a Poll Sequence, then the new interval', async (t) => {
-  const ip = addresses();
-  const A = engine();
-  const B = engine();
-  t.teardown(async () => {
-    await A.e.close();
-    await B.e.close();
-  });
-  await A.e.add('b', fast(ip.b, ip.a));
-  await B.e.add('a', fast(ip.a, ip.b));
-  await waitFor(() => A.e.info('b')?.state === 'Up' && !A.e.info('b')?.pollActive, 'Up');
+  const { ip, A, B } = await upPair(t);
+  await waitFor(() => !A.e.info('b')?.pollActive, 'poll done');
   await A.e.update('b', fast(ip.b, ip.a, { transmitIntervalMs: 120, receiveIntervalMs: 80, detectMultiplier: 4 }));
   await waitFor(() => A.e.info('b')?.transmitIntervalMs === 120 && !A.e.info('b')?.pollActive, 'new interval');
   await waitFor(() => B.e.info('a')?.detectionTimeMs === 480, "B's Detection Time: 4 × 120");
@@ -165,16 +154,7 @@ t.test('timer change while Up: a Poll Sequence, then the new interval', async (t
 });
 
 t.test('multihop with a minimum TTL, and one session per peer address and hop mode', async (t) => {
-  const ip = addresses();
-  const A = engine();
-  const B = engine();
-  t.teardown(async () => {
-    await A.e.close();
-    await B.e.close();
-  });
-  await A.e.add('b', fast(ip.b, ip.a, { multihop: true, minimumTtl: 250 }));
-  await B.e.add('a', fast(ip.a, ip.b, { multihop: true }));
-  await waitFor(() => A.e.info('b')?.state === 'Up' && B.e.info('a')?.state === 'Up', 'multihop Up');
+  const { ip, A, B } = await upPair(t, { multihop: true, minimumTtl: 250 }, { multihop: true });
   t.equal(A.e.info('b')?.ttlCheck, 'kernel');
   t.equal(B.e.info('a')?.ttlCheck, 'none', 'multihop without minimumTtl checks nothing');
   await t.rejects(A.e.add('again', fast(ip.b, ip.a, { multihop: true })), /already runs multihop/);

@@ -39,6 +39,18 @@ async function waitFor(f: () => boolean, what: string, ms = 10_000): Promise<voi
   }
 }
 
+/** Two handles (a: `first`, default a worker; b: a worker) closed at teardown, with fresh addresses. */
+function handles(t: { teardown(fn: () => unknown): void }, first: BfdHandle = BfdHandle.start()) {
+  const ip = addresses();
+  const a = first;
+  const b = BfdHandle.start();
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+  });
+  return { ip, a, b };
+}
+
 function blockMainLoop(ms: number): void {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -47,13 +59,7 @@ function blockMainLoop(ms: number): void {
 }
 
 t.test('worker thread: Up at 100 ms × 3 through 500 ms and 2 s main-loop blocks', async (t) => {
-  const ip = addresses();
-  const a = BfdHandle.start();
-  const b = BfdHandle.start();
-  t.teardown(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { ip, a, b } = handles(t);
   const changesA = record(a);
   const changesB = record(b);
   await a.add('b', cfg(ip.b, ip.a));
@@ -73,13 +79,7 @@ t.test('worker thread: Up at 100 ms × 3 through 500 ms and 2 s main-loop blocks
 });
 
 t.test('control: the same engine on the main thread loses its session during a 2 s block', async (t) => {
-  const ip = addresses();
-  const a = BfdHandle.start({ thread: 'main', clock: realClock });
-  const b = BfdHandle.start();
-  t.teardown(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { ip, a, b } = handles(t, BfdHandle.start({ thread: 'main', clock: realClock }));
   const changesB = record(b);
   await a.add('b', cfg(ip.b, ip.a));
   await b.add('a', cfg(ip.a, ip.b));
@@ -91,13 +91,7 @@ t.test('control: the same engine on the main thread loses its session during a 2
 });
 
 t.test('the channel: rejected config, status, remove, adminDown across threads', async (t) => {
-  const ip = addresses();
-  const a = BfdHandle.start();
-  const b = BfdHandle.start();
-  t.teardown(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { ip, a, b } = handles(t);
   await t.rejects(a.add('x', { ...cfg(ip.b, ip.a), detectMultiplier: 0 }), /detectMultiplier must be 1\.\.255/);
   t.equal(a.info('x'), undefined);
   await a.add('b', cfg(ip.b, ip.a));
