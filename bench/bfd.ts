@@ -12,6 +12,8 @@
  *    address). Once all are Up at 50 ms, the child's CPU time (process.cpuUsage: every thread) over DURATION s.
  *    Printed: % of one core in total and per session, µs of CPU per packet (sent + received).
  *
+ * Takes the host BFD lock of test/helpers/bfd.ts (one wildcard-bound BFD daemon at a time).
+ *
  * Usage: node bench/bfd.ts   (env: RUNS=50, INTERVALS=100,300, SESSIONS=32, DURATION=30; RUNS=0 or SESSIONS=0
  *        skips a part; PROFILE=DIR writes the CPU child's .cpuprofile files, one per thread). Needs bird2. Run alone on the machine: BIRD's BFD sockets bind the wildcard address.
  */
@@ -19,7 +21,7 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { Bird, bgpProtocol, freePort, loopbackPair } from '../test/helpers/bird.ts';
-import { parseBfdSessions } from '../test/helpers/bfd.ts';
+import { hostBfdLock, parseBfdSessions } from '../test/helpers/bfd.ts';
 import { SpeakerChild } from '../test/helpers/speaker-child.ts';
 import { BfdHandle } from '../bgp/bfd/handle.ts';
 import type { BfdPeerConfig } from '../bgp/bfd/engine.ts';
@@ -172,6 +174,7 @@ async function cpu(): Promise<void> {
 if (process.argv[2] === '--cpu-child') {
   void cpuChild();
 } else {
+  await hostBfdLock({ teardown: () => undefined }); // released at exit
   if (RUNS > 0) for (const ms of INTERVALS) await detection(ms);
   if (SESSIONS > 0) await cpu();
   process.exit(0);

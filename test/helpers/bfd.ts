@@ -1,5 +1,6 @@
 // BFD helpers for the interop tests and bench/bfd.ts: BIRD's `show bfd sessions` parsed, a standalone FRR bfdd.
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandAvailable, DaemonProcess, run } from './daemon-process.ts';
 import type { Bird } from './bird.ts';
@@ -114,4 +115,46 @@ export async function stopUntil(bird: Bird, pid: number | undefined, gone: () =>
     process.kill(pid, 'SIGCONT');
   }
   return Date.now() - t0;
+}
+
+const LOCK_DIR = join(tmpdir(), 'herald-bfd-wildcard.lock');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * BIRD's and FRR bfdd's BFD sockets bind the wildcard address of ports 3784/4784 in the host's network namespace, so
+ * two such daemons at once take each other's packets. Test files and benches that start one take this cross-process
+ * lock first (a directory holding the owner's PID; a dead owner's lock is taken over) and release it at teardown.
+ * Resolves once held; throws after `timeoutMs`.
+ */
+export async function hostBfdLock(t: { teardown(fn: () => unknown): void }, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(LOCK_DIR);
+      writeFileSync(join(LOCK_DIR, 'pid'), String(process.pid));
+      break;
+    } catch {
+      const owner = Number(readFileSync(join(LOCK_DIR, 'pid'), { encoding: 'utf8', flag: 'a+' }) || 0);
+      if (owner !== 0 && !alive(owner)) rmSync(LOCK_DIR, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`${LOCK_DIR} held by PID ${owner} for ${timeoutMs} ms`);
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const release = (): void => {
+    try {
+      if (readFileSync(join(LOCK_DIR, 'pid'), 'utf8') === String(process.pid)) rmSync(LOCK_DIR, { recursive: true, force: true });
+    } catch {
+      /* already gone */
+    }
+  };
+  process.once('exit', release);
+  t.teardown(release);
 }

@@ -2,12 +2,12 @@
 // Up at 100 ms × 3; the session stays Up through 500 ms and 2 s blocks of Herald's main event loop; AdminDown
 // reaches BIRD (and BIRD 2.0 drops BGP on it regardless of RFC 5882 §3.2, recorded here); kill -STOP of Herald:
 // BIRD drops the session and the route within a few intervals, far below the hold time; kill -CONT brings it back.
-// One BIRD at a time: BIRD's BFD sockets bind the wildcard address, so two BFD-speaking BIRDs on one host would
-// steal each other's packets; this file runs its tests in sequence.
+// One BFD daemon at a time: BIRD's BFD sockets bind the wildcard address, so two BFD-speaking daemons on one host
+// take each other's packets; this file runs its tests in sequence and holds the host BFD lock (test/helpers/bfd.ts).
 import t from 'tap';
 import { Bird, bgpProtocol, birdAvailable, freePort, loopbackPair } from '../helpers/bird.ts';
 import { SpeakerChild } from '../helpers/speaker-child.ts';
-import { parseBfdSessions, stopUntil } from '../helpers/bfd.ts';
+import { hostBfdLock, parseBfdSessions, stopUntil } from '../helpers/bfd.ts';
 import type { PeerConfig } from '../../bgp/speaker.ts';
 
 if (!birdAvailable()) {
@@ -16,6 +16,7 @@ if (!birdAvailable()) {
 }
 
 const T = { timeout: 90_000 };
+await hostBfdLock(t, 100_000); // one wildcard-bound BFD daemon on the host at a time (test/helpers/bfd.ts)
 const PREFIX = '10.123.0.0/24';
 
 async function setup(t: { teardown(fn: () => unknown): void }) {

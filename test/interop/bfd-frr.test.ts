@@ -6,7 +6,7 @@ import { BfdHandle } from '../../bgp/bfd/handle.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from '../../bgp/bfd/engine.ts';
 import type { BfdSessionChange } from '../../bgp/bfd/session.ts';
 import { loopbackPair } from '../helpers/bird.ts';
-import { Bfdd } from '../helpers/bfd.ts';
+import { Bfdd, hostBfdLock } from '../helpers/bfd.ts';
 
 if (!Bfdd.available()) {
   t.comment('FRR bfdd is not installed (apt-get install -y frr): BFD interop with FRR cannot run');
@@ -14,6 +14,7 @@ if (!Bfdd.available()) {
 }
 
 const T = { timeout: 90_000 };
+await hostBfdLock(t, 100_000); // one wildcard-bound BFD daemon on the host at a time (test/helpers/bfd.ts)
 
 async function waitFor(f: () => Promise<boolean> | boolean, what: string, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
