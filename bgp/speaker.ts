@@ -12,6 +12,11 @@
  * - 'endOfRib'    { peer, family }                    End-of-RIB received from a peer
  * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
  * - 'drained'     { }                                 drain() finished withdrawing
+ * - 'bfdState'    BfdStateEvent                       a peer's BFD session changed state (bgp/bfd/peers.ts)
+ *
+ * BFD (RFC 5880/5881/5883, bgp/bfd/): a peer with `bfd` gets a BFD session in the BFD worker thread; when it goes
+ * from Up to Down (a forwarding-path failure), the BGP session is reset with Cease / BFD Down (RFC 5882 §10.2,
+ * RFC 9384). bfdAdminDown()/bfdAdminUp() hold the sessions administratively down around a restart (RFC 5882 §3.2).
  */
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -35,6 +40,10 @@ import { Session } from './session/session.ts';
 import type { SessionOptions, TxSource } from './session/session.ts';
 import { BgpListener } from './session/listener.ts';
 import type { AcceptingSession } from './session/listener.ts';
+import { BfdHandle } from './bfd/handle.ts';
+import type { BfdClient } from './bfd/handle.ts';
+import { PeerBfd } from './bfd/peers.ts';
+import type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
 
 /** One configured BGP neighbour. Durations in seconds. */
 export interface PeerConfig {
@@ -73,6 +82,8 @@ export interface PeerConfig {
   readonly extendedMessage?: boolean;
   /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
   readonly maxPrefixes?: number;
+  /** BFD for this peer (absent: none). Changing it never resets the BGP session. */
+  readonly bfd?: PeerBfdConfig;
 }
 
 /** Options of the Speaker. */
@@ -88,6 +99,8 @@ export interface SpeakerOptions {
   /** Injection points for tests; default: the session layer's Session and BgpListener. */
   readonly createSession?: (options: SessionOptions) => PeerSession;
   readonly createListener?: (address: string, port: number) => PeerListener;
+  /** BFD client, started on the first peer with `bfd`; default: the worker-thread BfdHandle. */
+  readonly createBfd?: () => BfdClient;
 }
 
 /**
@@ -163,6 +176,8 @@ export interface PeerStatus {
   readonly endOfRibSent: readonly Family[];
   /** RFC 8326 graceful shutdown community currently attached. */
   readonly gracefulShutdown: boolean;
+  /** The peer's BFD session, when BFD is configured for it. */
+  readonly bfd?: PeerBfdStatus;
 }
 
 const DEFAULT_RESTART_TIME_SEC = 120;
@@ -187,8 +202,8 @@ interface PeerEntry {
   restartDone: boolean;
 }
 
-/** Fields of PeerConfig that do not need a new session when they change. */
-const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6']);
+/** Fields of PeerConfig that do not need a new session when they change (bfd: a BFD Poll Sequence does it). */
+const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6', 'bfd']);
 
 /**
  * Herald's BGP speaker. See the module comment for the data flow and events. Methods never throw for a peer's
@@ -210,6 +225,7 @@ export class Speaker extends EventEmitter {
   private readonly createSession: (options: SessionOptions) => PeerSession;
   private listener: PeerListener | undefined;
   private listenerReady: Promise<void> | undefined;
+  private readonly bfd: PeerBfd;
 
   constructor(opts: SpeakerOptions) {
     super();
@@ -219,6 +235,12 @@ export class Speaker extends EventEmitter {
     this.clock = opts.clock ?? realClock;
     this.restarting = opts.gracefulRestart?.restarting ?? false;
     this.createSession = opts.createSession ?? ((o) => new Session(o));
+    this.bfd = new PeerBfd({
+      clock: this.clock,
+      createClient: opts.createBfd ?? (() => BfdHandle.start()),
+      onState: (ev) => this.bfdStateChanged(ev),
+      onError: (message) => this.emitError(new Error(message)),
+    });
     if (opts.listen !== undefined) {
       const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }));
       this.listener = make(opts.listen.address, opts.listen.port);
@@ -261,6 +283,7 @@ export class Speaker extends EventEmitter {
     entry.rib.setDesired(this.drained ? this.empty : this.records);
     this.peersByName.set(cfg.name, entry);
     this.attachSession(entry);
+    this.bfd.configure(cfg);
   }
 
   /** The graceful restart options handed to a new session of this peer (undefined: not advertised). */
@@ -387,6 +410,7 @@ export class Speaker extends EventEmitter {
       if (JSON.stringify(old[k]) !== JSON.stringify(cfg[k])) sessionChange = true;
     }
     entry.cfg = cfg;
+    this.bfd.configure(cfg);
     if (!sessionChange) {
       const n = entry.session.negotiated;
       if (entry.rib.active && n !== undefined) {
@@ -408,6 +432,7 @@ export class Speaker extends EventEmitter {
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
+    this.bfd.remove(name);
     this.listener?.unregister(entry.cfg.address);
     entry.rib.reset();
     await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
@@ -581,6 +606,7 @@ export class Speaker extends EventEmitter {
       await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
     }
     this.closed = true;
+    await this.bfd.adminDown(); // the peers' BFD must not take our going away for a path failure (RFC 5882 §3.2)
     const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
     const stops: Promise<void>[] = [];
     for (const entry of this.peersByName.values()) {
@@ -589,6 +615,30 @@ export class Speaker extends EventEmitter {
     }
     await Promise.all(stops);
     await this.listener?.close();
+    await this.bfd.close();
+  }
+
+  /**
+   * Sets the BFD sessions of the named peers (default: all) AdminDown (RFC 5880 §6.8.16) and resolves once every
+   * peer whose session was Up has confirmed it, or after `timeoutMs` (default 1000). A peer seeing AdminDown does
+   * not treat it as a path failure (RFC 5882 §3.2), so BGP can then be closed for a restart that keeps forwarding.
+   */
+  bfdAdminDown(opts: { peers?: readonly string[]; timeoutMs?: number } = {}): Promise<void> {
+    return this.bfd.adminDown(opts.peers, opts.timeoutMs);
+  }
+
+  /** Ends bfdAdminDown() for the named peers (default: all): the sessions start over from Down. */
+  bfdAdminUp(peers?: readonly string[]): Promise<void> {
+    return this.bfd.adminUp(peers);
+  }
+
+  /** A peer's BFD session changed state; Up → Down not caused by AdminDown resets BGP (RFC 5882 §10.2, RFC 9384). */
+  private bfdStateChanged(ev: BfdStateEvent): void {
+    this.emit('bfdState', ev);
+    const entry = this.peersByName.get(ev.peer);
+    if (!ev.failure || entry === undefined || this.closed) return;
+    const s = entry.session.state;
+    if (s === 'Established' || s === 'OpenSent' || s === 'OpenConfirm') entry.session.reset({ subcode: CeaseSubcode.BfdDown });
   }
 
   /**
@@ -651,6 +701,7 @@ export class Speaker extends EventEmitter {
         endOfRibReceived: [...entry.endOfRibReceived],
         endOfRibSent: [...entry.rib.endOfRibSent],
         gracefulShutdown: this.gracefulShutdown && entry.rib.active,
+        ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
       });
     }
     return out;

@@ -158,6 +158,35 @@ const holdTime = z
   .int(msg('must be 0 or 3..65535 (seconds)'))
   .refine((v) => v === 0 || (v >= 3 && v <= 65535), msg('must be 0 or 3..65535 (seconds)'));
 
+const bfdInterval = z
+  .number(msg('must be an integer number of milliseconds 10..60000'))
+  .int(msg('must be an integer number of milliseconds 10..60000'))
+  .min(10, msg('must be an integer number of milliseconds 10..60000'))
+  .max(60000, msg('must be an integer number of milliseconds 10..60000'));
+
+/** A peer's BFD settings; names and defaults as MetalLB's BFDProfile (intervals in milliseconds). */
+const bfdSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  transmitInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we send once Up (bfd.DesiredMinTxInterval); 1000 until Up.'),
+  receiveInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we accept packets (bfd.RequiredMinRxInterval).'),
+  detectMultiplier: z
+    .number(msg('must be an integer 2..255'))
+    .int(msg('must be an integer 2..255'))
+    .min(2, msg('must be an integer 2..255'))
+    .max(255, msg('must be an integer 2..255'))
+    .default(3)
+    .describe('Packets missed before the session is declared down (bfd.DetectMult).'),
+  passive: z.boolean().default(false).describe('Wait for the router to send first.'),
+  multihop: z.boolean().optional().describe('RFC 5883 multihop (UDP 4784) instead of RFC 5881 single-hop (UDP 3784, TTL 255 required); default: true when ebgpMultihop is 2 or more.'),
+  minimumTtl: z
+    .number(msg('must be a TTL (integer 1..255)'))
+    .int(msg('must be a TTL (integer 1..255)'))
+    .min(1, msg('must be a TTL (integer 1..255)'))
+    .max(255, msg('must be a TTL (integer 1..255)'))
+    .optional()
+    .describe("Multihop only: drop the router's BFD packets that arrive with a lower TTL (default: no check)."),
+});
+
 export const peerSchema = z
   .strictObject({
     name: z
@@ -219,6 +248,7 @@ export const peerSchema = z
       .optional()
       .describe('Graceful shutdown (RFC 8326) on drain and on SIGTERM.'),
     maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
+    bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
     nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels)."),
   })
   .describe('A BGP neighbour.');
@@ -487,6 +517,8 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
     if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
+    const bfdMultihop = p.bfd?.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1);
+    if (p.bfd?.minimumTtl !== undefined && !bfdMultihop) add(['peers', i, 'bfd', 'minimumTtl'], 'applies to multihop BFD only (single-hop always requires TTL 255); set bfd.multihop or remove it');
     for (const k of ['nextHop', 'nextHopV6'] as const) {
       const nh = p[k];
       const why = nh !== undefined ? nextHopProblem(nh) : undefined;
