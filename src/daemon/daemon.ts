@@ -25,6 +25,7 @@ import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from
 import type { Route } from '../../bgp/rib/route.ts';
 import type { StateReason } from '../../bgp/fsm/state.ts';
 import { describeNotification } from '../../bgp/errors.ts';
+import type { BfdStateEvent } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { DesiredResult, DesiredRoute, DesiredRoutesContext, ServiceDecision } from '../controller/desired-routes.ts';
@@ -213,6 +214,7 @@ export class Daemon implements DaemonView {
       this.log.error({ err }, 'speaker error');
     });
     this.speaker.on('drained', () => this.log.info('drain finished: every route withdrawn'));
+    this.speaker.on('bfdState', (e: BfdStateEvent) => this.onBfdState(e));
     deps.metrics.setPeersProvider(() => this.peers());
     deps.health.on('change', (keys: string[], info?: { nodeLevel?: boolean }) => {
       // Service VIP gates are "svc:<ns/name> <address>": recompute those Services (all on a node-level change).
@@ -398,6 +400,14 @@ export class Daemon implements DaemonView {
     if (e.to === 'Established') this.log.info(fields, 'session established');
     else if (e.from === 'Established') this.log.warn(fields, 'session down');
     else this.log.info(fields, 'session state change');
+  }
+
+  private onBfdState(e: BfdStateEvent): void {
+    this.deps.metrics.observeBfdStateChange(e.peer, e.from, e.to);
+    const fields = { peer: e.peer, from: e.from, to: e.to, diagnostic: e.diagnostic, remoteState: e.remoteState, detectionTimeMs: e.detectionTimeMs };
+    if (e.failure) this.log.warn(fields, 'BFD down: forwarding path to the peer failed; resetting the BGP session (Cease / BFD Down)');
+    else if (e.to === 'Up') this.log.info(fields, 'BFD up');
+    else this.log.info(fields, 'BFD state change');
   }
 
   // ------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { Address4, Address6 } from 'ip-address';
 import type { PeerConfig as SpeakerPeerConfig, PeerStatus } from '../../bgp/speaker.ts';
+import type { PeerBfdConfig, PeerBfdStatus } from '../../bgp/index.ts';
 import type { Route } from '../../bgp/rib/route.ts';
 import type { Family } from '../../bgp/constants.ts';
 import { describeNotification } from '../../bgp/errors.ts';
@@ -18,7 +19,8 @@ import type { DesiredRoute } from '../controller/desired-routes.ts';
 import { canonicalCIDR } from '../controller/prefix.ts';
 import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
-import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
+import { parseExtendedCommunityText } from '../config/extended-communities.ts';
+import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
 export class MappingError extends Error {
@@ -76,7 +78,20 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): S
   if (p.nextHop !== undefined) out['nextHopIPv4'] = p.nextHop;
   if (p.nextHopV6 !== undefined) out['nextHopIPv6'] = p.nextHopV6;
   if (p.maxPrefixes !== undefined) out['maxPrefixes'] = p.maxPrefixes;
+  if (p.bfd?.enabled) out['bfd'] = toSpeakerBfd(p.bfd);
   return out as unknown as SpeakerPeerConfig;
+}
+
+/** Config `bfd` (MetalLB BFDProfile names, ms) → Speaker PeerBfdConfig (ms suffixed). */
+function toSpeakerBfd(b: NonNullable<PeerConfig['bfd']>): PeerBfdConfig {
+  return {
+    transmitIntervalMs: b.transmitInterval,
+    receiveIntervalMs: b.receiveInterval,
+    detectMultiplier: b.detectMultiplier,
+    passive: b.passive,
+    ...(b.multihop !== undefined ? { multihop: b.multihop } : {}),
+    ...(b.minimumTtl !== undefined ? { minimumTtl: b.minimumTtl } : {}),
+  };
 }
 
 function familyOf(prefix: string): Family {
@@ -107,6 +122,12 @@ export function staticRoute(r: StaticRouteConfig): Route {
   if (c) out.communities = c;
   const lc = largeCommunities(r.largeCommunities);
   if (lc) out.largeCommunities = lc;
+  for (const text of r.extendedCommunities ?? []) {
+    const ec = parseExtendedCommunityText(text);
+    if ('error' in ec) throw new MappingError([{ path: 'routes[].extendedCommunities', message: ec.error }]); // the schema rejects these first
+    if (ec.attribute === 'ipv6') out.ipv6ExtendedCommunities = [...(out.ipv6ExtendedCommunities ?? []), ec.community];
+    else out.extendedCommunities = [...(out.extendedCommunities ?? []), ec.community];
+  }
   if (r.localPref !== undefined) out.localPref = r.localPref;
   if (r.med !== undefined) out.med = r.med;
   if (r.peers !== undefined) out.peers = [...r.peers];
@@ -202,7 +223,29 @@ export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefi
   }
   const err = h?.lastError ?? errorView(s.lastReason);
   if (err) v.lastError = err;
+  if (s.bfd) v.bfd = bfdView(s.bfd);
   return v;
+}
+
+/** Speaker PeerBfdStatus → admin PeerBfdView (Clock milliseconds → ISO 8601). */
+function bfdView(b: PeerBfdStatus): PeerBfdView {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    state: b.state,
+    remoteState: b.remoteState,
+    diagnostic: b.diagnostic,
+    multihop: b.multihop,
+    localDiscriminator: b.localDiscriminator,
+    remoteDiscriminator: b.remoteDiscriminator,
+    transmitIntervalMs: b.transmitIntervalMs,
+    detectionTimeMs: b.detectionTimeMs,
+    ttlCheck: b.ttlCheck,
+    ...(b.ttlCheckReason !== undefined ? { ttlCheckReason: b.ttlCheckReason } : {}),
+    ...(b.error !== undefined ? { error: b.error } : {}),
+    stateChanges: b.stateChanges,
+    ...(b.upSince !== undefined ? { upSince: iso(b.upSince) } : {}),
+    ...(b.lastDown ? { lastDown: { ...b.lastDown, at: iso(b.lastDown.at) } } : {}),
+  };
 }
 
 function toBig(addr: string): { v: bigint; bits: number } | undefined {
