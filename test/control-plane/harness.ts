@@ -14,19 +14,18 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { ControlPlane, controlPlaneTools, readManifests } from '../helpers/control-plane.ts';
 import type { ControlPlaneOptions, KubeRest } from '../helpers/control-plane.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
-import { ROOT, adminJson, sessionLayerPresent } from '../e2e/harness.ts';
+import { underCI } from '../helpers/prereq.ts';
+import { ROOT, adminJson } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
 
 export const HERALD_AS = 65000;
 export const BIRD_AS = 65100;
 
 /**
- * Why the tier cannot run here (undefined when it can): bird2, the BGP session layer, Go/the built binaries,
- * openssl or setpriv missing.
+ * Why the tier cannot run here (undefined when it can): bird2, Go/the built binaries, openssl or setpriv missing.
  */
 export function tierSkipReason(): string | undefined {
   if (!birdAvailable()) return 'bird2 is not installed (scripts/setup.sh installs it)';
-  if (!sessionLayerPresent()) return 'bgp/session is not in this tree';
   const tools = controlPlaneTools();
   if ('reason' in tools) return `${tools.reason} (the control-plane tier needs etcd, kube-apiserver and kube-controller-manager)`;
   return undefined;
@@ -38,7 +37,7 @@ export function tierSkipReason(): string | undefined {
  */
 export function controlPlaneTier(t: Test, name: string, timeoutMs: number, body: (t: Test) => Promise<void>): void {
   const reason = tierSkipReason();
-  if (reason !== undefined && process.env['CI'] === 'true') {
+  if (reason !== undefined && underCI()) {
     t.fail(`control-plane tier cannot run under CI=true: ${reason}`);
     return;
   }
