@@ -5,26 +5,9 @@
 // (externalTrafficPolicy Local); a terminating pod withdraws its node; a switch to Cluster announces from every node,
 // and back to Local follows again.
 import t from 'tap';
-import { join } from 'node:path';
-import { freePort } from '../helpers/bird.ts';
-import { adminJson, loopbackBlock, pathsFor, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
-import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
-import {
-  BIRD_AS,
-  HERALD_AS,
-  controlPlaneTier,
-  createNode,
-  createPod,
-  createService,
-  deletePodGracefully,
-  finishPodDeletion,
-  setIngress,
-  setPodReady,
-  sliceEndpoints,
-  startCluster,
-  startHerald,
-  until,
-} from './harness.ts';
+import { adminJson, loopbackBlock, protoName, waitHeraldUp } from '../e2e/harness.ts';
+import type { NodeSpec } from '../e2e/harness.ts';
+import { controlPlaneTier, createNode, createPod, createService, deletePodGracefully, finishPodDeletion, setIngress, setPodReady, sliceEndpoints, startCluster, startNodes, until } from './harness.ts';
 
 const VIP = '198.51.100.20';
 const PREFIX = `${VIP}/32`;
@@ -51,18 +34,7 @@ controlPlaneTier(t, 'real EndpointSlices: VIP from the nodes with ready local po
   t.match(await endpoint('node-a'), { addresses: [podIP(0)], nodeName: 'node-a', conditions: { ready: true, serving: true, terminating: false } }, 'the real slice: node-a ready');
   t.match(await endpoint('node-c'), { addresses: [podIP(2)], nodeName: 'node-c', conditions: { ready: false } }, 'the real slice: node-c not ready');
 
-  const token = await cp.serviceAccountToken('herald-system', 'herald');
-  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), token);
-  const birdIp = `${block}100`;
-  const birdPort = await freePort(birdIp);
-  const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
-  t.teardown(() => bird.stop());
-  const heralds: HeraldNode[] = [];
-  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort } }));
-  const waitPaths = async (want: string[], what: string, timeoutMs = 60_000) => {
-    await withLogs(() => bird.waitFor(async () => (await pathsFor(bird, PREFIX)).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs), heralds, names);
-    t.same(await pathsFor(bird, PREFIX), want, what);
-  };
+  const { heralds, waitPaths } = await startNodes(t, cp, block, nodes, PREFIX);
 
   // 1. Ready pods on node-a and node-b: the VIP from exactly those two.
   for (const h of heralds) await waitHeraldUp(h);

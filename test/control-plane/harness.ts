@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
+import type { Bird } from '../helpers/bird.ts';
 import { ControlPlane, controlPlaneTools, readManifests } from '../helpers/control-plane.ts';
 import type { ControlPlaneOptions, KubeRest } from '../helpers/control-plane.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { underCI } from '../helpers/prereq.ts';
-import { ROOT, adminJson } from '../e2e/harness.ts';
+import { ROOT, adminJson, pathsFor, startBird, withLogs } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
 
 export const HERALD_AS = 65000;
@@ -245,4 +246,35 @@ export function heraldLog(h: HeraldNode): Record<string, unknown>[] {
     }
   }
   return out;
+}
+
+/** What {@link startNodes} returns. */
+export interface HeraldCluster {
+  bird: Bird;
+  heralds: HeraldNode[];
+  /** The BIRD protocols holding a path for the prefix, sorted. */
+  paths(): Promise<string[]>;
+  /** Waits until exactly `want` hold a path (throws with the Heralds' logs), then asserts it. */
+  waitPaths(want: string[], what: string, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * One `herald run` per node (the shipped ServiceAccount's token) peering with one BIRD at `${block}100`, and helpers
+ * that read BIRD's paths for `prefix`.
+ */
+export async function startNodes(t: Test, cp: ControlPlane, block: string, nodes: NodeSpec[], prefix: string): Promise<HeraldCluster> {
+  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), await cp.serviceAccountToken('herald-system', 'herald'));
+  const birdIp = `${block}100`;
+  const birdPort = await freePort(birdIp);
+  const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
+  t.teardown(() => bird.stop());
+  const heralds: HeraldNode[] = [];
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort } }));
+  const names = nodes.map((n) => n.name);
+  const paths = () => pathsFor(bird, prefix);
+  const waitPaths = async (want: string[], what: string, timeoutMs = 90_000) => {
+    await withLogs(() => bird.waitFor(async () => (await paths()).join() === want.join() || undefined, `${what}: paths ${want.join(',') || '(none)'}`, timeoutMs), heralds, names);
+    t.same(await paths(), want, what);
+  };
+  return { bird, heralds, paths, waitPaths };
 }
