@@ -149,7 +149,7 @@ async function rowRun(): Promise<void> {
     console.log('run       skipped: bird2 is not installed');
     return;
   }
-  const rows = [];
+  const rows: Awaited<ReturnType<typeof runOnce>>[] = [];
   for (let i = 0; i < RUNS; i++) rows.push(await runOnce());
   const m = (k: keyof (typeof rows)[number]) => median(rows.map((r) => r[k]));
   console.log(`run       N=${N}: \`herald run\` start → BIRD holds all ${m('holdSec').toFixed(2)} s, peak RSS (VmHWM) ${m('hwm').toFixed(0)} MiB, CPU ${m('cpu').toFixed(2)} s (median of ${RUNS})`);
