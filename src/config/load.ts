@@ -113,9 +113,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
  * The schema over `data`, a long `routes` list in chunks with pauses in between. Same issues, in the same order, as
  * one `configSchema.safeParse(data)` (zod reports an object's fields in the order of its shape, unknown keys last).
  */
-function* schemaSteps(data: unknown): Steps<{ ok: true; config: Config } | { ok: false; issues: z.core.$ZodIssue[] }> {
+function* schemaSteps(data: unknown, chunked: boolean): Steps<{ ok: true; config: Config } | { ok: false; issues: z.core.$ZodIssue[] }> {
   const routes = isRecord(data) ? data['routes'] : undefined;
-  if (!isRecord(data) || !Array.isArray(routes) || routes.length <= ROUTES_PER_CHUNK) {
+  if (!chunked || !isRecord(data) || !Array.isArray(routes) || routes.length <= ROUTES_PER_CHUNK) {
     const r = configSchema.safeParse(data, parseParams);
     return r.success ? { ok: true, config: r.data } : { ok: false, issues: r.error.issues };
   }
@@ -140,9 +140,14 @@ function* schemaSteps(data: unknown): Steps<{ ok: true; config: Config } | { ok:
   return { ok: false, issues: [...rootIssues.slice(0, at), ...routeIssues, ...rootIssues.slice(at)] };
 }
 
+/** Options of parsing and validation: `fastPath: false` takes the plain library path (one parse, one zod call; tests). */
+export interface ParseOptions {
+  fastPath?: boolean;
+}
+
 /** {@link validateConfig} as pausable work (slices.ts). */
-export function* validateSteps(data: unknown): Steps<ConfigResult> {
-  const r = yield* schemaSteps(data ?? {});
+export function* validateSteps(data: unknown, opts: ParseOptions = {}): Steps<ConfigResult> {
+  const r = yield* schemaSteps(data ?? {}, opts.fastPath !== false);
   if (!r.ok) return { ok: false, errors: fromZod(r.issues) };
   const sem = yield* semanticChecks(r.config);
   if (sem.length > 0) return { ok: false, errors: sem };
@@ -153,8 +158,8 @@ export function* validateSteps(data: unknown): Steps<ConfigResult> {
  * Validate a parsed (plain JSON) configuration object.
  * @returns the config with defaults applied, or every problem found.
  */
-export function validateConfig(data: unknown): ConfigResult {
-  return runSync(validateSteps(data));
+export function validateConfig(data: unknown, opts: ParseOptions = {}): ConfigResult {
+  return runSync(validateSteps(data, opts));
 }
 
 function yamlErrors(problems: readonly YamlProblem[]): ConfigResult {
@@ -162,7 +167,7 @@ function yamlErrors(problems: readonly YamlProblem[]): ConfigResult {
 }
 
 /** The YAML data of a configuration text: the routes fast path when the file allows it, else the library whole. */
-export function* configDataSteps(text: string, opts: { fastPath?: boolean } = {}): Steps<{ ok: true; data: unknown } | { ok: false; problems: YamlProblem[] }> {
+export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{ ok: true; data: unknown } | { ok: false; problems: YamlProblem[] }> {
   const index = new LineIndex(text);
   if (opts.fastPath !== false) {
     const split = yield* parseWithRoutesBlock(text, index);
@@ -174,17 +179,17 @@ export function* configDataSteps(text: string, opts: { fastPath?: boolean } = {}
 }
 
 /** {@link parseConfigText} as pausable work (slices.ts). `fastPath: false` parses with the library only (tests). */
-export function* parseConfigSteps(text: string, opts: { fastPath?: boolean } = {}): Steps<ConfigResult> {
+export function* parseConfigSteps(text: string, opts: ParseOptions = {}): Steps<ConfigResult> {
   const r = yield* configDataSteps(text, opts);
   if (!r.ok) return yamlErrors(r.problems);
-  return yield* validateSteps(r.data);
+  return yield* validateSteps(r.data, opts);
 }
 
 /**
  * Parse YAML text and validate it. YAML syntax errors are reported with line and column
  * (path `(yaml)`), and all of them are listed.
  */
-export function parseConfigText(text: string, opts: { fastPath?: boolean } = {}): ConfigResult {
+export function parseConfigText(text: string, opts: ParseOptions = {}): ConfigResult {
   return runSync(parseConfigSteps(text, opts));
 }
 

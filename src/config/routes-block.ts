@@ -33,6 +33,13 @@ type Plain = string | number | (string | number)[];
 /** Result of {@link parseWithRoutesBlock}: the file's data, YAML problems, or `undefined` (take the library's path). */
 export type SplitParse = { ok: true; data: Record<string, unknown> } | { ok: false; problems: YamlProblem[] } | undefined;
 
+/**
+ * A text up to this size with a YAML error is parsed again whole by the caller, for the library's complete list of
+ * errors; a bigger one reports the errors of the part that has them, worded and lined as the library does (inside
+ * an entry the column may differ: its batch is parsed without the parents) — the whole parse would need ~100 bytes
+ * of memory per byte of text.
+ */
+const WHOLE_ON_ERROR_MAX = 1024 * 1024;
 /** Library batches of the entries not read here: at most this many characters of text per batch. */
 const BATCH_CHARS = 256 * 1024;
 /** Entries between two pauses. */
@@ -165,7 +172,7 @@ function scanBlock(text: string, from: number): { entries: Entry[]; end: number;
     const content = line.slice(ind);
     const isEntry = content === '-' || content.startsWith('- ');
     if (content !== '' && !content.startsWith('#')) {
-      if (ind === 0 && !(indent === 0 && isEntry)) break; // the next root key (or a document marker)
+      if (ind === 0 && !(isEntry && indent <= 0)) break; // the next root key (or a document marker)
       if (indent < 0) {
         if (!isEntry) return undefined;
         indent = ind;
@@ -189,8 +196,8 @@ function scanBlock(text: string, from: number): { entries: Entry[]; end: number;
 /**
  * Parses a configuration text whose root mapping has a big `routes:` block, reading simple entries directly and the
  * rest with the library (see the module doc). Positions of problems are the file's.
- * @returns the data (what the library's `toJS` of the whole file gives), the YAML problems found, or `undefined`
- *   when the text cannot be split this way (the caller parses it whole).
+ * @returns the data (what the library's `toJS` of the whole file gives), the YAML problems found (texts over 1 MiB),
+ *   or `undefined` when the text cannot be split this way or has a YAML error (the caller parses it whole).
  */
 export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<SplitParse> {
   if (/^%/m.test(text)) return undefined; // directives (%YAML 1.1, %TAG) change how scalars resolve
@@ -228,14 +235,14 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<Spl
       chars += e.end - e.start;
       if (chars >= BATCH_CHARS) {
         const bad = yield* flush();
-        if (bad === 'whole') return undefined;
+        if (bad === 'whole' || (bad && text.length <= WHOLE_ON_ERROR_MAX)) return undefined;
         if (bad) return { ok: false, problems: bad };
         chars = 0;
       }
     } else {
       if (batch.length > 0) {
         const bad = yield* flush();
-        if (bad === 'whole') return undefined;
+        if (bad === 'whole' || (bad && text.length <= WHOLE_ON_ERROR_MAX)) return undefined;
         if (bad) return { ok: false, problems: bad };
         chars = 0;
       }
@@ -244,7 +251,7 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<Spl
     if (++n % ENTRIES_PER_STEP === 0) yield;
   }
   const bad = yield* flush();
-  if (bad === 'whole') return undefined;
+  if (bad === 'whole' || (bad && text.length <= WHOLE_ON_ERROR_MAX)) return undefined;
   if (bad) return { ok: false, problems: bad };
 
   // The rest of the file, `routes: []` in place of the block; lines after the block shift back by the lines cut.
@@ -252,7 +259,7 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<Spl
   const keyLine = index.position(keyOffset).line;
   const cut = index.position(block.end).line - (keyLine + 1);
   const r = yield* parseSingleDocument(rest, new LineIndex(rest), 0, (l) => (l > keyLine ? l + cut : l));
-  if (!r.ok) return { ok: false, problems: r.problems };
+  if (!r.ok) return text.length <= WHOLE_ON_ERROR_MAX ? undefined : { ok: false, problems: r.problems };
   const root = r.doc?.contents;
   if (!isMap(root) || root.flow) return undefined;
   const routesPair = root.items.find((p) => isScalar(p.key) && p.key.value === 'routes');
