@@ -101,7 +101,7 @@ function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
 }
 
 /** Static routes validated between two pauses; a longer list is validated in chunks of this many. */
-const ROUTES_PER_CHUNK = 2000;
+const ROUTES_PER_CHUNK = 500;
 const routeChunk = z.array(staticRouteSchema);
 const ROOT_KEYS = Object.keys(configSchema.shape);
 
@@ -287,7 +287,11 @@ export class ConfigFile {
 function* reuseUnchangedRoutes(prev: Config, next: Config): Steps<void> {
   if (prev.routes.length === 0) return;
   const byPrefix = new Map<string, Config['routes'][number]>();
-  for (const r of prev.routes) byPrefix.set(r.prefix, r);
+  for (let i = 0; i < prev.routes.length; i++) {
+    if (i % ROUTES_PER_CHUNK === 0) yield;
+    const r = prev.routes[i] as Config['routes'][number];
+    byPrefix.set(r.prefix, r);
+  }
   for (let i = 0; i < next.routes.length; i++) {
     if (i % ROUTES_PER_CHUNK === 0) yield;
     const r = next.routes[i] as Config['routes'][number];

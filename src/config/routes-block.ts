@@ -42,8 +42,9 @@ export type SplitParse = { ok: true; data: Record<string, unknown> } | { ok: fal
 const WHOLE_ON_ERROR_MAX = 1024 * 1024;
 /** Library batches of the entries not read here: at most this many characters of text per batch. */
 const BATCH_CHARS = 256 * 1024;
-/** Entries between two pauses. */
-const ENTRIES_PER_STEP = 2000;
+/** Entries read between two pauses, and lines scanned (about a millisecond each on an idle core). */
+const ENTRIES_PER_STEP = 250;
+const LINES_PER_STEP = 1000;
 
 const ROUTES_LINE = /^routes:( +#[^\n]*| *)\r?$/gm;
 const KEY = /^[a-z][A-Za-z0-9]*$/;
@@ -159,11 +160,13 @@ function fastEntry(text: string, start: number, end: number, indent: number): Re
 }
 
 /** The block after `routes:`: its entries and where it ends, or undefined when the lines are not a plain block list. */
-function scanBlock(text: string, from: number): { entries: Entry[]; end: number; indent: number } | undefined {
+function* scanBlock(text: string, from: number): Steps<{ entries: Entry[]; end: number; indent: number } | undefined> {
   const entries: Entry[] = [];
   let indent = -1;
   let pos = from;
+  let lines = 0;
   while (pos < text.length) {
+    if (++lines % LINES_PER_STEP === 0) yield;
     let nl = text.indexOf('\n', pos);
     if (nl < 0) nl = text.length;
     const line = lineAt(text, pos, nl);
@@ -207,7 +210,7 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<Spl
   const keyOffset = found.index;
   const lineEnd = text.indexOf('\n', keyOffset);
   if (lineEnd < 0) return undefined;
-  const block = scanBlock(text, lineEnd + 1);
+  const block = yield* scanBlock(text, lineEnd + 1);
   if (block === undefined) return undefined;
 
   const routes: unknown[] = [];

@@ -500,7 +500,7 @@ function communitiesProblem(communities: readonly string[] | undefined, large: r
 }
 
 /** Routes checked between two pauses of {@link semanticChecks}. */
-const ROUTES_PER_STEP = 2000;
+const ROUTES_PER_STEP = 500;
 
 /**
  * Cross-field checks on a structurally valid config.

@@ -135,15 +135,17 @@ t.test('bad inputs: the same errors with field paths on both paths', async (t) =
 
 t.test('a file over 1 MiB with a YAML error: the library\'s first error, at the line of the file', async (t) => {
   const entries = Array.from({ length: 45_000 }, (_, i) => `  - prefix: 10.${i >> 16}.${(i >> 8) & 255}.${i & 255}/32\n`).join('');
-  const cases: [string, string][] = [
-    ['after the list', `${HEAD}routes:\n${entries}logLevel: [info\n`],
-    ['in an entry', `${HEAD}routes:\n${entries}  - prefix: 10.200.0.1/32\n    med: [1\n${entries.replace(/10\./g, '11.')}`],
-    ['before the list', `${HEAD}admin: {port: [1}\nroutes:\n${entries}`],
+  const head = `${HEAD}admin: {port: [1}\n`;
+  const cases: [string, string, string][] = [
+    // [what, text, the text the library parses for the reference (the whole file, or the part before the list)]
+    ['after the list', `${HEAD}routes:\n${entries}logLevel: [info\n`, ''],
+    ['in an entry', `${HEAD}routes:\n${entries}  - prefix: 10.200.0.1/32\n    med: [1\n${entries.replace(/10\./g, '11.')}`, ''],
+    ['before the list', `${head}routes:\n${entries}`, `${head}routes: []\n`],
   ];
-  for (const [what, text] of cases) {
+  for (const [what, text, reference] of cases) {
     t.ok(text.length > 1024 * 1024, `${what}: ${text.length} characters`);
     const fast = parseConfigText(text);
-    const slow = parseConfigText(text, { fastPath: false });
+    const slow = parseConfigText(reference || text, { fastPath: false });
     t.match(fast, { ok: false, errors: [{ path: '(yaml)' }] }, `${what}: rejected`);
     // Inside an entry the column may differ: the entry's batch is parsed without its parents (routes-block.ts).
     const line = (m: string | undefined) => (what === 'in an entry' ? m?.replace(/, column \d+$/, '') : m);
@@ -151,7 +153,7 @@ t.test('a file over 1 MiB with a YAML error: the library\'s first error, at the 
   }
 });
 
-t.test('over 2,000 routes: the schema in chunks reports the same errors in the same order', async (t) => {
+t.test('over 500 routes: the schema in chunks reports the same errors in the same order', async (t) => {
   const routes = Array.from({ length: 9000 }, (_, i) => ({ prefix: `10.${i >> 8}.${i & 255}.0/24` }) as Record<string, unknown>);
   routes[5] = { prefix: '10.0.0.0/33' };
   routes[2500] = { prefix: '10.9.0.0/24', med: -1, bogus: 1 };
