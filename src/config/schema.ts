@@ -8,13 +8,14 @@
  * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
  * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
  *
- * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
+ * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
 import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
 import { z } from 'zod';
 import { canonicalCIDR, toPrefix } from '../controller/prefix.ts';
+import { parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
 
@@ -138,6 +139,12 @@ const community = z.string().refine((s) => parseCommunityText(s) !== undefined, 
 });
 const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
+});
+const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
+  error: (iss) => {
+    const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
+    return 'error' in r ? `must be an extended community: ${r.error}` : 'invalid';
+  },
 });
 
 /** metav1.LabelSelector. */
@@ -266,6 +273,12 @@ export const staticRouteSchema = z
     nextHop: ipAddress.optional().describe("Next hop (default: the peer's nextHop / nextHopV6, else the session local address)."),
     communities: z.array(community).optional().describe('Standard communities (RFC 1997), "ASN:VALUE" or well-known names.'),
     largeCommunities: z.array(largeCommunity).optional().describe('Large communities (RFC 8092), "G:L1:L2".'),
+    extendedCommunities: z
+      .array(extendedCommunity)
+      .optional()
+      .describe(
+        'Extended communities (RFC 4360, RFC 5701): "rt:65000:100", "ro:192.0.2.1:7", "rt:[2001:db8::1]:100", link bandwidth "lb:65000:1gbps" (transitive; add ":non-transitive" for type 0x40), or "0x" + 16 hex digits.',
+      ),
     localPref: uint32('a LOCAL_PREF').optional().describe('LOCAL_PREF, sent to iBGP peers only (RFC 4271 §5.1.5).'),
     med: uint32('a MED').optional().describe('MULTI_EXIT_DISC (RFC 4271 §5.1.4).'),
     peers: z.array(z.string()).optional().describe('Announce only to these peers (default: every peer).'),
@@ -296,7 +309,7 @@ const advertisementSchema = z
 
 const poolSchema = z
   .strictObject({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Unique name of the pool (the annotation herald.io/address-pool names it).'),
     addresses: z
       .array(
         z.string().refine((s) => {
@@ -307,14 +320,15 @@ const poolSchema = z
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
       )
-      .min(1),
-    autoAssign: z.boolean().default(true),
-    avoidBuggyIPs: z.boolean().default(false),
-    namespaces: z.array(z.string()).optional(),
-    serviceSelector: labelSelector.optional(),
-    priority: z.number().int().optional(),
+      .min(1)
+      .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
+    autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
+    avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
+    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
+    serviceSelector: labelSelector.optional().describe('Only Services whose labels match.'),
+    priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
   })
-  .describe('LoadBalancer IP pool (reserved for the allocator; validated, not used yet).');
+  .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
 
 const sourceSchema = z
   .strictObject({
@@ -343,7 +357,7 @@ export const configSchema = z
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
-            port: port.default(179).describe('TCP port to accept BGP connections on.'),
+            port: port.default(179).describe('TCP port to accept BGP connections on (below 1024 needs root; the DaemonSet examples use 1179: docs/routers.md).'),
           })
           .optional()
           .describe('Accept incoming sessions (needed by passive peers). Absent: dial only.'),
@@ -492,11 +506,18 @@ function hostBitsProblem(cidr: string): string | undefined {
  */
 export const MAX_COMMUNITY_OCTETS = 3800;
 
-/** Why the communities of one route cannot be sent, or undefined (standard: 4 octets each, distinct; large: 12). */
-function communitiesProblem(communities: readonly string[] | undefined, large: readonly string[] | undefined): string | undefined {
-  const octets = 4 * new Set(communities?.map((c) => parseCommunityText(c))).size + 12 * (large?.length ?? 0);
+/**
+ * Why the communities of one route cannot be sent, or undefined. Octets as the speaker counts them: 4 per distinct
+ * standard community, 12 per large community, 8 per extended community, 20 per IPv6 address specific one.
+ */
+function communitiesProblem(r: { communities?: readonly string[] | undefined; largeCommunities?: readonly string[] | undefined; extendedCommunities?: readonly string[] | undefined }): string | undefined {
+  let octets = 4 * new Set(r.communities?.map((c) => parseCommunityText(c))).size + 12 * (r.largeCommunities?.length ?? 0);
+  for (const text of r.extendedCommunities ?? []) {
+    const ec = parseExtendedCommunityText(text);
+    octets += 'error' in ec ? 0 : ec.attribute === 'ipv6' ? 20 : 8;
+  }
   if (octets <= MAX_COMMUNITY_OCTETS) return undefined;
-  return `communities take ${octets} octets (4 per community, 12 per large community); at most ${MAX_COMMUNITY_OCTETS} fit one 4096-octet UPDATE with the other attributes`;
+  return `communities take ${octets} octets (4 per community, 12 per large, 8 per extended, 20 per IPv6 extended community); at most ${MAX_COMMUNITY_OCTETS} fit one 4096-octet UPDATE with the other attributes`;
 }
 
 /** Routes checked between two pauses of {@link semanticChecks}. */
@@ -557,9 +578,9 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
     else routeKeys.set(prefix, i);
     if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
-    if (r.communities !== undefined || r.largeCommunities !== undefined) {
-      const why = communitiesProblem(r.communities, r.largeCommunities);
-      if (why !== undefined) add(['routes', i, r.communities !== undefined ? 'communities' : 'largeCommunities'], why);
+    if (r.communities !== undefined || r.largeCommunities !== undefined || r.extendedCommunities !== undefined) {
+      const why = communitiesProblem(r);
+      if (why !== undefined) add(['routes', i, r.communities !== undefined ? 'communities' : r.largeCommunities !== undefined ? 'largeCommunities' : 'extendedCommunities'], why);
     }
     if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
       add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
@@ -591,7 +612,7 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
     if (advNames.has(a.name)) add(['advertisements', i, 'name'], `duplicate advertisement name "${a.name}"`);
     advNames.add(a.name);
     checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
-    const why = communitiesProblem(a.communities, a.largeCommunities);
+    const why = communitiesProblem(a);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
   });
   const poolNames = new Set<string>();

@@ -100,6 +100,8 @@ t.test('communities that do not fit one UPDATE are refused (the speaker would re
   t.notMatch(r.err, /routes\[1\]/, '950 distinct communities fit');
   const adv = await check(stringify({ ...base, advertisements: [{ name: 'x', largeCommunities: Array.from({ length: 317 }, (_, i) => `1:2:${i}`) }] }));
   t.match(adv.err, /advertisements\[0\]\.largeCommunities: communities take 3804 octets/);
+  const ext = await check(stringify({ ...base, routes: [{ prefix: '10.0.0.3/32', extendedCommunities: Array.from({ length: 476 }, (_, i) => `rt:65000:${i}`) }] }));
+  t.match(ext.err, /routes\[0\]\.extendedCommunities: communities take 3808 octets/, 'extended communities count 8 octets each');
   // The boundary is the speaker's: the route the schema accepts is one makeRecord accepts, and one more is not.
   const accepted = validateConfig({ ...base, routes: [{ prefix: '10.0.0.2/32', communities: ok }] });
   t.ok(accepted.ok);
