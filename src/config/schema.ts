@@ -502,7 +502,7 @@ function hostBitsProblem(cidr: string): string | undefined {
 /**
  * Octets of community values one route may carry so that it fits one 4096-octet UPDATE with its other attributes;
  * the speaker refuses a route above it (`MAX_COMMUNITY_OCTETS` in bgp/rib/adj-rib-out.ts, checked equal by
- * test/src/config/limits.test.ts).
+ * test/src/config/later-stages.test.ts).
  */
 export const MAX_COMMUNITY_OCTETS = 3800;
 
