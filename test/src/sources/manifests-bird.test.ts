@@ -76,7 +76,8 @@ t.test('10,000 manifest documents and a FIFO symlink with hold time 3 s: the BGP
     500,
   );
   const after = await bird.protocol('herald');
-  t.equal(after?.bgpState, 'Established', 'the session stayed Established');
+  const why = () => `BIRD: ${after?.bgpState} since ${after?.since}, last error ${after?.lastError ?? '-'}; herald log:\n${proc.stdout.split('\n').slice(-15).join('\n')}`;
+  t.equal(after?.bgpState, 'Established', 'the session stayed Established', { diagnostic: after?.bgpState !== 'Established', why: after?.bgpState !== 'Established' ? why() : '' });
   t.equal(after?.since, since, 'and did not flap (same "since")');
   t.same(await pathsFor(bird, `${VIP}/32`), ['herald'], 'the VIP stayed announced');
 
