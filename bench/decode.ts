@@ -6,7 +6,7 @@
  * - herald in-process: gunzip + MRT framing + BGP decoding + JSON.stringify of every output line (output discarded);
  * - herald CLI: a child `node` process running `herald decode FILE` (src/cli/main.ts) with stdout to /dev/null
  *   (includes Node start-up and the CLI dispatcher's own imports);
- * - decode entry: a child `node` process that imports src/decode/cli.ts and calls runDecode (the same work without
+ * - decode entry: a child `node` process that imports tools/decode/cli.ts and calls runDecode (the same work without
  *   the dispatcher), to show where start-up time goes;
  * - bgpdump: `bgpdump -m FILE` (Debian's bgpdump) with stdout to /dev/null.
  * Prints MRT records (messages) per second and the ratios. Figures go to docs/decode.md.
@@ -15,9 +15,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, openSync, closeSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { decompress } from '../src/decode/input.ts';
-import { MrtReader } from '../src/decode/mrt.ts';
-import type { DecodeSink, ErrorLine, LineStats } from '../src/decode/sink.ts';
+import { decompress } from '../tools/decode/input.ts';
+import { MrtReader } from '../tools/decode/mrt.ts';
+import type { DecodeSink, ErrorLine, LineStats } from '../tools/decode/sink.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -75,7 +75,7 @@ if (!existsSync(dataDir)) {
 const bgpdump = spawnSync('bgpdump', ['-h'], { stdio: 'ignore' }).error ? undefined : 'bgpdump';
 const files = readdirSync(dataDir).filter((f) => f.startsWith('updates.')).sort();
 const cliMain = join(repo, 'src/cli/main.ts');
-const entryArgs = (file: string): string[] => ['--input-type=module', '-e', `import { runDecode } from ${JSON.stringify(join(repo, 'src/decode/cli.ts'))}; process.exitCode = await runDecode([${JSON.stringify(file)}], process.stdout, process.stderr);`];
+const entryArgs = (file: string): string[] => ['--input-type=module', '-e', `import { runDecode } from ${JSON.stringify(join(repo, 'tools/decode/cli.ts'))}; process.exitCode = await runDecode([${JSON.stringify(file)}], process.stdout, process.stderr);`];
 const cliArgs = (file: string): string[] => (existsSync(cliMain) ? [cliMain, 'decode', file] : entryArgs(file));
 
 inProcess(join(dataDir, files[0] as string)); // warm-up (JIT)

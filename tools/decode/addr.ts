@@ -3,7 +3,7 @@
  * the BGP NLRI encoding (RFC 4271 §4.3: a length in bits, then the minimum number of octets) with host bits zeroed.
  */
 
-import { formatIPv4, formatIPv6 } from '../../bgp/codec/nlri.ts';
+import { formatIPv4, formatIPv6 } from './codec.ts';
 
 /** Dotted-quad text of the 4 octets at `o` (the codec's formatter, so container and message addresses agree). */
 export function ipv4String(b: Buffer, o: number): string {

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { PassThrough } from 'node:stream';
 import { relative } from 'node:path';
-import { runDecode } from '../../../src/decode/cli.ts';
+import { runDecode } from '../../../tools/decode/cli.ts';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
 
 /** file → [exit code, decoded lines, error lines, note lines]. Counts cross-checked with the data README. */

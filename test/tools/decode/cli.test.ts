@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { runDecode } from '../../../src/decode/cli.ts';
+import { runDecode } from '../../../tools/decode/cli.ts';
 import { KEEPALIVE, bgp4mpMessage, bgpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, simpleUpdate } from './build.ts';
 
 type Line = Record<string, unknown>;

@@ -6,11 +6,11 @@ import t from 'tap';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCapture } from '../../../src/decode/capture.ts';
-import { decompress } from '../../../src/decode/input.ts';
-import { decodeMrt } from '../../../src/decode/mrt.ts';
-import { CollectingSink } from '../../../src/decode/sink.ts';
-import { decodeBgpStream, decodeCapture } from '../../../src/decode/stream.ts';
+import { readCapture } from '../../../tools/decode/capture.ts';
+import { decompress } from '../../../tools/decode/input.ts';
+import { decodeMrt } from '../../../tools/decode/mrt.ts';
+import { CollectingSink } from '../../../tools/decode/sink.ts';
+import { decodeBgpStream, decodeCapture } from '../../../tools/decode/stream.ts';
 import { KEEPALIVE, bgp4mpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, pcapngFile, simpleUpdate } from './build.ts';
 import { SHARED_BGP, SHARED_PRESENT } from './shared.ts';
 

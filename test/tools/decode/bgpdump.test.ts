@@ -8,10 +8,10 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
-import { decompress } from '../../../src/decode/input.ts';
-import { decodeMrt } from '../../../src/decode/mrt.ts';
-import { CollectingSink } from '../../../src/decode/sink.ts';
+import { effectiveAsPath, formatAsPath } from '../../../bgp/index.ts';
+import { decompress } from '../../../tools/decode/input.ts';
+import { decodeMrt } from '../../../tools/decode/mrt.ts';
+import { CollectingSink } from '../../../tools/decode/sink.ts';
 import { SHARED_BGP, SHARED_PRESENT } from './shared.ts';
 
 const WELL_KNOWN: Record<string, string> = { '65535:65281': 'no-export', '65535:65282': 'no-advertise', '65535:65283': 'local-AS' };
