@@ -12,8 +12,7 @@
  * input ends the read with an error line (nothing after it can be framed); a record whose content is malformed gives
  * an error line and reading goes on with the next record.
  */
-import { ipString, ipv4String, readPrefix } from './addr.ts';
-import { attributesToJson, decodePathAttributes } from './codec.ts';
+import { attributesToJson, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
 import type { CodecContext, PathAttribute } from './codec.ts';
 import { decodeForOutput, problemError } from './message.ts';
 import { errorLine } from './sink.ts';
@@ -180,9 +179,9 @@ class Cursor {
   as(width: number, what: string): number {
     return width === 4 ? this.u32(what) : this.u16(what);
   }
-  ip(len: number, what: string): string {
+  ip(len: 4 | 16, what: string): string {
     this.need(len, what);
-    const s = ipString(this.b, this.pos, len);
+    const s = formatAddress(this.b, this.pos, len);
     this.pos += len;
     return s;
   }
@@ -194,61 +193,32 @@ class Cursor {
   }
 }
 
-function afiAddrLen(afi: number): number {
+function afiAddrLen(afi: number): 4 | 16 {
   if (afi === 1) return 4;
   if (afi === 2) return 16;
   throw new RecordError(`unsupported Address Family ${afi}`);
 }
 
 /**
- * The NLRI of a RIB_GENERIC entry (RFC 6396 §4.3.3): a single NLRI in MP_REACH encoding for (afi, safi).
- * Unicast/multicast: a prefix. Labeled (SAFI 4, RFC 8277): labels then prefix. VPN (SAFI 128, RFC 4364): labels,
- * Route Distinguisher, prefix. Anything else is returned as hex.
+ * The NLRI of a RIB_GENERIC entry (RFC 6396 §4.3.3): a single NLRI in MP_REACH encoding for (afi, safi), read with
+ * the codec. Unicast/multicast: a prefix. Labeled (SAFI 4, RFC 8277): labels then prefix. VPN (SAFI 128, RFC 4364):
+ * labels, Route Distinguisher, prefix. Anything else is returned as hex.
  */
 function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json: Record<string, unknown>; next: number } {
+  const family = afi === 1 ? 'ipv4-unicast' : afi === 2 ? 'ipv6-unicast' : undefined;
+  if (family && (safi === 1 || safi === 2)) {
+    const p = decodePrefixAt(b, pos, b.length, family, 'RIB_GENERIC NLRI');
+    return { json: { prefix: p.prefix, nlri: [p.prefix] }, next: p.next };
+  }
+  if (family && (safi === 4 || safi === 128)) {
+    const { entry, next } = decodeLabeledPrefixAt(b, pos, b.length, family, safi === 128, 'RIB_GENERIC NLRI');
+    const { labels, routeDistinguisher, prefix } = entry;
+    return { json: { ...(routeDistinguisher !== undefined ? { routeDistinguisher } : {}), labels: [...labels], prefix, nlri: [prefix] }, next };
+  }
   const c = new Cursor(b, pos);
   const bits = c.u8('NLRI length');
-  const n = (bits + 7) >> 3;
-  const body = c.bytes(n, 'NLRI');
-  const addrLen = afi === 1 ? 4 : afi === 2 ? 16 : 0;
-  if (addrLen > 0 && (safi === 1 || safi === 2)) {
-    const p = readPrefix(b, pos, c.pos, addrLen);
-    if (!p) throw new RecordError(`bad NLRI prefix length ${bits}`);
-    return { json: { prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
-  }
-  if (addrLen > 0 && (safi === 4 || safi === 128)) {
-    let o = 0;
-    const labels: number[] = [];
-    for (;;) {
-      if (o + 3 > body.length) throw new RecordError('truncated label stack');
-      const v = ((body[o] ?? 0) << 16) | ((body[o + 1] ?? 0) << 8) | (body[o + 2] ?? 0);
-      labels.push(v >>> 4);
-      o += 3;
-      if (v & 1 || v === 0x800000) break;
-    }
-    let rd: string | undefined;
-    if (safi === 128) {
-      if (o + 8 > body.length) throw new RecordError('truncated Route Distinguisher');
-      rd = routeDistinguisher(body, o);
-      o += 8;
-    }
-    const prefixBits = bits - o * 8;
-    if (prefixBits < 0 || prefixBits > addrLen * 8) throw new RecordError(`bad NLRI length ${bits}`);
-    const tmp = Buffer.concat([Buffer.from([prefixBits]), body.subarray(o)]);
-    const p = readPrefix(tmp, 0, tmp.length, addrLen);
-    if (!p) throw new RecordError(`bad NLRI length ${bits}`);
-    return { json: { ...(rd !== undefined ? { routeDistinguisher: rd } : {}), labels, prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
-  }
+  c.bytes((bits + 7) >> 3, 'NLRI');
   return { json: { nlriHex: b.subarray(pos, c.pos).toString('hex') }, next: c.pos };
-}
-
-/** RFC 4364 §4.2 Route Distinguisher text: "asn:nn" or "ip:nn". */
-function routeDistinguisher(b: Buffer, o: number): string {
-  const type = b.readUInt16BE(o);
-  if (type === 0) return `${b.readUInt16BE(o + 2)}:${b.readUInt32BE(o + 4)}`;
-  if (type === 1) return `${ipv4String(b, o + 2)}:${b.readUInt16BE(o + 6)}`;
-  if (type === 2) return `${b.readUInt32BE(o + 2)}:${b.readUInt16BE(o + 6)}`;
-  return b.subarray(o, o + 8).toString('hex');
 }
 
 /** The JSON form used for a path attribute list everywhere in `herald decode` output. */
@@ -449,8 +419,7 @@ export class MrtDecoder {
     } else {
       afi = st === 2 || st === 3 || st === 8 || st === 9 ? 1 : 2;
       safi = st === 3 || st === 5 || st === 9 || st === 11 ? 2 : 1;
-      const p = readPrefix(rec.body, c.pos, rec.body.length, afi === 1 ? 4 : 16);
-      if (!p) throw new RecordError('bad or truncated RIB prefix');
+      const p = decodePrefixAt(rec.body, c.pos, rec.body.length, afi === 1 ? 'ipv4-unicast' : 'ipv6-unicast', 'RIB prefix');
       nlri = { prefix: p.prefix, nlri: [p.prefix] };
       c.pos = p.next;
     }
@@ -515,11 +484,9 @@ export class MrtDecoder {
     const c = new Cursor(rec.body);
     const viewNumber = c.u16('View Number');
     const sequence = c.u16('Sequence Number');
-    const addr = c.bytes(ipLen, 'Prefix');
-    const prefixLength = c.u8('Prefix Length');
-    if (prefixLength > ipLen * 8) throw new RecordError(`Prefix Length ${prefixLength} too long`);
-    const enc = Buffer.concat([Buffer.from([prefixLength]), addr.subarray(0, (prefixLength + 7) >> 3)]);
-    const prefix = readPrefix(enc, 0, enc.length, ipLen)?.prefix;
+    const addrAt = c.pos;
+    c.bytes(ipLen, 'Prefix');
+    const prefix = formatPrefixBits(rec.body, addrAt, c.pos, c.u8('Prefix Length'), ipLen === 4 ? 'ipv4-unicast' : 'ipv6-unicast', 'TABLE_DUMP Prefix');
     const status = c.u8('Status');
     const originatedTime = c.u32('Originated Time');
     const peerIp = c.ip(ipLen, 'Peer IP Address');
@@ -527,7 +494,7 @@ export class MrtDecoder {
     const attrLen = c.u16('Attribute Length');
     const attrs = decodePathAttributes(c.bytes(attrLen, 'attributes'), { fourOctetAs: false, extendedMessage: true, addPath: {} }, { mrtRibEntry: true });
     this.sink.line(
-      { ...head, viewNumber, sequence, prefix, nlri: prefix !== undefined ? [prefix] : [], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
+      { ...head, viewNumber, sequence, prefix, nlri: [prefix], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
       { mrt: `${head.type}/${head.subtype}`, entries: [attrs] },
     );
   }
