@@ -8,13 +8,15 @@
  * Every other type or subtype (OSPF, IS-IS, BGP4MP_ENTRY, BGP4MP_SNAPSHOT, ...) is skipped with a note line.
  *
  * Framing: each record is a 12-octet header (Timestamp, Type, Subtype, Length) and Length octets; the _ET types put a
- * 4-octet Microsecond Timestamp first, counted in Length (RFC 6396 §3). A record whose Length runs past the end of the
- * input ends the read with an error line (nothing after it can be framed); a record whose content is malformed gives
- * an error line and reading goes on with the next record.
+ * 4-octet Microsecond Timestamp first, counted in Length (RFC 6396 §3). Records are framed as the input streams in. A
+ * record whose Length runs past the end of the input, or above 16 MiB, ends the read with an error line (nothing
+ * after it can be framed); a record whose content is malformed gives an error line and reading goes on.
  */
 import { attributesToJson, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
 import type { CodecContext, PathAttribute } from './codec.ts';
 import { decodeForOutput, problemError } from './message.ts';
+import { feedAll } from './framing.ts';
+import type { UnitParser } from './framing.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
 
@@ -125,12 +127,15 @@ export interface MrtRecord {
   readonly body: Buffer;
 }
 
-/** True when `buf` starts with a plausible MRT record header (known Type, Length within the buffer or near it). */
+/** Largest MRT record Length read (octets): a header claiming more is not a record header (RFC 6396 §2). */
+export const MAX_MRT_RECORD = 16 * 1024 * 1024;
+
+/** True when `buf` starts with a plausible MRT record header: a known Type other than NULL, a Length up to 16 MiB. */
 export function looksLikeMrt(buf: Buffer): boolean {
   if (buf.length < 12) return false;
   const type = buf.readUInt16BE(4);
   const length = buf.readUInt32BE(8);
-  return MRT_TYPE_NAMES[type] !== undefined && type !== 0 && length <= 16 * 1024 * 1024;
+  return MRT_TYPE_NAMES[type] !== undefined && type !== 0 && length <= MAX_MRT_RECORD;
 }
 
 const BGP_HEADER = 19;
@@ -227,77 +232,83 @@ export function attributesJson(attrs: readonly PathAttribute[]): Record<string, 
 }
 
 /**
- * Frames and decodes the records of an MRT byte stream into `sink` lines, a batch at a time (so a caller can wait for
- * its output to drain between batches).
+ * Frames the records of an MRT byte stream, chunk by chunk (see framing.ts), and decodes each into `sink` lines.
+ * A Length above {@link MAX_MRT_RECORD} or a record cut by the end of the input ends the read with an error line.
  */
-export class MrtReader {
-  private readonly buf: Buffer;
+export class MrtReader implements UnitParser {
   private readonly sink: DecodeSink;
   private readonly decoder: MrtDecoder;
-  private offset = 0;
   /** Records framed so far. */
   records = 0;
-  /** True once the input is exhausted or framing cannot continue. */
+  need = 12;
   done = false;
 
-  constructor(buf: Buffer, sink: DecodeSink) {
-    this.buf = buf;
+  constructor(sink: DecodeSink) {
     this.sink = sink;
     this.decoder = new MrtDecoder(sink);
   }
 
-  /** Decodes up to `maxRecords` records; returns `done`. */
-  step(maxRecords = Infinity): boolean {
-    const { buf, sink } = this;
-    let n = 0;
-    while (!this.done && n < maxRecords) {
-      const offset = this.offset;
-      if (offset >= buf.length) {
-        this.done = true;
-        break;
-      }
-      if (offset + 12 > buf.length) {
-        sink.error({ error: `truncated MRT header: ${buf.length - offset} of 12 octets`, offset, code: null, subcode: null });
-        this.done = true;
-        break;
-      }
-      const seconds = buf.readUInt32BE(offset);
-      const type = buf.readUInt16BE(offset + 4);
-      const subtype = buf.readUInt16BE(offset + 6);
-      const length = buf.readUInt32BE(offset + 8);
-      const end = offset + 12 + length;
-      if (end > buf.length) {
-        sink.error({
-          error: `truncated MRT record: Length ${length}, ${buf.length - offset - 12} octets left`,
-          offset,
+  feed(buf: Buffer, base: number): number {
+    let o = 0;
+    this.need = 12;
+    while (o + 12 <= buf.length) {
+      const type = buf.readUInt16BE(o + 4);
+      const subtype = buf.readUInt16BE(o + 6);
+      const length = buf.readUInt32BE(o + 8);
+      if (length > MAX_MRT_RECORD) {
+        this.sink.error({
+          error: `MRT record Length ${length} is over ${MAX_MRT_RECORD} octets: not a record header, reading stops`,
+          offset: base + o,
           code: null,
           subcode: null,
           type: MRT_TYPE_NAMES[type] ?? type,
           subtype: subtypeName(type, subtype),
         });
         this.done = true;
-        break;
+        return o;
       }
-      n++;
+      const end = o + 12 + length;
+      if (end > buf.length) {
+        this.need = 12 + length;
+        return o;
+      }
       this.records++;
-      this.offset = end;
+      const offset = base + o;
+      const seconds = buf.readUInt32BE(o);
       const et = type === 17 || type === 33 || type === 49;
+      o = end;
       if (et && length < 4) {
-        sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
+        this.sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
         continue;
       }
-      const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(offset + 12) % 1000000).padStart(6, '0')}`) : seconds;
-      this.decoder.record({ offset, timestamp, type, subtype, body: buf.subarray(offset + (et ? 16 : 12), end) });
+      const start = offset - base;
+      const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(start + 12) % 1000000).padStart(6, '0')}`) : seconds;
+      this.decoder.record({ offset, timestamp, type, subtype, body: buf.subarray(start + (et ? 16 : 12), end) });
     }
-    return this.done;
+    return o;
+  }
+
+  end(rest: Buffer, base: number, cut: boolean): void {
+    if (cut || rest.length === 0) return;
+    if (rest.length < 12) {
+      this.sink.error({ error: `truncated MRT header: ${rest.length} of 12 octets`, offset: base, code: null, subcode: null });
+      return;
+    }
+    const type = rest.readUInt16BE(4);
+    this.sink.error({
+      error: `truncated MRT record: Length ${rest.readUInt32BE(8)}, ${rest.length - 12} octets left`,
+      offset: base,
+      code: null,
+      subcode: null,
+      type: MRT_TYPE_NAMES[type] ?? type,
+      subtype: subtypeName(type, rest.readUInt16BE(6)),
+    });
   }
 }
 
-/** Decodes every record of an MRT byte stream into `sink`; returns the number of records framed. */
+/** Decodes every record of an in-memory MRT dump into `sink`; returns the number of records framed. */
 export function decodeMrt(buf: Buffer, sink: DecodeSink): number {
-  const reader = new MrtReader(buf, sink);
-  reader.step();
-  return reader.records;
+  return feedAll(buf, new MrtReader(sink)).records;
 }
 
 /** Stateful MRT record decoder (keeps the latest PEER_INDEX_TABLE for RIB entries). */

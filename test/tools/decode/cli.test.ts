@@ -170,7 +170,7 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   writeFileSync(junk, Buffer.from('this is not BGP data at all'));
   const rj = await run([junk]);
   t.equal(rj.code, 1);
-  t.match(rj.lines, [{ error: /neither pcap, pcapng nor MRT/, offset: 0 }]);
+  t.match(rj.lines, [{ error: /junk is not a known format: expected a pcap or pcapng capture, an MRT dump or BGP messages in hex \(plain, gzip or bzip2\); its first octets are 74 68 69 73 /, offset: 0 }]);
   const empty = join(dir, 'empty.gz');
   writeFileSync(empty, gzipSync(Buffer.alloc(0)));
   const re = await run([empty]);
