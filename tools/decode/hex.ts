@@ -4,7 +4,15 @@
  */
 import type { UnitParser } from './framing.ts';
 
-const HEX_DIGIT = /^[0-9a-fA-F]*$/;
+/** A character that is neither hex nor a separator; `bytes` holds the octets decoded before it. */
+export class HexTextError extends Error {
+  override name = 'HexTextError';
+  readonly bytes: Buffer;
+  constructor(message: string, bytes: Buffer) {
+    super(message);
+    this.bytes = bytes;
+  }
+}
 
 /** Incremental hex text decoder: text in pieces, octets out (a piece may end anywhere, even inside "0x"). */
 export class HexText {
@@ -15,21 +23,31 @@ export class HexText {
   /** Characters consumed so far (for error positions). */
   private position = 0;
 
-  /** Decodes the next piece. Throws Error naming the first character that is not hex or a separator. */
+  /**
+   * Decodes the next piece. Throws HexTextError naming the first character that is not hex or a separator; its
+   * `bytes` are the octets decoded before that character.
+   */
   push(text: string): Buffer {
     let s = this.zero + text;
     this.zero = '';
+    // "0x" blanked to two spaces keeps positions in `s` equal to positions in the text.
+    const bad = /[^0-9a-fA-F\s:-]/.exec(s.replace(/0x/gi, '  '));
+    if (bad) {
+      const at = this.position + bad.index + 1;
+      const before = this.digits(s.slice(0, bad.index));
+      throw new HexTextError(`not a hex digit: ${JSON.stringify(bad[0])} at character ${at}`, before);
+    }
     if (s.endsWith('0')) {
       this.zero = '0';
       s = s.slice(0, -1);
     }
-    const digits = this.half + s.replace(/0x/gi, '').replace(/[\s:-]/g, '');
-    if (!HEX_DIGIT.test(digits)) {
-      const bad = /[^0-9a-fA-F\s:-]/.exec(s.replace(/0x/gi, '  '));
-      // "0x" was blanked above, so positions in `s` are positions in the text.
-      throw new Error(`not a hex digit: ${JSON.stringify(bad?.[0] ?? '?')} at character ${this.position + (bad?.index ?? 0) + 1}`);
-    }
+    return this.digits(s);
+  }
+
+  /** Octets of the digits in `s` (no bad characters, "0x" prefixes complete), keeping an odd digit for later. */
+  private digits(s: string): Buffer {
     this.position += s.length;
+    const digits = this.half + s.replace(/0x/gi, '').replace(/[\s:-]/g, '');
     const even = digits.length & ~1;
     this.half = digits.slice(even);
     return Buffer.from(digits.slice(0, even), 'hex');
@@ -93,6 +111,7 @@ export class HexReader implements UnitParser {
     try {
       this.target.push(this.text.push(buf.toString('latin1')));
     } catch (e) {
+      if (e instanceof HexTextError) this.target.push(e.bytes);
       this.onError(`hex text: ${e instanceof Error ? e.message : String(e)}`, base);
       this.target.end();
       this.done = true;
