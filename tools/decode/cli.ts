@@ -178,10 +178,11 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
   // The decoders and the codec are loaded only now, with Node's compile cache on: type-stripping the codec's
   // modules dominates a cold start (about 0.4 s), a warm cache brings it to a few tens of ms.
   nodeModule.enableCompileCache?.();
-  let decodeFile: typeof DecodeFile;
-  let BgpMessageStream: typeof MessageStream;
+  let decodeFile: typeof DecodeFile | undefined;
+  let BgpMessageStream: typeof MessageStream | undefined;
   try {
-    [{ decodeFile }, { BgpMessageStream }] = await Promise.all([import('./file.ts'), import('./stream.ts')]);
+    if (args.hex !== undefined) ({ BgpMessageStream } = await import('./stream.ts'));
+    else ({ decodeFile } = await import('./file.ts'));
   } catch (e) {
     err.write(`herald decode: cannot load the decoder: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
@@ -190,7 +191,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
   const summary = args.summary ? new SummarySink(writer) : undefined;
   const sink: DecodeSink = summary ?? writer;
   try {
-    if (args.hex !== undefined) {
+    if (BgpMessageStream && args.hex !== undefined) {
       let bytes: Buffer;
       try {
         bytes = parseHex(args.hex);
@@ -204,7 +205,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
       stream.push(bytes);
       stream.end();
     } else {
-      const code = await decodeFile(args.file as string, sink, writer, args.stream, err);
+      const code = await decodeFile?.(args.file as string, sink, writer, args.stream, err);
       if (code !== undefined) return code;
     }
     if (summary) writer.raw({ summary: summary.summary() });

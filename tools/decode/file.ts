@@ -12,7 +12,6 @@ import { InputError, OpenError, openInput, sniff } from './input.ts';
 import type { OpenedInput } from './input.ts';
 import { MrtReader } from './mrt.ts';
 import type { DecodeSink } from './sink.ts';
-import { BgpMessageStream, captureDecoder } from './stream.ts';
 import type { StreamOptions } from './stream.ts';
 
 /** The output side the file decoder waits for. */
@@ -49,9 +48,12 @@ export async function decodeFile(file: string, sink: DecodeSink, out: Drainable,
     } else if (format === 'mrt') {
       parser = new MrtReader(sink);
     } else if (format === 'hex') {
+      // TCP and BGP-stream decoding (stream.ts) is loaded only for the inputs that need it.
+      const { BgpMessageStream } = await import('./stream.ts');
       const messages = new BgpMessageStream(sink, options);
       parser = new HexReader(messages, (error, offset) => sink.error({ error, offset, code: null, subcode: null }));
     } else {
+      const { captureDecoder } = await import('./stream.ts');
       const decoder = captureDecoder(sink, options);
       parser = captureReader(format, (item) => decoder.item(item));
       finish = () => decoder.end();

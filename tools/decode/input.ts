@@ -12,7 +12,6 @@
 import { constants as fsConstants, createReadStream, openSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Socket } from 'node:net';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type unbzip2Stream from 'unbzip2-stream';
@@ -69,6 +68,7 @@ export async function openInput(file: string): Promise<OpenedInput> {
   let stream: Readable;
   try {
     if (st.isFIFO() || st.isSocket()) {
+      const { Socket } = await import('node:net');
       stream = new Socket({ fd: openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK), readable: true, writable: false });
     } else {
       stream = createReadStream(file, { highWaterMark: CHUNK });

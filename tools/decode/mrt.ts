@@ -115,6 +115,26 @@ export function subtypeName(type: number, subtype: number): string {
   return (table as Record<number, string>)[subtype] ?? String(subtype);
 }
 
+/** The fields every line of a record starts with. */
+interface Head {
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly type: string | number;
+  readonly subtype: string;
+}
+
+/**
+ * Decoding contexts of BGP4MP messages by [4-octet AS ? 2 : 0] + [ADD-PATH ? 1 : 0] (RFC 6396 §4.4, RFC 8050 §3):
+ * extended messages always (a dump holds what the session accepted).
+ */
+const MESSAGE_CONTEXTS: readonly (readonly CodecContext[])[] = [false, true].flatMap((fourOctetAs) =>
+  [false, true].map((ap) => [{ fourOctetAs, extendedMessage: true, addPath: ap ? { ipv4: true, ipv6: true } : {} }]),
+);
+
+function messageContexts(as4: boolean, addPath: boolean): readonly CodecContext[] {
+  return MESSAGE_CONTEXTS[(as4 ? 2 : 0) + (addPath ? 1 : 0)] ?? [];
+}
+
 /** One framed MRT record. */
 export interface MrtRecord {
   /** Byte offset of the record header in the (decompressed) input. */
@@ -317,30 +337,46 @@ export class MrtDecoder {
   private peers: Peer[] = [];
   /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
   private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
+  private readonly names = new Map<number, { type: string | number; subtype: string; kind: string }>();
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
   }
 
+  /** Names of a record kind: Type, Subtype and "TYPE/SUBTYPE" (LineStats.mrt), built once per kind. */
+  private namesOf(type: number, subtype: number): { type: string | number; subtype: string; kind: string } {
+    const key = type * 65536 + subtype;
+    let n = this.names.get(key);
+    if (!n) {
+      const typeName = MRT_TYPE_NAMES[type] ?? type;
+      const sub = subtypeName(type, subtype);
+      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}` };
+      this.names.set(key, n);
+    }
+    return n;
+  }
+
   /** Decodes one framed record into zero or more sink lines. Never throws. */
   record(rec: MrtRecord): void {
-    const typeName = MRT_TYPE_NAMES[rec.type] ?? rec.type;
-    const sub = subtypeName(rec.type, rec.subtype);
-    const head = { offset: rec.offset, timestamp: rec.timestamp, type: typeName, subtype: sub };
+    const names = this.namesOf(rec.type, rec.subtype);
+    const typeName = names.type;
+    const sub = names.subtype;
+    const head: Head = { offset: rec.offset, timestamp: rec.timestamp, type: typeName, subtype: sub };
+    const kind = names.kind;
     try {
       switch (rec.type) {
         case 16:
         case 17:
-          this.bgp4mp(rec, head);
+          this.bgp4mp(rec, head, kind);
           return;
         case 13:
-          this.tableDumpV2(rec, head);
+          this.tableDumpV2(rec, head, kind);
           return;
         case 12:
-          this.tableDump(rec, head);
+          this.tableDump(rec, head, kind);
           return;
         case 5:
-          this.legacyBgp(rec, head);
+          this.legacyBgp(rec, head, kind);
           return;
         default:
           this.sink.note({ ...head, note: `MRT type ${typeName} is not decoded; record skipped`, length: rec.body.length });
@@ -350,7 +386,7 @@ export class MrtDecoder {
     }
   }
 
-  private bgp4mp(rec: MrtRecord, head: Record<string, unknown>): void {
+  private bgp4mp(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     const stateChange = st === 0 || st === 5;
     const message = st === 1 || st === 4 || (st >= 6 && st <= 11);
@@ -368,26 +404,24 @@ export class MrtDecoder {
     const ipLen = afiAddrLen(afi);
     const peerIp = c.ip(ipLen, 'Peer IP Address');
     const localIp = c.ip(ipLen, 'Local IP Address');
-    const session = { peerAs, localAs, interfaceIndex, peerIp, localIp };
     if (stateChange) {
+      const session = { peerAs, localAs, interfaceIndex, peerIp, localIp };
       const oldState = c.u16('Old State');
       const newState = c.u16('New State');
       this.sink.line(
         { ...head, ...session, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
-        { mrt: `${head.type}/${head.subtype}` },
+        { mrt: kind },
       );
       return;
     }
     const addPath = st >= 8;
-    const ctx: CodecContext = { fourOctetAs: as4, extendedMessage: true, addPath: addPath ? { ipv4: true, ipv6: true } : {} };
-    const candidates = [ctx];
-    const sessionKey = `${peerIp}|${localIp}`;
-    const adv = this.addPathOffered.get(sessionKey);
+    let candidates = messageContexts(as4, addPath);
     // Some writers (BIRD's mainline mrtdump) log ADD-PATH sessions with the plain MESSAGE subtypes: when the peer's
     // OPEN offered ADD-PATH, a reading with path identifiers is the fallback.
-    if (!addPath && adv) candidates.push({ ...ctx, addPath: adv });
-    const bytes = rec.body.subarray(c.pos);
-    const dec = decodeForOutput(bytes, candidates);
+    const sessionKey = this.addPathOffered.size > 0 || rec.body[c.pos + 18] === 1 ? `${peerIp}|${localIp}` : '';
+    const adv = sessionKey === '' ? undefined : this.addPathOffered.get(sessionKey);
+    if (!addPath && adv) candidates = [...candidates, { ...(candidates[0] as CodecContext), addPath: adv }];
+    const dec = decodeForOutput(rec.body.subarray(c.pos), candidates);
     if (dec.msg.type === 'OPEN') {
       const fams = { ipv4: false, ipv6: false };
       for (const cap of dec.msg.capabilities) {
@@ -400,14 +434,16 @@ export class MrtDecoder {
       if (fams.ipv4 || fams.ipv6) this.addPathOffered.set(sessionKey, fams);
       else this.addPathOffered.delete(sessionKey);
     }
-    this.sink.line({ ...head, ...session, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    // One object literal (no spreads): this is the line of almost every record of an update dump.
+    const line = { offset: head.offset, timestamp: head.timestamp, type: head.type, subtype: head.subtype, peerAs, localAs, interfaceIndex, peerIp, localIp, message: dec.json };
+    this.sink.line(line, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 
-  private tableDumpV2(rec: MrtRecord, head: Record<string, unknown>): void {
+  private tableDumpV2(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     if (st === 1) {
-      this.peerIndexTable(rec, head);
+      this.peerIndexTable(rec, head, kind);
       return;
     }
     const generic = st === 6 || st === 12;
@@ -462,10 +498,10 @@ export class MrtDecoder {
     if (c.pos !== rec.body.length) {
       this.sink.error({ error: `${rec.body.length - c.pos} octets after the last RIB entry`, offset: rec.offset, code: null, subcode: null, type: head.type, subtype: head.subtype });
     }
-    this.sink.line({ ...head, sequence, afi, safi, ...nlri, entries }, { mrt: `${head.type}/${head.subtype}`, entries: attrLists });
+    this.sink.line({ ...head, sequence, afi, safi, ...nlri, entries }, { mrt: kind, entries: attrLists });
   }
 
-  private peerIndexTable(rec: MrtRecord, head: Record<string, unknown>): void {
+  private peerIndexTable(rec: MrtRecord, head: Head, kind: string): void {
     const c = new Cursor(rec.body);
     const collectorBgpId = c.ip(4, 'Collector BGP ID');
     const viewNameLength = c.u16('View Name Length');
@@ -482,11 +518,11 @@ export class MrtDecoder {
     this.peers = peers;
     this.sink.line(
       { ...head, collectorBgpId, viewName, peers: peers.map((p, index) => ({ index, ...p })) },
-      { mrt: `${head.type}/${head.subtype}` },
+      { mrt: kind },
     );
   }
 
-  private tableDump(rec: MrtRecord, head: Record<string, unknown>): void {
+  private tableDump(rec: MrtRecord, head: Head, kind: string): void {
     if (rec.subtype !== 1 && rec.subtype !== 2) {
       this.sink.note({ ...head, note: `TABLE_DUMP subtype ${rec.subtype} is not decoded; record skipped`, length: rec.body.length });
       return;
@@ -506,12 +542,12 @@ export class MrtDecoder {
     const attrs = decodePathAttributes(c.bytes(attrLen, 'attributes'), { fourOctetAs: false, extendedMessage: true, addPath: {} }, { mrtRibEntry: true });
     this.sink.line(
       { ...head, viewNumber, sequence, prefix, nlri: [prefix], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
-      { mrt: `${head.type}/${head.subtype}`, entries: [attrs] },
+      { mrt: kind, entries: [attrs] },
     );
   }
 
   /** Deprecated type 5 (BGP): Peer AS(2), Peer IP(4), [Local AS(2), Local IP(4), message body without header]. */
-  private legacyBgp(rec: MrtRecord, head: Record<string, unknown>): void {
+  private legacyBgp(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     const c = new Cursor(rec.body);
     const peerAs = c.u16('Peer AS Number');
@@ -521,7 +557,7 @@ export class MrtDecoder {
       const newState = c.u16('New State');
       this.sink.line(
         { ...head, peerAs, peerIp, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
-        { mrt: `${head.type}/${head.subtype}` },
+        { mrt: kind },
       );
       return;
     }
@@ -539,7 +575,7 @@ export class MrtDecoder {
     whole[18] = msgType;
     body.copy(whole, BGP_HEADER);
     const dec = decodeForOutput(whole, [{ fourOctetAs: false, extendedMessage: true, addPath: {} }]);
-    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 }
