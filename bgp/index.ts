@@ -36,6 +36,8 @@
  * Supported standards:
  * - RFC 4271  BGP-4 (messages, error handling, FSM, timers)
  * - RFC 1997  BGP Communities attribute; RFC 8092 Large Communities; RFC 4360 Extended Communities
+ * - RFC 5668  4-octet AS specific extended communities; RFC 5701 IPv6 address specific extended communities
+ * - RFC 10005 Link Bandwidth extended community (draft-ietf-idr-link-bandwidth), both transitivities
  * - RFC 2385  TCP MD5 signature option; RFC 5082 GTSM (TTL security)
  * - RFC 2545  IPv6 next hops (global + link-local); RFC 8950 IPv4 NLRI with an IPv6 next hop (decoded)
  * - RFC 2918  Route Refresh; RFC 7313 Enhanced Route Refresh (BoRR/EoRR); RFC 5291 ORF entries kept raw
@@ -77,6 +79,7 @@ export type {
   Capability,
   CodecContext,
   ExtendedCommunity,
+  Ipv6ExtendedCommunity,
   KeepaliveMessage,
   LargeCommunity,
   NlriEntry,
@@ -155,6 +158,27 @@ export {
 export * as build from './codec/build.ts';
 export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './codec/build.ts';
 
+// --- Extended communities (RFC 4360, RFC 5668, RFC 5701, RFC 10005 link bandwidth) ---
+export {
+  ExtCommunityBit,
+  ExtCommunitySubtype,
+  ExtCommunityType,
+  extendedCommunityFromBytes,
+  extendedCommunityKind,
+  extendedCommunityView,
+  fourOctetAsSpecific,
+  ipv4AddressSpecific,
+  ipv6AddressSpecific,
+  ipv6ExtendedCommunityFromBytes,
+  ipv6ExtendedCommunityKind,
+  ipv6ExtendedCommunityView,
+  linkBandwidth,
+  linkBandwidthOf,
+  opaque,
+  twoOctetAsSpecific,
+} from './codec/ext-communities.ts';
+export type { ExtCommunityKind, ExtendedCommunityView, Ipv6ExtendedCommunityView, LinkBandwidth } from './codec/ext-communities.ts';
+
 // --- NOTIFICATION, KEEPALIVE, ROUTE-REFRESH (RFC 4271 §4.4, §4.5, RFC 9003, RFC 2918, RFC 7313) ---
 export {
   decodeNotification,
@@ -168,7 +192,7 @@ export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody
 
 // --- JSON forms (docs/codec.md) ---
 export { capabilityToJson, messageToJson } from './codec/json.ts';
-export { attributesToJson, extendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
+export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';

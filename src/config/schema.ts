@@ -8,13 +8,14 @@
  * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
  * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
  *
- * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
+ * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
 import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
 import { z } from 'zod';
 import { canonicalCIDR } from '../controller/prefix.ts';
+import { parseExtendedCommunityText } from './extended-communities.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaf validators
@@ -110,6 +111,12 @@ const community = z.string().refine((s) => parseCommunityText(s) !== undefined, 
 });
 const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
+});
+const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
+  error: (iss) => {
+    const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
+    return 'error' in r ? `must be an extended community: ${r.error}` : 'invalid';
+  },
 });
 
 /** metav1.LabelSelector. */
@@ -238,6 +245,12 @@ export const staticRouteSchema = z
     nextHop: ipAddress.optional().describe("Next hop (default: the peer's nextHop / nextHopV6, else the session local address)."),
     communities: z.array(community).optional().describe('Standard communities (RFC 1997), "ASN:VALUE" or well-known names.'),
     largeCommunities: z.array(largeCommunity).optional().describe('Large communities (RFC 8092), "G:L1:L2".'),
+    extendedCommunities: z
+      .array(extendedCommunity)
+      .optional()
+      .describe(
+        'Extended communities (RFC 4360, RFC 5701): "rt:65000:100", "ro:192.0.2.1:7", "rt:[2001:db8::1]:100", link bandwidth "lb:65000:1gbps" (transitive; add ":non-transitive" for type 0x40), or "0x" + 16 hex digits.',
+      ),
     localPref: uint32('a LOCAL_PREF').optional().describe('LOCAL_PREF, sent to iBGP peers only (RFC 4271 §5.1.5).'),
     med: uint32('a MED').optional().describe('MULTI_EXIT_DISC (RFC 4271 §5.1.4).'),
     peers: z.array(z.string()).optional().describe('Announce only to these peers (default: every peer).'),
@@ -268,7 +281,7 @@ const advertisementSchema = z
 
 const poolSchema = z
   .strictObject({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Unique name of the pool (the annotation herald.io/address-pool names it).'),
     addresses: z
       .array(
         z.string().refine((s) => {
@@ -279,14 +292,15 @@ const poolSchema = z
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
       )
-      .min(1),
-    autoAssign: z.boolean().default(true),
-    avoidBuggyIPs: z.boolean().default(false),
-    namespaces: z.array(z.string()).optional(),
-    serviceSelector: labelSelector.optional(),
-    priority: z.number().int().optional(),
+      .min(1)
+      .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
+    autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
+    avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
+    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
+    serviceSelector: labelSelector.optional().describe('Only Services whose labels match.'),
+    priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
   })
-  .describe('LoadBalancer IP pool (reserved for the allocator; validated, not used yet).');
+  .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
 
 const sourceSchema = z
   .strictObject({
@@ -312,7 +326,7 @@ export const configSchema = z
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
-            port: port.default(179).describe('TCP port to accept BGP connections on.'),
+            port: port.default(179).describe('TCP port to accept BGP connections on (below 1024 needs root; the DaemonSet examples use 1179: docs/routers.md).'),
           })
           .optional()
           .describe('Accept incoming sessions (needed by passive peers). Absent: dial only.'),

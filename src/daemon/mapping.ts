@@ -18,6 +18,7 @@ import type { DesiredRoute } from '../controller/desired-routes.ts';
 import { canonicalCIDR } from '../controller/prefix.ts';
 import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
+import { parseExtendedCommunityText } from '../config/extended-communities.ts';
 import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
@@ -107,6 +108,12 @@ export function staticRoute(r: StaticRouteConfig): Route {
   if (c) out.communities = c;
   const lc = largeCommunities(r.largeCommunities);
   if (lc) out.largeCommunities = lc;
+  for (const text of r.extendedCommunities ?? []) {
+    const ec = parseExtendedCommunityText(text);
+    if ('error' in ec) throw new MappingError([{ path: 'routes[].extendedCommunities', message: ec.error }]); // the schema rejects these first
+    if (ec.attribute === 'ipv6') out.ipv6ExtendedCommunities = [...(out.ipv6ExtendedCommunities ?? []), ec.community];
+    else out.extendedCommunities = [...(out.extendedCommunities ?? []), ec.community];
+  }
   if (r.localPref !== undefined) out.localPref = r.localPref;
   if (r.med !== undefined) out.med = r.med;
   if (r.peers !== undefined) out.peers = [...r.peers];
