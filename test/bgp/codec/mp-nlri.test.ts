@@ -4,18 +4,9 @@
  * RD types 0/1/2, and 3/10 errors on every truncation.
  */
 import t from 'tap';
-import { BgpError } from '../../../bgp/errors.ts';
 import { decodeLabeledPrefixAt, formatRouteDistinguisher } from '../../../bgp/codec/mp-nlri.ts';
-import { hex, toHex } from '../../helpers/hex.ts';
-
-function thrown(f: () => unknown): { code: number; subcode: number; data: string } | string {
-  try {
-    f();
-    return 'no throw';
-  } catch (e) {
-    return e instanceof BgpError ? { code: e.code, subcode: e.subcode, data: toHex(e.data) } : String(e);
-  }
-}
+import { bgpErrorOf } from '../../helpers/bgp-error.ts';
+import { hex } from '../../helpers/hex.ts';
 
 t.test('RFC 8277: labeled IPv4 and IPv6 prefixes, one label and a stack', async (t) => {
   // 48 bits: label 16 with BoS (0x000101) then 10.1.0.0/24 → 24 + 24 bits.
@@ -40,11 +31,11 @@ t.test('RFC 4364 §4.3.4: VPN prefixes with each Route Distinguisher type', asyn
 
 t.test('truncations and bad lengths are 3/10 Invalid Network Field', async (t) => {
   const bad = { code: 3, subcode: 10, data: '' };
-  t.same(thrown(() => decodeLabeledPrefixAt(hex``, 0, 0, 'ipv4-unicast', false)), bad, 'no length octet');
-  t.same(thrown(() => decodeLabeledPrefixAt(hex`30 000101 0a`, 0, 5, 'ipv4-unicast', false)), bad, 'NLRI past end');
-  t.same(thrown(() => decodeLabeledPrefixAt(hex`30 000100 000100`, 0, 7, 'ipv4-unicast', false)), bad, 'no Bottom-of-Stack within the length');
-  t.same(thrown(() => decodeLabeledPrefixAt(hex`38 000011 00000000`, 0, 8, 'ipv4-unicast', true)), bad, 'truncated RD');
-  t.same(thrown(() => decodeLabeledPrefixAt(hex`10 0001`, 0, 3, 'ipv4-unicast', false)), bad, 'length shorter than one label');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(hex``, 0, 0, 'ipv4-unicast', false)), bad, 'no length octet');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(hex`30 000101 0a`, 0, 5, 'ipv4-unicast', false)), bad, 'NLRI past end');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(hex`30 000100 000100`, 0, 7, 'ipv4-unicast', false)), bad, 'no Bottom-of-Stack within the length');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(hex`38 000011 00000000`, 0, 8, 'ipv4-unicast', true)), bad, 'truncated RD');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(hex`10 0001`, 0, 3, 'ipv4-unicast', false)), bad, 'length shorter than one label');
   const long = Buffer.concat([hex`c0 000101`, Buffer.alloc(21)]);
-  t.same(thrown(() => decodeLabeledPrefixAt(long, 0, long.length, 'ipv4-unicast', false)), bad, 'prefix of 168 bits for IPv4');
+  t.same(bgpErrorOf(() => decodeLabeledPrefixAt(long, 0, long.length, 'ipv4-unicast', false)), bad, 'prefix of 168 bits for IPv4');
 });

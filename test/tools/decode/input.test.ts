@@ -8,30 +8,14 @@ import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { runDecode } from '../../../tools/decode/cli.ts';
 import { FIRST_OCTETS_TIMEOUT_MS } from '../../../tools/decode/input.ts';
 import { KEEPALIVE, bgp4mpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, simpleUpdate } from './build.ts';
-
-type Line = Record<string, unknown>;
+import { runCli } from './run.ts';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
-async function run(argv: string[]): Promise<{ code: number; lines: Line[]; stderr: string; ms: number }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const errChunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  err.on('data', (c: Buffer) => errChunks.push(c));
-  const start = Date.now();
-  const code = await runDecode(argv, out, err);
-  const ms = Date.now() - start;
-  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Line);
-  return { code, lines, stderr: Buffer.concat(errChunks).toString('utf8'), ms };
-}
 
 const EXPECTED = /expected a pcap or pcapng capture, an MRT dump or BGP messages in hex \(plain, gzip or bzip2\)/;
 
@@ -72,7 +56,7 @@ t.test('empty files, directories, random octets and text are refused at once wit
   const dir = t.testdir();
   const empty = join(dir, 'empty');
   writeFileSync(empty, '');
-  const r = await run([empty]);
+  const r = await runCli([empty]);
   t.equal(r.code, 1);
   t.same(r.lines.length, 1);
   t.match(r.lines[0], { error: new RegExp(`^${empty} is empty: `), offset: 0, code: null, subcode: null });
@@ -80,7 +64,7 @@ t.test('empty files, directories, random octets and text are refused at once wit
 
   const sub = join(dir, 'sub');
   mkdirSync(sub);
-  const d = await run([sub]);
+  const d = await runCli([sub]);
   t.equal(d.code, 2, 'a directory is a usage error');
   t.equal(d.lines.length, 0);
   t.match(d.stderr, /^herald decode: cannot read .*sub: is a directory \(expected a pcap/);
@@ -97,13 +81,13 @@ t.test('empty files, directories, random octets and text are refused at once wit
   noise[4] = 0x99;
   const random = join(dir, 'random.bin');
   writeFileSync(random, noise);
-  const rr = await run([random]);
+  const rr = await runCli([random]);
   t.equal(rr.code, 1);
   t.equal(rr.lines.length, 1);
   t.match(rr.lines[0], { error: /random\.bin is not a known format: .* its first octets are 77 /, offset: 0 });
   const gz = join(dir, 'random.gz');
   writeFileSync(gz, gzipSync(noise));
-  const rg = await run([gz]);
+  const rg = await runCli([gz]);
   t.equal(rg.lines.length, 1);
   t.match(rg.lines[0], { error: /random\.gz \(after gzip\) is not a known format: / }, 'judged after decompression');
 });
@@ -113,7 +97,7 @@ t.test('a FIFO that never writes: an error after the first-octets deadline, not 
   const fifo = join(dir, 'fifo');
   t.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
   // No writer at all.
-  const r = await run([fifo]);
+  const r = await runCli([fifo]);
   t.equal(r.code, 1);
   t.equal(r.lines.length, 1);
   t.match(r.lines[0], { error: new RegExp(`^no data from ${fifo} within ${FIRST_OCTETS_TIMEOUT_MS / 1000} s: `), offset: 0 });
@@ -122,7 +106,7 @@ t.test('a FIFO that never writes: an error after the first-octets deadline, not 
   // A writer that holds the FIFO open and never writes (O_RDWR keeps both ends open on Linux).
   const holder = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
   try {
-    const h = await run([fifo]);
+    const h = await runCli([fifo]);
     t.equal(h.code, 1);
     t.match(h.lines, [{ error: /^no data from .* within / }]);
   } finally {
@@ -138,7 +122,7 @@ t.test('a FIFO that delivers a dump is decoded as it streams', { skip: spawnSync
   const writer = spawn('sh', ['-c', `cat > ${JSON.stringify(fifo)}`], { stdio: ['pipe', 'ignore', 'ignore'] });
   const closed = new Promise((resolve) => writer.on('close', resolve));
   writer.stdin.end(bytes);
-  const r = await run([fifo]);
+  const r = await runCli([fifo]);
   await closed;
   t.equal(r.code, 0);
   t.equal(r.lines.length, 300);
@@ -150,7 +134,7 @@ t.test('a truncated gzip: the records before the cut, then the gzip error', asyn
   const whole = gzipSync(dump(3000), { level: 1 });
   const file = join(dir, 'cut.gz');
   writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 2)));
-  const r = await run([file]);
+  const r = await runCli([file]);
   t.equal(r.code, 1);
   const last = r.lines.at(-1);
   t.match(last, { error: 'gzip data is corrupt: unexpected end of file', offset: 0, code: null, subcode: null });
@@ -166,7 +150,7 @@ t.test('garbage after a valid pcap header: one framing error, reading stops', as
   t.equal(header.length, 24);
   const file = join(dir, 'garbage.pcap');
   writeFileSync(file, Buffer.concat([header, Buffer.alloc(4 << 20, 0xee)]));
-  const r = await run([file]);
+  const r = await runCli([file]);
   t.equal(r.code, 1);
   t.equal(r.lines.length, 1);
   t.match(r.lines[0], { error: /^pcap: record 1 claims 4008636142 octets, more than 16777216/, offset: 24, code: null });
@@ -174,7 +158,7 @@ t.test('garbage after a valid pcap header: one framing error, reading stops', as
   const good = pcapFile(1, [ethernet(ipv4Tcp({ seq: 1, syn: true, payload: KEEPALIVE }))]);
   const file2 = join(dir, 'frame-then-garbage.pcap');
   writeFileSync(file2, Buffer.concat([good, Buffer.alloc(1 << 20, 0xee)]));
-  const r2 = await run([file2]);
+  const r2 = await runCli([file2]);
   t.equal(r2.code, 1);
   t.match(r2.lines, [{ frame: 1, type: 'KEEPALIVE' }, { error: /^pcap: record 2 claims/, offset: good.length }]);
   t.equal(r2.lines.length, 2);
@@ -186,23 +170,23 @@ t.test('hex text files (plain or gzip) decode like --hex; other text is refused'
   const text = `0x${KEEPALIVE.toString('hex')}\n${update.toString('hex').replace(/(..)/g, '$1 ')}\n`;
   const file = join(dir, 'messages.txt');
   writeFileSync(file, text);
-  const r = await run([file]);
-  const hex = await run(['--hex', text]);
+  const r = await runCli([file]);
+  const hex = await runCli(['--hex', text]);
   t.equal(r.code, 0);
   t.same(r.lines, hex.lines, 'same lines as --hex');
   t.match(r.lines, [{ offset: 0, type: 'KEEPALIVE' }, { offset: 19, type: 'UPDATE', nlri: ['10.1.2.0/24'] }]);
   const gz = join(dir, 'messages.txt.gz');
   writeFileSync(gz, gzipSync(text));
-  t.same((await run([gz])).lines, r.lines);
+  t.same((await runCli([gz])).lines, r.lines);
   const bad = join(dir, 'bad.txt');
   // A bad character past the first 512 (which must all be hex text to be taken as hex): the messages before it, then the error.
   writeFileSync(bad, `${KEEPALIVE.toString('hex')}\n`.repeat(20) + 'zz\n');
-  const rb = await run([bad]);
+  const rb = await runCli([bad]);
   t.equal(rb.code, 1);
   t.equal(rb.lines.length, 21);
   t.match(rb.lines[19], { offset: 19 * 19, type: 'KEEPALIVE' });
   t.match(rb.lines[20], { error: 'hex text: not a hex digit: "z" at character 781', code: null });
   const words = join(dir, 'words.txt');
   writeFileSync(words, 'deadbeef is hex but no BGP marker\n');
-  t.match((await run([words])).lines, [{ error: /words\.txt is not a known format/ }]);
+  t.match((await runCli([words])).lines, [{ error: /words\.txt is not a known format/ }]);
 });
