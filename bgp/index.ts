@@ -19,8 +19,10 @@
  *   attribute-discard), not exceptions. Encoders throw plain Errors, because a message we cannot encode is a bug
  *   on our side, not the peer's.
  * - The session (session/session.ts) runs the RFC 4271 §8 state machine (fsm/, a pure transition function with an
- *   injectable Clock), and its timers. It owns the socket, and it is the only place where a BgpError becomes a
- *   NOTIFICATION on the wire. It negotiates capabilities from the two OPENs (`negotiate`, `codecContextFor`).
+ *   injectable Clock): it feeds the FSM events and performs the actions it returns, through small modules beside
+ *   it (connection, collision, timers, restart, tx-pump, prefix-limit, inbound, open-exchange). Its connection
+ *   (session/connection.ts) owns the socket and is the only place where a BgpError becomes a NOTIFICATION on the
+ *   wire. It negotiates capabilities from the two OPENs (`negotiate`, `codecContextFor`).
  * - Adj-RIB-Out (rib/adj-rib-out.ts) keeps, per peer, what the peer has been sent and what it should have. The
  *   export rules (rib/export.ts) shape the attributes per peer: eBGP or iBGP, NEXT_HOP, AS_TRANS with AS4_PATH.
  * - The packer (rib/packer.ts) is pulled by the session while its socket is writable. It builds one UPDATE at a
@@ -201,3 +203,5 @@ export { Session } from './session/session.ts';
 export type { NotificationRecord, SessionOptions, SessionStats, TxSource } from './session/session.ts';
 export { FakeClock, realClock } from './fsm/clock.ts';
 export type { Clock, TimerHandle } from './fsm/clock.ts';
+export { SessionState, describeReason } from './fsm/state.ts';
+export type { StateReason } from './fsm/state.ts';

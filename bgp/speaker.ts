@@ -32,8 +32,9 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import type { SessionOptions } from './session/session.ts';
+import type { SessionOptions, TxSource } from './session/session.ts';
 import { BgpListener } from './session/listener.ts';
+import type { AcceptingSession } from './session/listener.ts';
 
 /** One configured BGP neighbour. Durations in seconds. */
 export interface PeerConfig {
@@ -89,8 +90,12 @@ export interface SpeakerOptions {
   readonly createListener?: (address: string, port: number) => PeerListener;
 }
 
-/** What the Speaker needs from a session (bgp/session/session.ts implements it). */
-export interface PeerSession extends EventEmitter {
+/**
+ * What the Speaker needs from a session (bgp/session/session.ts implements it; the listener hands it accepted
+ * connections, see AcceptingSession). Events: 'stateChange', 'established', 'down', 'routeRefresh', 'endOfRib',
+ * 'update' as documented in bgp/session/session.ts.
+ */
+export interface PeerSession extends EventEmitter, AcceptingSession {
   readonly name: string;
   readonly state: string;
   readonly negotiated: Negotiated | undefined;
@@ -98,27 +103,28 @@ export interface PeerSession extends EventEmitter {
   readonly stats: {
     readonly messagesSent: Readonly<Record<string, number>>;
     readonly messagesReceived: Readonly<Record<string, number>>;
-    readonly prefixesReceived?: number;
-    readonly updatesReceived?: number;
+    readonly prefixesReceived: number;
+    readonly updatesReceived: number;
     readonly establishedAt?: number;
-    readonly flaps?: number;
+    readonly flaps: number;
     readonly lastNotificationSent?: unknown;
     readonly lastNotificationReceived?: unknown;
   };
-  /** The local address of the connected socket, when the session layer exposes it. */
-  readonly localAddress?: string;
+  /** The local address of the connected socket; undefined while not connected. */
+  readonly localAddress: string | undefined;
   start(): void;
   stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void>;
   reset(cease?: { subcode: number; shutdownCommunication?: string }): void;
-  setTxSource(src: { nextMessage(ctx: CodecContext, maxLength: number): Buffer | undefined }): void;
+  setTxSource(src: TxSource): void;
   kickTx(): void;
 }
 
-/** What the Speaker needs from the listener (bgp/session/listener.ts). */
+/** What the Speaker needs from the listener (bgp/session/listener.ts implements it). */
 export interface PeerListener {
   register(remoteAddress: string, session: PeerSession): void;
-  unregister?(remoteAddress: string): void;
-  listen?(): Promise<void>;
+  unregister(remoteAddress: string): void;
+  /** Rejects with the OS error when the address cannot be bound. */
+  listen(): Promise<void>;
   close(): Promise<void> | void;
 }
 
@@ -212,13 +218,13 @@ export class Speaker extends EventEmitter {
     this.bgpIdentifier = opts.bgpIdentifier;
     this.clock = opts.clock ?? realClock;
     this.restarting = opts.gracefulRestart?.restarting ?? false;
-    this.createSession = opts.createSession ?? ((o) => new Session(o) as unknown as PeerSession);
+    this.createSession = opts.createSession ?? ((o) => new Session(o));
     if (opts.listen !== undefined) {
-      const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }) as unknown as PeerListener);
+      const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }));
       this.listener = make(opts.listen.address, opts.listen.port);
-      this.listenerReady = this.listener.listen?.();
+      this.listenerReady = this.listener.listen();
       // surfaced by ready(); also as an 'error' event when someone listens (an unheard 'error' would throw)
-      this.listenerReady?.catch((err: unknown) => this.emitError(err));
+      this.listenerReady.catch((err: unknown) => this.emitError(err));
     }
   }
 
@@ -233,7 +239,7 @@ export class Speaker extends EventEmitter {
    * after shutdown().
    */
   retryListen(): Promise<void> {
-    if (this.listener?.listen === undefined || this.closed) return Promise.resolve();
+    if (this.listener === undefined || this.closed) return Promise.resolve();
     this.listenerReady = this.listener.listen();
     return this.listenerReady;
   }
@@ -242,12 +248,13 @@ export class Speaker extends EventEmitter {
   addPeer(cfg: PeerConfig): void {
     if (this.closed) throw new Error('speaker is shut down');
     if (this.peersByName.has(cfg.name)) throw new Error(`peer ${JSON.stringify(cfg.name)} already exists`);
+    const grOptions = this.grOptionsFor(cfg, false);
     const entry: PeerEntry = {
       cfg,
-      session: undefined as unknown as PeerSession,
+      session: this.createSession(this.sessionOptions(cfg, grOptions)),
       rib: new AdjRibOut(),
       endOfRibReceived: new Set(),
-      grOptions: undefined,
+      grOptions,
       restartDone: false,
     };
     if (this.initialSyncDone) entry.rib.markInitialSyncDone();
@@ -256,16 +263,19 @@ export class Speaker extends EventEmitter {
     this.attachSession(entry);
   }
 
-  private sessionOptions(entry: PeerEntry): SessionOptions {
-    const c = entry.cfg;
-    const gr = c.gracefulRestart === false ? undefined : {
+  /** The graceful restart options handed to a new session of this peer (undefined: not advertised). */
+  private grOptionsFor(c: PeerConfig, restartDone: boolean): PeerEntry['grOptions'] {
+    if (c.gracefulRestart === false) return undefined;
+    return {
       restartTimeSec: c.gracefulRestart?.restartTimeSec ?? DEFAULT_RESTART_TIME_SEC,
       // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
-      restarting: this.restarting && !entry.restartDone,
+      restarting: this.restarting && !restartDone,
       forwardingPreserved: true,
     };
-    entry.grOptions = gr;
-    const o: SessionOptions = {
+  }
+
+  private sessionOptions(c: PeerConfig, gr: PeerEntry['grOptions']): SessionOptions {
+    return {
       name: c.name,
       localAs: this.localAs,
       peerAs: c.peerAs,
@@ -286,8 +296,7 @@ export class Speaker extends EventEmitter {
       extendedMessage: c.extendedMessage ?? true,
       maxPrefixes: c.maxPrefixes,
       clock: this.clock,
-    } as SessionOptions;
-    return o;
+    };
   }
 
   private exportPeer(entry: PeerEntry, n: Negotiated): ExportPeer {
@@ -305,9 +314,9 @@ export class Speaker extends EventEmitter {
     };
   }
 
+  /** Wires the entry's (new) session to its Adj-RIB-Out and the Speaker's events, registers and starts it. */
   private attachSession(entry: PeerEntry): void {
-    const session = this.createSession(this.sessionOptions(entry));
-    entry.session = session;
+    const session = entry.session;
     const name = entry.cfg.name;
     session.setTxSource({
       nextMessage: (_ctx: CodecContext, maxLength: number): Buffer | undefined => {
@@ -387,9 +396,11 @@ export class Speaker extends EventEmitter {
       return;
     }
     const oldSession = entry.session;
-    this.listener?.unregister?.(old.address);
+    this.listener?.unregister(old.address);
     entry.rib.reset();
     void oldSession.stop({ subcode: CeaseSubcode.OtherConfigurationChange }).catch(() => undefined);
+    entry.grOptions = this.grOptionsFor(cfg, entry.restartDone);
+    entry.session = this.createSession(this.sessionOptions(cfg, entry.grOptions));
     this.attachSession(entry);
   }
 
@@ -397,7 +408,7 @@ export class Speaker extends EventEmitter {
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
-    this.listener?.unregister?.(entry.cfg.address);
+    this.listener?.unregister(entry.cfg.address);
     entry.rib.reset();
     await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
   }

@@ -33,6 +33,7 @@ export const realClock: Clock = {
 };
 
 interface FakeTimer {
+  /** Creation order: ties fire in it. */
   readonly id: number;
   readonly at: number;
   readonly fn: () => void;
@@ -45,7 +46,8 @@ interface FakeTimer {
 export class FakeClock implements Clock {
   private t: number;
   private nextId = 1;
-  private readonly timers = new Map<number, FakeTimer>();
+  /** Pending timers by handle (the handle is an empty object only this map knows). */
+  private readonly timers = new Map<TimerHandle, FakeTimer>();
 
   /** @param startMs initial value of now() in ms (default 0). */
   constructor(startMs = 0) {
@@ -57,13 +59,13 @@ export class FakeClock implements Clock {
   }
 
   setTimer(fn: () => void, ms: number): TimerHandle {
-    const id = this.nextId++;
-    this.timers.set(id, { id, at: this.t + Math.max(0, ms), fn });
-    return { id } as unknown as TimerHandle;
+    const handle: TimerHandle = {};
+    this.timers.set(handle, { id: this.nextId++, at: this.t + Math.max(0, ms), fn });
+    return handle;
   }
 
   clearTimer(handle: TimerHandle | undefined): void {
-    if (handle) this.timers.delete((handle as unknown as { id: number }).id);
+    if (handle) this.timers.delete(handle);
   }
 
   /** Number of timers still pending. */
@@ -83,11 +85,15 @@ export class FakeClock implements Clock {
     const end = this.t + ms;
     for (;;) {
       let due: FakeTimer | undefined;
-      for (const timer of this.timers.values()) {
-        if (timer.at <= end && (!due || timer.at < due.at || (timer.at === due.at && timer.id < due.id))) due = timer;
+      let dueHandle: TimerHandle | undefined;
+      for (const [handle, timer] of this.timers) {
+        if (timer.at <= end && (!due || timer.at < due.at || (timer.at === due.at && timer.id < due.id))) {
+          due = timer;
+          dueHandle = handle;
+        }
       }
-      if (!due) break;
-      this.timers.delete(due.id);
+      if (!due || !dueHandle) break;
+      this.timers.delete(dueHandle);
       this.t = due.at;
       due.fn();
     }
