@@ -7,6 +7,7 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -119,11 +120,13 @@ t.test('a FIFO that delivers a dump is decoded as it streams', { skip: spawnSync
   const fifo = join(dir, 'fifo');
   t.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
   const bytes = gzipSync(dump(300));
-  const writer = spawn('sh', ['-c', `cat > ${JSON.stringify(fifo)}`], { stdio: ['pipe', 'ignore', 'ignore'] });
-  const closed = new Promise((resolve) => writer.on('close', resolve));
-  writer.stdin.end(bytes);
-  const r = await runCli([fifo]);
-  await closed;
+  // The writer opens the FIFO from this process once the decoder holds the read end (its open blocks until then),
+  // so the first octets come at once even on a loaded machine.
+  const decoding = runCli([fifo]);
+  const writer = await open(fifo, 'w');
+  await writer.write(bytes);
+  await writer.close();
+  const r = await decoding;
   t.equal(r.code, 0);
   t.equal(r.lines.length, 300);
   t.match(r.lines[299], { type: 'BGP4MP', message: { nlri: ['10.1.43.0/24'] } });
