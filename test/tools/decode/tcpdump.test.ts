@@ -8,8 +8,8 @@
 import t from 'tap';
 import { readFileSync, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { decodeCapture } from '../../../src/decode/stream.ts';
-import { CollectingSink } from '../../../src/decode/sink.ts';
+import { decodeCapture } from '../../../tools/decode/stream.ts';
+import { CollectingSink } from '../../../tools/decode/sink.ts';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
 
 type Json = Record<string, unknown>;

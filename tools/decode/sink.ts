@@ -2,8 +2,7 @@
  * Where decoders put their output lines. The CLI prints each line as JSON; `--summary` counts instead; the benchmark
  * and tests collect them.
  */
-// errors.ts directly (not codec.ts): keeps the CLI's start-up from loading the whole codec before it is needed.
-import { BgpError } from '../../bgp/errors.ts';
+import { BgpError } from './codec.ts';
 import type { BgpMessage, PathAttribute } from './codec.ts';
 
 /** Facts about a decoded line that the summary counts (the JSON line itself is not re-read). */

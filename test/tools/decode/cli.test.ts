@@ -3,28 +3,12 @@
  * built by hand (every supported type), and synthetic captures exercising session context from OPENs.
  */
 import t from 'tap';
-import { PassThrough } from 'node:stream';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { runDecode } from '../../../src/decode/cli.ts';
 import { KEEPALIVE, bgp4mpMessage, bgpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, simpleUpdate } from './build.ts';
+import { runCli } from './run.ts';
 
-type Line = Record<string, unknown>;
-
-async function run(argv: string[]): Promise<{ code: number; lines: Line[]; out: string; stderr: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const errChunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  err.on('data', (c: Buffer) => errChunks.push(c));
-  const code = await runDecode(argv, out, err);
-  const text = Buffer.concat(chunks).toString('utf8');
-  // Every output line must be JSON (JSON.parse throws and fails the test otherwise); --help prints text.
-  const lines = argv.includes('--help') ? [] : text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Line);
-  return { code, lines, out: text, stderr: Buffer.concat(errChunks).toString('utf8') };
-}
 
 /** An OPEN with 4-octet AS (65) and ADD-PATH (69) for IPv4 unicast in `mode` (RFC 6793, RFC 7911). */
 function open(asn: number, id: string, addPathMode?: number): Buffer {
@@ -61,45 +45,45 @@ function addPathUpdate(pathId: number, asn: number): Buffer {
 
 t.test('usage errors exit 2 with a message on stderr, never a stack trace', async (t) => {
   for (const argv of [[], ['--as2', '--as4', 'x'], ['--port', 'http', 'x'], ['--bogus', 'x'], ['a', 'b'], ['--hex', 'ff', 'file'], ['--add-path=ipv5', 'x']]) {
-    const r = await run(argv);
+    const r = await runCli(argv);
     t.equal(r.code, 2, `${argv.join(' ')} → 2`);
     t.match(r.stderr, /^herald decode: /);
     t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
   }
-  const missing = await run(['/nonexistent/file.mrt']);
+  const missing = await runCli(['/nonexistent/file.mrt']);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /cannot read \/nonexistent\/file.mrt: no such file/);
-  const help = await run(['--help']);
+  const help = await runCli(['--help']);
   t.equal(help.code, 0);
   t.match(help.out, /Usage: herald decode/);
-  const badHex = await run(['--hex', 'xyz']);
+  const badHex = await runCli(['--hex', 'xyz']);
   t.equal(badHex.code, 2);
 });
 
 t.test('--hex decodes one message or a stream; framing errors are error lines and exit 1', async (t) => {
-  const one = await run(['--hex', KEEPALIVE.toString('hex')]);
+  const one = await runCli(['--hex', KEEPALIVE.toString('hex')]);
   t.equal(one.code, 0);
   t.same(one.lines, [{ offset: 0, type: 'KEEPALIVE' }]);
   const update = simpleUpdate([65001, 65002], '192.0.2.1', ['10.1.2'], false);
   const spaced = Buffer.concat([update, KEEPALIVE]).toString('hex').replace(/(..)/g, '$1 ');
-  const stream = await run(['--hex', spaced, '--as2']);
+  const stream = await runCli(['--hex', spaced, '--as2']);
   t.equal(stream.code, 0);
   t.equal(stream.lines.length, 2);
   t.match(stream.lines[0], { offset: 0, type: 'UPDATE', nlri: ['10.1.2.0/24'], origin: 'IGP', nextHop: '192.0.2.1', asPath: [{ type: 'AS_SEQUENCE', asns: [65001, 65002] }] });
   t.match(stream.lines[1], { offset: update.length, type: 'KEEPALIVE' });
   // Without --as2 the AS width is guessed: 2-octet first, so the same result.
-  const guessed = await run(['--hex', Buffer.concat([update]).toString('hex')]);
+  const guessed = await runCli(['--hex', Buffer.concat([update]).toString('hex')]);
   t.match(guessed.lines[0], { asPath: [{ asns: [65001, 65002] }] });
-  const four = await run(['--hex', simpleUpdate([4200000000], '192.0.2.1', ['10.1.3']).toString('hex')]);
+  const four = await runCli(['--hex', simpleUpdate([4200000000], '192.0.2.1', ['10.1.3']).toString('hex')]);
   t.match(four.lines[0], { asPath: [{ asns: [4200000000] }] }, 'a 4-octet AS_PATH is recognised without OPENs');
   const bad = Buffer.from(KEEPALIVE);
   bad[0] = 0;
-  const r = await run(['--hex', Buffer.concat([bad, KEEPALIVE]).toString('hex')]);
+  const r = await runCli(['--hex', Buffer.concat([bad, KEEPALIVE]).toString('hex')]);
   t.equal(r.code, 1);
   t.match(r.lines[0], { error: /Connection Not Synchronized/, offset: 0, code: 1, subcode: 1 });
   t.match(r.lines.at(-1), { offset: 19, type: 'KEEPALIVE' });
   const shortOpen = bgpMessage(1, Buffer.from([4]));
-  const r2 = await run(['--hex', shortOpen.toString('hex')]);
+  const r2 = await runCli(['--hex', shortOpen.toString('hex')]);
   t.equal(r2.code, 1);
   t.match(r2.lines[0], { offset: 0, code: 1, subcode: 2 }, 'OPEN shorter than 29 octets: Bad Message Length');
 });
@@ -127,7 +111,7 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   ];
   const file = join(dir, 'dump');
   writeFileSync(file, gzipSync(Buffer.concat(records)));
-  const r = await run([file]);
+  const r = await runCli([file]);
   t.equal(r.code, 1, 'one malformed record → exit 1');
   t.equal(r.lines.length, 8);
   t.match(r.lines[0], { offset: 0, timestamp: 1700000000, type: 'BGP4MP', subtype: 'BGP4MP_MESSAGE', peerAs: 64512, localAs: 65000, peerIp: '198.51.100.1', localIp: '198.51.100.2', message: { type: 'UPDATE', nlri: ['10.0.0.0/24', '10.0.1.0/24'], asPath: [{ asns: [64512, 64513] }] } });
@@ -140,7 +124,7 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   t.match(r.lines[6], { offset: offsets[6], type: 'OSPFv2', note: /not decoded/ });
   t.match(r.lines[7], { message: { type: 'KEEPALIVE' } });
 
-  const s = await run(['--summary', file]);
+  const s = await runCli(['--summary', file]);
   t.equal(s.code, 1);
   t.equal(s.lines.length, 2, 'the error line, then the summary');
   t.match(s.lines[0], { error: /Connection Not Synchronized/ });
@@ -161,44 +145,44 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   const cut = join(dir, 'cut');
   const whole = Buffer.concat([records[0]!, records[7]!]);
   writeFileSync(cut, whole.subarray(0, whole.length - 3));
-  const rc = await run([cut]);
+  const rc = await runCli([cut]);
   t.equal(rc.code, 1);
   t.equal(rc.lines.length, 2);
   t.match(rc.lines[1], { error: /truncated MRT record/, offset: records[0]!.length, code: null, subcode: null });
 
   const junk = join(dir, 'junk');
   writeFileSync(junk, Buffer.from('this is not BGP data at all'));
-  const rj = await run([junk]);
+  const rj = await runCli([junk]);
   t.equal(rj.code, 1);
-  t.match(rj.lines, [{ error: /neither pcap, pcapng nor MRT/, offset: 0 }]);
+  t.match(rj.lines, [{ error: /junk is not a known format: expected a pcap or pcapng capture, an MRT dump or BGP messages in hex \(plain, gzip or bzip2\); its first octets are 74 68 69 73 /, offset: 0 }]);
   const empty = join(dir, 'empty.gz');
   writeFileSync(empty, gzipSync(Buffer.alloc(0)));
-  const re = await run([empty]);
+  const re = await runCli([empty]);
   t.equal(re.code, 0, 'an empty dump is not an error');
   t.same(re.lines, [{ note: 'input is empty', offset: 0 }]);
   const badGz = join(dir, 'bad.gz');
   writeFileSync(badGz, gzipSync(Buffer.from('x')).subarray(0, 12));
-  const rg = await run([badGz]);
+  const rg = await runCli([badGz]);
   t.equal(rg.code, 1);
   t.match(rg.lines[0], { error: /gzip data is corrupt/ });
   // Two layers are undone; a third is refused (it used to be passed on still compressed, as "neither pcap...").
   const mrt = Buffer.concat(records);
   const two = join(dir, 'two.gz.gz');
   writeFileSync(two, gzipSync(gzipSync(mrt)));
-  const r2 = await run([two]);
-  const r1 = await run([file]);
+  const r2 = await runCli([two]);
+  const r1 = await runCli([file]);
   t.same(r2.lines, r1.lines, 'two layers decode like one');
   t.ok(r2.lines.length > 0);
   const three = join(dir, 'three.gz.gz.gz');
   writeFileSync(three, gzipSync(gzipSync(gzipSync(mrt))));
-  const r3 = await run([three]);
+  const r3 = await runCli([three]);
   t.equal(r3.code, 1);
   t.match(r3.lines[0], { error: 'too many compression layers (more than 2)' });
 });
 
 t.test('--hex with no hex digits is a usage error', async (t) => {
   for (const hex of ['-', '0x', '', ' : ']) {
-    const r = await run(['--hex', hex]);
+    const r = await runCli(['--hex', hex]);
     t.equal(r.code, 2, `--hex "${hex}" → 2`);
     t.equal(r.stderr, 'herald decode: --hex: no hex digits\n');
     t.equal(r.out, '');
@@ -228,7 +212,7 @@ t.test('pcap: OPENs negotiate 4-octet AS and ADD-PATH; other ports are found by 
   frames.push(ethernet(ipv4Tcp({ ...a, seq: seqA, payload: upd.subarray(0, 10) })));
   const file = join(dir, 'session.pcap');
   writeFileSync(file, pcapFile(1, frames));
-  const r = await run([file]);
+  const r = await runCli([file]);
   t.equal(r.code, 0);
   t.equal(r.lines.length, 3);
   t.match(r.lines[0], { frame: 3, src: '192.0.2.1:40000', dst: '192.0.2.2:179', type: 'OPEN', capabilities: [{ code: 1 }, { code: 65, asNumber: 4200000001 }, { code: 69 }] });
@@ -240,7 +224,7 @@ t.test('pcap: OPENs negotiate 4-octet AS and ADD-PATH; other ports are found by 
   const frames6 = [ethernet(ipv4Tcp({ ...mid, seq: 9, payload: tail })), ethernet(ipv4Tcp({ ...mid, seq: 9 + tail.length, payload: KEEPALIVE }))];
   const file2 = join(dir, 'mid.pcap');
   writeFileSync(file2, pcapFile(101, frames6.map((f) => f.subarray(14, f.length - 4))));
-  const r2 = await run([file2]);
+  const r2 = await runCli([file2]);
   t.equal(r2.code, 0);
   t.match(r2.lines, [{ note: /skipped \d+ octets: capture starts inside the session/, frame: 1 }, { frame: 1, type: 'KEEPALIVE', src: '192.0.2.1:1179' }, { frame: 2, type: 'KEEPALIVE' }]);
   t.equal(r2.lines.length, 3);

@@ -11,7 +11,7 @@
  * hop-by-hop, routing, destination-options, fragment (first fragment only) and AH headers skipped.
  * TCP (RFC 9293): header options skipped; flags kept for SYN/FIN/RST.
  */
-import { ipv4String, ipv6String } from './addr.ts';
+import { formatIPv4, formatIPv6 } from './codec.ts';
 
 /** A TCP segment with its endpoints. Addresses are canonical strings ("192.0.2.1", "2001:db8::1"). */
 export interface TcpSegment {
@@ -59,15 +59,15 @@ function parseIpv4(b: Buffer, o: number): PacketResult {
   // TSO captures record Total Length 0; otherwise cut link-layer padding.
   const wireEnd = totalLength === 0 ? b.length : o + totalLength;
   if (wireEnd < o + ihl) return { kind: 'skip', reason: 'IPv4 Total Length shorter than its header' };
-  return parseTcp(b, o + ihl, Math.min(b.length, wireEnd), wireEnd, ipv4String(b, o + 12), ipv4String(b, o + 16));
+  return parseTcp(b, o + ihl, Math.min(b.length, wireEnd), wireEnd, formatIPv4(b, o + 12), formatIPv4(b, o + 16));
 }
 
 function parseIpv6(b: Buffer, o: number): PacketResult {
   if (o + 40 > b.length) return { kind: 'skip', reason: 'truncated IPv6 header' };
   const payloadLength = b.readUInt16BE(o + 4);
   let next = b[o + 6];
-  const src = ipv6String(b, o + 8);
-  const dst = ipv6String(b, o + 24);
+  const src = formatIPv6(b, o + 8);
+  const dst = formatIPv6(b, o + 24);
   const wireEnd = payloadLength === 0 ? b.length : o + 40 + payloadLength;
   const end = Math.min(b.length, wireEnd);
   let p = o + 40;

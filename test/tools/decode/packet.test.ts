@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Test } from 'tap';
-import { parseFrame } from '../../../src/decode/packet.ts';
+import { parseFrame } from '../../../tools/decode/packet.ts';
 import { ethernet, ipv4Tcp, ipv6Tcp } from './build.ts';
 
 const payload = Buffer.from('hello');

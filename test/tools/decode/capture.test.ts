@@ -1,6 +1,6 @@
 import t from 'tap';
-import { captureFormat, readCapture } from '../../../src/decode/capture.ts';
-import type { CaptureFrame } from '../../../src/decode/capture.ts';
+import { captureFormat, readCapture } from '../../../tools/decode/capture.ts';
+import type { CaptureFrame } from '../../../tools/decode/capture.ts';
 import { ethernet, ipv4Tcp, pcapFile, pcapngFile } from './build.ts';
 
 const frames = [ethernet(ipv4Tcp({ seq: 1 })), ethernet(ipv4Tcp({ seq: 2 }))];

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { BgpStreamSplitter } from '../../../src/decode/splitter.ts';
-import type { SplitItem } from '../../../src/decode/splitter.ts';
+import { BgpStreamSplitter } from '../../../tools/decode/splitter.ts';
+import type { SplitItem } from '../../../tools/decode/splitter.ts';
 import { KEEPALIVE, bgpMessage, simpleUpdate } from './build.ts';
 
 const max = (): number => 4096;

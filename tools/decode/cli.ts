@@ -5,21 +5,21 @@
  * Exit codes: 0 when no error line was printed, 1 when any was (malformed message or record, unreadable input),
  * 2 for usage errors (bad options, no input, file not found). Never prints a stack trace.
  */
-import { readFile } from 'node:fs/promises';
 import * as nodeModule from 'node:module';
 import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { parseHex } from './hex.ts';
 import type { DecodeSink, ErrorLine, LineStats } from './sink.ts';
-import type { StreamOptions } from './stream.ts';
+import type { decodeFile as DecodeFile } from './file.ts';
+import type { BgpMessageStream as MessageStream, StreamOptions } from './stream.ts';
 import { SummarySink } from './summary.ts';
 
 export const DECODE_USAGE = `Usage: herald decode [options] <file>
        herald decode [options] --hex <HEX>
 
 Decodes BGP messages and prints one JSON object per line.
-<file> is a pcap or pcapng capture, or an MRT dump (RFC 6396), plain, gzip or bzip2
-(detected by content, not by name); "-" reads standard input.
+<file> is a pcap or pcapng capture, an MRT dump (RFC 6396) or BGP messages in hex text,
+plain, gzip or bzip2 (told from its first octets, not from its name); "-" reads standard input.
 
 Options:
   --hex <HEX>          decode hex instead of a file: one BGP message or several back to back
@@ -39,7 +39,7 @@ Exit status: 0 no error, 1 some message or record was malformed, 2 usage error.
 class UsageError extends Error {}
 
 /** Line writer that batches output into large writes and honours back-pressure between batches. */
-class LineOut implements DecodeSink {
+export class LineOut implements DecodeSink {
   private chunks: string[] = [];
   private size = 0;
   private readonly out: Writable;
@@ -159,15 +159,6 @@ export function parseDecodeArgs(argv: readonly string[]): DecodeArgs | 'help' {
   };
 }
 
-async function readInput(file: string): Promise<Buffer> {
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
-  }
-  return readFile(file);
-}
-
 /**
  * Runs `herald decode` with `argv` (the arguments after "decode"), writing JSON lines to `out` and usage/diagnostics
  * to `err`. Resolves to the exit code; never rejects.
@@ -187,19 +178,20 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
   // The decoders and the codec are loaded only now, with Node's compile cache on: type-stripping the codec's
   // modules dominates a cold start (about 0.4 s), a warm cache brings it to a few tens of ms.
   nodeModule.enableCompileCache?.();
-  let modules;
+  let decodeFile: typeof DecodeFile | undefined;
+  let BgpMessageStream: typeof MessageStream | undefined;
   try {
-    modules = await Promise.all([import('./input.ts'), import('./mrt.ts'), import('./stream.ts')]);
+    if (args.hex !== undefined) ({ BgpMessageStream } = await import('./stream.ts'));
+    else ({ decodeFile } = await import('./file.ts'));
   } catch (e) {
     err.write(`herald decode: cannot load the decoder: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
-  const [{ InputError, decompress, formatOf }, { MrtReader }, { decodeBgpStream, decodeCapture }] = modules;
   const writer = new LineOut(out, !args.summary);
   const summary = args.summary ? new SummarySink(writer) : undefined;
   const sink: DecodeSink = summary ?? writer;
   try {
-    if (args.hex !== undefined) {
+    if (BgpMessageStream && args.hex !== undefined) {
       let bytes: Buffer;
       try {
         bytes = parseHex(args.hex);
@@ -209,39 +201,12 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
         err.write(`herald decode: --hex: ${e instanceof Error ? e.message : String(e)}\n`);
         return 2;
       }
-      decodeBgpStream(bytes, sink, args.stream);
+      const stream = new BgpMessageStream(sink, args.stream);
+      stream.push(bytes);
+      stream.end();
     } else {
-      const file = args.file as string;
-      let raw: Buffer;
-      try {
-        raw = await readInput(file);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        err.write(`herald decode: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : e instanceof Error ? e.message : String(e)}\n`);
-        return 2;
-      }
-      let bytes: Buffer;
-      let compressed = false;
-      try {
-        const d = decompress(raw);
-        bytes = d.bytes;
-        compressed = d.compression !== 'none';
-      } catch (e) {
-        sink.error({ error: e instanceof InputError ? e.message : String(e), offset: 0, code: null, subcode: null });
-        bytes = Buffer.alloc(0);
-      }
-      const format = bytes.length > 0 ? formatOf(bytes) : undefined;
-      if (format === 'mrt') {
-        const reader = new MrtReader(bytes, sink);
-        while (!reader.step(2000) && !writer.closed) await writer.drain();
-      } else if (format === 'pcap' || format === 'pcapng') {
-        decodeCapture(bytes, sink, args.stream);
-      } else if (bytes.length > 0) {
-        sink.error({ error: 'input is neither pcap, pcapng nor MRT (judged by its first bytes)', offset: 0, code: null, subcode: null });
-      } else if (raw.length === 0 || compressed) {
-        // An empty dump (RIS writes empty update files in quiet periods) holds no records: not an error.
-        sink.note({ note: 'input is empty', offset: 0 });
-      }
+      const code = await decodeFile?.(args.file as string, sink, writer, args.stream, err);
+      if (code !== undefined) return code;
     }
     if (summary) writer.raw({ summary: summary.summary() });
   } catch (e) {

@@ -11,7 +11,8 @@
  * A fallback reading is used only when the first has RFC 7606 problems or fails and the fallback does better. The
  * options `as4`/`addPath` force a value for every session instead.
  */
-import { captureFormat, readCapture } from './capture.ts';
+import { readCapture } from './capture.ts';
+import type { CaptureItem } from './capture.ts';
 import type { BgpMessage, CodecContext } from './codec.ts';
 import { decodeForOutput, problemError } from './message.ts';
 import { parseFrame } from './packet.ts';
@@ -126,12 +127,21 @@ function hasBgpHeader(b: Buffer): boolean {
   return false;
 }
 
+/** Decodes the BGP messages of a capture's frames as they are read (see {@link captureDecoder}). */
+export interface CaptureDecoder {
+  /** One item of a capture reader (capture.ts), in file order. */
+  item(item: CaptureItem): void;
+  /** The capture ended: delivers what TCP reassembly still holds and reports messages left incomplete. */
+  end(): void;
+  readonly counts: CaptureCounts;
+}
+
 /**
- * Decodes every BGP message in a pcap or pcapng capture into `sink`.
+ * A decoder of every BGP message in a pcap or pcapng capture into `sink`, fed frame by frame.
  * Lines: `{ frame, timestamp, src, dst, ...messageToJson(msg) }`; errors carry `offset` (the frame's offset in the
  * file), `frame`, `src`, `dst` and `streamOffset` (octets from the start of that direction's TCP stream).
  */
-export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOptions = {}): CaptureCounts {
+export function captureDecoder(sink: DecodeSink, options: StreamOptions = {}): CaptureDecoder {
   const ports = options.ports ?? new Set([179]);
   const counts: CaptureCounts = { frames: 0, segments: 0, messages: 0, errors: 0 };
   const directions = new Map<string, Direction>();
@@ -221,12 +231,11 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
     }
   };
 
-  for (const item of readCapture(buf)) {
+  const item = (item: CaptureItem): void => {
     if (item.kind === 'problem') {
       counts.errors++;
       sink.error({ error: item.message, offset: item.offset, code: null, subcode: null });
-      if (!item.recoverable) break;
-      continue;
+      return;
     }
     counts.frames++;
     current = { frame: item.frame, offset: item.offset, timestamp: item.timestamp };
@@ -236,12 +245,12 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
         noted.add(parsed.reason);
         sink.note({ note: `frame not decoded: ${parsed.reason}`, frame: item.frame, offset: item.offset });
       }
-      continue;
+      return;
     }
     const seg = parsed.segment;
     counts.segments++;
     const d = directionFor(seg);
-    if (d.bgp === false) continue;
+    if (d.bgp === false) return;
     feed(d, d.tcp.push(seg, current));
     if (seg.ackFlag) {
       const rev = directions.get(d.reverseKey);
@@ -250,42 +259,76 @@ export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOpti
         current = { frame: item.frame, offset: item.offset, timestamp: item.timestamp };
       }
     }
-  }
-  for (const d of directions.values()) {
-    feed(d, d.tcp.flush());
-    if (d.splitter) handle(d, d.splitter.end());
-  }
-  return counts;
+  };
+  const end = (): void => {
+    for (const d of directions.values()) {
+      feed(d, d.tcp.flush());
+      if (d.splitter) handle(d, d.splitter.end());
+    }
+  };
+  return { item, end, counts };
+}
+
+/** Decodes every BGP message of an in-memory pcap or pcapng capture into `sink` (tests, in-process use). */
+export function decodeCapture(buf: Buffer, sink: DecodeSink, options: StreamOptions = {}): CaptureCounts {
+  const decoder = captureDecoder(sink, options);
+  for (const item of readCapture(buf)) decoder.item(item);
+  decoder.end();
+  return decoder.counts;
 }
 
 /**
- * Decodes a stream of whole BGP messages (each with its 19-octet header). Lines: `{ offset, ...messageToJson(msg) }`
- * with `offset` the message's position in the input. The context is forced by the options or guessed as for a
- * capture without OPENs.
+ * Decodes a stream of whole BGP messages (each with its 19-octet header), pushed in pieces of any size: hex input.
+ * Lines: `{ offset, ...messageToJson(msg) }` with `offset` the message's position in the stream. The context is
+ * forced by the options or guessed as for a capture without OPENs.
  */
-export function decodeBgpStream(bytes: Buffer, sink: DecodeSink, options: StreamOptions = {}): number {
-  const candidates = sessionContexts(undefined, undefined, options);
-  const splitter = new BgpStreamSplitter(true);
-  let messages = 0;
-  for (const item of [...splitter.push(bytes, () => 65535), ...splitter.end()]) {
-    if (item.kind === 'message') {
-      try {
-        const dec = decodeForOutput(item.bytes, candidates);
-        messages++;
-        sink.line({ offset: item.offset, ...dec.json }, { message: dec.msg });
-        if (dec.problems.length > 0) sink.error(problemError(dec, item.offset, {}));
-      } catch (err) {
-        sink.error(errorLine(err, item.offset));
+export class BgpMessageStream {
+  private readonly sink: DecodeSink;
+  private readonly candidates: CodecContext[];
+  private readonly splitter = new BgpStreamSplitter(true);
+  /** Messages decoded so far. */
+  messages = 0;
+
+  constructor(sink: DecodeSink, options: StreamOptions = {}) {
+    this.sink = sink;
+    this.candidates = sessionContexts(undefined, undefined, options);
+  }
+
+  push(bytes: Buffer): void {
+    if (bytes.length > 0) this.handle(this.splitter.push(bytes, () => 65535));
+  }
+
+  end(): void {
+    this.handle(this.splitter.end());
+  }
+
+  private handle(items: readonly SplitItem[]): void {
+    const sink = this.sink;
+    for (const item of items) {
+      if (item.kind === 'message') {
+        try {
+          const dec = decodeForOutput(item.bytes, this.candidates);
+          this.messages++;
+          sink.line({ offset: item.offset, ...dec.json }, { message: dec.msg });
+          if (dec.problems.length > 0) sink.error(problemError(dec, item.offset, {}));
+        } catch (err) {
+          sink.error(errorLine(err, item.offset));
+        }
+      } else if (item.kind === 'error') {
+        sink.error({ error: item.message, offset: item.offset, code: item.code, subcode: item.subcode });
+      } else if (item.kind === 'truncated') {
+        sink.error({ error: `input ends inside a message: ${item.have} of ${item.need} octets`, offset: item.offset, code: null, subcode: null });
+      } else {
+        sink.note({ note: `skipped ${item.octets} octets: ${item.reason}`, offset: item.offset });
       }
-    } else if (item.kind === 'error') {
-      sink.error({ error: item.message, offset: item.offset, code: item.code, subcode: item.subcode });
-    } else if (item.kind === 'truncated') {
-      sink.error({ error: `input ends inside a message: ${item.have} of ${item.need} octets`, offset: item.offset, code: null, subcode: null });
-    } else {
-      sink.note({ note: `skipped ${item.octets} octets: ${item.reason}`, offset: item.offset });
     }
   }
-  return messages;
 }
 
-export { captureFormat };
+/** Decodes an in-memory stream of whole BGP messages (see BgpMessageStream); returns the number decoded. */
+export function decodeBgpStream(bytes: Buffer, sink: DecodeSink, options: StreamOptions = {}): number {
+  const stream = new BgpMessageStream(sink, options);
+  stream.push(bytes);
+  stream.end();
+  return stream.messages;
+}

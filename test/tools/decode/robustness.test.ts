@@ -4,15 +4,13 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCapture } from '../../../src/decode/capture.ts';
-import { decompress } from '../../../src/decode/input.ts';
-import { decodeMrt } from '../../../src/decode/mrt.ts';
-import { CollectingSink } from '../../../src/decode/sink.ts';
-import { decodeBgpStream, decodeCapture } from '../../../src/decode/stream.ts';
+import { readCapture } from '../../../tools/decode/capture.ts';
+import { decodeMrt } from '../../../tools/decode/mrt.ts';
+import { CollectingSink } from '../../../tools/decode/sink.ts';
+import { decodeBgpStream, decodeCapture } from '../../../tools/decode/stream.ts';
 import { KEEPALIVE, bgp4mpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, pcapngFile, simpleUpdate } from './build.ts';
-import { SHARED_BGP, SHARED_PRESENT } from './shared.ts';
+import { SHARED_BGP, SHARED_PRESENT, readMaybeGzip } from './shared.ts';
 
 function noThrow(f: () => unknown): boolean {
   f();
@@ -56,7 +54,7 @@ t.test('corrupted synthetic captures and dumps', async (t) => {
 t.test('corrupted real files', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
   const files = ['pcap/tcpdump/bgp-4byte-asn.pcap', 'pcap/tcpdump/bgp-role.pcapng', 'mrt/mrtparse/quagga_rib', 'mrt/mrtparse/openbgpd_rib_table-v2', 'mrt/mrtparse/bird6_bgp', 'mrt/mrtparse/openbgpd_rib_table'];
   for (const f of files) {
-    const seed = decompress(readFileSync(join(SHARED_BGP, f))).bytes;
+    const seed = readMaybeGzip(join(SHARED_BGP, f));
     fc.assert(fc.property(corrupted(seed), (b) => noThrow(() => (f.startsWith('mrt') ? decodeMrt(b, new CollectingSink()) : decodeCapture(b, new CollectingSink())))), { numRuns: 150 });
     t.pass(`${f}: 150 corrupted copies`);
   }

@@ -8,14 +8,15 @@
  * Every other type or subtype (OSPF, IS-IS, BGP4MP_ENTRY, BGP4MP_SNAPSHOT, ...) is skipped with a note line.
  *
  * Framing: each record is a 12-octet header (Timestamp, Type, Subtype, Length) and Length octets; the _ET types put a
- * 4-octet Microsecond Timestamp first, counted in Length (RFC 6396 §3). A record whose Length runs past the end of the
- * input ends the read with an error line (nothing after it can be framed); a record whose content is malformed gives
- * an error line and reading goes on with the next record.
+ * 4-octet Microsecond Timestamp first, counted in Length (RFC 6396 §3). Records are framed as the input streams in. A
+ * record whose Length runs past the end of the input, or above 16 MiB, ends the read with an error line (nothing
+ * after it can be framed); a record whose content is malformed gives an error line and reading goes on.
  */
-import { ipString, ipv4String, readPrefix } from './addr.ts';
-import { attributesToJson, decodePathAttributes } from './codec.ts';
+import { attributesToJson, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
 import type { CodecContext, PathAttribute } from './codec.ts';
 import { decodeForOutput, problemError } from './message.ts';
+import { feedAll } from './framing.ts';
+import type { UnitParser } from './framing.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
 
@@ -114,6 +115,26 @@ export function subtypeName(type: number, subtype: number): string {
   return (table as Record<number, string>)[subtype] ?? String(subtype);
 }
 
+/** The fields every line of a record starts with. */
+interface Head {
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly type: string | number;
+  readonly subtype: string;
+}
+
+/**
+ * Decoding contexts of BGP4MP messages by [4-octet AS ? 2 : 0] + [ADD-PATH ? 1 : 0] (RFC 6396 §4.4, RFC 8050 §3):
+ * extended messages always (a dump holds what the session accepted).
+ */
+const MESSAGE_CONTEXTS: readonly (readonly CodecContext[])[] = [false, true].flatMap((fourOctetAs) =>
+  [false, true].map((ap) => [{ fourOctetAs, extendedMessage: true, addPath: ap ? { ipv4: true, ipv6: true } : {} }]),
+);
+
+function messageContexts(as4: boolean, addPath: boolean): readonly CodecContext[] {
+  return MESSAGE_CONTEXTS[(as4 ? 2 : 0) + (addPath ? 1 : 0)] ?? [];
+}
+
 /** One framed MRT record. */
 export interface MrtRecord {
   /** Byte offset of the record header in the (decompressed) input. */
@@ -126,12 +147,15 @@ export interface MrtRecord {
   readonly body: Buffer;
 }
 
-/** True when `buf` starts with a plausible MRT record header (known Type, Length within the buffer or near it). */
+/** Largest MRT record Length read (octets): a header claiming more is not a record header (RFC 6396 §2). */
+export const MAX_MRT_RECORD = 16 * 1024 * 1024;
+
+/** True when `buf` starts with a plausible MRT record header: a known Type other than NULL, a Length up to 16 MiB. */
 export function looksLikeMrt(buf: Buffer): boolean {
   if (buf.length < 12) return false;
   const type = buf.readUInt16BE(4);
   const length = buf.readUInt32BE(8);
-  return MRT_TYPE_NAMES[type] !== undefined && type !== 0 && length <= 16 * 1024 * 1024;
+  return MRT_TYPE_NAMES[type] !== undefined && type !== 0 && length <= MAX_MRT_RECORD;
 }
 
 const BGP_HEADER = 19;
@@ -180,9 +204,9 @@ class Cursor {
   as(width: number, what: string): number {
     return width === 4 ? this.u32(what) : this.u16(what);
   }
-  ip(len: number, what: string): string {
+  ip(len: 4 | 16, what: string): string {
     this.need(len, what);
-    const s = ipString(this.b, this.pos, len);
+    const s = formatAddress(this.b, this.pos, len);
     this.pos += len;
     return s;
   }
@@ -194,61 +218,32 @@ class Cursor {
   }
 }
 
-function afiAddrLen(afi: number): number {
+function afiAddrLen(afi: number): 4 | 16 {
   if (afi === 1) return 4;
   if (afi === 2) return 16;
   throw new RecordError(`unsupported Address Family ${afi}`);
 }
 
 /**
- * The NLRI of a RIB_GENERIC entry (RFC 6396 §4.3.3): a single NLRI in MP_REACH encoding for (afi, safi).
- * Unicast/multicast: a prefix. Labeled (SAFI 4, RFC 8277): labels then prefix. VPN (SAFI 128, RFC 4364): labels,
- * Route Distinguisher, prefix. Anything else is returned as hex.
+ * The NLRI of a RIB_GENERIC entry (RFC 6396 §4.3.3): a single NLRI in MP_REACH encoding for (afi, safi), read with
+ * the codec. Unicast/multicast: a prefix. Labeled (SAFI 4, RFC 8277): labels then prefix. VPN (SAFI 128, RFC 4364):
+ * labels, Route Distinguisher, prefix. Anything else is returned as hex.
  */
 function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json: Record<string, unknown>; next: number } {
+  const family = afi === 1 ? 'ipv4-unicast' : afi === 2 ? 'ipv6-unicast' : undefined;
+  if (family && (safi === 1 || safi === 2)) {
+    const p = decodePrefixAt(b, pos, b.length, family, 'RIB_GENERIC NLRI');
+    return { json: { prefix: p.prefix, nlri: [p.prefix] }, next: p.next };
+  }
+  if (family && (safi === 4 || safi === 128)) {
+    const { entry, next } = decodeLabeledPrefixAt(b, pos, b.length, family, safi === 128, 'RIB_GENERIC NLRI');
+    const { labels, routeDistinguisher, prefix } = entry;
+    return { json: { ...(routeDistinguisher !== undefined ? { routeDistinguisher } : {}), labels: [...labels], prefix, nlri: [prefix] }, next };
+  }
   const c = new Cursor(b, pos);
   const bits = c.u8('NLRI length');
-  const n = (bits + 7) >> 3;
-  const body = c.bytes(n, 'NLRI');
-  const addrLen = afi === 1 ? 4 : afi === 2 ? 16 : 0;
-  if (addrLen > 0 && (safi === 1 || safi === 2)) {
-    const p = readPrefix(b, pos, c.pos, addrLen);
-    if (!p) throw new RecordError(`bad NLRI prefix length ${bits}`);
-    return { json: { prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
-  }
-  if (addrLen > 0 && (safi === 4 || safi === 128)) {
-    let o = 0;
-    const labels: number[] = [];
-    for (;;) {
-      if (o + 3 > body.length) throw new RecordError('truncated label stack');
-      const v = ((body[o] ?? 0) << 16) | ((body[o + 1] ?? 0) << 8) | (body[o + 2] ?? 0);
-      labels.push(v >>> 4);
-      o += 3;
-      if (v & 1 || v === 0x800000) break;
-    }
-    let rd: string | undefined;
-    if (safi === 128) {
-      if (o + 8 > body.length) throw new RecordError('truncated Route Distinguisher');
-      rd = routeDistinguisher(body, o);
-      o += 8;
-    }
-    const prefixBits = bits - o * 8;
-    if (prefixBits < 0 || prefixBits > addrLen * 8) throw new RecordError(`bad NLRI length ${bits}`);
-    const tmp = Buffer.concat([Buffer.from([prefixBits]), body.subarray(o)]);
-    const p = readPrefix(tmp, 0, tmp.length, addrLen);
-    if (!p) throw new RecordError(`bad NLRI length ${bits}`);
-    return { json: { ...(rd !== undefined ? { routeDistinguisher: rd } : {}), labels, prefix: p.prefix, nlri: [p.prefix] }, next: c.pos };
-  }
+  c.bytes((bits + 7) >> 3, 'NLRI');
   return { json: { nlriHex: b.subarray(pos, c.pos).toString('hex') }, next: c.pos };
-}
-
-/** RFC 4364 §4.2 Route Distinguisher text: "asn:nn" or "ip:nn". */
-function routeDistinguisher(b: Buffer, o: number): string {
-  const type = b.readUInt16BE(o);
-  if (type === 0) return `${b.readUInt16BE(o + 2)}:${b.readUInt32BE(o + 4)}`;
-  if (type === 1) return `${ipv4String(b, o + 2)}:${b.readUInt16BE(o + 6)}`;
-  if (type === 2) return `${b.readUInt32BE(o + 2)}:${b.readUInt16BE(o + 6)}`;
-  return b.subarray(o, o + 8).toString('hex');
 }
 
 /** The JSON form used for a path attribute list everywhere in `herald decode` output. */
@@ -257,77 +252,83 @@ export function attributesJson(attrs: readonly PathAttribute[]): Record<string, 
 }
 
 /**
- * Frames and decodes the records of an MRT byte stream into `sink` lines, a batch at a time (so a caller can wait for
- * its output to drain between batches).
+ * Frames the records of an MRT byte stream, chunk by chunk (see framing.ts), and decodes each into `sink` lines.
+ * A Length above {@link MAX_MRT_RECORD} or a record cut by the end of the input ends the read with an error line.
  */
-export class MrtReader {
-  private readonly buf: Buffer;
+export class MrtReader implements UnitParser {
   private readonly sink: DecodeSink;
   private readonly decoder: MrtDecoder;
-  private offset = 0;
   /** Records framed so far. */
   records = 0;
-  /** True once the input is exhausted or framing cannot continue. */
+  need = 12;
   done = false;
 
-  constructor(buf: Buffer, sink: DecodeSink) {
-    this.buf = buf;
+  constructor(sink: DecodeSink) {
     this.sink = sink;
     this.decoder = new MrtDecoder(sink);
   }
 
-  /** Decodes up to `maxRecords` records; returns `done`. */
-  step(maxRecords = Infinity): boolean {
-    const { buf, sink } = this;
-    let n = 0;
-    while (!this.done && n < maxRecords) {
-      const offset = this.offset;
-      if (offset >= buf.length) {
-        this.done = true;
-        break;
-      }
-      if (offset + 12 > buf.length) {
-        sink.error({ error: `truncated MRT header: ${buf.length - offset} of 12 octets`, offset, code: null, subcode: null });
-        this.done = true;
-        break;
-      }
-      const seconds = buf.readUInt32BE(offset);
-      const type = buf.readUInt16BE(offset + 4);
-      const subtype = buf.readUInt16BE(offset + 6);
-      const length = buf.readUInt32BE(offset + 8);
-      const end = offset + 12 + length;
-      if (end > buf.length) {
-        sink.error({
-          error: `truncated MRT record: Length ${length}, ${buf.length - offset - 12} octets left`,
-          offset,
+  feed(buf: Buffer, base: number): number {
+    let o = 0;
+    this.need = 12;
+    while (o + 12 <= buf.length) {
+      const type = buf.readUInt16BE(o + 4);
+      const subtype = buf.readUInt16BE(o + 6);
+      const length = buf.readUInt32BE(o + 8);
+      if (length > MAX_MRT_RECORD) {
+        this.sink.error({
+          error: `MRT record Length ${length} is over ${MAX_MRT_RECORD} octets: not a record header, reading stops`,
+          offset: base + o,
           code: null,
           subcode: null,
           type: MRT_TYPE_NAMES[type] ?? type,
           subtype: subtypeName(type, subtype),
         });
         this.done = true;
-        break;
+        return o;
       }
-      n++;
+      const end = o + 12 + length;
+      if (end > buf.length) {
+        this.need = 12 + length;
+        return o;
+      }
       this.records++;
-      this.offset = end;
+      const offset = base + o;
+      const seconds = buf.readUInt32BE(o);
       const et = type === 17 || type === 33 || type === 49;
+      o = end;
       if (et && length < 4) {
-        sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
+        this.sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
         continue;
       }
-      const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(offset + 12) % 1000000).padStart(6, '0')}`) : seconds;
-      this.decoder.record({ offset, timestamp, type, subtype, body: buf.subarray(offset + (et ? 16 : 12), end) });
+      const start = offset - base;
+      const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(start + 12) % 1000000).padStart(6, '0')}`) : seconds;
+      this.decoder.record({ offset, timestamp, type, subtype, body: buf.subarray(start + (et ? 16 : 12), end) });
     }
-    return this.done;
+    return o;
+  }
+
+  end(rest: Buffer, base: number, cut: boolean): void {
+    if (cut || rest.length === 0) return;
+    if (rest.length < 12) {
+      this.sink.error({ error: `truncated MRT header: ${rest.length} of 12 octets`, offset: base, code: null, subcode: null });
+      return;
+    }
+    const type = rest.readUInt16BE(4);
+    this.sink.error({
+      error: `truncated MRT record: Length ${rest.readUInt32BE(8)}, ${rest.length - 12} octets left`,
+      offset: base,
+      code: null,
+      subcode: null,
+      type: MRT_TYPE_NAMES[type] ?? type,
+      subtype: subtypeName(type, rest.readUInt16BE(6)),
+    });
   }
 }
 
-/** Decodes every record of an MRT byte stream into `sink`; returns the number of records framed. */
+/** Decodes every record of an in-memory MRT dump into `sink`; returns the number of records framed. */
 export function decodeMrt(buf: Buffer, sink: DecodeSink): number {
-  const reader = new MrtReader(buf, sink);
-  reader.step();
-  return reader.records;
+  return feedAll(buf, new MrtReader(sink)).records;
 }
 
 /** Stateful MRT record decoder (keeps the latest PEER_INDEX_TABLE for RIB entries). */
@@ -336,30 +337,46 @@ export class MrtDecoder {
   private peers: Peer[] = [];
   /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
   private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
+  private readonly names = new Map<number, { type: string | number; subtype: string; kind: string }>();
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
   }
 
+  /** Names of a record kind: Type, Subtype and "TYPE/SUBTYPE" (LineStats.mrt), built once per kind. */
+  private namesOf(type: number, subtype: number): { type: string | number; subtype: string; kind: string } {
+    const key = type * 65536 + subtype;
+    let n = this.names.get(key);
+    if (!n) {
+      const typeName = MRT_TYPE_NAMES[type] ?? type;
+      const sub = subtypeName(type, subtype);
+      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}` };
+      this.names.set(key, n);
+    }
+    return n;
+  }
+
   /** Decodes one framed record into zero or more sink lines. Never throws. */
   record(rec: MrtRecord): void {
-    const typeName = MRT_TYPE_NAMES[rec.type] ?? rec.type;
-    const sub = subtypeName(rec.type, rec.subtype);
-    const head = { offset: rec.offset, timestamp: rec.timestamp, type: typeName, subtype: sub };
+    const names = this.namesOf(rec.type, rec.subtype);
+    const typeName = names.type;
+    const sub = names.subtype;
+    const head: Head = { offset: rec.offset, timestamp: rec.timestamp, type: typeName, subtype: sub };
+    const kind = names.kind;
     try {
       switch (rec.type) {
         case 16:
         case 17:
-          this.bgp4mp(rec, head);
+          this.bgp4mp(rec, head, kind);
           return;
         case 13:
-          this.tableDumpV2(rec, head);
+          this.tableDumpV2(rec, head, kind);
           return;
         case 12:
-          this.tableDump(rec, head);
+          this.tableDump(rec, head, kind);
           return;
         case 5:
-          this.legacyBgp(rec, head);
+          this.legacyBgp(rec, head, kind);
           return;
         default:
           this.sink.note({ ...head, note: `MRT type ${typeName} is not decoded; record skipped`, length: rec.body.length });
@@ -369,7 +386,7 @@ export class MrtDecoder {
     }
   }
 
-  private bgp4mp(rec: MrtRecord, head: Record<string, unknown>): void {
+  private bgp4mp(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     const stateChange = st === 0 || st === 5;
     const message = st === 1 || st === 4 || (st >= 6 && st <= 11);
@@ -387,26 +404,24 @@ export class MrtDecoder {
     const ipLen = afiAddrLen(afi);
     const peerIp = c.ip(ipLen, 'Peer IP Address');
     const localIp = c.ip(ipLen, 'Local IP Address');
-    const session = { peerAs, localAs, interfaceIndex, peerIp, localIp };
     if (stateChange) {
+      const session = { peerAs, localAs, interfaceIndex, peerIp, localIp };
       const oldState = c.u16('Old State');
       const newState = c.u16('New State');
       this.sink.line(
         { ...head, ...session, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
-        { mrt: `${head.type}/${head.subtype}` },
+        { mrt: kind },
       );
       return;
     }
     const addPath = st >= 8;
-    const ctx: CodecContext = { fourOctetAs: as4, extendedMessage: true, addPath: addPath ? { ipv4: true, ipv6: true } : {} };
-    const candidates = [ctx];
-    const sessionKey = `${peerIp}|${localIp}`;
-    const adv = this.addPathOffered.get(sessionKey);
+    let candidates = messageContexts(as4, addPath);
     // Some writers (BIRD's mainline mrtdump) log ADD-PATH sessions with the plain MESSAGE subtypes: when the peer's
     // OPEN offered ADD-PATH, a reading with path identifiers is the fallback.
-    if (!addPath && adv) candidates.push({ ...ctx, addPath: adv });
-    const bytes = rec.body.subarray(c.pos);
-    const dec = decodeForOutput(bytes, candidates);
+    const sessionKey = this.addPathOffered.size > 0 || rec.body[c.pos + 18] === 1 ? `${peerIp}|${localIp}` : '';
+    const adv = sessionKey === '' ? undefined : this.addPathOffered.get(sessionKey);
+    if (!addPath && adv) candidates = [...candidates, { ...(candidates[0] as CodecContext), addPath: adv }];
+    const dec = decodeForOutput(rec.body.subarray(c.pos), candidates);
     if (dec.msg.type === 'OPEN') {
       const fams = { ipv4: false, ipv6: false };
       for (const cap of dec.msg.capabilities) {
@@ -419,14 +434,16 @@ export class MrtDecoder {
       if (fams.ipv4 || fams.ipv6) this.addPathOffered.set(sessionKey, fams);
       else this.addPathOffered.delete(sessionKey);
     }
-    this.sink.line({ ...head, ...session, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    // One object literal (no spreads): this is the line of almost every record of an update dump.
+    const line = { offset: head.offset, timestamp: head.timestamp, type: head.type, subtype: head.subtype, peerAs, localAs, interfaceIndex, peerIp, localIp, message: dec.json };
+    this.sink.line(line, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 
-  private tableDumpV2(rec: MrtRecord, head: Record<string, unknown>): void {
+  private tableDumpV2(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     if (st === 1) {
-      this.peerIndexTable(rec, head);
+      this.peerIndexTable(rec, head, kind);
       return;
     }
     const generic = st === 6 || st === 12;
@@ -449,8 +466,7 @@ export class MrtDecoder {
     } else {
       afi = st === 2 || st === 3 || st === 8 || st === 9 ? 1 : 2;
       safi = st === 3 || st === 5 || st === 9 || st === 11 ? 2 : 1;
-      const p = readPrefix(rec.body, c.pos, rec.body.length, afi === 1 ? 4 : 16);
-      if (!p) throw new RecordError('bad or truncated RIB prefix');
+      const p = decodePrefixAt(rec.body, c.pos, rec.body.length, afi === 1 ? 'ipv4-unicast' : 'ipv6-unicast', 'RIB prefix');
       nlri = { prefix: p.prefix, nlri: [p.prefix] };
       c.pos = p.next;
     }
@@ -482,10 +498,10 @@ export class MrtDecoder {
     if (c.pos !== rec.body.length) {
       this.sink.error({ error: `${rec.body.length - c.pos} octets after the last RIB entry`, offset: rec.offset, code: null, subcode: null, type: head.type, subtype: head.subtype });
     }
-    this.sink.line({ ...head, sequence, afi, safi, ...nlri, entries }, { mrt: `${head.type}/${head.subtype}`, entries: attrLists });
+    this.sink.line({ ...head, sequence, afi, safi, ...nlri, entries }, { mrt: kind, entries: attrLists });
   }
 
-  private peerIndexTable(rec: MrtRecord, head: Record<string, unknown>): void {
+  private peerIndexTable(rec: MrtRecord, head: Head, kind: string): void {
     const c = new Cursor(rec.body);
     const collectorBgpId = c.ip(4, 'Collector BGP ID');
     const viewNameLength = c.u16('View Name Length');
@@ -502,11 +518,11 @@ export class MrtDecoder {
     this.peers = peers;
     this.sink.line(
       { ...head, collectorBgpId, viewName, peers: peers.map((p, index) => ({ index, ...p })) },
-      { mrt: `${head.type}/${head.subtype}` },
+      { mrt: kind },
     );
   }
 
-  private tableDump(rec: MrtRecord, head: Record<string, unknown>): void {
+  private tableDump(rec: MrtRecord, head: Head, kind: string): void {
     if (rec.subtype !== 1 && rec.subtype !== 2) {
       this.sink.note({ ...head, note: `TABLE_DUMP subtype ${rec.subtype} is not decoded; record skipped`, length: rec.body.length });
       return;
@@ -515,11 +531,9 @@ export class MrtDecoder {
     const c = new Cursor(rec.body);
     const viewNumber = c.u16('View Number');
     const sequence = c.u16('Sequence Number');
-    const addr = c.bytes(ipLen, 'Prefix');
-    const prefixLength = c.u8('Prefix Length');
-    if (prefixLength > ipLen * 8) throw new RecordError(`Prefix Length ${prefixLength} too long`);
-    const enc = Buffer.concat([Buffer.from([prefixLength]), addr.subarray(0, (prefixLength + 7) >> 3)]);
-    const prefix = readPrefix(enc, 0, enc.length, ipLen)?.prefix;
+    const addrAt = c.pos;
+    c.bytes(ipLen, 'Prefix');
+    const prefix = formatPrefixBits(rec.body, addrAt, c.pos, c.u8('Prefix Length'), ipLen === 4 ? 'ipv4-unicast' : 'ipv6-unicast', 'TABLE_DUMP Prefix');
     const status = c.u8('Status');
     const originatedTime = c.u32('Originated Time');
     const peerIp = c.ip(ipLen, 'Peer IP Address');
@@ -527,13 +541,13 @@ export class MrtDecoder {
     const attrLen = c.u16('Attribute Length');
     const attrs = decodePathAttributes(c.bytes(attrLen, 'attributes'), { fourOctetAs: false, extendedMessage: true, addPath: {} }, { mrtRibEntry: true });
     this.sink.line(
-      { ...head, viewNumber, sequence, prefix, nlri: prefix !== undefined ? [prefix] : [], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
-      { mrt: `${head.type}/${head.subtype}`, entries: [attrs] },
+      { ...head, viewNumber, sequence, prefix, nlri: [prefix], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
+      { mrt: kind, entries: [attrs] },
     );
   }
 
   /** Deprecated type 5 (BGP): Peer AS(2), Peer IP(4), [Local AS(2), Local IP(4), message body without header]. */
-  private legacyBgp(rec: MrtRecord, head: Record<string, unknown>): void {
+  private legacyBgp(rec: MrtRecord, head: Head, kind: string): void {
     const st = rec.subtype;
     const c = new Cursor(rec.body);
     const peerAs = c.u16('Peer AS Number');
@@ -543,7 +557,7 @@ export class MrtDecoder {
       const newState = c.u16('New State');
       this.sink.line(
         { ...head, peerAs, peerIp, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
-        { mrt: `${head.type}/${head.subtype}` },
+        { mrt: kind },
       );
       return;
     }
@@ -561,7 +575,7 @@ export class MrtDecoder {
     whole[18] = msgType;
     body.copy(whole, BGP_HEADER);
     const dec = decodeForOutput(whole, [{ fourOctetAs: false, extendedMessage: true, addPath: {} }]);
-    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: `${head.type}/${head.subtype}`, message: dec.msg });
+    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 }

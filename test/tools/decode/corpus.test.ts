@@ -5,10 +5,9 @@
  * give error lines.
  */
 import t from 'tap';
-import { PassThrough } from 'node:stream';
 import { relative } from 'node:path';
-import { runDecode } from '../../../src/decode/cli.ts';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
+import { runCli } from './run.ts';
 
 /** file → [exit code, decoded lines, error lines, note lines]. Counts cross-checked with the data README. */
 const EXPECTED: Record<string, [number, number, number, number]> = {
@@ -77,18 +76,6 @@ const EXPECTED: Record<string, [number, number, number, number]> = {
   'pcap/tcpdump/mpbgp-linklocal-nexthop.pcap': [1, 1, 1, 0],
 };
 
-async function run(argv: string[]): Promise<{ code: number; lines: Record<string, unknown>[]; stderr: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const errChunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  err.on('data', (c: Buffer) => errChunks.push(c));
-  const code = await runDecode(argv, out, err);
-  const text = Buffer.concat(chunks).toString('utf8');
-  const lines = text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { code, lines, stderr: Buffer.concat(errChunks).toString('utf8') };
-}
 
 t.test('every shared capture and MRT file decodes without a crash', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
   const files = [...filesUnder(`${SHARED_BGP}pcap`), ...filesUnder(`${SHARED_BGP}mrt`)].filter((f) => !f.endsWith('.out') && !f.includes('/test_expect/'));
@@ -98,7 +85,7 @@ t.test('every shared capture and MRT file decodes without a crash', { skip: SHAR
   let malformedWithErrors = 0;
   for (const file of files) {
     const name = relative(SHARED_BGP, file);
-    const { code, lines, stderr } = await run([file]);
+    const { code, lines, stderr } = await runCli([file]);
     const errors = lines.filter((l) => 'error' in l);
     const notes = lines.filter((l) => 'note' in l);
     const messages = lines.length - errors.length - notes.length;

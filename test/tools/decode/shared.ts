@@ -2,7 +2,8 @@
  * Location of the third-party reference data (`../shared/data/bgp/` next to the repository; README inside).
  * Tests skip with a visible message only when it is absent (CI has it).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -20,4 +21,10 @@ export function filesUnder(dir: string): string[] {
     else out.push(p);
   }
   return out;
+}
+
+/** The octets of a shared file, gunzipped when it is gzip (by its magic). */
+export function readMaybeGzip(path: string): Buffer {
+  const raw = readFileSync(path);
+  return raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw;
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
-import type { TcpSegment } from '../../../src/decode/packet.ts';
-import { MAX_PENDING_OCTETS, TcpDirection } from '../../../src/decode/reassembly.ts';
-import type { StreamEvent } from '../../../src/decode/reassembly.ts';
+import type { TcpSegment } from '../../../tools/decode/packet.ts';
+import { MAX_PENDING_OCTETS, TcpDirection } from '../../../tools/decode/reassembly.ts';
+import type { StreamEvent } from '../../../tools/decode/reassembly.ts';
 
 function seg(seq: number, data: string, flags: { syn?: boolean; wire?: number } = {}): TcpSegment {
   const payload = Buffer.from(data);

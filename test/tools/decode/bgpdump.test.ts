@@ -8,11 +8,10 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
-import { decompress } from '../../../src/decode/input.ts';
-import { decodeMrt } from '../../../src/decode/mrt.ts';
-import { CollectingSink } from '../../../src/decode/sink.ts';
-import { SHARED_BGP, SHARED_PRESENT } from './shared.ts';
+import { effectiveAsPath, formatAsPath } from '../../../bgp/index.ts';
+import { decodeMrt } from '../../../tools/decode/mrt.ts';
+import { CollectingSink } from '../../../tools/decode/sink.ts';
+import { SHARED_BGP, SHARED_PRESENT, readMaybeGzip } from './shared.ts';
 
 const WELL_KNOWN: Record<string, string> = { '65535:65281': 'no-export', '65535:65282': 'no-advertise', '65535:65283': 'local-AS' };
 
@@ -40,7 +39,7 @@ function attrFields(a: Json, asPath: string, nextHop: string): string[] {
 /** herald's decoding of one MRT file as bgpdump -m lines, without the timestamp field. */
 function heraldLines(file: string): { lines: string[]; errors: number } {
   const sink = new CollectingSink();
-  decodeMrt(decompress(readFileSync(file)).bytes, sink);
+  decodeMrt(readMaybeGzip(file), sink);
   const out: string[] = [];
   sink.lines.forEach((l, i) => {
     const stats = sink.stats[i]!;
