@@ -158,6 +158,8 @@ export interface StatusView {
   routes: { desired: number };
   /** Last reload: when, and its outcome. */
   lastReload?: { at: string; ok: boolean; errors?: string[] };
+  /** Kubernetes API calls refused with 403 (RBAC): "call: apiserver message" (src/k8s/forbidden.ts). */
+  forbidden?: string[];
 }
 
 /** Thrown by DaemonView actions for an unknown name (→ HTTP 404). */

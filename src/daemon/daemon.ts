@@ -95,6 +95,8 @@ export interface DaemonDeps {
   listenRetry?: { firstMs: number; maxMs: number };
   /** Called with every full desired result from the controller (e.g. to post Kubernetes Events on changes). */
   onResult?: (result: DesiredResult, changes?: DesiredChanges) => void;
+  /** Kubernetes writes refused with 403 ("call: message"; src/k8s/forbidden.ts), for status().forbidden. */
+  forbidden?: () => readonly string[];
 }
 
 /** Description of a reason for logs: "NOTIFICATION sent: Cease / Administrative Shutdown". */
@@ -254,7 +256,8 @@ export class Daemon implements DaemonView {
         if (this.config.peers.some((p) => p.nodeSelector)) this.scheduleReconcile('source');
       });
       deps.source.on('synced', () => this.log.info('source synced'));
-      deps.source.on('error', (...args: unknown[]) => this.log.warn({ err: args[args.length - 1] }, 'source error'));
+      // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
+      deps.source.on('error', (...args: unknown[]) => this.log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
       deps.source.on('restart', (kind: string) => deps.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
     }
     this.applyPeers(peers);
@@ -829,7 +832,13 @@ export class Daemon implements DaemonView {
     const notReady: string[] = [];
     if (this.speakerError !== undefined) notReady.push(`BGP listener: ${this.speakerError}`);
     else if (!this.speakerReady) notReady.push('BGP listener not bound yet');
-    if (this.deps.source && !this.deps.source.synced()) notReady.push(`${this.deps.source.status().type} source not synced`);
+    const source = this.deps.source?.status();
+    if (source && !source.synced) {
+      // Name what keeps each resource from syncing (e.g. a 403: the RBAC rule to add).
+      const why = source.resources.filter((r) => !r.synced && (r.forbidden ?? r.lastError) !== '').map((r) => `${r.kind}: ${r.forbidden ?? r.lastError}`);
+      notReady.push(`${source.type} source not synced${why.length > 0 ? ` (${why.join('; ')})` : ''}`);
+    }
+    const forbidden = [...(source?.resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.deps.forbidden?.() ?? [])];
     if (!this.initialSyncMarked) notReady.push('initial route computation pending');
     if (this.stopping) notReady.push('shutting down');
     const peers = this.speaker.peers();
@@ -847,6 +856,7 @@ export class Daemon implements DaemonView {
       routes: { desired: this.desiredCount },
     };
     if (this.lastReload) s.lastReload = this.lastReload;
+    if (forbidden.length > 0) s.forbidden = forbidden;
     return s;
   }
 

@@ -32,6 +32,7 @@ import type { SpeakerLike } from './daemon.ts';
 import { MappingError, resolvePassword } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
+import { ForbiddenCalls } from '../k8s/forbidden.ts';
 
 /** Options of {@link runDaemon}. */
 export interface RunOptions {
@@ -182,6 +183,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     },
   });
 
+  // Kubernetes writes refused by RBAC: warned once each, shown in `herald status` until they succeed.
+  const forbidden = new ForbiddenCalls({
+    onForbidden: (c) => log.warn({ call: c.call, err: c.message }, 'Kubernetes API call forbidden (403): grant it in the RBAC rules (deploy/kubernetes/rbac.yaml)'),
+    onAllowed: (call) => log.info({ call }, 'Kubernetes API call allowed again'),
+  });
   let daemon: Daemon;
   let source: Source | undefined;
   let kc: KubeConfig | undefined;
@@ -194,7 +200,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (kc) {
       const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
       const { AnnouncementEvents } = await import('./service-events.ts');
-      const recorder = new EventRecorder(new KubernetesEventSink(kc, 'herald', identity.nodeName), {
+      const sink = new KubernetesEventSink(kc, 'herald', identity.nodeName);
+      const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
       });
       const events = new AnnouncementEvents(identity.nodeName, recorder);
@@ -211,6 +218,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       restarting: restart.restarting,
       env,
       ...(onResult ? { onResult } : {}),
+      forbidden: () => forbidden.list(),
     });
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
@@ -325,7 +333,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (kc && source) {
       try {
         const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
       } catch (err) {
         log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
       }

@@ -19,6 +19,7 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubern
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { Clock } from '../controller/workqueue.ts';
 import { realClock } from '../controller/workqueue.ts';
+import { apiErrorText } from './forbidden.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
 export interface InformerStats {
@@ -39,6 +40,8 @@ export interface InformerStats {
   lastListAtMs: number;
   /** Message of the last error, '' if none. */
   lastError: string;
+  /** The list or watch is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>"; '' once data flows again. */
+  forbidden: string;
   /** Objects in the cache. */
   objects: number;
 }
@@ -76,10 +79,13 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
 class StoppableWatch extends Watch {
   stopped = false;
   readonly #open = new Set<AbortController>();
+  readonly #onOpen: () => void;
 
-  constructor(kc: KubeConfig, timeoutMs: number | undefined) {
+  /** `onOpen`: called when a watch request was answered 200 (the stream is open). */
+  constructor(kc: KubeConfig, timeoutMs: number | undefined, onOpen: () => void) {
     super(kc);
     if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+    this.#onOpen = onOpen;
   }
 
   override async watch(
@@ -88,7 +94,7 @@ class StoppableWatch extends Watch {
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    const box: { ctl?: AbortController } = {};
+    const box: { ctl?: AbortController; ended?: boolean } = {};
     const c = await super.watch(
       path,
       queryParams,
@@ -96,6 +102,7 @@ class StoppableWatch extends Watch {
         if (!this.stopped) callback(phase, obj, raw);
       },
       (err) => {
+        box.ended = true;
         if (box.ctl) this.#open.delete(box.ctl);
         done(err);
       },
@@ -103,6 +110,8 @@ class StoppableWatch extends Watch {
     box.ctl = c;
     this.#open.add(c);
     if (this.stopped) c.abort();
+    // client-node settles a refused or failed request (done with the error) before it returns.
+    else if (!box.ended) this.#onOpen();
     return c;
   }
 
@@ -148,6 +157,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     lastEventAtMs: 0,
     lastListAtMs: 0,
     lastError: '',
+    forbidden: '',
     objects: 0,
   };
 
@@ -156,7 +166,10 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.name = opts.name;
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
-    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs);
+    // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
+    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs, () => {
+      this.stats.forbidden = '';
+    });
     const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
       // client-node puts no timeout on a list: a hung apiserver would stall the informer forever.
@@ -231,6 +244,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.lastListAtMs = now;
     this.stats.lastEventAtMs = now;
     this.stats.notServed = false;
+    this.stats.forbidden = '';
     this.stats.objects = this.#lw.list().length;
     this.#backoffMs = 0;
     if (!this.stats.synced) {
@@ -245,6 +259,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
       // O(1) bookkeeping: client-node fires 'add' only for objects new to its cache.
       if (event === 'add') this.stats.objects++;
       else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
+      this.stats.forbidden = '';
       this.#backoffMs = 0;
     }
     try {
@@ -263,6 +278,11 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.errors++;
     this.stats.lastError = errText(e);
     const code = httpCode(e);
+    if (code === 403) {
+      // client-node: a refused list throws ApiException (`code`), a refused watch an Error with `statusCode`.
+      const verb = typeof (e as { statusCode?: unknown }).statusCode === 'number' ? 'watch' : 'list';
+      this.stats.forbidden = `${verb} ${this.#opts.path.split('/').pop()}: ${apiErrorText(e)}`;
+    }
     // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
     const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
     if (unavailable) this.stats.notServed = code === 404;

@@ -130,6 +130,7 @@ export class KubernetesSource extends EventEmitter implements Source {
         watchConnects: i.stats.connects,
         lastEventAtMs: i.stats.lastEventAtMs,
         lastError: i.stats.lastError,
+        ...(i.stats.forbidden !== '' ? { forbidden: i.stats.forbidden } : {}),
       })),
     };
   }

@@ -22,6 +22,8 @@ export interface ResourceStatus {
   /** Last time data arrived (ms since the epoch); staleness = now - lastEventAtMs. */
   lastEventAtMs: number;
   lastError: string;
+  /** Listing or watching is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>". */
+  forbidden?: string;
 }
 
 /** A problem with one input file (manifest source). `line`/`column` are 1-based. */
