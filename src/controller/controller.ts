@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import type { DesiredResult, DesiredRoute, DesiredRoutesContext, NodeState, RouteContribution, ServiceCIDRDecision, ServiceDecision } from './desired-routes.ts';
 import { compareRoutes, decideService, evaluateNode, mergePrefix, serviceCIDRContributions } from './desired-routes.ts';
-import type { Clock } from './workqueue.ts';
+import type { Clock } from '../../bgp/index.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';

@@ -27,8 +27,8 @@
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import type { Clock, TimerHandle } from './clock.ts';
-import { systemClock } from './clock.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { DamperStatus, FlapControlParams } from './flap-damper.ts';
 import { DEFAULT_FLAP_CONTROL, FlapDamper, validateFlapControl } from './flap-damper.ts';
 import { probeCheck } from './probe.ts';
@@ -201,7 +201,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   /** @throws RangeError on invalid options (flap control, maxConcurrent, jitter) */
   constructor(opts: HealthManagerOptions = {}) {
     super();
-    this.clock = opts.clock ?? systemClock;
+    this.clock = opts.clock ?? realClock;
     this.probe = opts.probe ?? probeCheck;
     this.sem = new Semaphore(opts.maxConcurrent ?? 64);
     this.flap = { ...DEFAULT_FLAP_CONTROL, ...opts.flapControl };
@@ -272,7 +272,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       } else {
         res.added.push(key);
       }
-      const entry: Entry = { spec, identity, rf: new RiseFall(spec.rise, spec.fall, this.clock.nowMs()), timer: null, abort: null, stopped: false };
+      const entry: Entry = { spec, identity, rf: new RiseFall(spec.rise, spec.fall, this.clock.now()), timer: null, abort: null, stopped: false };
       this.entries.set(key, entry);
       this.index(entry);
       this.touchSpec(spec);
@@ -293,7 +293,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       return;
     }
     this.announced.delete(key);
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     let d = this.dampers.get(key);
     if (!d) {
       d = new FlapDamper(this.flap);
@@ -311,11 +311,11 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private armDamperTimer(key: string): void {
     const old = this.damperTimers.get(key);
-    if (old !== undefined) this.clock.clearTimeout(old);
+    if (old !== undefined) this.clock.clearTimer(old);
     this.damperTimers.delete(key);
     const d = this.dampers.get(key);
     if (!d || this.closed) return;
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     const until = d.blockedUntil(now);
     let at: number;
     if (until !== null) {
@@ -330,7 +330,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     }
     this.damperTimers.set(
       key,
-      this.clock.setTimeout(() => {
+      this.clock.setTimer(() => {
         this.damperTimers.delete(key);
         if (until !== null) this.touch(key, false);
         this.armDamperTimer(key);
@@ -346,7 +346,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
    * the VIP's route, then announce if any Service passes).
    */
   gate(key: string, opts: GateOptions = {}): GateResult {
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     const routeKey = opts.announcedAs ?? key;
     const announced = this.announced.has(routeKey);
     const reasons: Reason[] = [];
@@ -442,7 +442,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   /** Everything for the admin API and metrics. */
   status(): HealthStatus {
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     const checks: CheckStatus[] = [];
     for (const e of this.entries.values()) {
       const s: RiseFallSnapshot = e.rf.snapshot();
@@ -483,7 +483,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   /** Counters for metrics, O(checks) without allocation per check. */
   stats(): HealthStats {
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     let up = 0;
     let down = 0;
     let unknown = 0;
@@ -522,7 +522,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     this.entries.clear();
     this.byGate.clear();
     this.nodeChecks.clear();
-    for (const t of this.damperTimers.values()) this.clock.clearTimeout(t);
+    for (const t of this.damperTimers.values()) this.clock.clearTimer(t);
     this.damperTimers.clear();
     await Promise.all([...this.inFlight]);
   }
@@ -552,7 +552,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private stopEntry(e: Entry): void {
     e.stopped = true;
-    if (e.timer !== null) this.clock.clearTimeout(e.timer);
+    if (e.timer !== null) this.clock.clearTimer(e.timer);
     e.timer = null;
     e.abort?.abort();
   }
@@ -566,7 +566,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private schedule(e: Entry, delayMs: number): void {
     if (e.stopped || this.closed) return;
-    e.timer = this.clock.setTimeout(() => {
+    e.timer = this.clock.setTimer(() => {
       e.timer = null;
       const p = this.run(e);
       this.inFlight.add(p);
@@ -582,7 +582,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     }
     // Measured from when the probe got its permit: time spent queueing is not made up, so that
     // under overload every check slows down instead of the queue staying full.
-    const startedAt = this.clock.nowMs();
+    const startedAt = this.clock.now();
     const ac = new AbortController();
     e.abort = ac;
     let result: ProbeResult;
@@ -597,7 +597,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     if (e.stopped) return;
     this.probesTotal++;
     if (!result.ok) this.probeFailuresTotal++;
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     if (e.rf.record(result, now)) this.touchSpec(e.spec);
     const intervalMs = e.spec.intervalSec * 1000;
     const nextIn = intervalMs * (1 + this.jitter * (2 * this.random() - 1)) - (now - startedAt);

@@ -8,6 +8,8 @@
  * with 409 instead of overwriting its successor's (kubernetes-notes §4.6: "there is no fencing").
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { Service } from '../k8s/types.ts';
 import type { EventRecorder } from '../events/recorder.ts';
 import { planAllocations, type AllocatorOptions } from './allocator.ts';
@@ -33,8 +35,8 @@ export interface AllocatorControllerOptions extends AllocatorOptions {
   readonly recorder?: EventRecorder;
   /** Called with each write failure (logged by the daemon); the next pass retries. */
   readonly onError?: (err: unknown, service: string) => void;
-  /** Clock in ms (tests); default Date.now. */
-  readonly nowMs?: () => number;
+  /** Time source (tests); default the shared realClock. */
+  readonly clock?: Clock;
 }
 
 /** How long our own successful writes override a Service view that has not caught up with them yet. */
@@ -80,7 +82,7 @@ export class AllocatorController {
   }
 
   private now(): number {
-    return (this.options.nowMs ?? Date.now)();
+    return (this.options.clock ?? realClock).now();
   }
 
   /**

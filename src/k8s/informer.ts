@@ -17,8 +17,8 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { ListWatch, Watch } from '@kubernetes/client-node';
-import type { Clock } from '../controller/workqueue.ts';
-import { realClock } from '../controller/workqueue.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
 export interface InformerStats {
@@ -136,7 +136,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   readonly #lw: ListWatch<T>;
   #running = false;
   #backoffMs = 0;
-  #restartTimer: unknown;
+  #restartTimer: TimerHandle | undefined;
   #syncPending = false;
   readonly stats: InformerStats = {
     synced: false,
@@ -208,7 +208,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   async stop(): Promise<void> {
     this.#running = false;
     this.#watch.stopped = true;
-    if (this.#restartTimer !== undefined) this.#clock.clearTimeout(this.#restartTimer);
+    if (this.#restartTimer !== undefined) this.#clock.clearTimer(this.#restartTimer);
     this.#restartTimer = undefined;
     await this.#lw.stop();
     this.#watch.abortAll();
@@ -278,7 +278,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
     this.stats.restarts++;
     this.#emitSafe('restart', delayMs);
-    this.#restartTimer = this.#clock.setTimeout(() => {
+    this.#restartTimer = this.#clock.setTimer(() => {
       this.#restartTimer = undefined;
       if (this.#running) void this.#startOnce();
     }, delayMs);

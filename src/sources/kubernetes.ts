@@ -11,7 +11,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { ObjectStore } from '../controller/snapshot.ts';
 import type { Snapshot } from '../controller/snapshot.ts';
-import type { Clock } from '../controller/workqueue.ts';
+import type { Clock } from '../../bgp/index.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import type { Source, SourceStatus } from './source.ts';
