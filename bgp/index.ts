@@ -167,6 +167,12 @@ export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody
 export { capabilityToJson, messageToJson } from './codec/json.ts';
 export { attributesToJson, extendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
 
+// --- Routes we originate; session states and why they change ---
+export type { Route } from './rib/route.ts';
+export type { ExportedRoute } from './rib/adj-rib-out.ts';
+export { SessionState, describeReason } from './fsm/state.ts';
+export type { StateReason } from './fsm/state.ts';
+
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
 export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker.ts';

@@ -12,12 +12,12 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { isIP } from 'node:net';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
 import { NotFoundError } from './view.ts';
 import * as S from './schemas.ts';
+import { addressBits, ipFamilyOf } from '../net/address.ts';
 
 /** One admin endpoint. */
 export interface RouteDef {
@@ -215,10 +215,10 @@ export function prefixFilterError(filter: string): string | undefined {
   const parts = filter.split('/');
   if (parts.length > 2) return `invalid prefix filter "${filter}": more than one "/"; ${expected}`;
   const [addr = '', len] = parts;
-  const family = isIP(addr);
-  if (family === 0) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
+  const family = ipFamilyOf(addr);
+  if (family === undefined) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
   if (len !== undefined) {
-    const max = family === 4 ? 32 : 128;
+    const max = addressBits(family);
     if (!/^\d{1,3}$/.test(len) || Number(len) > max) return `invalid prefix filter "${filter}": length "${len}" is not an integer 0-${max}; ${expected}`;
   }
   return undefined;

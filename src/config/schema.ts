@@ -8,13 +8,14 @@
  * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
  * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
  *
- * Operator names map to RFC 4271 names in one place, `src/daemon/peers.ts` (`routerId` →
+ * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
-import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
-import { Address4, Address6 } from 'ip-address';
+import { BlockList } from 'node:net';
 import { z } from 'zod';
-import { canonicalCIDR } from '../controller/prefix.ts';
+import type { Family } from '../../bgp/index.ts';
+import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import { addressValue, canonicalCIDR, ipFamilyOf } from '../net/address.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaf validators
@@ -34,9 +35,9 @@ const asNumber = z
   .min(1, msg('must be an AS number (integer 1..4294967295)'))
   .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'));
 
-const ipAddress = z.string().refine((s) => isIP(s) !== 0, msg('must be an IP address'));
-const ipv4Address = z.string().refine((s) => isIPv4(s), msg('must be an IPv4 address'));
-const ipv6Address = z.string().refine((s) => isIPv6(s), msg('must be an IPv6 address'));
+const ipAddress = z.string().refine((s) => ipFamilyOf(s) !== undefined, msg('must be an IP address'));
+const ipv4Address = z.string().refine((s) => ipFamilyOf(s) === 'IPv4', msg('must be an IPv4 address'));
+const ipv6Address = z.string().refine((s) => ipFamilyOf(s) === 'IPv6', msg('must be an IPv6 address'));
 
 const port = z
   .number(msg('must be a TCP port (integer 1..65535)'))
@@ -68,47 +69,21 @@ function isCIDR(s: string): boolean {
 }
 const cidr = z.string().refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
 
-/** Well-known community names (RFC 1997, RFC 7999, RFC 8326) and their values. */
-export const WELL_KNOWN_COMMUNITIES: Readonly<Record<string, number>> = Object.freeze({
-  'graceful-shutdown': 0xffff0000,
-  'accept-own': 0xffff0001,
-  blackhole: 0xffff029a,
-  'no-export': 0xffffff01,
-  'no-advertise': 0xffffff02,
-  'no-export-subconfed': 0xffffff03,
-  'no-peer': 0xffffff04,
-});
-
-/**
- * Parse a standard community (RFC 1997): "ASN:VALUE" (each 0..65535) or a well-known name.
- * @returns the 32-bit value, or undefined when the text is not a community.
- */
-export function parseCommunityText(s: string): number | undefined {
-  const known = WELL_KNOWN_COMMUNITIES[s.toLowerCase()];
-  if (known !== undefined) return known;
-  const m = /^(\d{1,5}):(\d{1,5})$/.exec(s);
-  if (!m) return undefined;
-  const hi = Number(m[1]);
-  const lo = Number(m[2]);
-  if (hi > 65535 || lo > 65535) return undefined;
-  return (hi * 65536 + lo) >>> 0;
+/** True when `parse` accepts `text` (the codec's community parsers throw on anything else). */
+function parses(parse: (text: string) => unknown, text: string): boolean {
+  try {
+    parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-/**
- * Parse a large community (RFC 8092): "GLOBAL:LOCAL1:LOCAL2", each 0..4294967295.
- * @returns the three numbers, or undefined when the text is not a large community.
- */
-export function parseLargeCommunityText(s: string): [number, number, number] | undefined {
-  const m = /^(\d{1,10}):(\d{1,10}):(\d{1,10})$/.exec(s);
-  if (!m) return undefined;
-  const parts = [Number(m[1]), Number(m[2]), Number(m[3])] as [number, number, number];
-  return parts.every((n) => n <= MAX_U32) ? parts : undefined;
-}
-
-const community = z.string().refine((s) => parseCommunityText(s) !== undefined, {
-  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, ...)',
+/** A standard community (RFC 1997) as the BGP codec reads it: "ASN:VALUE", a 32-bit number or a well-known name. */
+const community = z.string().refine((s) => parses(parseCommunity, s), {
+  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, nopeer, blackhole, graceful-shutdown, ...)',
 });
-const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
+const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
 });
 
@@ -129,8 +104,8 @@ const labelSelector = z
   })
   .describe('A Kubernetes label selector (matchLabels AND matchExpressions); empty matches everything.');
 
-export const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
-export type FamilyName = (typeof FAMILIES)[number];
+/** Route families a peer may offer: the BGP layer's `Family` names (RFC 4760 AFI/SAFI unicast). */
+const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const satisfies readonly Family[];
 
 // ---------------------------------------------------------------------------------------------
 // Sections
@@ -274,7 +249,7 @@ const poolSchema = z
         z.string().refine((s) => {
           if (s.includes('-')) {
             const [a, b, ...rest] = s.split('-').map((x) => x.trim());
-            return rest.length === 0 && !!a && !!b && isIP(a) !== 0 && isIP(a) === isIP(b);
+            return rest.length === 0 && !!a && !!b && ipFamilyOf(a) !== undefined && ipFamilyOf(a) === ipFamilyOf(b);
           }
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
@@ -419,28 +394,23 @@ const linkLocalV6 = (() => {
 
 /** Why `addr` cannot be a next hop, or undefined when it can. */
 function nextHopProblem(addr: string): string | undefined {
-  const v6 = isIPv6(addr);
+  const v6 = ipFamilyOf(addr) === 'IPv6';
   const type = v6 ? 'ipv6' : 'ipv4';
   if (!badNextHops.check(addr, type)) {
     // A link-local address alone is not a usable next hop: RFC 2545 §3 needs a global one (the link-local may go with it).
     if (v6 && linkLocalV6.check(addr, 'ipv6')) return `${addr} is an IPv6 link-local address; a next hop must be a global (or unique-local) address`;
     return undefined;
   }
-  if (addr === '0.0.0.0' || (v6 && new Address6(addr).bigInt() === 0n)) return `${addr} is the unspecified address, not a usable next hop (leave it out to use the session local address)`;
+  if (addressValue(addr)?.value === 0n) return `${addr} is the unspecified address, not a usable next hop (leave it out to use the session local address)`;
   if (addr === '255.255.255.255') return `${addr} is the broadcast address, not a usable next hop`;
   return `${addr} is a multicast address, not a usable next hop`;
-}
-
-/** Address as a number (IPv4 or IPv6). */
-function addressValue(addr: string): bigint {
-  return isIPv6(addr) ? new Address6(addr).bigInt() : new Address4(addr).bigInt();
 }
 
 /** "host bits set; did you mean X?" when `cidr` (valid) has bits set beyond its length, else undefined. */
 function hostBitsProblem(cidr: string): string | undefined {
   const slash = cidr.lastIndexOf('/');
   const addr = cidr.slice(0, slash);
-  const full = canonicalCIDR(`${addr}/${isIPv6(addr) ? 128 : 32}`).prefix;
+  const full = canonicalCIDR(`${addr}/${ipFamilyOf(addr) === 'IPv6' ? 128 : 32}`).prefix;
   const net = canonicalCIDR(cidr).prefix;
   return full.split('/')[0] === net.split('/')[0] ? undefined : `host bits set; did you mean ${net}?`;
 }
@@ -467,7 +437,7 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
       add(['peers', i, 'keepaliveTime'], `must be below holdTime (${p.holdTime} s)`);
     }
     if (p.passive && !cfg.bgp.listen) add(['peers', i, 'passive'], 'a passive peer needs bgp.listen');
-    if (p.localAddress !== undefined && isIP(p.localAddress) !== isIP(p.address)) {
+    if (p.localAddress !== undefined && ipFamilyOf(p.localAddress) !== ipFamilyOf(p.address)) {
       add(['peers', i, 'localAddress'], `must be of the same address family as address ${p.address}`);
     }
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
@@ -494,8 +464,9 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     else routeKeys.set(prefix, i);
     const hostBits = hostBitsProblem(r.prefix);
     if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
-    if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
-      add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
+    const ipFamily = family === 'ipv4-unicast' ? 'IPv4' : 'IPv6';
+    if (r.nextHop !== undefined && ipFamilyOf(r.nextHop) !== ipFamily) {
+      add(['routes', i, 'nextHop'], `must be an ${ipFamily} address for prefix ${prefix}`);
     } else if (r.nextHop !== undefined) {
       const why = nextHopProblem(r.nextHop);
       if (why !== undefined) add(['routes', i, 'nextHop'], why);
@@ -532,7 +503,7 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     p.addresses.forEach((a, j) => {
       if (a.includes('-')) {
         const [from = '', to = ''] = a.split('-').map((x) => x.trim());
-        if (addressValue(from) > addressValue(to)) add(['pools', i, 'addresses', j], `range is reversed: ${from} comes after ${to} (did you mean ${to}-${from}?)`);
+        if ((addressValue(from)?.value ?? 0n) > (addressValue(to)?.value ?? 0n)) add(['pools', i, 'addresses', j], `range is reversed: ${from} comes after ${to} (did you mean ${to}-${from}?)`);
       } else {
         const hostBits = hostBitsProblem(a);
         if (hostBits !== undefined) add(['pools', i, 'addresses', j], hostBits);

@@ -34,8 +34,9 @@ import { objectKey } from '../k8s/keys.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Snapshot } from './snapshot.ts';
-import type { Family } from './prefix.ts';
-import { addressFamily, canonicalCIDR, toPrefix } from './prefix.ts';
+import type { Family } from '../../bgp/index.ts';
+import type { IpFamily } from '../net/address.ts';
+import { canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
 
 /** Kinds of address an advertisement can select. */
 export type AddressKind = 'loadBalancer' | 'externalIP' | 'clusterIP' | 'serviceCIDR';
@@ -266,12 +267,11 @@ interface EndpointCounts {
   notReady: number;
 }
 
-function countEndpoints(slices: readonly EndpointSlice[], family: Family, nodeName: string, countServingTerminating: boolean): EndpointCounts {
-  const addressType = family === 'ipv4' ? 'IPv4' : 'IPv6';
+function countEndpoints(slices: readonly EndpointSlice[], family: IpFamily, nodeName: string, countServingTerminating: boolean): EndpointCounts {
   // Dedupe by address: an endpoint moving between slices may briefly appear twice.
   const best = new Map<string, { usable: boolean; local: boolean; terminating: boolean }>();
   for (const slice of slices) {
-    if (slice.addressType !== addressType) continue;
+    if (slice.addressType !== family) continue;
     for (const ep of slice.endpoints ?? []) {
       const addr = ep.addresses?.[0];
       if (!addr) continue;
@@ -346,11 +346,11 @@ export function decideService(
   const svcLabels = svc.metadata?.labels ?? {};
   const proxyName = svcLabels[SERVICE_PROXY_NAME_LABEL];
   const ads = advertisementsOf(ctx);
-  const countsByFamily = new Map<Family, EndpointCounts>();
+  const countsByFamily = new Map<IpFamily, EndpointCounts>();
 
   for (const vip of vipsOf(svc)) {
     const blocking: Reason[] = [...node.reasons];
-    const family = addressFamily(vip.address);
+    const family = ipFamilyOf(vip.address);
     if (!family) {
       blocking.push({ code: ReasonCode.InvalidAddress, message: `${JSON.stringify(vip.address)} is not an IP address` });
       decision.vips.push({ address: vip.address, kind: vip.kind, announced: false, reasons: blocking });
@@ -393,22 +393,21 @@ export function decideService(
     const policy = (vip.kind === 'clusterIP' ? spec.internalTrafficPolicy : spec.externalTrafficPolicy) ?? 'Cluster';
     let counts = countsByFamily.get(family);
     if (!counts) countsByFamily.set(family, (counts = countEndpoints(slices, family, node.name, ctx.countServingTerminating ?? false)));
-    const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     const extra = `${counts.notReady} not ready, ${counts.terminating} terminating${ctx.countServingTerminating ? ' and not serving' : ''}`;
     let positive: Reason;
     if (policy === 'Local') {
       if (counts.local === 0) {
         blocking.push({
           code: ReasonCode.NoLocalReadyEndpoint,
-          message: `${policyField} is Local and node ${node.name} has no ready ${fam} endpoint (${counts.total} ready on other nodes; ${extra})`,
+          message: `${policyField} is Local and node ${node.name} has no ready ${family} endpoint (${counts.total} ready on other nodes; ${extra})`,
         });
       }
-      positive = { code: ReasonCode.LocalReadyEndpoint, message: `${policyField} is Local; ${counts.local} ready ${fam} endpoint(s) on node ${node.name}` };
+      positive = { code: ReasonCode.LocalReadyEndpoint, message: `${policyField} is Local; ${counts.local} ready ${family} endpoint(s) on node ${node.name}` };
     } else {
       if (counts.total === 0) {
-        blocking.push({ code: ReasonCode.NoReadyEndpoint, message: `${policyField} is Cluster and no ready ${fam} endpoint exists (${extra})` });
+        blocking.push({ code: ReasonCode.NoReadyEndpoint, message: `${policyField} is Cluster and no ready ${family} endpoint exists (${extra})` });
       }
-      positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${fam} endpoint(s) in the cluster` };
+      positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster` };
     }
     if (blocking.length === 0 && ctx.healthGate) {
       const g = ctx.healthGate(key, vip.address);
@@ -421,7 +420,7 @@ export function decideService(
     const reasons: Reason[] = [positive];
     const bad: Reason[] = [];
     for (const ad of matching) {
-      const len = family === 'ipv4' ? ad.aggregationLength : ad.aggregationLengthV6;
+      const len = family === 'IPv4' ? ad.aggregationLength : ad.aggregationLengthV6;
       let prefix: string;
       try {
         prefix = toPrefix(vip.address, len).prefix;
@@ -431,7 +430,7 @@ export function decideService(
         continue;
       }
       const peers = peersOf(ad);
-      contributions.push(route(prefix, family, ad, key));
+      contributions.push(route(prefix, routeFamilyOf(family), ad, key));
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
     }
     const announced = reasons.length > 1;
@@ -500,9 +499,9 @@ export function serviceCIDRContributions(
   return { decisions, contributions };
 }
 
-/** Route order: IPv4 first, then by prefix string. */
+/** Route order: IPv4 unicast first, then by prefix string. */
 export function compareRoutes(a: { family: Family; prefix: string }, b: { family: Family; prefix: string }): number {
-  if (a.family !== b.family) return a.family === 'ipv4' ? -1 : 1;
+  if (a.family !== b.family) return a.family === 'ipv4-unicast' ? -1 : 1;
   return a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0;
 }
 

@@ -21,10 +21,10 @@ import type { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../bgp/speaker.ts';
-import type { Route } from '../../bgp/rib/route.ts';
-import type { StateReason } from '../../bgp/fsm/state.ts';
-import { describeNotification } from '../../bgp/errors.ts';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions, StateReason } from '../../bgp/index.ts';
+import { describeNotification, describeReason } from '../../bgp/index.ts';
+import { prefixMatches } from '../net/address.ts';
+import { gateKeyText, routeGate } from './gate-key.ts';
 import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { DesiredResult, DesiredRoute, DesiredRoutesContext, ServiceDecision } from '../controller/desired-routes.ts';
@@ -41,7 +41,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffConfig, diffPeers, effectiveReloadConfig } from './diff.ts';
 import type { ConfigDiff } from './diff.ts';
 import type { PeerHistory } from './mapping.ts';
-import { desiredRoute, errorView, MappingError, peerView, prefixMatches, resolvePassword, routeView, staticRoute, staticRouteGate, toSpeakerPeer } from './mapping.ts';
+import { desiredRoute, errorView, MappingError, peerView, resolvePassword, routeView, staticRoute, toSpeakerPeer } from './mapping.ts';
 
 /** What the daemon needs from bgp/speaker.ts's Speaker (a fake implements it in tests). */
 export interface SpeakerLike extends EventEmitter {
@@ -94,27 +94,6 @@ export interface DaemonDeps {
   listenRetry?: { firstMs: number; maxMs: number };
   /** Called with every full desired result from the controller (e.g. to post Kubernetes Events on changes). */
   onResult?: (result: DesiredResult, changes?: DesiredChanges) => void;
-}
-
-/** Description of a reason for logs: "NOTIFICATION sent: Cease / Administrative Shutdown". */
-export function describeStateReason(r: StateReason | undefined): string {
-  if (!r) return 'unknown';
-  switch (r.kind) {
-    case 'notificationSent':
-    case 'notificationReceived':
-      return `NOTIFICATION ${r.kind === 'notificationSent' ? 'sent' : 'received'}: ${describeNotification(r.code, r.subcode)}${r.text ? ` "${r.text}"` : ''}`;
-    case 'holdTimerExpired':
-      return 'hold timer expired';
-    case 'transportError':
-      return `transport error: ${r.message}`;
-    case 'connectionClosed':
-      return 'connection closed by peer';
-    case 'admin':
-    case 'progress':
-      return r.message;
-    default:
-      return r.kind;
-  }
 }
 
 /**
@@ -391,7 +370,7 @@ export class Daemon implements DaemonView {
     if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
       this.deps.metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);
     }
-    const fields = { peer: e.peer, from: e.from, to: e.to, reason: describeStateReason(e.reason), ...(e.reason ? { reasonKind: e.reason.kind } : {}) };
+    const fields = { peer: e.peer, from: e.from, to: e.to, reason: e.reason ? describeReason(e.reason, describeNotification) : 'unknown', ...(e.reason ? { reasonKind: e.reason.kind } : {}) };
     if (e.to === 'Established') this.log.info(fields, 'session established');
     else if (e.from === 'Established') this.log.warn(fields, 'session down');
     else this.log.info(fields, 'session state change');
@@ -462,10 +441,10 @@ export class Daemon implements DaemonView {
       const host = r.healthCheck.host ?? nodeIp;
       if (host === undefined) {
         // Never announce an unchecked route that was meant to be checked: the gate fails with InvalidCheck.
-        specs.push(invalidCheck(`route:${staticRouteGate(r)}`, staticRouteGate(r), 'no address to probe: set healthCheck.host, node.ip or --node-ip'));
+        specs.push(invalidCheck(`route:${gateKeyText(routeGate(r.prefix))}`, gateKeyText(routeGate(r.prefix)), 'no address to probe: set healthCheck.host, node.ip or --node-ip'));
         continue;
       }
-      specs.push(staticRouteCheck({ gate: staticRouteGate(r), check: { ...r.healthCheck, host }, defaults: timing, nodeIP: host }));
+      specs.push(staticRouteCheck({ gate: gateKeyText(routeGate(r.prefix)), check: { ...r.healthCheck, host }, defaults: timing, nodeIP: host }));
     }
     if (kubeProxyEnabled(cfg) && nodeIp !== undefined) {
       specs.push(kubeProxyNodeCheck({ nodeIPs: nodeIp, port: cfg.kubeProxy.healthzPort, timing }));
@@ -642,7 +621,7 @@ export class Daemon implements DaemonView {
         let route = this.staticCache.get(r);
         if (route === undefined) this.staticCache.set(r, (route = staticRoute(r)));
         if (r.healthCheck) {
-          const key = staticRouteGate(r);
+          const key = gateKeyText(routeGate(r.prefix));
           const g = health.gate(key);
           if (!g.pass) continue;
           staticGates.add(key);

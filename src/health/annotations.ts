@@ -15,8 +15,8 @@
  *
  * Any other `herald.io/health-check-*` annotation is an error (catches typos).
  */
-import net from 'node:net';
 import type { CheckTiming } from './types.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 export const ANNOTATION_PREFIX = 'herald.io/health-check-';
 
@@ -155,7 +155,7 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
   const fall = field(HealthAnnotation.Fall, (v) => parseInteger(v, 1, 100)) ?? defaults.fall;
   const address = field(HealthAnnotation.Address, (v) => {
     const ip = v.trim();
-    if (net.isIP(ip) === 0) throw new Error(`must be an IPv4 or IPv6 address, got ${JSON.stringify(v)}`);
+    if (ipFamilyOf(ip) === undefined) throw new Error(`must be an IPv4 or IPv6 address, got ${JSON.stringify(v)}`);
     return ip;
   });
   if (errors.length > 0) return { ok: false, errors };

@@ -26,7 +26,6 @@
  * effective interval stretches instead of the queue staying full.
  */
 import { EventEmitter } from 'node:events';
-import net from 'node:net';
 import type { Clock, TimerHandle } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { DamperStatus, FlapControlParams } from './flap-damper.ts';
@@ -37,6 +36,7 @@ import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
 import type { CheckSpec, HealthState, ProbeResult, Reason } from './types.ts';
 import { CheckKind, ReasonCode } from './types.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 /** Probe function: must not reject (a rejection is recorded as a `NetworkError` failure). */
 export type ProbeFn = (spec: CheckSpec, signal: AbortSignal) => Promise<ProbeResult>;
@@ -149,7 +149,7 @@ export function checkSpecError(spec: CheckSpec): string | null {
   if (typeof spec.gate !== 'string' || (spec.gate === '' && spec.scope !== 'node')) return 'gate must be a non-empty string';
   if (!(Object.values(CheckKind) as string[]).includes(spec.kind)) return `unknown kind ${JSON.stringify(spec.kind)}`;
   if (!Array.isArray(spec.hosts) || spec.hosts.length === 0) return 'hosts must list at least one IP address';
-  for (const h of spec.hosts) if (net.isIP(h) === 0) return `host ${JSON.stringify(h)} is not an IP address`;
+  for (const h of spec.hosts) if (ipFamilyOf(h) === undefined) return `host ${JSON.stringify(h)} is not an IP address`;
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) return `port must be 1-65535, got ${spec.port}`;
   if (!(Number.isFinite(spec.intervalSec) && spec.intervalSec > 0)) return `interval must be > 0 seconds, got ${spec.intervalSec}`;
   if (!(Number.isFinite(spec.timeoutSec) && spec.timeoutSec > 0)) return `timeout must be > 0 seconds, got ${spec.timeoutSec}`;

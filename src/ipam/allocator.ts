@@ -12,7 +12,9 @@
  */
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Service } from '../k8s/types.ts';
-import { addressToInt, canonicalAddress, poolAddresses, poolContains, type IpFamily, type Pool } from './pool.ts';
+import { addressValue, canonicalAddress } from '../net/address.ts';
+import type { IpFamily } from '../net/address.ts';
+import { poolAddresses, poolContains, type Pool } from './pool.ts';
 
 export const ANNOTATION_REQUESTED_IPS = 'herald.io/loadBalancerIPs';
 export const ANNOTATION_POOL = 'herald.io/address-pool';
@@ -57,7 +59,7 @@ export function isOurClass(svc: Service, loadBalancerClass: string | undefined):
 }
 
 function familyOfAddress(ip: string): IpFamily | undefined {
-  return addressToInt(ip)?.family;
+  return addressValue(ip)?.family;
 }
 
 function currentIps(svc: Service): string[] {

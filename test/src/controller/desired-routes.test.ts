@@ -15,7 +15,7 @@ const OTHER = 'node-b';
 function r(prefix: string, services: string[], extra: Partial<DesiredRoute> = {}): DesiredRoute {
   return {
     prefix,
-    family: prefix.includes(':') ? 'ipv6' : 'ipv4',
+    family: prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast',
     peers: 'all',
     communities: [],
     largeCommunities: [],
@@ -333,11 +333,11 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   store.apply('ServiceCIDR', serviceCIDR('kubernetes', ['10.96.0.0/12', 'fd00:96::/112']));
   const ctx: DesiredRoutesContext = { nodeName: ME, advertisements, serviceCIDRs: ['10.100.0.1/16'] };
   const pub: DesiredRoute = {
-    prefix: '192.0.2.60/32', family: 'ipv4', peers: ['tor-1', 'tor-2', 'tor-3'], communities: ['65000:100', '65000:200'], largeCommunities: [],
+    prefix: '192.0.2.60/32', family: 'ipv4-unicast', peers: ['tor-1', 'tor-2', 'tor-3'], communities: ['65000:100', '65000:200'], largeCommunities: [],
     localPref: 200, med: 10, services: ['default/pub'], advertisements: ['also-public', 'public'],
   };
-  const agg4: DesiredRoute = { prefix: '198.51.100.0/24', family: 'ipv4', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1', 'prod/p2'], advertisements: ['agg'] };
-  const agg6: DesiredRoute = { prefix: '2001:db8:1:2::/64', family: 'ipv6', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1'], advertisements: ['agg'] };
+  const agg4: DesiredRoute = { prefix: '198.51.100.0/24', family: 'ipv4-unicast', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1', 'prod/p2'], advertisements: ['agg'] };
+  const agg6: DesiredRoute = { prefix: '2001:db8:1:2::/64', family: 'ipv6-unicast', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1'], advertisements: ['agg'] };
   let res = computeDesiredRoutes(store, ctx);
   tt.strictSame(res.routes, [pub, agg4, agg6]);
   tt.equal(vips(res)['default/unselected loadBalancer 192.0.2.61'], 'NoAdvertisement');
@@ -351,7 +351,7 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   // this node becomes a gateway: service CIDRs are announced (host bits zeroed)
   store.apply('Node', node(ME, { labels: { role: 'gateway' } }));
   res = computeDesiredRoutes(store, ctx);
-  const cidr = (p: string): DesiredRoute => ({ prefix: p, family: p.includes(':') ? 'ipv6' : 'ipv4', peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: ['gw-cidr'] });
+  const cidr = (p: string): DesiredRoute => ({ prefix: p, family: p.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast', peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: ['gw-cidr'] });
   tt.strictSame(res.routes, [cidr('10.100.0.0/16'), cidr('10.96.0.0/12'), pub, agg4, agg6, cidr('fd00:96::/112')]);
 
   // one aggregated service loses its endpoint: the aggregate stays for the other
