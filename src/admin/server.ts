@@ -253,8 +253,8 @@ export interface AdminServerOptions {
   view: DaemonView;
   /** Current bearer token for mutating endpoints, or undefined when none is configured. Read per request. */
   token: () => string | undefined;
-  /** fastify logger instance (pino) or false. */
-  logger?: false | object;
+  /** fastify logger instance (a pino Logger) or false. */
+  logger?: false | FastifyBaseLogger;
 }
 
 /**
@@ -268,7 +268,7 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     // the top-level `disableRequestLogging` option is deprecated since fastify 5.x, warning FSTDEP023.)
     logController: new LogController({ disableRequestLogging: true }),
   };
-  const app = (opts.logger ? Fastify({ ...base, loggerInstance: opts.logger as FastifyBaseLogger }) : Fastify({ ...base, logger: false })) as unknown as FastifyInstance;
+  const app: FastifyInstance = opts.logger ? Fastify({ ...base, loggerInstance: opts.logger }) : Fastify({ ...base, logger: false });
 
   // An empty POST body (no content-type, or JSON with nothing) means {}; anything else must be a JSON object.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {

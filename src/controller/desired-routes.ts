@@ -33,7 +33,7 @@ import type { EndpointSlice, Node, Service } from '../k8s/types.ts';
 import { objectKey } from '../k8s/keys.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelector } from '../k8s/selector.ts';
-import type { Snapshot } from './snapshot.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 import type { Family } from '../../bgp/index.ts';
 import type { IpFamily } from '../net/address.ts';
 import { canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';

@@ -27,7 +27,6 @@ import type { DesiredResult } from '../controller/desired-routes.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
-import type { SpeakerLike } from './daemon.ts';
 import { MappingError } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
@@ -197,9 +196,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const events = new AnnouncementEvents(identity.nodeName, recorder);
       onResult = (r, c) => events.observe(r, c);
     }
-    const { Speaker } = await import('../../bgp/speaker.ts');
+    const { Speaker } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
-      createSpeaker: (o) => new Speaker(o) as unknown as SpeakerLike,
+      createSpeaker: (o) => new Speaker(o),
       health,
       ...(source ? { source } : {}),
       logger: log,

@@ -79,7 +79,8 @@ class StoppableWatch extends Watch {
 
   constructor(kc: KubeConfig, timeoutMs: number | undefined) {
     super(kc);
-    if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+    // client-node keeps the watch request timeout in a private field without a setter or constructor option.
+    if (timeoutMs !== undefined) Reflect.set(this, 'requestTimeoutMs', timeoutMs);
   }
 
   override async watch(

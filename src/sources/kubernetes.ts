@@ -9,8 +9,8 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { ObjectStore } from '../controller/snapshot.ts';
-import type { Snapshot } from '../controller/snapshot.ts';
+import { ObjectStore } from '../k8s/object-store.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 import type { Clock } from '../../bgp/index.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';

@@ -3,7 +3,7 @@
 // (announced, or its blocking reason codes) are asserted.
 import t from 'tap';
 import type { Test } from 'tap';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import type { DesiredResult, DesiredRoute, DesiredRoutesContext } from '../../../src/controller/desired-routes.ts';
 import { computeDesiredRoutes, EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/desired-routes.ts';
 import { node, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';

@@ -7,7 +7,7 @@ import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from
 import type { Route } from '../../../bgp/rib/route.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
 import type { SpeakerLike } from '../../../src/daemon/daemon.ts';
 import { MappingError } from '../../../src/daemon/mapping.ts';

@@ -7,8 +7,8 @@
  * same namespace; kubernetes-notes §2), keyed by slice name, so reading one Service's endpoints
  * costs O(its slices) and one slice change touches at most two Services (old and new label).
  */
-import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from '../k8s/types.ts';
-import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from '../k8s/keys.ts';
+import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
+import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
 /** Read-only view of the cluster state for one reconcile. */
 export interface Snapshot {
