@@ -4,15 +4,17 @@
  *
  * - config peer → Speaker PeerConfig (`holdTime` → `holdTimeSec`, `nextHop` → `nextHopIPv4`, ...),
  *   with the TCP MD5 password read from its file or environment variable;
+ * - config → the controller's context (advertisements, class, service CIDRs);
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
 import { readFileSync } from 'node:fs';
 import type { LargeCommunity, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
 import { describeNotification, formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
-import type { DesiredRoute } from '../controller/desired-routes.ts';
+import type { DesiredRoutesContext } from '../controller/desired-routes.ts';
+import type { DesiredRoute } from '../controller/route-merge.ts';
 import { canonicalCIDR } from '../net/address.ts';
-import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
+import type { Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
@@ -70,6 +72,17 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): S
     ...(p.nextHop !== undefined ? { nextHopIPv4: p.nextHop } : {}),
     ...(p.nextHopV6 !== undefined ? { nextHopIPv6: p.nextHopV6 } : {}),
     ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+  };
+}
+
+/** The controller's context from a configuration, for node `nodeName`. */
+export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRoutesContext {
+  return {
+    nodeName,
+    ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
+    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
+    ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
+    countServingTerminating: cfg.countServingTerminating,
   };
 }
 

@@ -22,11 +22,11 @@ import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RunningAllocator } from '../ipam/run.ts';
-import type { DesiredChanges } from '../controller/controller.ts';
-import type { DesiredResult } from '../controller/desired-routes.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
+import type { DecisionChanges, DecisionSet } from './health-gate.ts';
+import type { SpeakerLike } from './speaker-like.ts';
 import { MappingError } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
@@ -89,7 +89,7 @@ function startErrorLog(err: unknown): object {
  * The daemon as the admin API sees it, with `drain`/`undrain` recorded in `stateDir` (drain.json) so a
  * restart keeps the node drained. A state directory that cannot be written is logged; the action still runs.
  */
-function persistingView(daemon: Daemon, stateDir: string, log: Logger): DaemonView {
+function persistingView(view: DaemonView, stateDir: string, log: Logger): DaemonView {
   const record = (drained: boolean) => {
     try {
       writeDrained(stateDir, drained, Date.now());
@@ -98,22 +98,22 @@ function persistingView(daemon: Daemon, stateDir: string, log: Logger): DaemonVi
     }
   };
   return {
-    status: () => daemon.status(),
-    live: () => daemon.live(),
-    peers: () => daemon.peers(),
-    routes: (f) => daemon.routes(f),
-    services: () => daemon.services(),
-    health: () => daemon.health(),
-    resetPeer: (name, soft) => daemon.resetPeer(name, soft),
-    metrics: () => daemon.metrics(),
+    status: () => view.status(),
+    live: () => view.live(),
+    peers: () => view.peers(),
+    routes: (f) => view.routes(f),
+    services: () => view.services(),
+    health: () => view.health(),
+    resetPeer: (name, soft) => view.resetPeer(name, soft),
+    metrics: () => view.metrics(),
     drain: async (o) => {
       // A drain that only precedes a stop (preStop hook) must not leave the next start drained.
       record(o?.persist ?? true);
-      await daemon.drain();
+      await view.drain();
     },
     undrain: async () => {
       record(false);
-      await daemon.undrain();
+      await view.undrain();
     },
   };
 }
@@ -186,7 +186,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   try {
     ({ source, kc } = await createSource(config, identity.nodeName));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
-    let onResult: ((r: DesiredResult, c?: DesiredChanges) => void) | undefined;
+    let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
       const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
       const { AnnouncementEvents } = await import('./service-events.ts');
@@ -194,11 +194,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
       });
       const events = new AnnouncementEvents(identity.nodeName, recorder);
-      onResult = (r, c) => events.observe(r, c);
+      onDecisions = (d, c) => events.observe(d, c);
     }
     const { Speaker } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
-      createSpeaker: (o) => new Speaker(o),
+      createSpeaker: (o) => new Speaker(o) satisfies SpeakerLike,
       health,
       ...(source ? { source } : {}),
       logger: log,
@@ -206,7 +206,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       version,
       restarting: restart.restarting,
       env,
-      ...(onResult ? { onResult } : {}),
+      ...(onDecisions ? { onDecisions } : {}),
     });
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
@@ -227,7 +227,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
 
   let token = readToken(config, env, log);
   try {
-    admin = await buildAdminServer({ view: persistingView(daemon, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
+    admin = await buildAdminServer({ view: persistingView(daemon.view, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
     const a = admin.server.address();
     log.info({ address: config.admin.address, port: typeof a === 'object' && a ? a.port : config.admin.port }, 'admin API listening');

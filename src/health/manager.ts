@@ -176,7 +176,45 @@ function isNode(s: CheckSpec): boolean {
   return s.scope === 'node';
 }
 
-export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo] }> {
+/** Events of a health checker: `change` (gate keys whose verdict may have changed, and whether node checks did). */
+export type HealthEvents = { change: [keys: string[], info: ChangeInfo] };
+
+/** One check as the admin view shows it (a subset of {@link CheckStatus}). */
+export interface CheckSummary {
+  key: string;
+  gate: string;
+  scope: 'gate' | 'node';
+  kind: string;
+  target: string;
+  state: HealthState;
+  since: number;
+  intervalSec: number;
+  rise: number;
+  fall: number;
+  consecutiveOk: number;
+  consecutiveFail: number;
+  latencyMs: number | null;
+  lastFailure: { code?: string; message: string } | null;
+}
+
+/**
+ * What the daemon's health gate needs from a health checker (the HealthManager implements it; tests fake it).
+ * Keys are the gate texts of src/daemon/gate-key.ts; the checker treats them as opaque.
+ */
+export interface HealthLike extends EventEmitter<HealthEvents> {
+  /** Replace the whole set of checks (level-triggered); bad specs are returned, never thrown. */
+  setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
+  /** May `key` be announced from this node? */
+  gate(key: string): GateResult;
+  /** Whether `key` is announced from this node now (announced → withdrawn feeds hold-down and damping). */
+  setAnnounced(key: string, announced: boolean): void;
+  /** Checks and invalid specs, for the admin API. */
+  status(): { checks: readonly CheckSummary[]; invalid: ReadonlyArray<{ key: string; gate: string; message: string }> };
+  /** Stop every probe and timer. */
+  close(): Promise<void>;
+}
+
+export class HealthManager extends EventEmitter<HealthEvents> implements HealthLike {
   private readonly clock: Clock;
   private readonly probe: ProbeFn;
   private readonly sem: Semaphore;

@@ -4,8 +4,10 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { ObjectStore } from '../../../src/k8s/object-store.ts';
-import type { DesiredResult, DesiredRoute, DesiredRoutesContext } from '../../../src/controller/desired-routes.ts';
-import { computeDesiredRoutes, EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/desired-routes.ts';
+import type { DesiredResult, DesiredRoutesContext } from '../../../src/controller/desired-routes.ts';
+import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
+import { EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/node-eligibility.ts';
+import type { DesiredRoute } from '../../../src/controller/route-merge.ts';
 import { node, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'node-a';
@@ -372,12 +374,9 @@ t.test('health gate is consulted only for otherwise announceable VIPs', async (t
   store.apply('Service', service('noep', { lbIPs: ['192.0.2.72'] }));
   store.apply('EndpointSlice', slice('h-1', 'h', [['10.0.0.1', ME]]));
   const asked: string[] = [];
-  const res = computeDesiredRoutes(store, {
-    nodeName: ME,
-    healthGate: (svc, addr) => {
-      asked.push(`${svc} ${addr}`);
-      return addr === '192.0.2.71' ? { pass: false, reason: 'http://10.0.0.1:31000/ answered 503' } : { pass: true };
-    },
+  const res = computeDesiredRoutes(store, { nodeName: ME }, (svc, addr) => {
+    asked.push(`${svc} ${addr}`);
+    return addr === '192.0.2.71' ? { pass: false, reason: 'http://10.0.0.1:31000/ answered 503' } : { pass: true };
   });
   tt.strictSame(asked.sort(), ['default/h 192.0.2.70', 'default/h 192.0.2.71']);
   tt.strictSame(res.routes, [r('192.0.2.70/32', ['default/h'])]);

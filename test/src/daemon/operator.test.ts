@@ -3,12 +3,12 @@
 import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../../bgp/speaker.ts';
-import type { Route } from '../../../bgp/rib/route.ts';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
-import type { SpeakerLike } from '../../../src/daemon/daemon.ts';
+import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
+import type { GateResult, HealthEvents, HealthLike } from '../../../src/health/manager.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 
 /** Speaker whose listener fails `failures` times (EADDRINUSE) before binding. */
@@ -50,7 +50,8 @@ class FakeSpeaker extends EventEmitter implements SpeakerLike {
   async removePeer(name: string) {
     this.peerCfgs.delete(name);
   }
-  setRoutes(_routes: readonly Route[] | ReadonlyMap<string, Route>) {}
+  setRoutes(_routes: ReadonlyMap<string, Route>) {}
+  updateRoutes(_changed: readonly Route[], _removed: readonly string[]) {}
   markInitialSyncDone() {}
   async drain(o: { waitTimeSec: number }) {
     this.draining = true;
@@ -64,21 +65,42 @@ class FakeSpeaker extends EventEmitter implements SpeakerLike {
   }
   resetPeer() {}
   peers(): PeerStatus[] {
-    return [...this.peerCfgs.values()].map((c) => ({ name: c.name, address: c.address, port: c.port ?? 179, peerAs: c.peerAs, state: this.states.get(c.name) ?? 'Idle' }) as unknown as PeerStatus);
+    return [...this.peerCfgs.values()].map((c) => ({
+      name: c.name,
+      address: c.address,
+      port: c.port ?? 179,
+      peerAs: c.peerAs,
+      state: this.states.get(c.name) ?? 'Idle',
+      uptimeSec: undefined,
+      negotiated: undefined,
+      lastReason: undefined,
+      lastNotificationSent: undefined,
+      lastNotificationReceived: undefined,
+      messagesSent: {},
+      messagesReceived: {},
+      prefixesAdvertised: 0,
+      prefixesReceived: 0,
+      endOfRibReceived: [],
+      endOfRibSent: [],
+      gracefulShutdown: false,
+    }));
   }
   adjRibOut() {
     return [];
   }
 }
 
-class FakeHealth extends EventEmitter {
+class FakeHealth extends EventEmitter<HealthEvents> implements HealthLike {
   setChecks() {
     return { errors: [] };
   }
-  gate() {
+  gate(): GateResult {
     return { pass: true, reasons: [] };
   }
   setAnnounced() {}
+  status() {
+    return { checks: [], invalid: [] };
+  }
   async close() {}
 }
 
@@ -111,12 +133,12 @@ t.test('a BGP listener that cannot bind is retried with backoff, logged once per
   const { daemon, speaker, lines } = make(cfg({ bgp: { localAs: 65000, routerId: '10.0.0.1', listen: { address: '127.0.0.1', port: 1179 } } }), 3);
   t.teardown(() => daemon.shutdown('test'));
   await daemon.start(); // does not reject: the daemon keeps running and retrying
-  const s = daemon.status();
+  const s = daemon.view.status();
   t.equal(s.ready, false);
   t.match(s.notReady, [/^BGP listener: listen EADDRINUSE: address already in use 127\.0\.0\.1:1179 \(attempt 1; retrying in 0\.005 s\)$/]);
-  for (let i = 0; i < 400 && !daemon.status().ready; i++) await new Promise((r) => setTimeout(r, 5));
-  t.equal(daemon.status().ready, true, 'ready once the port could be bound');
-  t.same(daemon.status().notReady, []);
+  for (let i = 0; i < 400 && !daemon.view.status().ready; i++) await new Promise((r) => setTimeout(r, 5));
+  t.equal(daemon.view.status().ready, true, 'ready once the port could be bound');
+  t.same(daemon.view.status().notReady, []);
   t.equal(speaker.attempts, 4, 'three failures, then bound');
   const failed = lines.filter((l) => l['msg'] === 'BGP listener cannot bind');
   t.equal(failed.length, 3, 'one line per failed attempt');
