@@ -6,7 +6,7 @@
  * and the same target keep their state (timing changes are applied in place), changed targets restart
  * as `unknown`, missing ones are stopped (their in-flight probe is aborted).
  *
- * Gate rule (docs/health-checks.md, shared design decisions "Health checks"):
+ * Gate rule (docs/health-checks.md, docs/decisions.md "Health checks"):
  * - every check of the key (and every node-scope check) must be `up`;
  * - a check still `unknown` blocks a key that is **not** announced (reason `Pending`) but keeps a key
  *   that is announced (a route already out stays until the check has failed `fall` times); an invalid

@@ -5,7 +5,7 @@
  * Service list each time, so a missed event is healed by the next pass.
  *
  * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
- * with 409 instead of overwriting its successor's (kubernetes-notes §4.6: "there is no fencing").
+ * with 409 instead of overwriting its successor's (a Lease gives no fencing: the resourceVersion guard is the fence).
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../bgp/index.ts';
@@ -158,7 +158,7 @@ export class KubernetesStatusWriter implements StatusWriter {
 
   async patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void> {
     const [namespace = 'default', name = ''] = service.split('/');
-    // Merge patch: the ingress array is replaced wholesale; null clears it (kubernetes-notes §4.4).
+    // Merge patch: the ingress array is replaced wholesale; null clears it (RFC 7386 JSON merge patch).
     const body = {
       ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
       status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: 'VIP' })) : null } },

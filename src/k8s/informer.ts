@@ -1,5 +1,5 @@
 /**
- * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (kubernetes-notes §4.3).
+ * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (docs/kubernetes.md "Apiserver outages").
  *
  * client-node's informer STOPS after any error other than 410/inactivity timeout (list failure,
  * non-200 watch, connection refused/reset). This wrapper restarts it with jittered exponential

@@ -1,8 +1,8 @@
 /**
  * `LeaseStore` over the Kubernetes API: coordination.k8s.io/v1 Lease read, create and replace with
  * @kubernetes/client-node 2.x (object-parameter calls; failures are ApiException with `.code`).
- * Source: ../shared/design/kubernetes-notes.md §4.2 and §4.6 (MicroTime fields must carry 6 fractional digits;
- * replace is guarded by metadata.resourceVersion, a 409 means someone else wrote first).
+ * Source: coordination.k8s.io/v1 Lease (MicroTime fields carry 6 fractional digits; a replace is guarded by
+ * metadata.resourceVersion, and a 409 means someone else wrote first).
  */
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore, type StoredLease } from './election.ts';
@@ -14,7 +14,7 @@ function statusCode(err: unknown): number | undefined {
 
 function toStored(lease: V1Lease): StoredLease {
   const spec = lease.spec ?? {};
-  // MicroTime fields come back from the typed API as raw strings (kubernetes-notes §4.2); keep them as text.
+  // MicroTime fields come back from the typed API as raw strings or Dates; keep them as text.
   const text = (v: unknown) => (v === undefined || v === null ? undefined : v instanceof Date ? v.toISOString() : String(v));
   const record: LeaseRecord = {
     holderIdentity: spec.holderIdentity ?? undefined,
@@ -57,7 +57,7 @@ function toBody(name: string, namespace: string, record: LeaseRecord, resourceVe
   };
 }
 
-/** One named Lease in one namespace (default name `herald-allocator`, decisions.md). */
+/** One named Lease in one namespace (default name `herald-allocator`, docs/decisions.md "Pools"). */
 export class KubernetesLeaseStore implements LeaseStore {
   private readonly api: CoordinationV1Api;
   private readonly name: string;

@@ -4,7 +4,7 @@
  *
  * An apiserver outage never clears the cache: the last known state stays in force and is
  * reconciled after the informers reconnect (a relist emits deletions for objects that vanished).
- * Paths and list calls: kubernetes-notes §4.3, §5.
+ * Paths, list calls and RBAC: docs/kubernetes.md "What is read".
  */
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
