@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../bgp/index.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
-import type { HealthLike } from '../health/manager.ts';
+import type { HealthLike } from '../health/types.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
 import { prefixMatches } from '../net/address.ts';

@@ -23,7 +23,7 @@ import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
-import type { HealthLike } from '../health/manager.ts';
+import type { HealthLike } from '../health/types.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
 import type { StatusView } from '../admin/view.ts';

@@ -18,8 +18,7 @@ import type { GatedService, HealthVerdict, ServiceDecision } from '../controller
 import { gateService } from '../controller/desired-routes.ts';
 import type { RouteContribution } from '../controller/route-merge.ts';
 import type { StaticRouteConfig } from '../config/schema.ts';
-import type { HealthLike } from '../health/manager.ts';
-import type { CheckSpec } from '../health/types.ts';
+import type { CheckSpec, HealthLike } from '../health/types.ts';
 import type { CheckContext } from './check-specs.ts';
 import { configCheckSpecs, serviceCheckSpecs } from './check-specs.ts';
 import { gateKeyText, parseGateKey, routeGate, serviceGate } from './gate-key.ts';

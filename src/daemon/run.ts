@@ -23,7 +23,7 @@ import { flapControlFromConfig } from '../health/specs.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
-import { version as packageVersion } from '../cli/version.ts';
+import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';

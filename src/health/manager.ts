@@ -34,7 +34,7 @@ import { probeCheck } from './probe.ts';
 import { RiseFall } from './rise-fall.ts';
 import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
-import type { CheckSpec, HealthState, ProbeResult, Reason } from './types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, ProbeResult, Reason } from './types.ts';
 import { CheckKind, ReasonCode } from './types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
@@ -55,19 +55,9 @@ export interface HealthManagerOptions {
   random?: () => number;
 }
 
-/** Result of `gate(key)`: may the key be announced, and if not (or if only kept), why. */
-export interface GateResult {
-  pass: boolean;
-  reasons: Reason[];
-}
-
 export interface GateOptions {
   /** Key under which the route is reported to `setAnnounced` (default: the gate key itself). */
   announcedAs?: string;
-}
-
-export interface ChangeInfo {
-  nodeLevel: boolean;
 }
 
 /** Outcome of one `setChecks` call (check keys). */
@@ -174,44 +164,6 @@ function targetOf(s: CheckSpec): string {
 
 function isNode(s: CheckSpec): boolean {
   return s.scope === 'node';
-}
-
-/** Events of a health checker: `change` (gate keys whose verdict may have changed, and whether node checks did). */
-export type HealthEvents = { change: [keys: string[], info: ChangeInfo] };
-
-/** One check as the admin view shows it (a subset of {@link CheckStatus}). */
-export interface CheckSummary {
-  key: string;
-  gate: string;
-  scope: 'gate' | 'node';
-  kind: string;
-  target: string;
-  state: HealthState;
-  since: number;
-  intervalSec: number;
-  rise: number;
-  fall: number;
-  consecutiveOk: number;
-  consecutiveFail: number;
-  latencyMs: number | null;
-  lastFailure: { code?: string; message: string } | null;
-}
-
-/**
- * What the daemon's health gate needs from a health checker (the HealthManager implements it; tests fake it).
- * Keys are the gate texts of src/daemon/gate-key.ts; the checker treats them as opaque.
- */
-export interface HealthLike extends EventEmitter<HealthEvents> {
-  /** Replace the whole set of checks (level-triggered); bad specs are returned, never thrown. */
-  setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
-  /** May `key` be announced from this node? */
-  gate(key: string): GateResult;
-  /** Whether `key` is announced from this node now (announced → withdrawn feeds hold-down and damping). */
-  setAnnounced(key: string, announced: boolean): void;
-  /** Checks and invalid specs, for the admin API. */
-  status(): { checks: readonly CheckSummary[]; invalid: ReadonlyArray<{ key: string; gate: string; message: string }> };
-  /** Stop every probe and timer. */
-  close(): Promise<void>;
 }
 
 export class HealthManager extends EventEmitter<HealthEvents> implements HealthLike {

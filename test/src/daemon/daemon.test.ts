@@ -14,8 +14,7 @@ import { gateKeyText, serviceGate } from '../../../src/daemon/gate-key.ts';
 import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { NotFoundError } from '../../../src/admin/view.ts';
-import type { GateResult, HealthEvents, HealthLike } from '../../../src/health/manager.ts';
-import type { CheckSpec, HealthState } from '../../../src/health/types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState } from '../../../src/health/types.ts';
 import type { Source, SourceStatus } from '../../../src/sources/source.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
 

@@ -8,7 +8,7 @@ import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
 import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
-import type { GateResult, HealthEvents, HealthLike } from '../../../src/health/manager.ts';
+import type { GateResult, HealthEvents, HealthLike } from '../../../src/health/types.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 
 /** Speaker whose listener fails `failures` times (EADDRINUSE) before binding. */
