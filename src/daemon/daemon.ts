@@ -40,7 +40,7 @@ import { ListenerRetry } from './listener-retry.ts';
 import { desiredRoutesContext } from './mapping.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
 import { RouteAssembly } from './route-assembly.ts';
-import type { SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
+import type { PeerStateEvent, SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
 
 /** Dependencies of {@link Daemon}; everything external is injected. */
 export interface DaemonDeps {
@@ -137,21 +137,9 @@ export class Daemon {
       },
     });
 
-    speaker.on('peerState', (e) => this.#peers.observe(e));
-    speaker.on('updateSent', (e: UpdateSentEvent) => {
-      if (typeof e.packMs === 'number') deps.metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
-    });
-    speaker.on('error', (err: unknown) => {
-      // A listener that cannot bind is reported (once per attempt, without a stack) by the listener retry.
-      if ((err as NodeJS.ErrnoException | undefined)?.syscall === 'listen') return;
-      this.#log.error({ err }, 'speaker error');
-    });
-    speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
-    deps.metrics.setPeersProvider(() => this.view.peers());
     if (deps.source) {
-      const source = deps.source;
       this.#controller = new Controller({
-        source,
+        source: deps.source,
         context: desiredRoutesContext(config, identity.nodeName),
         sink: {
           onCandidates: (candidates, changes) => {
@@ -163,16 +151,36 @@ export class Daemon {
           },
         },
       });
-      this.#controller.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
-      // Node labels may select or deselect peers (nodeSelector).
-      source.on('change', () => {
-        if (followsNodeLabels(this.#config)) this.#schedule('source');
-      });
-      source.on('synced', () => this.#log.info('source synced'));
-      source.on('error', (...args: unknown[]) => this.#log.warn({ err: args[args.length - 1] }, 'source error'));
-      source.on('restart', (kind: string) => deps.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
     }
+    this.#subscribe();
     this.#peers.apply(peers);
+  }
+
+  /** The events that feed the stages: speaker → peer set, logs and metrics; source → peers by node labels, metrics. */
+  #subscribe(): void {
+    const { metrics } = this.#deps;
+    const speaker = this.#speaker;
+    speaker.on('peerState', (e: PeerStateEvent) => this.#peers.observe(e));
+    speaker.on('updateSent', (e: UpdateSentEvent) => {
+      if (typeof e.packMs === 'number') metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
+    });
+    speaker.on('error', (err: unknown) => {
+      // A listener that cannot bind is reported (once per attempt, without a stack) by the listener retry.
+      if ((err as NodeJS.ErrnoException | undefined)?.syscall === 'listen') return;
+      this.#log.error({ err }, 'speaker error');
+    });
+    speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
+    metrics.setPeersProvider(() => this.view.peers());
+    const source = this.#deps.source;
+    if (!source) return;
+    this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
+    // Node labels may select or deselect peers (nodeSelector).
+    source.on('change', () => {
+      if (followsNodeLabels(this.#config)) this.#schedule('source');
+    });
+    source.on('synced', () => this.#log.info('source synced'));
+    source.on('error', (...args: unknown[]) => this.#log.warn({ err: args[args.length - 1] }, 'source error'));
+    source.on('restart', (kind: string) => metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
   }
 
   /**

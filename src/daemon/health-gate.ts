@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { CandidateSet } from '../controller/controller.ts';
-import type { GatedService, HealthVerdict, ServiceDecision } from '../controller/desired-routes.ts';
+import type { GatedService, HealthVerdict, ServiceCandidates, ServiceDecision } from '../controller/desired-routes.ts';
 import { gateService } from '../controller/desired-routes.ts';
 import type { RouteContribution } from '../controller/route-merge.ts';
 import type { StaticRouteConfig } from '../config/schema.ts';
@@ -74,6 +74,14 @@ interface ServiceState {
   announced: string[];
 }
 
+/** A run's output while it is built. */
+interface MutableOutput extends GateOutput {
+  readonly services: Map<string, readonly RouteContribution[]>;
+  readonly staticRoutes: StaticRouteConfig[];
+  readonly decisionsChanged: string[];
+  readonly touched: Set<string>;
+}
+
 const PASS: HealthVerdict = { pass: true };
 const NONE: readonly RouteContribution[] = [];
 
@@ -127,97 +135,25 @@ export class HealthGate implements DecisionSet {
    * @throws Error only from the health checker (after close)
    */
   run(candidates: CandidateSet | undefined, changed: Iterable<string> | 'all'): GateOutput {
-    const touched = new Set<string>();
+    const out: MutableOutput = { services: new Map(), staticRoutes: [], decisionsChanged: [], touched: new Set() };
     const recompute = new Set<string>();
     if (changed === 'all') {
       for (const c of candidates?.services() ?? []) recompute.add(c.service);
       for (const k of this.#services.keys()) recompute.add(k);
-      for (const k of this.#reported) touched.add(k);
+      for (const k of this.#reported) out.touched.add(k);
     } else {
       for (const k of changed) recompute.add(k);
     }
-    // 1. Check specs of what changed, registered before any verdict is read.
-    let specsChanged = false;
-    if (this.#inputsChanged) {
-      this.#configSpecs = configCheckSpecs(this.#inputs.checks, this.#inputs.routes);
-      this.#inputsChanged = false;
-      specsChanged = true;
-    }
-    const fresh = new Map<string, CheckSpec[]>();
-    for (const key of recompute) {
-      const c = candidates?.service(key);
-      if (c) this.stats.specsComputed++;
-      const specs = c ? serviceCheckSpecs(this.#inputs.checks, c) : [];
-      const st = this.#services.get(key);
-      const before = st ? (st.json ??= JSON.stringify(st.specs)) : '[]';
-      const json = specs.length > 0 ? JSON.stringify(specs) : '[]';
-      if (json !== before) specsChanged = true;
-      fresh.set(key, specs);
-      if (st) {
-        st.specs = specs;
-        st.json = json;
-      }
-    }
-    if (specsChanged) this.#register(fresh);
-    // 2. Verdicts: the changed Services and those whose verdicts changed.
+    const newSpecs = this.#registerChecks(candidates, recompute);
     const regate = new Set(recompute);
     if (this.#allVerdicts) for (const k of this.#services.keys()) regate.add(k);
     else for (const k of this.#verdictsChanged) regate.add(k);
     this.#allVerdicts = false;
     this.#verdictsChanged.clear();
-    const services = new Map<string, readonly RouteContribution[]>();
-    const decisionsChanged: string[] = [];
-    for (const key of regate) {
-      const c = candidates?.service(key);
-      const st = this.#services.get(key);
-      if (!c) {
-        if (st) {
-          this.#services.delete(key);
-          this.#sortedKeys = undefined;
-          for (const g of st.announced) touched.add(g);
-          services.set(key, NONE);
-          decisionsChanged.push(key);
-        }
-        continue;
-      }
-      this.stats.servicesApplied++;
-      const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address));
-      const announced: string[] = [];
-      for (const v of gated.decision.vips) {
-        if (!v.announced) continue;
-        const g = gateKeyText(serviceGate(key, v.address));
-        if (!announced.includes(g)) announced.push(g);
-      }
-      for (const g of st?.announced ?? []) touched.add(g);
-      for (const g of announced) touched.add(g);
-      if (st === undefined) {
-        const specs = fresh.get(key) ?? [];
-        this.#services.set(key, { specs, json: undefined, gated, announced });
-        this.#sortedKeys = undefined;
-        services.set(key, gated.contributions);
-        decisionsChanged.push(key);
-        continue;
-      }
-      if (st.gated.contributions !== gated.contributions) services.set(key, gated.contributions);
-      if (st.gated.decision !== gated.decision) decisionsChanged.push(key);
-      st.gated = gated;
-      st.announced = announced;
-    }
-    // 3. Static routes.
-    const staticRoutes: StaticRouteConfig[] = [];
-    const staticAnnounced = new Set<string>();
-    for (const r of this.#inputs.routes) {
-      if (r.healthCheck) {
-        const g = gateKeyText(routeGate(r.prefix));
-        if (!this.#health.gate(g).pass) continue;
-        staticAnnounced.add(g);
-      }
-      staticRoutes.push(r);
-    }
-    for (const g of this.#staticAnnounced) touched.add(g);
-    for (const g of staticAnnounced) touched.add(g);
-    this.#staticAnnounced = staticAnnounced;
-    return { services, staticRoutes, decisionsChanged: decisionsChanged.sort(), touched };
+    for (const key of regate) this.#gate(key, candidates?.service(key), newSpecs.get(key) ?? [], out);
+    this.#gateStaticRoutes(out);
+    out.decisionsChanged.sort();
+    return out;
   }
 
   /** Report to the health checker the announced state of the gates a run touched (announced ones first). */
@@ -259,12 +195,93 @@ export class HealthGate implements DecisionSet {
     return n;
   }
 
-  /** Hand the whole set of specs to the checker: the config's, the fresh ones, every other Service's. */
-  #register(fresh: ReadonlyMap<string, CheckSpec[]>): void {
+  /**
+   * Recompute the check specs of the Services in `recompute` (and the config's after a reload) and register the
+   * whole set when any changed, before any verdict is read.
+   * @returns the specs of the Services that have no state yet (they get it when gated)
+   */
+  #registerChecks(candidates: CandidateSet | undefined, recompute: ReadonlySet<string>): Map<string, CheckSpec[]> {
+    let changed = false;
+    if (this.#inputsChanged) {
+      this.#configSpecs = configCheckSpecs(this.#inputs.checks, this.#inputs.routes);
+      this.#inputsChanged = false;
+      changed = true;
+    }
+    const newSpecs = new Map<string, CheckSpec[]>();
+    for (const key of recompute) {
+      const c = candidates?.service(key);
+      if (c) this.stats.specsComputed++;
+      const specs = c ? serviceCheckSpecs(this.#inputs.checks, c) : [];
+      const st = this.#services.get(key);
+      const before = st ? (st.json ??= JSON.stringify(st.specs)) : '[]';
+      const json = specs.length > 0 ? JSON.stringify(specs) : '[]';
+      if (json !== before) changed = true;
+      if (st) {
+        st.specs = specs;
+        st.json = json;
+      } else newSpecs.set(key, specs);
+    }
+    if (changed) this.#register(newSpecs);
+    return newSpecs;
+  }
+
+  /** Gate one Service's candidates (undefined: the Service is gone) and record what changed in `out`. */
+  #gate(key: string, c: ServiceCandidates | undefined, newSpecs: CheckSpec[], out: MutableOutput): void {
+    const st = this.#services.get(key);
+    if (!c) {
+      if (!st) return;
+      this.#services.delete(key);
+      this.#sortedKeys = undefined;
+      for (const g of st.announced) out.touched.add(g);
+      out.services.set(key, NONE);
+      out.decisionsChanged.push(key);
+      return;
+    }
+    this.stats.servicesApplied++;
+    const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address));
+    const announced: string[] = [];
+    for (const v of gated.decision.vips) {
+      if (!v.announced) continue;
+      const g = gateKeyText(serviceGate(key, v.address));
+      if (!announced.includes(g)) announced.push(g);
+    }
+    for (const g of st?.announced ?? []) out.touched.add(g);
+    for (const g of announced) out.touched.add(g);
+    if (st === undefined) {
+      this.#services.set(key, { specs: newSpecs, json: undefined, gated, announced });
+      this.#sortedKeys = undefined;
+      out.services.set(key, gated.contributions);
+      out.decisionsChanged.push(key);
+      return;
+    }
+    if (st.gated.contributions !== gated.contributions) out.services.set(key, gated.contributions);
+    if (st.gated.decision !== gated.decision) out.decisionsChanged.push(key);
+    st.gated = gated;
+    st.announced = announced;
+  }
+
+  /** Gate every static route (they are few): unchecked ones always pass. */
+  #gateStaticRoutes(out: MutableOutput): void {
+    const announced = new Set<string>();
+    for (const r of this.#inputs.routes) {
+      if (r.healthCheck) {
+        const g = gateKeyText(routeGate(r.prefix));
+        if (!this.#health.gate(g).pass) continue;
+        announced.add(g);
+      }
+      out.staticRoutes.push(r);
+    }
+    for (const g of this.#staticAnnounced) out.touched.add(g);
+    for (const g of announced) out.touched.add(g);
+    this.#staticAnnounced = announced;
+  }
+
+  /** Hand the whole set of specs to the checker: the config's, every Service's, those of Services new in this run. */
+  #register(newSpecs: ReadonlyMap<string, CheckSpec[]>): void {
     this.stats.setChecks++;
     const all = [...this.#configSpecs];
-    for (const [key, specs] of fresh) if (!this.#services.has(key)) all.push(...specs);
     for (const st of this.#services.values()) all.push(...st.specs);
+    for (const specs of newSpecs.values()) all.push(...specs);
     const res = this.#health.setChecks(all);
     for (const e of res.errors) this.#log.warn({ check: e.key, gate: e.gate }, `invalid health check: ${e.message}`);
     const registered = new Set<string>();
