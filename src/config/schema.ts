@@ -455,13 +455,13 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
       if (!names.has(n)) add([...base, j], `unknown peer "${n}"`);
     });
   };
-  const routeKeys = new Map<string, number>();
+  const prefixes = new Map<string, number>();
   cfg.routes.forEach((r, i) => {
     checkPeerRefs(r.peers, ['routes', i, 'peers']);
     const { prefix, family } = canonicalCIDR(r.prefix);
-    const prev = routeKeys.get(prefix);
+    const prev = prefixes.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
-    else routeKeys.set(prefix, i);
+    else prefixes.set(prefix, i);
     const hostBits = hostBitsProblem(r.prefix);
     if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
     const ipFamily = family === 'ipv4-unicast' ? 'IPv4' : 'IPv6';

@@ -337,8 +337,8 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
    */
   gate(key: string, opts: GateOptions = {}): GateResult {
     const now = this.clock.now();
-    const routeKey = opts.announcedAs ?? key;
-    const announced = this.announced.has(routeKey);
+    const announcedKey = opts.announcedAs ?? key;
+    const announced = this.announced.has(announcedKey);
     const reasons: Reason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
@@ -383,7 +383,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       }
     }
     if (!announced) {
-      const d = this.dampers.get(routeKey);
+      const d = this.dampers.get(announcedKey);
       if (d) {
         const st = d.status(now);
         if (st.suppressed) {

@@ -8,7 +8,7 @@
  * Address literals are recognised by `node:net` `isIP` (dotted quad, RFC 4291 text, no `/len`; it accepts an IPv6
  * zone id such as `%eth0`, which the BGP encoder refuses); their numeric
  * value comes from `ip-address`. Every canonical text (host bits zeroed, IPv6 in RFC 5952 form, IPv4-mapped IPv6 in
- * mixed notation, §5) comes from the BGP codec's `canonicalPrefix` / `formatAddress`, so the controller's route keys,
+ * mixed notation, §5) comes from the BGP codec's `canonicalPrefix` / `formatAddress`, so the controller's prefixes,
  * the config's and the Speaker's agree byte for byte.
  */
 import { isIP } from 'node:net';
