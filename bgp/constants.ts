@@ -4,7 +4,7 @@
  * Sources: RFC 4271 (BGP-4), RFC 4760 (multiprotocol), RFC 5492 (capabilities), RFC 6793 (4-octet AS),
  * RFC 4724 (graceful restart), RFC 7911 (ADD-PATH), RFC 8654 (extended message), RFC 2918 / RFC 7313 (route refresh),
  * RFC 4486 / RFC 9003 (Cease subcodes and shutdown communication), RFC 6608 (FSM error subcodes),
- * RFC 7606 (revised error handling), RFC 1997 / RFC 8092 / RFC 4360 (communities), IANA BGP parameters registry.
+ * RFC 7606 (revised error handling), RFC 1997 / RFC 8092 / RFC 4360 / RFC 5701 (communities), IANA BGP parameters registry.
  */
 
 /** Length of the common message header in octets (RFC 4271 §4.1). */
@@ -187,6 +187,7 @@ export const AttrTypeCode = {
   EXTENDED_COMMUNITIES: 16,
   AS4_PATH: 17,
   AS4_AGGREGATOR: 18,
+  IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY: 25,
   LARGE_COMMUNITY: 32,
 } as const;
 /** The type code of a path attribute Herald decodes. */

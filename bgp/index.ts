@@ -19,8 +19,10 @@
  *   attribute-discard), not exceptions. Encoders throw plain Errors, because a message we cannot encode is a bug
  *   on our side, not the peer's.
  * - The session (session/session.ts) runs the RFC 4271 §8 state machine (fsm/, a pure transition function with an
- *   injectable Clock), and its timers. It owns the socket, and it is the only place where a BgpError becomes a
- *   NOTIFICATION on the wire. It negotiates capabilities from the two OPENs (`negotiate`, `codecContextFor`).
+ *   injectable Clock): it feeds the FSM events and performs the actions it returns, through small modules beside
+ *   it (connection, collision, timers, restart, tx-pump, prefix-limit, inbound, open-exchange). Its connection
+ *   (session/connection.ts) owns the socket and is the only place where a BgpError becomes a NOTIFICATION on the
+ *   wire. It negotiates capabilities from the two OPENs (`negotiate`, `codecContextFor`).
  * - Adj-RIB-Out (rib/adj-rib-out.ts) keeps, per peer, what the peer has been sent and what it should have. The
  *   export rules (rib/export.ts) shape the attributes per peer: eBGP or iBGP, NEXT_HOP, AS_TRANS with AS4_PATH.
  * - The packer (rib/packer.ts) is pulled by the session while its socket is writable. It builds one UPDATE at a
@@ -36,6 +38,8 @@
  * Supported standards:
  * - RFC 4271  BGP-4 (messages, error handling, FSM, timers)
  * - RFC 1997  BGP Communities attribute; RFC 8092 Large Communities; RFC 4360 Extended Communities
+ * - RFC 5668  4-octet AS specific extended communities; RFC 5701 IPv6 address specific extended communities
+ * - RFC 10005 Link Bandwidth extended community (draft-ietf-idr-link-bandwidth), both transitivities
  * - RFC 2385  TCP MD5 signature option; RFC 5082 GTSM (TTL security)
  * - RFC 2545  IPv6 next hops (global + link-local); RFC 8950 IPv4 NLRI with an IPv6 next hop (decoded)
  * - RFC 2918  Route Refresh; RFC 7313 Enhanced Route Refresh (BoRR/EoRR); RFC 5291 ORF entries kept raw
@@ -53,6 +57,8 @@
  * - RFC 7911  ADD-PATH (capability, per-direction negotiation, path identifiers)
  * - RFC 8326  Graceful BGP session shutdown (GRACEFUL_SHUTDOWN community)
  * - RFC 8654  Extended messages (up to 65535 octets, never for OPEN or KEEPALIVE)
+ * - RFC 5880  BFD, Asynchronous mode (bfd/: no Demand mode, no Echo, no authentication); RFC 5881 single-hop and
+ *             RFC 5883 multihop BFD over UDP; RFC 5882 BGP as a BFD client; RFC 9384 Cease / BFD Down
  * - draft-walton-bgp-hostname-capability  FQDN capability (code 73)
  *
  * The codec is documented in docs/codec.md (API, the JSON form, the error table, the RFC 7606 outcomes).
@@ -77,6 +83,7 @@ export type {
   Capability,
   CodecContext,
   ExtendedCommunity,
+  Ipv6ExtendedCommunity,
   KeepaliveMessage,
   LargeCommunity,
   NlriEntry,
@@ -152,6 +159,27 @@ export {
 export * as build from './codec/build.ts';
 export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './codec/build.ts';
 
+// --- Extended communities (RFC 4360, RFC 5668, RFC 5701, RFC 10005 link bandwidth) ---
+export {
+  ExtCommunityBit,
+  ExtCommunitySubtype,
+  ExtCommunityType,
+  extendedCommunityFromBytes,
+  extendedCommunityKind,
+  extendedCommunityView,
+  fourOctetAsSpecific,
+  ipv4AddressSpecific,
+  ipv6AddressSpecific,
+  ipv6ExtendedCommunityFromBytes,
+  ipv6ExtendedCommunityKind,
+  ipv6ExtendedCommunityView,
+  linkBandwidth,
+  linkBandwidthOf,
+  opaque,
+  twoOctetAsSpecific,
+} from './codec/ext-communities.ts';
+export type { ExtCommunityKind, ExtendedCommunityView, Ipv6ExtendedCommunityView, LinkBandwidth } from './codec/ext-communities.ts';
+
 // --- NOTIFICATION, KEEPALIVE, ROUTE-REFRESH (RFC 4271 §4.4, §4.5, RFC 9003, RFC 2918, RFC 7313) ---
 export {
   decodeNotification,
@@ -165,13 +193,11 @@ export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody
 
 // --- JSON forms (docs/codec.md) ---
 export { capabilityToJson, messageToJson } from './codec/json.ts';
-export { attributesToJson, extendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
+export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
 
-// --- Routes we originate; session states and why they change ---
+// --- Routes we originate ---
 export type { Route } from './rib/route.ts';
 export type { ExportedRoute } from './rib/adj-rib-out.ts';
-export { SessionState, describeReason } from './fsm/state.ts';
-export type { StateReason } from './fsm/state.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
@@ -180,3 +206,14 @@ export { Session } from './session/session.ts';
 export type { NotificationRecord, SessionOptions, SessionStats, TxSource } from './session/session.ts';
 export { FakeClock, realClock } from './fsm/clock.ts';
 export type { Clock, TimerHandle } from './fsm/clock.ts';
+export { SessionState, describeReason } from './fsm/state.ts';
+export type { StateReason } from './fsm/state.ts';
+
+// --- BFD (RFC 5880, 5881, 5883; the engine runs in a worker thread) ---
+export { BfdHandle } from './bfd/handle.ts';
+export type { BfdClient } from './bfd/handle.ts';
+export type { BfdPeerConfig, BfdSessionInfo } from './bfd/engine.ts';
+export { DEFAULT_BFD_DETECT_MULTIPLIER, DEFAULT_BFD_INTERVAL_MS } from './bfd/peers.ts';
+export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+export { BfdDiag, decodeControlPacket, describeDiag, encodeControlPacket } from './bfd/packet.ts';
+export type { BfdState, ControlPacket } from './bfd/packet.ts';

@@ -12,6 +12,11 @@
  * - 'endOfRib'    { peer, family }                    End-of-RIB received from a peer
  * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
  * - 'drained'     { }                                 drain() finished withdrawing
+ * - 'bfdState'    BfdStateEvent                       a peer's BFD session changed state (bgp/bfd/peers.ts)
+ *
+ * BFD (RFC 5880/5881/5883, bgp/bfd/): a peer with `bfd` gets a BFD session in the BFD worker thread; when it goes
+ * from Up to Down (a forwarding-path failure), the BGP session is reset with Cease / BFD Down (RFC 5882 §10.2,
+ * RFC 9384). bfdAdminDown()/bfdAdminUp() hold the sessions administratively down around a restart (RFC 5882 §3.2).
  */
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -32,8 +37,13 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import type { SessionOptions } from './session/session.ts';
+import type { SessionOptions, TxSource } from './session/session.ts';
 import { BgpListener } from './session/listener.ts';
+import type { AcceptingSession } from './session/listener.ts';
+import { BfdHandle } from './bfd/handle.ts';
+import type { BfdClient } from './bfd/handle.ts';
+import { PeerBfd } from './bfd/peers.ts';
+import type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
 
 /** One configured BGP neighbour. Durations in seconds. */
 export interface PeerConfig {
@@ -72,6 +82,8 @@ export interface PeerConfig {
   readonly extendedMessage?: boolean;
   /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
   readonly maxPrefixes?: number;
+  /** BFD for this peer (absent: none). Changing it never resets the BGP session. */
+  readonly bfd?: PeerBfdConfig;
 }
 
 /** Options of the Speaker. */
@@ -87,10 +99,16 @@ export interface SpeakerOptions {
   /** Injection points for tests; default: the session layer's Session and BgpListener. */
   readonly createSession?: (options: SessionOptions) => PeerSession;
   readonly createListener?: (address: string, port: number) => PeerListener;
+  /** BFD client, started on the first peer with `bfd`; default: the worker-thread BfdHandle. */
+  readonly createBfd?: () => BfdClient;
 }
 
-/** What the Speaker needs from a session (bgp/session/session.ts implements it). */
-export interface PeerSession extends EventEmitter {
+/**
+ * What the Speaker needs from a session (bgp/session/session.ts implements it; the listener hands it accepted
+ * connections, see AcceptingSession). Events: 'stateChange', 'established', 'down', 'routeRefresh', 'endOfRib',
+ * 'update' as documented in bgp/session/session.ts.
+ */
+export interface PeerSession extends EventEmitter, AcceptingSession {
   readonly name: string;
   readonly state: string;
   readonly negotiated: Negotiated | undefined;
@@ -98,27 +116,28 @@ export interface PeerSession extends EventEmitter {
   readonly stats: {
     readonly messagesSent: Readonly<Record<string, number>>;
     readonly messagesReceived: Readonly<Record<string, number>>;
-    readonly prefixesReceived?: number;
-    readonly updatesReceived?: number;
+    readonly prefixesReceived: number;
+    readonly updatesReceived: number;
     readonly establishedAt?: number;
-    readonly flaps?: number;
+    readonly flaps: number;
     readonly lastNotificationSent?: unknown;
     readonly lastNotificationReceived?: unknown;
   };
-  /** The local address of the connected socket, when the session layer exposes it. */
-  readonly localAddress?: string;
+  /** The local address of the connected socket; undefined while not connected. */
+  readonly localAddress: string | undefined;
   start(): void;
   stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void>;
   reset(cease?: { subcode: number; shutdownCommunication?: string }): void;
-  setTxSource(src: { nextMessage(ctx: CodecContext, maxLength: number): Buffer | undefined }): void;
+  setTxSource(src: TxSource): void;
   kickTx(): void;
 }
 
-/** What the Speaker needs from the listener (bgp/session/listener.ts). */
+/** What the Speaker needs from the listener (bgp/session/listener.ts implements it). */
 export interface PeerListener {
   register(remoteAddress: string, session: PeerSession): void;
-  unregister?(remoteAddress: string): void;
-  listen?(): Promise<void>;
+  unregister(remoteAddress: string): void;
+  /** Rejects with the OS error when the address cannot be bound. */
+  listen(): Promise<void>;
   close(): Promise<void> | void;
 }
 
@@ -157,6 +176,8 @@ export interface PeerStatus {
   readonly endOfRibSent: readonly Family[];
   /** RFC 8326 graceful shutdown community currently attached. */
   readonly gracefulShutdown: boolean;
+  /** The peer's BFD session, when BFD is configured for it. */
+  readonly bfd?: PeerBfdStatus;
 }
 
 const DEFAULT_RESTART_TIME_SEC = 120;
@@ -181,8 +202,8 @@ interface PeerEntry {
   restartDone: boolean;
 }
 
-/** Fields of PeerConfig that do not need a new session when they change. */
-const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6']);
+/** Fields of PeerConfig that do not need a new session when they change (bfd: a BFD Poll Sequence does it). */
+const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6', 'bfd']);
 
 /**
  * Herald's BGP speaker. See the module comment for the data flow and events. Methods never throw for a peer's
@@ -204,6 +225,7 @@ export class Speaker extends EventEmitter {
   private readonly createSession: (options: SessionOptions) => PeerSession;
   private listener: PeerListener | undefined;
   private listenerReady: Promise<void> | undefined;
+  private readonly bfd: PeerBfd;
 
   constructor(opts: SpeakerOptions) {
     super();
@@ -212,13 +234,19 @@ export class Speaker extends EventEmitter {
     this.bgpIdentifier = opts.bgpIdentifier;
     this.clock = opts.clock ?? realClock;
     this.restarting = opts.gracefulRestart?.restarting ?? false;
-    this.createSession = opts.createSession ?? ((o) => new Session(o) as unknown as PeerSession);
+    this.createSession = opts.createSession ?? ((o) => new Session(o));
+    this.bfd = new PeerBfd({
+      clock: this.clock,
+      createClient: opts.createBfd ?? (() => BfdHandle.start()),
+      onState: (ev) => this.bfdStateChanged(ev),
+      onError: (message) => this.emitError(new Error(message)),
+    });
     if (opts.listen !== undefined) {
-      const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }) as unknown as PeerListener);
+      const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }));
       this.listener = make(opts.listen.address, opts.listen.port);
-      this.listenerReady = this.listener.listen?.();
+      this.listenerReady = this.listener.listen();
       // surfaced by ready(); also as an 'error' event when someone listens (an unheard 'error' would throw)
-      this.listenerReady?.catch((err: unknown) => this.emitError(err));
+      this.listenerReady.catch((err: unknown) => this.emitError(err));
     }
   }
 
@@ -233,7 +261,7 @@ export class Speaker extends EventEmitter {
    * after shutdown().
    */
   retryListen(): Promise<void> {
-    if (this.listener?.listen === undefined || this.closed) return Promise.resolve();
+    if (this.listener === undefined || this.closed) return Promise.resolve();
     this.listenerReady = this.listener.listen();
     return this.listenerReady;
   }
@@ -242,30 +270,35 @@ export class Speaker extends EventEmitter {
   addPeer(cfg: PeerConfig): void {
     if (this.closed) throw new Error('speaker is shut down');
     if (this.peersByName.has(cfg.name)) throw new Error(`peer ${JSON.stringify(cfg.name)} already exists`);
+    const grOptions = this.grOptionsFor(cfg, false);
     const entry: PeerEntry = {
       cfg,
-      session: undefined as unknown as PeerSession,
+      session: this.createSession(this.sessionOptions(cfg, grOptions)),
       rib: new AdjRibOut(),
       endOfRibReceived: new Set(),
-      grOptions: undefined,
+      grOptions,
       restartDone: false,
     };
     if (this.initialSyncDone) entry.rib.markInitialSyncDone();
     entry.rib.setDesired(this.drained ? this.empty : this.records);
     this.peersByName.set(cfg.name, entry);
     this.attachSession(entry);
+    this.bfd.configure(cfg);
   }
 
-  private sessionOptions(entry: PeerEntry): SessionOptions {
-    const c = entry.cfg;
-    const gr = c.gracefulRestart === false ? undefined : {
+  /** The graceful restart options handed to a new session of this peer (undefined: not advertised). */
+  private grOptionsFor(c: PeerConfig, restartDone: boolean): PeerEntry['grOptions'] {
+    if (c.gracefulRestart === false) return undefined;
+    return {
       restartTimeSec: c.gracefulRestart?.restartTimeSec ?? DEFAULT_RESTART_TIME_SEC,
       // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
-      restarting: this.restarting && !entry.restartDone,
+      restarting: this.restarting && !restartDone,
       forwardingPreserved: true,
     };
-    entry.grOptions = gr;
-    const o: SessionOptions = {
+  }
+
+  private sessionOptions(c: PeerConfig, gr: PeerEntry['grOptions']): SessionOptions {
+    return {
       name: c.name,
       localAs: this.localAs,
       peerAs: c.peerAs,
@@ -286,8 +319,7 @@ export class Speaker extends EventEmitter {
       extendedMessage: c.extendedMessage ?? true,
       maxPrefixes: c.maxPrefixes,
       clock: this.clock,
-    } as SessionOptions;
-    return o;
+    };
   }
 
   private exportPeer(entry: PeerEntry, n: Negotiated): ExportPeer {
@@ -305,9 +337,9 @@ export class Speaker extends EventEmitter {
     };
   }
 
+  /** Wires the entry's (new) session to its Adj-RIB-Out and the Speaker's events, registers and starts it. */
   private attachSession(entry: PeerEntry): void {
-    const session = this.createSession(this.sessionOptions(entry));
-    entry.session = session;
+    const session = entry.session;
     const name = entry.cfg.name;
     session.setTxSource({
       nextMessage: (_ctx: CodecContext, maxLength: number): Buffer | undefined => {
@@ -378,6 +410,7 @@ export class Speaker extends EventEmitter {
       if (JSON.stringify(old[k]) !== JSON.stringify(cfg[k])) sessionChange = true;
     }
     entry.cfg = cfg;
+    this.bfd.configure(cfg);
     if (!sessionChange) {
       const n = entry.session.negotiated;
       if (entry.rib.active && n !== undefined) {
@@ -387,9 +420,11 @@ export class Speaker extends EventEmitter {
       return;
     }
     const oldSession = entry.session;
-    this.listener?.unregister?.(old.address);
+    this.listener?.unregister(old.address);
     entry.rib.reset();
     void oldSession.stop({ subcode: CeaseSubcode.OtherConfigurationChange }).catch(() => undefined);
+    entry.grOptions = this.grOptionsFor(cfg, entry.restartDone);
+    entry.session = this.createSession(this.sessionOptions(cfg, entry.grOptions));
     this.attachSession(entry);
   }
 
@@ -397,7 +432,8 @@ export class Speaker extends EventEmitter {
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
-    this.listener?.unregister?.(entry.cfg.address);
+    this.bfd.remove(name);
+    this.listener?.unregister(entry.cfg.address);
     entry.rib.reset();
     await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
   }
@@ -570,6 +606,7 @@ export class Speaker extends EventEmitter {
       await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
     }
     this.closed = true;
+    await this.bfd.adminDown(); // the peers' BFD must not take our going away for a path failure (RFC 5882 §3.2)
     const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
     const stops: Promise<void>[] = [];
     for (const entry of this.peersByName.values()) {
@@ -578,6 +615,30 @@ export class Speaker extends EventEmitter {
     }
     await Promise.all(stops);
     await this.listener?.close();
+    await this.bfd.close();
+  }
+
+  /**
+   * Sets the BFD sessions of the named peers (default: all) AdminDown (RFC 5880 §6.8.16) and resolves once every
+   * peer whose session was Up has confirmed it, or after `timeoutMs` (default 1000). A peer seeing AdminDown does
+   * not treat it as a path failure (RFC 5882 §3.2), so BGP can then be closed for a restart that keeps forwarding.
+   */
+  bfdAdminDown(opts: { peers?: readonly string[]; timeoutMs?: number } = {}): Promise<void> {
+    return this.bfd.adminDown(opts.peers, opts.timeoutMs);
+  }
+
+  /** Ends bfdAdminDown() for the named peers (default: all): the sessions start over from Down. */
+  bfdAdminUp(peers?: readonly string[]): Promise<void> {
+    return this.bfd.adminUp(peers);
+  }
+
+  /** A peer's BFD session changed state; Up → Down not caused by AdminDown resets BGP (RFC 5882 §10.2, RFC 9384). */
+  private bfdStateChanged(ev: BfdStateEvent): void {
+    this.emit('bfdState', ev);
+    const entry = this.peersByName.get(ev.peer);
+    if (!ev.failure || entry === undefined || this.closed) return;
+    const s = entry.session.state;
+    if (s === 'Established' || s === 'OpenSent' || s === 'OpenConfirm') entry.session.reset({ subcode: CeaseSubcode.BfdDown });
   }
 
   /**
@@ -640,6 +701,7 @@ export class Speaker extends EventEmitter {
         endOfRibReceived: [...entry.endOfRibReceived],
         endOfRibSent: [...entry.rib.endOfRibSent],
         gracefulShutdown: this.gracefulShutdown && entry.rib.active,
+        ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
       });
     }
     return out;

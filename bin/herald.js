@@ -1,7 +1,18 @@
 #!/usr/bin/env node
 // Entry point of the `herald` binary: runs the TypeScript CLI through Node 24's type stripping.
-// The compile cache (stored under the OS temp dir) makes every start after the first several times faster.
-import module from 'node:module';
+// This file itself must parse and run on older Node versions (plain JavaScript, nothing newer than Node 16), so that a
+// wrong Node gets one line naming the fix instead of ERR_UNKNOWN_FILE_EXTENSION from the .ts import below.
+const REQUIRED_MAJOR = 24;
+const major = Number(process.versions.node.split('.')[0]);
+if (!(major >= REQUIRED_MAJOR)) {
+  process.stderr.write(
+    `herald: needs Node.js ${REQUIRED_MAJOR} or newer, found ${process.version} (${process.execPath}): ` +
+      `in a checkout run \`npm ci\` once, then \`npm run -s herald -- ...\` (it brings Node ${REQUIRED_MAJOR}); else install Node.js ${REQUIRED_MAJOR}\n`,
+  );
+  process.exit(1);
+}
 
+// The compile cache (stored under the OS temp dir) makes every start after the first several times faster.
+const { default: module } = await import('node:module');
 module.enableCompileCache?.();
 await import('../src/cli/main.ts');

@@ -12,7 +12,10 @@
  *   aggregator / as4Aggregator: { asNumber, address }
  *   communities: ["65000:1", ...] (well-known ones in number form too, "65535:65281")
  *   largeCommunities: ["a:b:c", ...]
- *   extendedCommunities: [ { type, subtype, kind, value } for route-target / route-origin, else 16 hex digits ]
+ *   extendedCommunities: [ { type, subtype, kind, transitive, value } for route-target / route-origin, plus asNumber and
+ *     bytesPerSecond for link-bandwidth; else 16 hex digits ]
+ *   ipv6ExtendedCommunities: [ { type, subtype, kind, transitive, value: "[2001:db8::1]:n" } for route-target /
+ *     route-origin, else 40 hex digits ]
  *   originatorId: string; clusterList: string[]
  *   mpReach: { afi, safi, nextHops: string[], nlri: string[], nlriPathIds?: number[], raw?: hex }
  *   mpUnreach: { afi, safi, withdrawnRoutes: string[], withdrawnPathIds?: number[], raw?: hex }
@@ -22,8 +25,14 @@
  */
 import { AS_PATH_SEGMENT_NAMES, formatAsPath } from './as-path.ts';
 import { formatCommunity, formatLargeCommunity } from './build.ts';
-import { formatIPv4 } from './nlri.ts';
-import type { AsPathSegment, ExtendedCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
+import {
+  extendedCommunityKind,
+  extendedCommunityView,
+  ipv6ExtendedCommunityKind,
+  ipv6ExtendedCommunityView,
+  linkBandwidthOf,
+} from './ext-communities.ts';
+import type { AsPathSegment, ExtendedCommunity, Ipv6ExtendedCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 import { endOfRibFamily } from './update.ts';
 
 const ORIGIN_NAMES = ['IGP', 'EGP', 'INCOMPLETE'] as const;
@@ -41,20 +50,32 @@ function pathIds(entries: readonly NlriEntry[]): number[] | undefined {
 }
 
 /**
- * JSON view of an RFC 4360 extended community: route target (subtype 0x02) and route origin (0x03) of the
- * 2-octet-AS (type 0x00/0x40), IPv4 (0x01/0x41) and 4-octet-AS (0x02/0x42) kinds are decoded to
- * `{ type, subtype, kind: "route-target" | "route-origin", value: "AS:n" | "a.b.c.d:n" }`; others are 16 hex digits.
+ * JSON view of an RFC 4360 extended community. Named sub-types (ext-communities.ts) are objects
+ * `{ type, subtype, kind, transitive, value }`: route target (0x02) and route origin (0x03) of the two-octet AS
+ * (type 0x00/0x40), IPv4 (0x01/0x41) and four-octet AS (0x02/0x42) layouts, `value` "AS:n" or "a.b.c.d:n"; link
+ * bandwidth (type 0x00/0x40, sub-type 0x04, RFC 10005) adds `asNumber` and `bytesPerSecond`, `value` "AS:bytes/s".
+ * Every other community is its 16 hex digits.
  */
 export function extendedCommunityToJson(c: ExtendedCommunity): string | Record<string, unknown> {
-  const v = c.value;
-  const kind = c.subtype === 0x02 ? 'route-target' : c.subtype === 0x03 ? 'route-origin' : undefined;
-  const t = c.type & 0xbf; // ignore the Transitive bit (0x40 = non-transitive)
-  if (kind && v.length === 8) {
-    if (t === 0x00) return { type: c.type, subtype: c.subtype, kind, value: `${v.readUInt16BE(2)}:${v.readUInt32BE(4)}` };
-    if (t === 0x01) return { type: c.type, subtype: c.subtype, kind, value: `${formatIPv4(v, 2)}:${v.readUInt16BE(6)}` };
-    if (t === 0x02) return { type: c.type, subtype: c.subtype, kind, value: `${v.readUInt32BE(2)}:${v.readUInt16BE(6)}` };
-  }
-  return v.toString('hex');
+  const kind = c.value.length === 8 ? extendedCommunityKind(c) : undefined;
+  if (kind === undefined) return c.value.toString('hex');
+  const base = { type: c.type, subtype: c.subtype, kind };
+  const lb = kind === 'link-bandwidth' ? linkBandwidthOf(c) : undefined;
+  if (lb) return { ...base, transitive: lb.transitive, value: `${lb.asNumber}:${lb.bytesPerSecond}`, asNumber: lb.asNumber, bytesPerSecond: lb.bytesPerSecond };
+  const v = extendedCommunityView(c);
+  if (v.layout === 'opaque' || v.layout === 'other') return c.value.toString('hex');
+  return { ...base, transitive: v.transitive, value: `${v.globalAdministrator}:${v.localAdministrator}` };
+}
+
+/**
+ * JSON view of an RFC 5701 IPv6 Address Specific extended community: route target / route origin (type 0x00/0x40,
+ * sub-type 0x02/0x03) as `{ type, subtype, kind, transitive, value: "[2001:db8::1]:n" }`; others as 40 hex digits.
+ */
+export function ipv6ExtendedCommunityToJson(c: Ipv6ExtendedCommunity): string | Record<string, unknown> {
+  const kind = c.value.length === 20 ? ipv6ExtendedCommunityKind(c) : undefined;
+  if (kind === undefined) return c.value.toString('hex');
+  const v = ipv6ExtendedCommunityView(c);
+  return { type: c.type, subtype: c.subtype, kind, transitive: v.transitive, value: `[${v.globalAdministrator}]:${v.localAdministrator}` };
 }
 
 /** JSON view of a path attribute list (field names in the module comment). Repeated types: the first wins. */
@@ -129,6 +150,9 @@ export function attributesToJson(attrs: readonly PathAttribute[]): Record<string
         break;
       case 'AS4_AGGREGATOR':
         set('as4Aggregator', { asNumber: a.asNumber, address: a.address });
+        break;
+      case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
+        set('ipv6ExtendedCommunities', a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
         break;
       case 'LARGE_COMMUNITY':
         set('largeCommunities', a.largeCommunities.map(formatLargeCommunity));

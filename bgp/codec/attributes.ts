@@ -16,7 +16,7 @@ import { ByteWriter } from '../wire/writer.ts';
 import { asPathSegmentsLength, decodeAsPathSegments, writeAsPathSegments } from './as-path.ts';
 import { decodeMpReach, decodeMpUnreach, mpReachValueLength, mpUnreachValueLength, writeMpReachValue, writeMpUnreachValue } from './mp-nlri.ts';
 import { formatIPv4, parseIPv4Into } from './nlri.ts';
-import type { AsPathSegment, CodecContext, ExtendedCommunity, LargeCommunity, PathAttribute } from './types.ts';
+import type { AsPathSegment, CodecContext, ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity, PathAttribute } from './types.ts';
 
 /** What RFC 7606 §2 says to do when an attribute of this type is malformed. */
 export type ErrorAction = 'treat-as-withdraw' | 'attribute-discard' | 'session-reset';
@@ -52,6 +52,7 @@ export const ATTRIBUTE_INFO: Readonly<Record<number, AttributeInfo>> = {
   [AttrTypeCode.EXTENDED_COMMUNITIES]: { name: 'EXTENDED_COMMUNITIES', flags: OT, action: 'treat-as-withdraw' }, // §7.14
   [AttrTypeCode.AS4_PATH]: { name: 'AS4_PATH', flags: OT, action: 'attribute-discard' }, // RFC 6793 §6
   [AttrTypeCode.AS4_AGGREGATOR]: { name: 'AS4_AGGREGATOR', flags: OT, action: 'attribute-discard' }, // RFC 6793 §6
+  [AttrTypeCode.IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY]: { name: 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY', flags: OT, action: 'treat-as-withdraw' }, // §7.15
   [AttrTypeCode.LARGE_COMMUNITY]: { name: 'LARGE_COMMUNITY', flags: OT, action: 'treat-as-withdraw' }, // RFC 8092 §6
 };
 
@@ -151,6 +152,7 @@ function decodeKnownValue(
     case AttrTypeCode.MP_UNREACH_NLRI:
       return decodeMpUnreach(buf, vs, ve, flags, ctx);
     case AttrTypeCode.EXTENDED_COMMUNITIES: {
+      // RFC 7606 §7.14: a length that is not a non-zero multiple of 8 is malformed (treat-as-withdraw).
       if (len === 0 || len % 8 !== 0) return lengthIssue('EXTENDED_COMMUNITIES', len, 'a non-zero multiple of 8');
       const copy = Buffer.from(buf.subarray(vs, ve));
       const extendedCommunities = new Array<ExtendedCommunity>(len >>> 3);
@@ -158,6 +160,16 @@ function decodeKnownValue(
         extendedCommunities[i] = { type: copy[8 * i] as number, subtype: copy[8 * i + 1] as number, value: copy.subarray(8 * i, 8 * i + 8) };
       }
       return { type: 'EXTENDED_COMMUNITIES', flags, extendedCommunities };
+    }
+    case AttrTypeCode.IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY: {
+      // RFC 7606 §7.15: a length that is not a non-zero multiple of 20 is malformed (treat-as-withdraw).
+      if (len === 0 || len % 20 !== 0) return lengthIssue('IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY', len, 'a non-zero multiple of 20');
+      const copy = Buffer.from(buf.subarray(vs, ve));
+      const ipv6ExtendedCommunities = new Array<Ipv6ExtendedCommunity>(len / 20);
+      for (let i = 0, p = 0; i < ipv6ExtendedCommunities.length; i++, p += 20) {
+        ipv6ExtendedCommunities[i] = { type: copy[p] as number, subtype: copy[p + 1] as number, value: copy.subarray(p, p + 20) };
+      }
+      return { type: 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY', flags, ipv6ExtendedCommunities };
     }
     case AttrTypeCode.AS4_PATH: {
       const segs = decodeAsPathSegments(buf, vs, ve, 4);
@@ -391,6 +403,8 @@ export function attributeValueLength(attr: PathAttribute, ctx: CodecContext): nu
       return asPathSegmentsLength(attr.segments, 4);
     case 'AS4_AGGREGATOR':
       return 8;
+    case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
+      return attr.ipv6ExtendedCommunities.length * 20;
     case 'LARGE_COMMUNITY':
       return attr.largeCommunities.length * 12;
     case 'UNKNOWN':
@@ -456,6 +470,12 @@ function writeValue(w: ByteWriter, attr: PathAttribute, ctx: CodecContext): void
     case 'AS4_AGGREGATOR':
       w.u32(attr.asNumber);
       writeIPv4(w, attr.address);
+      return;
+    case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
+      for (const c of attr.ipv6ExtendedCommunities) {
+        if (c.value.length !== 20) throw new RangeError(`IPv6 address specific extended community must be 20 octets, got ${c.value.length}`);
+        w.bytes(c.value);
+      }
       return;
     case 'LARGE_COMMUNITY':
       for (const [g, l1, l2] of attr.largeCommunities) w.u32(g).u32(l1).u32(l2);

@@ -1,5 +1,5 @@
 /**
- * Builders of path attributes and UPDATEs with the RFC default flags (RFC 4271 §5, RFC 4760, RFC 1997, RFC 8092),
+ * Builders of path attributes and UPDATEs with the RFC default flags (RFC 4271 §5, RFC 4760, RFC 1997, RFC 8092, RFC 4360, RFC 5701),
  * and community text helpers. Built values are canonical (addresses and prefixes in canonical text), so that
  * decode(encode(x)) deep-equals x. The Extended Length flag is set when the value exceeds 255 octets.
  *
@@ -12,7 +12,8 @@ import type { AttributeInfo } from './attributes.ts';
 import { familyAfiSafi } from './mp-nlri.ts';
 import { canonicalAddress, canonicalPrefix, familyOfPrefix, nlriLength } from './nlri.ts';
 import { asPathSegmentsLength } from './as-path.ts';
-import type { AsPathSegment, ExtendedCommunity, LargeCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
+import { ExtCommunitySubtype, extendedCommunityFromBytes, ipv6ExtendedCommunityFromBytes, twoOctetAsSpecific } from './ext-communities.ts';
+import type { AsPathSegment, ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 
 type Attr<T extends PathAttribute['type']> = Extract<PathAttribute, { type: T }>;
 
@@ -107,26 +108,42 @@ export function largeCommunities(list: readonly (LargeCommunity | string)[]): At
   return { type: 'LARGE_COMMUNITY', flags: ext(OT, values.length * 12), largeCommunities: values };
 }
 
-/** EXTENDED_COMMUNITIES (RFC 4360), optional transitive. Each item 8 octets (Buffer) or 16 hex digits. */
-export function extendedCommunities(list: readonly (Buffer | string)[]): Attr<'EXTENDED_COMMUNITIES'> {
+/**
+ * EXTENDED_COMMUNITIES (RFC 4360), optional transitive. Each item an ExtendedCommunity (ext-communities.ts
+ * builders), 8 octets (Buffer) or 16 hex digits. Throws Error on an empty list or a wrong size.
+ */
+export function extendedCommunities(list: readonly (ExtendedCommunity | Buffer | string)[]): Attr<'EXTENDED_COMMUNITIES'> {
   if (list.length === 0) throw new Error('EXTENDED_COMMUNITIES needs at least one community (RFC 7606 §7.14)');
   const values = list.map((c): ExtendedCommunity => {
-    const b = typeof c === 'string' ? Buffer.from(c, 'hex') : Buffer.from(c);
-    if (b.length !== 8 || (typeof c === 'string' && c.length !== 16)) throw new Error(`extended community must be 8 octets: ${String(c)}`);
-    return { type: b[0] as number, subtype: b[1] as number, value: b };
+    if (typeof c === 'string') {
+      if (!/^[0-9a-fA-F]{16}$/.test(c)) throw new Error(`extended community must be 8 octets (16 hex digits): ${c}`);
+      return extendedCommunityFromBytes(Buffer.from(c, 'hex'));
+    }
+    return extendedCommunityFromBytes(Buffer.isBuffer(c) ? c : c.value);
   });
   return { type: 'EXTENDED_COMMUNITIES', flags: ext(OT, values.length * 8), extendedCommunities: values };
 }
 
-/** Route Target extended community, 2-octet AS specific (RFC 4360 §4: type 0x00, subtype 0x02). */
+/**
+ * IPv6 Address Specific Extended Community attribute (RFC 5701, type code 25), optional transitive. Each item an
+ * Ipv6ExtendedCommunity (ext-communities.ts builders), 20 octets (Buffer) or 40 hex digits. Throws Error on an empty
+ * list or a wrong size.
+ */
+export function ipv6ExtendedCommunities(list: readonly (Ipv6ExtendedCommunity | Buffer | string)[]): Attr<'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY'> {
+  if (list.length === 0) throw new Error('IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY needs at least one community (RFC 7606 §7.15)');
+  const values = list.map((c): Ipv6ExtendedCommunity => {
+    if (typeof c === 'string') {
+      if (!/^[0-9a-fA-F]{40}$/.test(c)) throw new Error(`IPv6 address specific extended community must be 20 octets (40 hex digits): ${c}`);
+      return ipv6ExtendedCommunityFromBytes(Buffer.from(c, 'hex'));
+    }
+    return ipv6ExtendedCommunityFromBytes(Buffer.isBuffer(c) ? c : c.value);
+  });
+  return { type: 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY', flags: ext(OT, values.length * 20), ipv6ExtendedCommunities: values };
+}
+
+/** Route Target extended community, 2-octet AS specific (RFC 4360 §4: type 0x00, subtype 0x02), as 8 octets. */
 export function routeTarget(asNumber: number, local: number): Buffer {
-  if (!Number.isInteger(asNumber) || asNumber < 0 || asNumber > 0xffff) throw new Error(`route target AS must be 0..65535: ${asNumber}`);
-  const b = Buffer.alloc(8);
-  b[0] = 0x00;
-  b[1] = 0x02;
-  b.writeUInt16BE(asNumber, 2);
-  b.writeUInt32BE(u32(local, 'route target value'), 4);
-  return b;
+  return twoOctetAsSpecific(ExtCommunitySubtype.RouteTarget, asNumber, local).value;
 }
 
 function nlriEntries(entries: readonly (NlriEntry | string)[], family: Family): NlriEntry[] {

@@ -84,11 +84,27 @@ export interface AsPathSegment {
   readonly asns: readonly number[];
 }
 
-/** An RFC 4360 extended community: 8 octets kept raw, with the type and subtype octets for convenience. */
+/**
+ * An RFC 4360 extended community: 8 octets kept raw, with the type and subtype octets for convenience (the subtype
+ * is the second octet whatever the type; RFC 4360 §2 "regular" types have none). Typed views and builders:
+ * ext-communities.ts.
+ */
 export interface ExtendedCommunity {
   readonly type: number;
   readonly subtype: number;
   /** All 8 octets, including type and subtype. */
+  readonly value: Buffer;
+}
+
+/**
+ * An RFC 5701 IPv6 Address Specific extended community: 20 octets kept raw (type 0x00 transitive or 0x40
+ * non-transitive, subtype, 16-octet IPv6 Global Administrator, 2-octet Local Administrator), with the type and
+ * subtype octets for convenience.
+ */
+export interface Ipv6ExtendedCommunity {
+  readonly type: number;
+  readonly subtype: number;
+  /** All 20 octets, including type and subtype. */
   readonly value: Buffer;
 }
 
@@ -141,6 +157,8 @@ export type PathAttribute =
   /** RFC 6793 §3: always 4-octet ASes. */
   | (AttrBase & { readonly type: 'AS4_PATH'; readonly segments: readonly AsPathSegment[] })
   | (AttrBase & { readonly type: 'AS4_AGGREGATOR'; readonly asNumber: number; readonly address: string })
+  /** RFC 5701 (type code 25), optional transitive: 20-octet communities. */
+  | (AttrBase & { readonly type: 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY'; readonly ipv6ExtendedCommunities: readonly Ipv6ExtendedCommunity[] })
   | (AttrBase & { readonly type: 'LARGE_COMMUNITY'; readonly largeCommunities: readonly LargeCommunity[] })
   /** Any other attribute, preserved with its flags and value. */
   | (AttrBase & { readonly type: 'UNKNOWN'; readonly typeCode: number; readonly value: Buffer });

@@ -56,8 +56,8 @@ function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | unde
  * AS_PATH and AGGREGATOR use 4-octet ASes when `ctx.fourOctetAs`.
  *
  * @returns the message plus RFC 7606 outcomes: `treatAsWithdraw` (malformed ORIGIN, AS_PATH, NEXT_HOP, MED,
- *   LOCAL_PREF, COMMUNITIES, ORIGINATOR_ID, CLUSTER_LIST, EXTENDED_COMMUNITIES, LARGE_COMMUNITY, an invalid NEXT_HOP
- *   address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d;
+ *   LOCAL_PREF, COMMUNITIES, ORIGINATOR_ID, CLUSTER_LIST, EXTENDED_COMMUNITIES, the IPv6 Address Specific Extended
+ *   Community, LARGE_COMMUNITY, an invalid NEXT_HOP address, an unrecognised well-known attribute, or a missing mandatory attribute when NLRI are present, §3 d;
  *   a bad NEXT_HOP is only reported, not withdrawn, when the UPDATE has no IPv4 NLRI, RFC 4760 §3);
  *   `discardedAttributes` (type codes: malformed ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH, AS4_AGGREGATOR, repeated
  *   attributes, §3 g, and AS4_PATH / AS4_AGGREGATOR received on a 4-octet AS session, RFC 6793 §3); `problems`

@@ -35,6 +35,7 @@ export const realClock: Clock = {
 };
 
 interface FakeTimer {
+  /** Creation order: ties fire in it. */
   readonly id: number;
   readonly at: number;
   readonly fn: () => void;
@@ -47,6 +48,7 @@ interface FakeTimer {
 export class FakeClock implements Clock {
   private t: number;
   private nextId = 1;
+  /** Pending timers by handle (the handle is an empty object only this map knows). */
   private readonly timers = new Map<TimerHandle, FakeTimer>();
 
   /** @param startMs initial value of now() in ms (default 0). */
@@ -84,15 +86,18 @@ export class FakeClock implements Clock {
   advance(ms: number): void {
     const end = this.t + ms;
     for (;;) {
-      let due: [TimerHandle, FakeTimer] | undefined;
-      for (const entry of this.timers) {
-        const timer = entry[1];
-        if (timer.at <= end && (!due || timer.at < due[1].at || (timer.at === due[1].at && timer.id < due[1].id))) due = entry;
+      let due: FakeTimer | undefined;
+      let dueHandle: TimerHandle | undefined;
+      for (const [handle, timer] of this.timers) {
+        if (timer.at <= end && (!due || timer.at < due.at || (timer.at === due.at && timer.id < due.id))) {
+          due = timer;
+          dueHandle = handle;
+        }
       }
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
+      if (!due || !dueHandle) break;
+      this.timers.delete(dueHandle);
+      this.t = due.at;
+      due.fn();
     }
     this.t = end;
   }

@@ -11,8 +11,11 @@
  * - Stray timer events in states where that timer is never running are ignored (the shell stops timers on every
  *   transition, so they can only be stale callbacks) instead of the RFC's FSM Error.
  * - A passive peer (RFC "PassiveTcpEstablishment") never initiates a connection: it waits in Active.
- * - Message-level collision handling (§6.8) needs two connections and lives in the session; it reaches the FSM of
- *   the losing connection as `OpenCollisionDump`.
+ * - One FSM per peer, not per connection: the shell holds a second connection from the peer aside (the §6.8
+ *   collision candidate) until its OPEN arrives and decides the collision (bgp/session/). When the
+ *   candidate wins, `CollisionSwitch` drops the current connection with Cease 7 and continues on the candidate in
+ *   OpenSent; when a graceful-restart peer's new connection replaces an Established one, `PeerRestarted` does the
+ *   same without a NOTIFICATION (RFC 4724 §4). `OpenCollisionDump` (Event 23) ends the FSM's own connection.
  */
 import { BgpError } from '../errors.ts';
 import { CeaseSubcode, MessageType } from '../constants.ts';
@@ -85,14 +88,15 @@ const INITIATE: FsmAction = Object.freeze({ type: 'initiateConnection' });
 const SEND_OPEN: FsmAction = Object.freeze({ type: 'sendOpen' });
 const SEND_KEEPALIVE: FsmAction = Object.freeze({ type: 'sendKeepalive' });
 const ESTABLISHED: FsmAction = Object.freeze({ type: 'established' });
-const DELIVER_UPDATE: FsmAction = Object.freeze({ type: 'deliverUpdate' });
-const DELIVER_REFRESH: FsmAction = Object.freeze({ type: 'deliverRouteRefresh' });
+const SWITCH: FsmAction = Object.freeze({ type: 'switchConnection' });
 const STOP_ALL: readonly FsmAction[] = [STOP_CONNECT_RETRY, STOP_HOLD, STOP_KEEPALIVE];
 const NOTHING: readonly FsmAction[] = Object.freeze([]);
 
 function startTimerMs(timer: 'hold' | 'keepalive', sec: number): FsmAction {
   return { type: 'startTimer', timer, ms: sec * 1000 };
 }
+/** The Hold Timer of OpenSent, before the peer's Hold Time is known. */
+const HOLD_OPEN_SENT: FsmAction = Object.freeze(startTimerMs('hold', OPEN_SENT_HOLD_TIME_SEC));
 
 function stay(fsm: FsmData, actions: readonly FsmAction[] = NOTHING): Transition {
   return { next: fsm, actions };
@@ -139,10 +143,14 @@ function stopReason(event: { error: BgpError }, kind: 'admin' | 'auto'): StateRe
 }
 
 const MESSAGE_TYPE_OF = { KeepAliveMsg: MessageType.Keepalive, UpdateMsg: MessageType.Update, RouteRefreshMsg: MessageType.RouteRefresh, BgpOpen: MessageType.Open } as const;
+type MessageEventType = keyof typeof MESSAGE_TYPE_OF;
 
-/** A message not allowed in this state: the RFC 6608 FSM error (5/1, 5/2 or 5/3 by state), sent, then Idle. */
-function unexpectedMessage(fsm: FsmData, state: SessionState, type: keyof typeof MESSAGE_TYPE_OF): Transition {
-  const error = BgpError.fsmError(state, MESSAGE_TYPE_OF[type]);
+/** Why an Established session went down when the peer came back on a new connection (RFC 4724 §4). */
+const PEER_RESTARTED = 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)';
+
+/** A message not allowed in this state: the RFC 6608 FSM error (5/1, 5/2 or 5/3 by state; 5/0 without a connection), sent, then Idle. */
+function unexpectedMessage(fsm: FsmData, type: MessageEventType): Transition {
+  const error = BgpError.fsmError(fsm.state, MESSAGE_TYPE_OF[type]);
   return toIdle(fsm, sentReason(error), { notify: error, countFailure: true });
 }
 
@@ -151,19 +159,188 @@ function keepaliveTick(fsm: FsmData): Transition {
   return stay(fsm, fsm.keepaliveTimeSec > 0 ? [SEND_KEEPALIVE, startTimerMs('keepalive', fsm.keepaliveTimeSec)] : NOTHING);
 }
 
-// Hot-path transitions in Established, cached per hold time so a received UPDATE/KEEPALIVE allocates nothing.
-const establishedKeepaliveCache = new Map<number, readonly FsmAction[]>();
-const establishedUpdateCache = new Map<number, readonly FsmAction[]>();
-const establishedRefreshCache = new Map<number, readonly FsmAction[]>();
-function cached(cache: Map<number, readonly FsmAction[]>, holdTimeSec: number, extra?: FsmAction): readonly FsmAction[] {
-  let actions = cache.get(holdTimeSec);
+// The Hold Timer restart of every message received in Established, cached per hold time so a received KEEPALIVE
+// allocates nothing.
+const holdRestartCache = new Map<number, readonly FsmAction[]>();
+function holdRestart(holdTimeSec: number): readonly FsmAction[] {
+  let actions = holdRestartCache.get(holdTimeSec);
   if (!actions) {
-    const list: FsmAction[] = holdTimeSec > 0 ? [startTimerMs('hold', holdTimeSec)] : [];
-    if (extra) list.push(extra);
-    actions = Object.freeze(list);
-    if (cache.size < 64) cache.set(holdTimeSec, actions);
+    actions = Object.freeze(holdTimeSec > 0 ? [startTimerMs('hold', holdTimeSec)] : []);
+    if (holdRestartCache.size < 64) holdRestartCache.set(holdTimeSec, actions);
   }
   return actions;
+}
+
+/**
+ * Leaves the current connection for the one held aside (CollisionSwitch, PeerRestarted): `error` first if given, every
+ * timer stopped, the current connection dropped, the new one adopted with the OpenSent Hold Timer. The negotiated
+ * Hold Time is forgotten: the new connection's OPEN follows.
+ */
+function switchConnection(fsm: FsmData, reason: StateReason | undefined, opts: { notify?: BgpError; countFailure: boolean }): Transition {
+  const actions: FsmAction[] = [];
+  if (opts.notify) actions.push({ type: 'sendNotification', error: opts.notify });
+  actions.push(...STOP_ALL, DROP, SWITCH, HOLD_OPEN_SENT);
+  const patch = { holdTimeSec: 0, keepaliveTimeSec: 0, connectRetryCounter: fsm.connectRetryCounter + (opts.countFailure ? 1 : 0) };
+  if (reason === undefined) return { next: { ...fsm, ...patch }, actions };
+  return move(fsm, SessionState.OpenSent, actions, reason, patch);
+}
+
+/** The events that end a connection the same way in OpenSent, OpenConfirm and Established. */
+type ConnectionEndingEvent = Extract<FsmEvent, { type: 'ManualStop' | 'AutomaticStop' | 'HoldTimerExpires' | 'MessageError' | 'OpenCollisionDump' | 'NotifMsg' }>;
+
+const CONNECTION_ENDING: ReadonlySet<FsmEvent['type']> = new Set(['ManualStop', 'AutomaticStop', 'HoldTimerExpires', 'MessageError', 'OpenCollisionDump', 'NotifMsg']);
+function endsConnection(event: FsmEvent): event is ConnectionEndingEvent {
+  return CONNECTION_ENDING.has(event.type);
+}
+
+/** OpenSent, OpenConfirm, Established: a NOTIFICATION sent (or received), then Idle. */
+function endConnection(fsm: FsmData, event: ConnectionEndingEvent): Transition {
+  switch (event.type) {
+    case 'ManualStop':
+      return toIdle(fsm, stopReason(event, 'admin'), { notify: event.error, countFailure: false, resetCounter: true });
+    case 'AutomaticStop':
+      return toIdle(fsm, stopReason(event, 'auto'), { notify: event.error, countFailure: true });
+    case 'HoldTimerExpires':
+      return toIdle(fsm, { kind: 'holdTimerExpired' }, { notify: BgpError.holdTimerExpired(), countFailure: true });
+    case 'MessageError':
+      return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+    case 'OpenCollisionDump':
+      return toIdle(fsm, { kind: 'collision' }, { notify: event.error, countFailure: true });
+    case 'NotifMsg':
+      return toIdle(fsm, receivedReason(event), { countFailure: true });
+  }
+}
+
+/** §8.2.2 Idle: Start leaves it; an incoming connection is refused; everything else is ignored. */
+function idle(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
+  switch (event.type) {
+    case 'Start':
+      return config.passive || event.passive
+        ? move(fsm, SessionState.Active, NOTHING, { kind: 'started' })
+        : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'started' });
+    case 'TcpConnected':
+      return stay(fsm, [DROP]);
+    default:
+      return stay(fsm);
+  }
+}
+
+/** §8.2.2 Connect and Active: waiting for a TCP connection (dialling in Connect, listening in Active). */
+function connectOrActive(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
+  const s = fsm.state;
+  switch (event.type) {
+    case 'Start':
+    case 'HoldTimerExpires':
+    case 'KeepaliveTimerExpires':
+    case 'CollisionSwitch':
+    case 'PeerRestarted':
+      return stay(fsm);
+    case 'ManualStop':
+      return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'admin'), { connectRetryCounter: 0 });
+    case 'AutomaticStop':
+      return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'auto'), { connectRetryCounter: fsm.connectRetryCounter + 1 });
+    case 'ConnectRetryTimerExpires':
+      if (config.passive) return stay(fsm);
+      return s === SessionState.Connect
+        ? stay(fsm, [DROP, START_CONNECT_RETRY, INITIATE])
+        : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'progress', message: 'connect retry timer expired' });
+    case 'TcpConnected':
+      return move(fsm, SessionState.OpenSent, [STOP_CONNECT_RETRY, SEND_OPEN, HOLD_OPEN_SENT], {
+        kind: 'progress',
+        message: `TCP connection established (${event.direction})`,
+      });
+    case 'TcpConnectionFails':
+      if (s === SessionState.Connect) {
+        // §8.2.2 Connect, Event 18: restart the ConnectRetryTimer and wait in Active.
+        return move(fsm, SessionState.Active, config.passive ? [DROP] : [DROP, START_CONNECT_RETRY], tcpFailReason(event), {
+          connectRetryCounter: fsm.connectRetryCounter + 1,
+        });
+      }
+      return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], tcpFailReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
+    case 'NotifMsg':
+      return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], receivedReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
+    case 'MessageError':
+    case 'OpenCollisionDump':
+      return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+    case 'BgpOpen':
+    case 'KeepAliveMsg':
+    case 'UpdateMsg':
+    case 'RouteRefreshMsg':
+      // A message cannot arrive without a connection: FSM Error 5/0.
+      return unexpectedMessage(fsm, event.type);
+  }
+}
+
+/** §8.2.2 OpenSent: our OPEN is out, waiting for the peer's. */
+function openSent(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
+  if (endsConnection(event)) return endConnection(fsm, event);
+  switch (event.type) {
+    case 'Start':
+    case 'TcpConnected':
+    case 'ConnectRetryTimerExpires':
+    case 'KeepaliveTimerExpires':
+    case 'PeerRestarted':
+      return stay(fsm);
+    case 'CollisionSwitch':
+      // Still OpenSent, now on the candidate: no state change, so no reason.
+      return switchConnection(fsm, undefined, { notify: event.error, countFailure: false });
+    case 'TcpConnectionFails':
+      // §8.2.2 OpenSent, Event 18: close, restart the ConnectRetryTimer, go to Active.
+      return move(fsm, SessionState.Active, config.passive ? [STOP_HOLD, STOP_KEEPALIVE, DROP] : [STOP_HOLD, STOP_KEEPALIVE, DROP, START_CONNECT_RETRY], tcpFailReason(event), {
+        connectRetryCounter: fsm.connectRetryCounter + 1,
+      });
+    case 'BgpOpen': {
+      const n = negotiateHoldTime(config.holdTimeSec, event.holdTimeSec, config.keepaliveTimeSec);
+      const actions: FsmAction[] = [STOP_CONNECT_RETRY, SEND_KEEPALIVE];
+      if (n.holdTimeSec > 0) actions.push(startTimerMs('keepalive', n.keepaliveTimeSec), startTimerMs('hold', n.holdTimeSec));
+      else actions.push(STOP_HOLD, STOP_KEEPALIVE);
+      return move(fsm, SessionState.OpenConfirm, actions, { kind: 'progress', message: 'OPEN received' }, n);
+    }
+    case 'KeepAliveMsg':
+    case 'UpdateMsg':
+    case 'RouteRefreshMsg':
+      // Before the peer's OPEN: RFC 6608 5/1.
+      return unexpectedMessage(fsm, event.type);
+  }
+}
+
+/**
+ * §8.2.2 OpenConfirm and Established: OPENs exchanged and the Hold Time negotiated. They differ only in what a
+ * KEEPALIVE does (OpenConfirm → Established) and in accepting UPDATE and ROUTE-REFRESH (Established only).
+ */
+function openConfirmOrEstablished(fsm: FsmData, event: FsmEvent): Transition {
+  const established = fsm.state === SessionState.Established;
+  if (endsConnection(event)) return endConnection(fsm, event);
+  switch (event.type) {
+    case 'Start':
+    case 'TcpConnected':
+    case 'ConnectRetryTimerExpires':
+      return stay(fsm);
+    case 'TcpConnectionFails':
+      return toIdle(fsm, tcpFailReason(event), { countFailure: true });
+    case 'KeepaliveTimerExpires':
+      return keepaliveTick(fsm);
+    case 'KeepAliveMsg':
+      if (established) return stay(fsm, holdRestart(fsm.holdTimeSec));
+      return move(fsm, SessionState.Established, [...holdRestart(fsm.holdTimeSec), ESTABLISHED], { kind: 'progress', message: 'KEEPALIVE received' }, {
+        connectRetryCounter: 0,
+      });
+    case 'UpdateMsg':
+      if (established) return stay(fsm, [...holdRestart(fsm.holdTimeSec), { type: 'deliverUpdate', body: event.body }]);
+      return unexpectedMessage(fsm, event.type);
+    case 'RouteRefreshMsg':
+      if (established) return stay(fsm, [...holdRestart(fsm.holdTimeSec), { type: 'deliverRouteRefresh', request: event.request }]);
+      return unexpectedMessage(fsm, event.type);
+    case 'BgpOpen':
+      // A second OPEN: RFC 6608 5/2 in OpenConfirm, 5/3 in Established.
+      return unexpectedMessage(fsm, event.type);
+    case 'CollisionSwitch':
+      if (established) return stay(fsm);
+      return switchConnection(fsm, { kind: 'collision' }, { notify: event.error, countFailure: false });
+    case 'PeerRestarted':
+      if (!established) return stay(fsm);
+      return switchConnection(fsm, { kind: 'transportError', message: PEER_RESTARTED }, { countFailure: true });
+  }
 }
 
 /**
@@ -171,148 +348,16 @@ function cached(cache: Map<number, readonly FsmAction[]>, holdTimeSec: number, e
  * Throws nothing; events that are impossible in a state are ignored (see the module comment).
  */
 export function transition(fsm: FsmData, event: FsmEvent, config: FsmConfig): Transition {
-  const s = fsm.state;
-
-  // --- events handled the same way in every state with a connection ---
-  if (s === SessionState.OpenSent || s === SessionState.OpenConfirm || s === SessionState.Established) {
-    switch (event.type) {
-      case 'ManualStop':
-        return toIdle(fsm, stopReason(event, 'admin'), { notify: event.error, countFailure: false, resetCounter: true });
-      case 'AutomaticStop':
-        return toIdle(fsm, stopReason(event, 'auto'), { notify: event.error, countFailure: true });
-      case 'HoldTimerExpires':
-        return toIdle(fsm, { kind: 'holdTimerExpired' }, { notify: BgpError.holdTimerExpired(), countFailure: true });
-      case 'MessageError':
-        return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
-      case 'OpenCollisionDump':
-        return toIdle(fsm, { kind: 'collision' }, { notify: event.error, countFailure: true });
-      case 'NotifMsg':
-        return toIdle(fsm, receivedReason(event), { countFailure: true });
-      case 'Start':
-      case 'TcpConnected':
-      case 'ConnectRetryTimerExpires':
-        return stay(fsm);
-      default:
-        break;
-    }
-  }
-
-  switch (s) {
+  switch (fsm.state) {
     case SessionState.Idle:
-      switch (event.type) {
-        case 'Start':
-          return config.passive
-            ? move(fsm, SessionState.Active, NOTHING, { kind: 'started' })
-            : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'started' });
-        case 'TcpConnected':
-          // Not started: refuse the connection (RFC 4271 §8.2.2 Idle: incoming connections are refused).
-          return stay(fsm, [DROP]);
-        default:
-          return stay(fsm);
-      }
-
+      return idle(fsm, event, config);
     case SessionState.Connect:
     case SessionState.Active:
-      switch (event.type) {
-        case 'Start':
-          return stay(fsm);
-        case 'ManualStop':
-          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'admin'), { connectRetryCounter: 0 });
-        case 'AutomaticStop':
-          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], stopReason(event, 'auto'), {
-            connectRetryCounter: fsm.connectRetryCounter + 1,
-          });
-        case 'ConnectRetryTimerExpires':
-          if (config.passive) return stay(fsm);
-          return s === SessionState.Connect
-            ? stay(fsm, [DROP, START_CONNECT_RETRY, INITIATE])
-            : move(fsm, SessionState.Connect, [START_CONNECT_RETRY, INITIATE], { kind: 'progress', message: 'connect retry timer expired' });
-        case 'TcpConnected':
-          return move(fsm, SessionState.OpenSent, [STOP_CONNECT_RETRY, SEND_OPEN, startTimerMs('hold', OPEN_SENT_HOLD_TIME_SEC)], {
-            kind: 'progress',
-            message: `TCP connection established (${event.direction})`,
-          });
-        case 'TcpConnectionFails':
-          if (s === SessionState.Connect) {
-            // §8.2.2 Connect, Event 18: restart the ConnectRetryTimer and wait in Active.
-            return move(fsm, SessionState.Active, config.passive ? [DROP] : [DROP, START_CONNECT_RETRY], tcpFailReason(event), {
-              connectRetryCounter: fsm.connectRetryCounter + 1,
-            });
-          }
-          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], tcpFailReason(event), {
-            connectRetryCounter: fsm.connectRetryCounter + 1,
-          });
-        case 'HoldTimerExpires':
-        case 'KeepaliveTimerExpires':
-          return stay(fsm);
-        case 'NotifMsg':
-          return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], receivedReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
-        case 'MessageError':
-        case 'OpenCollisionDump':
-          return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
-        default:
-          // BgpOpen, KeepAliveMsg, UpdateMsg, RouteRefreshMsg cannot arrive without a connection: FSM Error 5/0.
-          return toIdle(fsm, sentReason(BgpError.fsmError(s, MESSAGE_TYPE_OF[event.type])), {
-            notify: BgpError.fsmError(s, MESSAGE_TYPE_OF[event.type]),
-            countFailure: true,
-          });
-      }
-
+      return connectOrActive(fsm, event, config);
     case SessionState.OpenSent:
-      switch (event.type) {
-        case 'TcpConnectionFails':
-          // §8.2.2 OpenSent, Event 18: close, restart the ConnectRetryTimer, go to Active.
-          return move(fsm, SessionState.Active, config.passive ? [STOP_HOLD, STOP_KEEPALIVE, DROP] : [STOP_HOLD, STOP_KEEPALIVE, DROP, START_CONNECT_RETRY], tcpFailReason(event), {
-            connectRetryCounter: fsm.connectRetryCounter + 1,
-          });
-        case 'BgpOpen': {
-          const n = negotiateHoldTime(config.holdTimeSec, event.holdTimeSec, config.keepaliveTimeSec);
-          const actions: FsmAction[] = [STOP_CONNECT_RETRY, SEND_KEEPALIVE];
-          if (n.holdTimeSec > 0) actions.push(startTimerMs('keepalive', n.keepaliveTimeSec), startTimerMs('hold', n.holdTimeSec));
-          else actions.push(STOP_HOLD, STOP_KEEPALIVE);
-          return move(fsm, SessionState.OpenConfirm, actions, { kind: 'progress', message: 'OPEN received' }, n);
-        }
-        case 'KeepaliveTimerExpires':
-          return stay(fsm);
-        default:
-          // KEEPALIVE, UPDATE, ROUTE-REFRESH before the peer's OPEN: RFC 6608 5/1.
-          return unexpectedMessage(fsm, s, event.type as 'KeepAliveMsg' | 'UpdateMsg' | 'RouteRefreshMsg');
-      }
-
+      return openSent(fsm, event, config);
     case SessionState.OpenConfirm:
-      switch (event.type) {
-        case 'TcpConnectionFails':
-          return toIdle(fsm, tcpFailReason(event), { countFailure: true });
-        case 'KeepaliveTimerExpires':
-          return keepaliveTick(fsm);
-        case 'KeepAliveMsg':
-          return move(
-            fsm,
-            SessionState.Established,
-            fsm.holdTimeSec > 0 ? [startTimerMs('hold', fsm.holdTimeSec), ESTABLISHED] : [ESTABLISHED],
-            { kind: 'progress', message: 'KEEPALIVE received' },
-            { connectRetryCounter: 0 },
-          );
-        default:
-          // A second OPEN, an UPDATE or a ROUTE-REFRESH before the KEEPALIVE: RFC 6608 5/2.
-          return unexpectedMessage(fsm, s, event.type as 'BgpOpen' | 'UpdateMsg' | 'RouteRefreshMsg');
-      }
-
     case SessionState.Established:
-      switch (event.type) {
-        case 'TcpConnectionFails':
-          return toIdle(fsm, tcpFailReason(event), { countFailure: true });
-        case 'KeepaliveTimerExpires':
-          return keepaliveTick(fsm);
-        case 'KeepAliveMsg':
-          return stay(fsm, cached(establishedKeepaliveCache, fsm.holdTimeSec));
-        case 'UpdateMsg':
-          return stay(fsm, cached(establishedUpdateCache, fsm.holdTimeSec, DELIVER_UPDATE));
-        case 'RouteRefreshMsg':
-          return stay(fsm, cached(establishedRefreshCache, fsm.holdTimeSec, DELIVER_REFRESH));
-        default:
-          // A second OPEN on an established connection: RFC 6608 5/3.
-          return unexpectedMessage(fsm, s, 'BgpOpen');
-      }
+      return openConfirmOrEstablished(fsm, event);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * BGP session states (RFC 4271 §8.2.2) and the reasons recorded for every state change.
  */
+import { describeNotification } from '../errors.ts';
 
 /** The six states of the RFC 4271 §8 finite state machine. */
 export const SessionState = {
@@ -30,8 +31,13 @@ export type StateReason =
   | { readonly kind: 'started' }
   | { readonly kind: 'progress'; readonly message: string };
 
-/** One line of human text for a reason, e.g. "NOTIFICATION sent: Hold Timer Expired / Unspecific". */
-export function describeReason(reason: StateReason, describe: (code: number, subcode: number) => string): string {
+/**
+ * The one line of human text for a state-change reason (logs, status pages), e.g. "NOTIFICATION sent: Cease /
+ * Administrative Shutdown "maintenance"". Covers every StateReason kind; "unknown" for no reason (no state change
+ * yet). `describe` names a NOTIFICATION code/subcode (default: the RFC 4271 / IANA names of describeNotification).
+ */
+export function describeReason(reason: StateReason | undefined, describe: (code: number, subcode: number) => string = describeNotification): string {
+  if (reason === undefined) return 'unknown';
   switch (reason.kind) {
     case 'notificationSent':
     case 'notificationReceived': {

@@ -56,9 +56,14 @@ function checkAttributes(route: Route): void {
   if (route.communities !== undefined && !route.communities.every(isU32)) bad('communities must be 32-bit unsigned integers (AS * 65536 + value)');
   if (route.largeCommunities !== undefined && !route.largeCommunities.every((c) => c.length === 3 && c.every(isU32))) bad('large communities must be three 32-bit unsigned integers');
   if (route.extendedCommunities !== undefined && !route.extendedCommunities.every((c) => c.value.length === 8)) bad('extended communities must be 8 octets');
+  if (route.ipv6ExtendedCommunities !== undefined && !route.ipv6ExtendedCommunities.every((c) => c.value.length === 20)) bad('IPv6 address specific extended communities must be 20 octets');
   if (route.nextHop !== undefined && !isIP(route.nextHop)) bad(`next hop is not an IP address: ${JSON.stringify(route.nextHop)}`);
   // every route must fit one 4096-octet UPDATE with its other attributes and its NLRI (about 170 octets)
-  const size = 4 * (route.communities?.length ?? 0) + 12 * (route.largeCommunities?.length ?? 0) + 8 * (route.extendedCommunities?.length ?? 0);
+  const size =
+    4 * (route.communities?.length ?? 0) +
+    12 * (route.largeCommunities?.length ?? 0) +
+    8 * (route.extendedCommunities?.length ?? 0) +
+    20 * (route.ipv6ExtendedCommunities?.length ?? 0);
   if (size > MAX_COMMUNITY_OCTETS) bad(`communities take ${size} octets; at most ${MAX_COMMUNITY_OCTETS} fit a 4096-octet UPDATE`);
 }
 
@@ -68,7 +73,7 @@ export const MAX_COMMUNITY_OCTETS = 3800;
 /** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
 export function makeRecord(route: Route): RouteRecord {
   const p = parsePrefix(route.prefix, route.family);
-  if (route.med !== undefined || route.localPref !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.nextHop !== undefined) {
+  if (route.med !== undefined || route.localPref !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.ipv6ExtendedCommunities !== undefined || route.nextHop !== undefined) {
     checkAttributes(route);
   }
   return { key: route.prefix, route, sig: attributeSignature(route), family: p.family, length: p.length, v4: p.v4, v6: p.v6 };
@@ -480,6 +485,7 @@ export function describeExport(prefix: string, ex: ExportedAttributes): Exported
     else if (a.type === 'COMMUNITIES') r.communities = a.communities;
     else if (a.type === 'LARGE_COMMUNITY') r.largeCommunities = a.largeCommunities;
     else if (a.type === 'EXTENDED_COMMUNITIES') r.extendedCommunities = a.extendedCommunities;
+    else if (a.type === 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY') r.ipv6ExtendedCommunities = a.ipv6ExtendedCommunities;
   }
   r.asPath = as4 ?? asPath;
   return r as ExportedRoute;

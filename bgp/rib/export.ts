@@ -11,7 +11,11 @@
  *   address when it has the route's family. IPv4 routes need an IPv4 next hop and IPv6 routes an IPv6 one (no
  *   RFC 8950); without one the route is not exported to that peer (so IPv6 routes over an IPv4 session only when the
  *   peer configures an IPv6 next hop, or the route carries one).
- * - MULTI_EXIT_DISC, COMMUNITIES, LARGE_COMMUNITY, EXTENDED_COMMUNITIES from the route.
+ * - MULTI_EXIT_DISC, COMMUNITIES, LARGE_COMMUNITY, EXTENDED_COMMUNITIES and the IPv6 Address Specific Extended
+ *   Community attribute (RFC 5701) from the route, to iBGP and eBGP peers alike. Non-transitive extended communities
+ *   (Transitive bit set, RFC 4360 §2, e.g. a 0x40 link bandwidth) are sent to eBGP peers too: Herald originates the
+ *   route, so the community describes the link to Herald itself; RFC 4360 §6's removal at the AS boundary is for
+ *   routes passed on (docs/routes.md "Extended communities").
  * - Routes go only to peers whose negotiated families include theirs, and only to the peers listed in route.peers
  *   when that list is given.
  * - Graceful shutdown (RFC 8326 §5): while draining, every route carries GRACEFUL_SHUTDOWN (65535:0), and toward
@@ -123,14 +127,21 @@ export function exportRoute(route: Route, peer: ExportPeer): ExportedAttributes 
     });
   }
   if (as4Path !== undefined) attrs.push(as4Path);
+  if (route.ipv6ExtendedCommunities !== undefined && route.ipv6ExtendedCommunities.length > 0) {
+    attrs.push({
+      type: 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY',
+      flags: AttrFlag.Optional | AttrFlag.Transitive,
+      ipv6ExtendedCommunities: route.ipv6ExtendedCommunities,
+    });
+  }
   if (route.largeCommunities !== undefined && route.largeCommunities.length > 0) {
     attrs.push({ type: 'LARGE_COMMUNITY', flags: AttrFlag.Optional | AttrFlag.Transitive, largeCommunities: route.largeCommunities });
   }
   return { family: route.family, nextHop, attributes: attrs };
 }
 
-const PLAIN_V4 = 'ipv4-unicast||||||||*';
-const PLAIN_V6 = 'ipv6-unicast||||||||*';
+const PLAIN_V4 = 'ipv4-unicast|||||||||*';
+const PLAIN_V6 = 'ipv6-unicast|||||||||*';
 
 /**
  * A string that is equal for two routes exactly when the export rules give them the same attributes toward any peer
@@ -140,14 +151,15 @@ export function attributeSignature(route: Route): string {
   if (
     route.nextHop === undefined && route.origin === undefined && route.med === undefined && route.localPref === undefined &&
     route.communities === undefined && route.largeCommunities === undefined && route.extendedCommunities === undefined &&
-    route.peers === undefined
+    route.ipv6ExtendedCommunities === undefined && route.peers === undefined
   ) {
     return route.family === 'ipv4-unicast' ? PLAIN_V4 : PLAIN_V6;
   }
   const lc = route.largeCommunities?.map((c) => c.join(':')).join(',') ?? '';
   const ec = route.extendedCommunities?.map((c) => c.value.toString('hex')).join(',') ?? '';
+  const ec6 = route.ipv6ExtendedCommunities?.map((c) => c.value.toString('hex')).join(',') ?? '';
   const peers = route.peers === undefined ? '*' : route.peers.join(',');
   return `${route.family}|${route.nextHop ?? ''}|${route.origin ?? ''}|${route.med ?? ''}|${route.localPref ?? ''}|${
     route.communities?.join(',') ?? ''
-  }|${lc}|${ec}|${peers}`;
+  }|${lc}|${ec}|${ec6}|${peers}`;
 }

@@ -7,7 +7,7 @@
  * (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers.
  */
 import type { Family, Origin } from '../constants.ts';
-import type { ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
+import type { ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
 import { formatIPv6 as codecFormatIPv6, parseIPv6Into } from '../codec/nlri.ts';
 
 /** A locally originated route, as the controller describes it. All fields except `prefix` and `family` are optional. */
@@ -21,8 +21,13 @@ export interface Route {
   readonly communities?: readonly number[];
   /** RFC 8092 large communities. */
   readonly largeCommunities?: readonly LargeCommunity[];
-  /** RFC 4360 extended communities (8 raw octets each). */
+  /**
+   * RFC 4360 extended communities (8 raw octets each; builders in codec/ext-communities.ts, e.g. link bandwidth),
+   * sent in EXTENDED_COMMUNITIES to every peer the route goes to, transitive or not (docs/routes.md).
+   */
   readonly extendedCommunities?: readonly ExtendedCommunity[];
+  /** RFC 5701 IPv6 Address Specific extended communities (20 raw octets each), sent in attribute type 25. */
+  readonly ipv6ExtendedCommunities?: readonly Ipv6ExtendedCommunity[];
   /** LOCAL_PREF (RFC 4271 §5.1.5), sent only toward iBGP peers; default 100. */
   readonly localPref?: number;
   /** MULTI_EXIT_DISC (RFC 4271 §5.1.4). */

@@ -3,8 +3,7 @@
  * made adaptive, as RFC 4271 §8.1.1 DampPeerOscillations suggests).
  *
  * Delay n (n = 0, 1, 2, ...) is `min(baseMs * 2^n, capMs)` scaled by a uniform factor in [1 - jitter, 1 + jitter],
- * then clamped to [minMs, capMs * (1 + jitter)]. `reset()` after a session has been Established; `toCap()` when the
- * peer rejected our OPEN (a 2/x NOTIFICATION): retrying fast would only hammer it.
+ * then clamped to [minMs, capMs * (1 + jitter)]. `reset()` after a session has been Established.
  */
 
 export interface BackoffOptions {
@@ -57,10 +56,5 @@ export class Backoff {
   /** Back to the base delay (after a successful session). */
   reset(): void {
     this.attempt = 0;
-  }
-
-  /** Jump so the next delays are at the cap (peer refused our OPEN). */
-  toCap(): void {
-    while (this.peekMs() < this.capMs) this.attempt++;
   }
 }

@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, isIPv6 } from 'node:net';
 import type { Server, Socket } from 'node:net';
+import type { PeerListener } from '../speaker.ts';
 import { setMd5Key, socketFd } from './transport.ts';
 
 /** What the listener needs from a session. */
@@ -26,7 +27,7 @@ export function normalizeAddress(address: string): string {
  * Emits 'keyError' ({ address, message }) when a peer's TCP MD5 key could not be installed at listen() time (the
  * other peers are unaffected; `register` after listen() throws instead).
  */
-export class BgpListener extends EventEmitter {
+export class BgpListener extends EventEmitter implements PeerListener {
   readonly address: string;
   readonly port: number;
   private readonly sessions = new Map<string, AcceptingSession>();

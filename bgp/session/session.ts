@@ -1,10 +1,16 @@
 /**
- * Session: one BGP peer. The imperative shell around the pure RFC 4271 §8 FSM (bgp/fsm/fsm.ts): a TCP socket, the
- * message framer, timers on an injectable Clock, reconnect backoff, §6.8 connection collision detection, capability
- * negotiation through the codec, and the UPDATE transmit pump (pull model, see TxSource).
- *
- * The ONE place where a BgpError becomes a NOTIFICATION is `sendNotification()` here: the message is written, the
- * socket is ended after it flushes (`socket.end()`), and destroyed after a short timeout if the peer does not close.
+ * Session: one BGP peer. The imperative shell around the pure RFC 4271 §8 FSM (bgp/fsm/fsm.ts): it turns socket
+ * events, received messages and timer expiries into FSM events, and performs the actions each transition returns.
+ * Every state change, every FSM timer start and stop and every `stateChange` goes through those actions. The parts,
+ * each in its own module beside this one:
+ * - connection.ts     one TCP connection: socket, framer, and the NOTIFICATION path (written, then the socket is
+ *                     ended after it flushes and destroyed after a short timeout if the peer does not close)
+ * - collision.ts      the second connection held aside during a §6.8 collision, and the rule that decides it
+ * - timers.ts         ConnectRetry, Hold and Keepalive timers on the injectable Clock
+ * - restart.ts        the automatic restart from Idle and the reconnect backoff (backoff.ts)
+ * - tx-pump.ts        the corked UPDATE pump (pull model, see TxSource)
+ * - prefix-limit.ts   the received-prefix count and maxPrefixes (RFC 4486)
+ * - open-exchange.ts  our OPEN and the configuration checks of the peer's; capability negotiation is the codec's
  *
  * Events:
  * - 'stateChange' ({ from, to, reason: StateReason })
@@ -17,228 +23,113 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
-import { AS_TRANS, Afi, CeaseSubcode, HEADER_LENGTH, MAX_EXTENDED_MESSAGE_LENGTH, MAX_MESSAGE_LENGTH, MessageType, Safi } from '../constants.ts';
+import { CeaseSubcode } from '../constants.ts';
 import type { Family } from '../constants.ts';
-import { BgpError, describeNotification } from '../errors.ts';
+import { BgpError } from '../errors.ts';
 import { encodeMessage } from '../codec/message.ts';
 import { keepaliveMessage } from '../codec/keepalive.ts';
-import { decodeNotification, notificationFromError } from '../codec/notification.ts';
-import { buildOpen, codecContextFor, decodeOpen, negotiate, parseIdentifier, validateOpen } from '../codec/open.ts';
 import type { Negotiated } from '../codec/open.ts';
-import { decodeRouteRefresh } from '../codec/route-refresh.ts';
 import { decodeUpdate, endOfRibFamily } from '../codec/update.ts';
 import { DEFAULT_CONTEXT } from '../codec/types.ts';
-import type { Capability, CodecContext, OpenMessage, UpdateDecodeResult } from '../codec/types.ts';
-import { MessageFramer } from '../wire/framer.ts';
+import type { OpenMessage, UpdateDecodeResult } from '../codec/types.ts';
 import { realClock } from '../fsm/clock.ts';
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock } from '../fsm/clock.ts';
 import type { FsmAction, FsmEvent, TimerName } from '../fsm/events.ts';
-import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, negotiateHoldTime, transition } from '../fsm/fsm.ts';
-import type { FsmConfig, FsmData } from '../fsm/fsm.ts';
+import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, transition } from '../fsm/fsm.ts';
+import type { FsmConfig, FsmData, Transition } from '../fsm/fsm.ts';
 import { SessionState } from '../fsm/state.ts';
 import type { StateReason } from '../fsm/state.ts';
-import { Backoff } from './backoff.ts';
+import type { PeerSession } from '../speaker.ts';
+import { CandidateSlot, resolveCollision } from './collision.ts';
+import { Connection } from './connection.ts';
+import type { ConnectionEvents } from './connection.ts';
+import { readCandidateMessage, readMessage } from './inbound.ts';
+import { FAMILY_AFI_SAFI, NO_AGREEMENT, agree, localOpen } from './open-exchange.ts';
+import type { Agreement } from './open-exchange.ts';
+import { fsmConfigOf } from './options.ts';
+import type { SessionOptions } from './options.ts';
+import { PrefixLimit } from './prefix-limit.ts';
+import { Restart } from './restart.ts';
+import { newStats, notificationRecord } from './stats.ts';
+import type { SessionStats } from './stats.ts';
+import { FsmTimers } from './timers.ts';
+import { TxPump } from './tx-pump.ts';
+import type { TxSource } from './tx-pump.ts';
 import { applySocketOptions, dial, TransportError, ttlOptions } from './transport.ts';
+import type { DialOptions } from './transport.ts';
 
-/** Configuration of one peer session. Durations in seconds. */
-export interface SessionOptions {
-  /** Peer name for logs and events. */
-  name: string;
-  localAs: number;
-  peerAs: number;
-  /** Our BGP Identifier, dotted quad. */
-  bgpIdentifier: string;
-  remoteAddress: string;
-  /** Default 179. */
-  remotePort?: number;
-  localAddress?: string;
-  localPort?: number;
-  /** Default 90; 0 = no keepalives and no hold timer; 1 and 2 are invalid (RFC 4271 §4.2). */
-  holdTimeSec?: number;
-  /** Default one third of the negotiated hold time (capped at it). */
-  keepaliveTimeSec?: number;
-  /** Cap of the reconnect backoff (default 120); also the connect timeout. */
-  connectRetryTimeSec?: number;
-  /** First reconnect delay in ms (default 1000). */
-  connectRetryBaseMs?: number;
-  /** Never dial; wait for the peer to connect through the listener. */
-  passive?: boolean;
-  /** RFC 2385 TCP MD5 key. */
-  md5Password?: string;
-  /** TTL of our packets for multihop eBGP. */
-  ebgpMultihop?: number;
-  /** RFC 5082 GTSM (TTL 255, minimum 256 - hops). */
-  ttlSecurity?: boolean;
-  /** Families offered in Multiprotocol capabilities (default both unicast families). */
-  families?: Family[];
-  /** RFC 4724 graceful restart capability: restart time, R bit, per-family F bit. Read at each OPEN. */
-  gracefulRestart?: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean };
-  /** Offer RFC 8654 extended messages (default true). */
-  extendedMessage?: boolean;
-  /** Maximum prefixes received (announced NLRI counted per UPDATE, cumulative); exceeded → Cease 1 (RFC 4486). */
-  maxPrefixes?: number;
-  /** Time source (default realClock). */
-  clock?: Clock;
-  /** Random source for backoff jitter (tests). */
-  random?: () => number;
-}
+export type { SessionOptions } from './options.ts';
+export type { NotificationRecord, SessionStats } from './stats.ts';
+export type { TxSource } from './tx-pump.ts';
 
-/** The transmit side's source of UPDATEs (implemented by the Adj-RIB-Out). */
-export interface TxSource {
-  /**
-   * Next UPDATE to send as a whole encoded message (header included), or undefined when nothing is pending.
-   * Called only in Established and only while the socket is writable; the returned message is written at once.
-   */
-  nextMessage(ctx: CodecContext, maxLength: number): Buffer | undefined;
-}
-
-/** A NOTIFICATION sent or received, for status pages. */
-export interface NotificationRecord {
-  code: number;
-  subcode: number;
-  data: Buffer;
-  text?: string;
-  description: string;
-  at: number;
-}
-
-/** Counters of one session (cumulative over connections). */
-export interface SessionStats {
-  messagesSent: Record<string, number>;
-  messagesReceived: Record<string, number>;
-  updatesReceived: number;
-  /** Prefixes received in the current session: currently announced ones with maxPrefixes set, else cumulative announced NLRI. */
-  prefixesReceived: number;
-  /** UPDATEs received that RFC 7606 repaired (treat-as-withdraw or attribute discard). */
-  malformedUpdatesReceived: number;
-  /** Clock time (ms) of the last transition to Established. */
-  establishedAt?: number;
-  /** Number of times the session left Established. */
-  flaps: number;
-  lastNotificationSent?: NotificationRecord;
-  lastNotificationReceived?: NotificationRecord;
-}
-
-const TYPE_NAMES: Record<number, string> = { 1: 'OPEN', 2: 'UPDATE', 3: 'NOTIFICATION', 4: 'KEEPALIVE', 5: 'ROUTE-REFRESH' };
-/** How long to wait for the peer to close after our NOTIFICATION was flushed before destroying the socket (ms). */
-const NOTIFICATION_CLOSE_TIMEOUT_MS = 1000;
-/** Octets the UPDATE pump may leave queued in the socket before it waits for 'drain' (bounds memory per peer). */
-const TX_QUEUE_BYTES = 1024 * 1024;
-/** The corked pump hands its UPDATEs to the kernel every this many octets (one writev each), so the peer starts
- *  reading while the rest is packed. */
-const TX_FLUSH_BYTES = 64 * 1024;
-/** A session that stayed Established this long resets the reconnect backoff (ms). */
-const STABLE_MS = 30_000;
 const KEEPALIVE_BYTES = keepaliveMessage();
-// Constant events for the per-message hot path (no allocation per received message).
-const EV_KEEPALIVE: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
-const EV_UPDATE: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
-const EV_REFRESH: FsmEvent = Object.freeze({ type: 'RouteRefreshMsg' });
-const EV_HOLD_TIMER: FsmEvent = Object.freeze({ type: 'HoldTimerExpires' });
-const EV_KEEPALIVE_TIMER: FsmEvent = Object.freeze({ type: 'KeepaliveTimerExpires' });
-const EV_CONNECT_RETRY_TIMER: FsmEvent = Object.freeze({ type: 'ConnectRetryTimerExpires' });
-const FAMILY_AFI_SAFI: Record<Family, { afi: number; safi: number }> = {
-  'ipv4-unicast': { afi: Afi.IPv4, safi: Safi.Unicast },
-  'ipv6-unicast': { afi: Afi.IPv6, safi: Safi.Unicast },
+// Constant events for the hot paths (no allocation per received KEEPALIVE or timer expiry).
+const EV_START: FsmEvent = Object.freeze({ type: 'Start' });
+const EV_START_PASSIVE: FsmEvent = Object.freeze({ type: 'Start', passive: true });
+const EV_PEER_RESTARTED: FsmEvent = Object.freeze({ type: 'PeerRestarted' });
+const EV_TIMER: Record<TimerName, FsmEvent> = {
+  connectRetry: Object.freeze({ type: 'ConnectRetryTimerExpires' }),
+  hold: Object.freeze({ type: 'HoldTimerExpires' }),
+  keepalive: Object.freeze({ type: 'KeepaliveTimerExpires' }),
 };
+const collisionCease = (): BgpError => BgpError.cease(CeaseSubcode.ConnectionCollisionResolution);
 
-function emptyCounts(): Record<string, number> {
-  return { OPEN: 0, UPDATE: 0, NOTIFICATION: 0, KEEPALIVE: 0, 'ROUTE-REFRESH': 0 };
-}
-
-/** One TCP connection of a session (the FSM's, or a collision candidate). */
-class Connection {
-  readonly socket: Socket;
-  readonly direction: 'outgoing' | 'incoming';
-  readonly framer = new MessageFramer();
-  connected: boolean;
-  closed = false;
-  /** A NOTIFICATION was written: close after flush. */
-  closing = false;
-  remoteOpen: OpenMessage | undefined;
-  /** Collision candidates run their own OPEN wait timer. */
-  openTimer: TimerHandle | undefined;
-
-  constructor(socket: Socket, direction: 'outgoing' | 'incoming', connected: boolean) {
-    this.socket = socket;
-    this.direction = direction;
-    this.connected = connected;
-  }
-}
-
-export class Session extends EventEmitter {
+export class Session extends EventEmitter implements PeerSession {
   readonly name: string;
   readonly options: SessionOptions;
-  readonly stats: SessionStats = {
-    messagesSent: emptyCounts(),
-    messagesReceived: emptyCounts(),
-    updatesReceived: 0,
-    prefixesReceived: 0,
-    malformedUpdatesReceived: 0,
-    flaps: 0,
-  };
+  readonly stats: SessionStats = newStats();
 
   private readonly clock: Clock;
   private readonly fsmConfig: FsmConfig;
-  private readonly backoff: Backoff;
+  private readonly restart: Restart;
+  private readonly timers: FsmTimers<Connection | undefined>;
+  private readonly candidate: CandidateSlot<Connection>;
+  private readonly tx: TxPump;
+  private readonly prefixes: PrefixLimit;
+  private readonly connectionEvents: ConnectionEvents;
   private fsm: FsmData = INITIAL_FSM;
+  /** The FSM's connection (none in Idle and Active; in Connect, the attempt under way). */
   private conn: Connection | undefined;
-  private candidate: Connection | undefined;
-  private readonly timers: Record<TimerName | 'idle' | 'stable', TimerHandle | undefined> = {
-    connectRetry: undefined,
-    hold: undefined,
-    keepalive: undefined,
-    idle: undefined,
-    stable: undefined,
-  };
+  /** Every connection whose socket has not closed yet: stop() resolves once there is none. */
+  private readonly sockets = new Set<Connection>();
   private running = false;
-  /** Hold Timer deadline (clock ms) and the connection it belongs to. */
-  private holdDeadline = 0;
-  private holdOwner: Connection | undefined;
-  private holdFireAt = 0;
-  /** Prefixes the peer currently announces ("AFI prefix"), kept only when maxPrefixes is set. */
-  private readonly receivedPrefixes: Set<string> | undefined;
-  private readonly closingSockets = new Set<Socket>();
   private stopWaiters: (() => void)[] = [];
-  private localOpen: OpenMessage | undefined;
-  private negotiatedParams: Negotiated | undefined;
-  private sendCtx: CodecContext = DEFAULT_CONTEXT;
-  private recvCtx: CodecContext = DEFAULT_CONTEXT;
-  private maxSendLength = MAX_MESSAGE_LENGTH;
+  /** What the OPENs of the current connection agreed. */
+  private agreement: Agreement = NO_AGREEMENT;
   private reason: StateReason | undefined;
-  private txSource: TxSource | undefined;
-  private writable = true;
-  private pumping = false;
-  private currentUpdate: UpdateDecodeResult | undefined;
-  private currentRefresh: { afi: number; safi: number; subtype: number } | undefined;
   private dispatching = false;
   private readonly queue: { conn: Connection | undefined; event: FsmEvent }[] = [];
-  private readonly onDrain = (): void => {
-    this.writable = true;
-    this.pump();
-  };
 
   /** Throws RangeError for a hold time of 1 or 2 seconds or a bad BGP Identifier (configuration errors). */
   constructor(options: SessionOptions) {
     super();
-    const holdTimeSec = options.holdTimeSec ?? 90;
-    if (holdTimeSec === 1 || holdTimeSec === 2 || holdTimeSec < 0 || holdTimeSec > 65535) {
-      throw new RangeError(`holdTimeSec must be 0 or 3..65535 (RFC 4271 §4.2), got ${holdTimeSec}`);
-    }
-    parseIdentifier(options.bgpIdentifier);
+    this.fsmConfig = fsmConfigOf(options);
     this.name = options.name;
     this.options = options;
     this.clock = options.clock ?? realClock;
-    const cfg: { holdTimeSec: number; passive: boolean; keepaliveTimeSec?: number } = { holdTimeSec, passive: options.passive ?? false };
-    if (options.keepaliveTimeSec !== undefined) cfg.keepaliveTimeSec = options.keepaliveTimeSec;
-    this.fsmConfig = cfg;
-    const backoffOpts: { baseMs: number; capMs: number; random?: () => number } = {
+    this.restart = new Restart(this.clock, {
+      connectRetryTimeSec: options.connectRetryTimeSec ?? 120,
       baseMs: options.connectRetryBaseMs ?? 1000,
-      capMs: Math.max(1, (options.connectRetryTimeSec ?? 120) * 1000),
+      ...(options.random ? { random: options.random } : {}),
+    });
+    this.timers = new FsmTimers(this.clock, (timer, owner) => this.feed(timer === 'connectRetry' ? undefined : owner, EV_TIMER[timer]));
+    this.candidate = new CandidateSlot(this.clock, (conn) => this.closeAside(conn, BgpError.holdTimerExpired()));
+    this.tx = new TxPump(this.stats.messagesSent);
+    this.prefixes = new PrefixLimit(options.maxPrefixes);
+    this.connectionEvents = {
+      connected: (conn) => this.feed(conn, { type: 'TcpConnected', direction: 'outgoing' }),
+      data: (conn, chunk) => this.onData(conn, chunk),
+      drain: (conn) => {
+        if (conn !== this.conn) return;
+        this.tx.resume();
+        this.pump();
+      },
+      failed: (conn, message, byPeer) => this.onFailed(conn, message, byPeer),
+      closed: (conn) => {
+        this.sockets.delete(conn);
+        this.resolveStopWaiters();
+      },
     };
-    if (options.random) backoffOpts.random = options.random;
-    this.backoff = new Backoff(backoffOpts);
-    this.receivedPrefixes = options.maxPrefixes !== undefined ? new Set() : undefined;
   }
 
   /** Current FSM state. */
@@ -248,7 +139,7 @@ export class Session extends EventEmitter {
 
   /** Negotiated parameters of the current connection (from OpenConfirm on), else undefined. */
   get negotiated(): Negotiated | undefined {
-    return this.negotiatedParams;
+    return this.agreement.negotiated;
   }
 
   /** Reason of the last state change. */
@@ -273,15 +164,15 @@ export class Session extends EventEmitter {
 
   /** The delay (ms) the backoff will hand out next, before jitter (for tests and status pages). */
   get nextRetryDelayMs(): number {
-    return this.backoff.peekMs();
+    return this.restart.nextDelayMs;
   }
 
   /** ManualStart (passive peers: ManualStart_with_PassiveTcpEstablishment). Idempotent. */
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.backoff.reset();
-    this.feed(undefined, { type: 'Start' });
+    this.restart.reset();
+    this.feed(undefined, EV_START);
   }
 
   /**
@@ -290,27 +181,26 @@ export class Session extends EventEmitter {
    */
   stop(cease: { subcode: number; shutdownCommunication?: string } = { subcode: CeaseSubcode.AdministrativeShutdown }): Promise<void> {
     this.running = false;
-    this.clock.clearTimer(this.timers.idle);
-    this.timers.idle = undefined;
-    this.dropCandidate(BgpError.cease(cease.subcode, this.ceaseOptions(cease)));
+    this.restart.cancelStart();
+    this.dropCandidate(ceaseOf(cease));
     const done = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
-    this.feed(undefined, { type: 'ManualStop', error: BgpError.cease(cease.subcode, this.ceaseOptions(cease)) });
-    this.resolveStopWaitersIfClosed();
+    this.feed(undefined, { type: 'ManualStop', error: ceaseOf(cease) });
+    this.resolveStopWaiters();
     return done;
   }
 
   /** Hard reset: Cease (default 6/4 Administrative Reset) then reconnect after the base backoff delay. */
   reset(cease: { subcode: number; shutdownCommunication?: string } = { subcode: CeaseSubcode.AdministrativeReset }): void {
-    const error = BgpError.cease(cease.subcode, this.ceaseOptions(cease));
+    const error = ceaseOf(cease);
     this.dropCandidate(error);
-    this.backoff.reset();
+    this.restart.reset();
     if (this.fsm.state === SessionState.Idle) return;
     this.feed(undefined, { type: 'AutomaticStop', error });
   }
 
   /** Sets the UPDATE source (the Adj-RIB-Out); pulled while Established and writable. */
   setTxSource(src: TxSource): void {
-    this.txSource = src;
+    this.tx.source = src;
     this.pump();
   }
 
@@ -321,9 +211,9 @@ export class Session extends EventEmitter {
 
   /** Sends a ROUTE-REFRESH for `family` (RFC 2918) when Established and negotiated; returns whether it was sent. */
   sendRouteRefresh(family: Family): boolean {
-    if (this.fsm.state !== SessionState.Established || !this.conn || !this.negotiatedParams?.routeRefresh) return false;
+    if (this.fsm.state !== SessionState.Established || !this.conn || !this.agreement.negotiated?.routeRefresh) return false;
     const { afi, safi } = FAMILY_AFI_SAFI[family];
-    this.write(this.conn, encodeMessage({ type: 'ROUTE-REFRESH', afi, safi, subtype: 0 }, this.sendCtx), 'ROUTE-REFRESH');
+    this.conn.write(encodeMessage({ type: 'ROUTE-REFRESH', afi, safi, subtype: 0 }, this.agreement.sendCtx), 'ROUTE-REFRESH');
     return true;
   }
 
@@ -332,51 +222,43 @@ export class Session extends EventEmitter {
    * refused (closed); Idle/Connect/Active → adopted (a pending outgoing attempt is abandoned); OpenSent/OpenConfirm →
    * held aside as a collision candidate (RFC 4271 §6.8, §8: it runs its own OpenSent: we send our OPEN on it); the
    * existing connection is not touched until the peer's OPEN arrives on the candidate, and only then is the
-   * collision resolved by BGP Identifier (the loser gets Cease 7). A candidate that sends nothing within the OpenSent
-   * hold time (240 s), sends anything but an OPEN, or closes is dropped alone. Established → refused with Cease 7,
-   * unless the peer negotiated graceful restart: then held aside too, and only a valid OPEN on it replaces the
-   * established connection (RFC 4724 §4: the peer restarted).
+   * collision resolved (bgp/session/collision.ts; the loser gets Cease 7). A candidate that sends nothing within the
+   * OpenSent hold time (240 s), sends anything but an OPEN, or closes is dropped alone. Established → refused with
+   * Cease 7, unless the peer negotiated graceful restart: then held aside too, and only a valid OPEN on it replaces
+   * the established connection (RFC 4724 §4: the peer restarted).
    */
   acceptConnection(socket: Socket): void {
     try {
-      const ttl = ttlOptions(this.options);
-      applySocketOptions(socket, { ...ttl, remoteAddress: this.options.remoteAddress });
+      applySocketOptions(socket, { ...ttlOptions(this.options), remoteAddress: this.options.remoteAddress });
     } catch (e) {
       socket.destroy();
-      this.setReasonOnly({ kind: 'transportError', message: `incoming connection: ${(e as Error).message}` });
+      this.reason = { kind: 'transportError', message: `incoming connection: ${(e as Error).message}` };
       return;
     }
-    const incoming = new Connection(socket, 'incoming', true);
     if (!this.running) {
       socket.destroy();
       return;
     }
     const s = this.fsm.state;
     if (s === SessionState.Idle || s === SessionState.Connect || s === SessionState.Active) {
-      this.clock.clearTimer(this.timers.idle);
-      this.timers.idle = undefined;
-      if (this.conn) this.closeConnection(this.conn, false);
+      this.restart.cancelStart();
+      this.conn?.close(false);
       this.conn = undefined;
-      if (s === SessionState.Idle) this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
-      this.attach(incoming);
+      if (s === SessionState.Idle) this.feed(undefined, EV_START_PASSIVE);
+      const incoming = this.newConnection(socket, 'incoming');
       this.conn = incoming;
       this.feed(incoming, { type: 'TcpConnected', direction: 'incoming' });
       return;
     }
-    if (s === SessionState.Established) {
-      if (this.negotiatedParams?.gracefulRestart) {
-        // RFC 4724 §4: a new connection while Established may mean the peer restarted. Exchange OPENs on it as a
-        // candidate; only its OPEN replaces the established connection (see replaceEstablished).
-        this.addCandidate(incoming);
-        return;
-      }
-      this.attach(incoming);
-      this.sendNotification(incoming, BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
+    if (s === SessionState.Established && !this.agreement.negotiated?.gracefulRestart) {
+      this.closeAside(this.newConnection(socket, 'incoming'), collisionCease());
       return;
     }
-    // OpenSent / OpenConfirm: collision candidate (RFC 4271 §6.8). Collision detection happens upon receipt of an
-    // OPEN on it (onCandidateMessage), never on a bare connect.
-    this.addCandidate(incoming);
+    // A newer connection replaces an older candidate; collision detection waits for the OPEN on it.
+    this.dropCandidate(collisionCease());
+    const candidate = this.newConnection(socket, 'incoming');
+    this.candidate.hold(candidate, OPEN_SENT_HOLD_TIME_SEC * 1000);
+    this.sendOpen(candidate);
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -391,201 +273,149 @@ export class Session extends EventEmitter {
     }
     this.dispatching = true;
     try {
-      this.applyTransition(conn, transition(this.fsm, event, this.fsmConfig), event);
+      this.apply(transition(this.fsm, event, this.fsmConfig));
       for (let item = this.queue.shift(); item; item = this.queue.shift()) {
         if (item.conn !== undefined && item.conn !== this.conn) continue;
-        this.applyTransition(item.conn, transition(this.fsm, item.event, this.fsmConfig), item.event);
+        this.apply(transition(this.fsm, item.event, this.fsmConfig));
       }
     } finally {
       this.dispatching = false;
     }
   }
 
-  private applyTransition(conn: Connection | undefined, t: ReturnType<typeof transition>, event?: FsmEvent): void {
+  /** Performs a transition's actions in order, then reports the state change (if any) and what follows from it. */
+  private apply(t: Transition): void {
     const from = this.fsm.state;
     this.fsm = t.next;
-    for (const action of t.actions) this.perform(action, conn);
+    for (const action of t.actions) this.perform(action);
     const to = t.next.state;
     if (from === to || !t.reason) return;
     this.reason = t.reason;
     if (to === SessionState.Established) {
       this.stats.establishedAt = this.clock.now();
-      this.clock.clearTimer(this.timers.stable);
-      this.timers.stable = this.clock.setTimer(() => this.backoff.reset(), STABLE_MS);
+      this.restart.established();
     }
     this.emit('stateChange', { from, to, reason: t.reason });
     if (to === SessionState.Established) {
-      this.writable = true;
-      this.emit('established', this.negotiatedParams);
+      this.tx.resume();
+      this.emit('established', this.agreement.negotiated);
       this.pump();
     }
     if (from === SessionState.Established) {
       this.stats.flaps++;
-      this.clock.clearTimer(this.timers.stable);
-      this.timers.stable = undefined;
+      this.restart.down();
       this.emit('down', t.reason);
     }
-    if (to === SessionState.Idle) this.enteredIdle(t.reason, event);
+    if (to === SessionState.Idle) this.enteredIdle();
   }
 
-  private enteredIdle(reason: StateReason, _event?: FsmEvent): void {
-    this.negotiatedParams = undefined;
-    this.sendCtx = DEFAULT_CONTEXT;
-    this.recvCtx = DEFAULT_CONTEXT;
-    this.stats.prefixesReceived = 0;
-    this.receivedPrefixes?.clear();
-    this.dropCandidate(BgpError.cease(CeaseSubcode.AdministrativeReset));
-    if (!this.running) {
-      this.resolveStopWaitersIfClosed();
-      return;
-    }
-    // An OPEN was rejected (2/x, either way: a configuration mismatch does not fix itself) or the peer refused us
-    // (Cease 5 Connection Rejected): do not hammer the peer.
-    const openRejected = (reason.kind === 'notificationReceived' || reason.kind === 'notificationSent') && reason.code === 2;
-    if (openRejected || (reason.kind === 'notificationReceived' && reason.code === 6 && reason.subcode === CeaseSubcode.ConnectionRejected)) {
-      this.backoff.toCap();
-    }
-    const delayMs = this.backoff.next();
-    this.clock.clearTimer(this.timers.idle);
-    this.timers.idle = this.clock.setTimer(() => {
-      this.timers.idle = undefined;
-      if (this.running && this.fsm.state === SessionState.Idle) this.feed(undefined, { type: 'Start' });
-    }, delayMs);
-  }
-
-  private perform(action: FsmAction, conn: Connection | undefined): void {
-    const c = conn ?? this.conn;
+  private perform(action: FsmAction): void {
+    const conn = this.conn;
     switch (action.type) {
       case 'initiateConnection':
         this.initiate();
         return;
       case 'dropConnection':
-        if (this.conn) this.closeConnection(this.conn, this.conn.closing);
-        this.conn = undefined;
-        this.writable = true;
+        this.dropConnection();
+        return;
+      case 'switchConnection':
+        this.conn = this.candidate.take();
         return;
       case 'sendOpen':
-        if (c) this.write(c, encodeMessage(this.buildLocalOpen(), DEFAULT_CONTEXT), 'OPEN');
+        if (conn) this.sendOpen(conn);
         return;
       case 'sendKeepalive':
-        if (c) this.write(c, KEEPALIVE_BYTES, 'KEEPALIVE');
+        conn?.write(KEEPALIVE_BYTES, 'KEEPALIVE');
         return;
       case 'sendNotification':
-        if (c) this.sendNotification(c, action.error);
+        if (conn) this.sendNotification(conn, action.error);
         return;
-      case 'startTimer': {
-        const name = action.timer;
-        let ms = action.ms;
-        if (name === 'hold' && ms !== undefined && this.timers.hold !== undefined && this.holdOwner === this.conn) {
-          // Restart of a running Hold Timer (every received message): when the new deadline is not earlier than
-          // the armed expiry, move the deadline only; the timer re-arms itself for the remainder when it fires.
-          // No timer churn per received message.
-          const deadline = this.clock.now() + ms;
-          if (deadline >= this.holdFireAt) {
-            this.holdDeadline = deadline;
-            return;
-          }
-        }
-        this.clock.clearTimer(this.timers[name]);
-        if (ms === undefined) {
-          // ConnectRetryTimer: in Connect it bounds a connect attempt; in Active it is the reconnect backoff.
-          ms = this.fsm.state === SessionState.Connect ? Math.max(1000, (this.options.connectRetryTimeSec ?? 120) * 1000) : this.backoff.next();
-        }
-        if (name === 'hold') {
-          this.holdDeadline = this.clock.now() + ms;
-          this.holdOwner = this.conn;
-          this.armHold(ms);
-          return;
-        }
-        const event: FsmEvent = name === 'keepalive' ? EV_KEEPALIVE_TIMER : EV_CONNECT_RETRY_TIMER;
-        const owner = this.conn;
-        this.timers[name] = this.clock.setTimer(() => {
-          this.timers[name] = undefined;
-          if (name === 'connectRetry') this.feed(undefined, event);
-          else this.feed(owner, event);
-        }, ms);
+      case 'startTimer':
+        this.timers.start(action.timer, action.ms ?? this.restart.connectRetryMs(this.fsm.state), conn);
         return;
-      }
       case 'stopTimer':
-        this.clock.clearTimer(this.timers[action.timer]);
-        this.timers[action.timer] = undefined;
-        if (action.timer === 'hold') this.holdOwner = undefined;
+        this.timers.stop(action.timer);
         return;
       case 'established':
         return;
       case 'deliverUpdate':
-        if (this.currentUpdate) this.deliverUpdate(this.currentUpdate);
+        if (conn) this.deliverUpdate(conn, action.body);
         return;
       case 'deliverRouteRefresh':
-        if (this.currentRefresh) this.emit('routeRefresh', this.currentRefresh);
+        this.emit('routeRefresh', action.request);
         return;
     }
   }
 
-  /** Arms the Hold Timer for `ms`; on expiry, fires HoldTimerExpires only if the deadline has really passed. */
-  private armHold(ms: number): void {
-    const owner = this.holdOwner;
-    this.holdFireAt = this.clock.now() + ms;
-    this.timers.hold = this.clock.setTimer(() => {
-      this.timers.hold = undefined;
-      if (owner !== this.conn || this.holdOwner !== owner) return;
-      const left = this.holdDeadline - this.clock.now();
-      if (left > 0) {
-        this.armHold(left);
-        return;
-      }
-      this.holdOwner = undefined;
-      this.feed(owner, EV_HOLD_TIMER);
-    }, ms);
+  /**
+   * Idle, whatever the reason: unless stopped, start again after the next backoff delay. Every failure counts the
+   * same, an OPEN rejected with a NOTIFICATION in either direction included: the delay doubles per failure up to
+   * connectRetryTimeSec and the session keeps trying, so a peer whose configuration is corrected is reached within
+   * one delay.
+   */
+  private enteredIdle(): void {
+    this.dropCandidate(BgpError.cease(CeaseSubcode.AdministrativeReset));
+    if (!this.running) {
+      this.resolveStopWaiters();
+      return;
+    }
+    this.restart.scheduleStart(() => {
+      if (this.running && this.fsm.state === SessionState.Idle) this.feed(undefined, EV_START);
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Connections
+
+  private newConnection(socket: Socket, direction: 'outgoing' | 'incoming'): Connection {
+    const conn = new Connection(socket, direction, this.connectionEvents, this.stats.messagesSent);
+    this.sockets.add(conn);
+    return conn;
   }
 
   private initiate(): void {
-    if (this.conn) this.closeConnection(this.conn, false);
+    this.conn?.close(false);
     this.conn = undefined;
     let socket: Socket;
     try {
-      const o = this.options;
-      const dialOpts: Parameters<typeof dial>[0] = { remoteAddress: o.remoteAddress, remotePort: o.remotePort ?? 179, ...ttlOptions(o) };
-      if (o.localAddress !== undefined) dialOpts.localAddress = o.localAddress;
-      if (o.localPort !== undefined) dialOpts.localPort = o.localPort;
-      if (o.md5Password !== undefined) dialOpts.md5Password = o.md5Password;
-      socket = dial(dialOpts);
+      socket = dial(dialOptionsOf(this.options));
     } catch (e) {
       const message = e instanceof TransportError ? e.message : `dial failed: ${(e as Error).message}`;
       // Defer: we are inside an FSM step.
       queueMicrotask(() => this.feed(undefined, { type: 'TcpConnectionFails', message }));
       return;
     }
-    const conn = new Connection(socket, 'outgoing', false);
-    this.conn = conn;
-    this.attach(conn);
-    socket.once('connect', () => {
-      conn.connected = true;
-      this.feed(conn, { type: 'TcpConnected', direction: 'outgoing' });
-    });
+    this.conn = this.newConnection(socket, 'outgoing');
   }
 
-  /** Wires socket events of a connection to the session. */
-  private attach(conn: Connection): void {
-    const socket = conn.socket;
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(conn, chunk));
-    socket.on('drain', () => {
-      if (conn === this.conn) this.onDrain();
-    });
-    socket.on('error', (err: Error) => this.onClosed(conn, err.message, false));
-    socket.on('end', () => {
-      // Half-close from the peer: finish our side too.
-      if (!conn.closing) socket.end();
-    });
-    socket.on('close', () => {
-      conn.closed = true;
-      this.onClosed(conn, 'connection closed by peer', true);
-    });
+  /** The FSM's connection goes, and what was negotiated on it with it. */
+  private dropConnection(): void {
+    const conn = this.conn;
+    if (conn) conn.close(conn.closing);
+    this.conn = undefined;
+    this.tx.resume();
+    this.agreement = NO_AGREEMENT;
+    this.prefixes.clear();
+    this.stats.prefixesReceived = 0;
   }
 
-  private onClosed(conn: Connection, message: string, byPeer: boolean): void {
-    if (conn === this.candidate) {
+  /** A connection that is not the FSM's (a candidate, a refused one) goes: NOTIFICATION `error` first, if any. */
+  private closeAside(conn: Connection, error: BgpError | undefined): void {
+    if (error && !conn.socket.destroyed) {
+      this.sendNotification(conn, error);
+      conn.close(true);
+    } else {
+      conn.close(false);
+    }
+  }
+
+  private dropCandidate(error: BgpError | undefined): void {
+    const cand = this.candidate.take();
+    if (cand) this.closeAside(cand, error);
+  }
+
+  private onFailed(conn: Connection, message: string, byPeer: boolean): void {
+    if (conn === this.candidate.conn) {
       this.dropCandidate(undefined);
       return;
     }
@@ -593,34 +423,9 @@ export class Session extends EventEmitter {
     this.feed(conn, { type: 'TcpConnectionFails', message, closedByPeer: byPeer });
   }
 
-  /**
-   * Closes a connection: after a NOTIFICATION, `end()` (FIN after the queued bytes are flushed) and destroy after
-   * NOTIFICATION_CLOSE_TIMEOUT_MS of real time if the peer does not close; otherwise destroy at once.
-   */
-  private closeConnection(conn: Connection, afterFlush: boolean): void {
-    const socket = conn.socket;
-    conn.closing = true;
-    if (socket.destroyed) return;
-    if (!this.closingSockets.has(socket)) {
-      this.closingSockets.add(socket);
-      socket.once('close', () => {
-        this.closingSockets.delete(socket);
-        this.resolveStopWaitersIfClosed();
-      });
-    }
-    if (afterFlush) {
-      socket.end();
-      const t = setTimeout(() => socket.destroy(), NOTIFICATION_CLOSE_TIMEOUT_MS);
-      t.unref();
-      socket.once('close', () => clearTimeout(t));
-    } else {
-      socket.destroy();
-    }
-  }
-
-  private resolveStopWaitersIfClosed(): void {
+  private resolveStopWaiters(): void {
     if (this.running || this.stopWaiters.length === 0) return;
-    if (this.fsm.state !== SessionState.Idle || this.conn || this.candidate || this.closingSockets.size > 0) return;
+    if (this.fsm.state !== SessionState.Idle || this.conn || this.candidate.conn || this.sockets.size > 0) return;
     const waiters = this.stopWaiters;
     this.stopWaiters = [];
     for (const w of waiters) w();
@@ -629,84 +434,22 @@ export class Session extends EventEmitter {
   // ------------------------------------------------------------------------------------------------------------
   // Output
 
-  private write(conn: Connection, bytes: Buffer, type: string): boolean {
-    if (conn.socket.destroyed || (conn.closing && type !== 'NOTIFICATION')) return false;
-    this.stats.messagesSent[type] = (this.stats.messagesSent[type] ?? 0) + 1;
-    return conn.socket.write(bytes);
+  private sendOpen(conn: Connection): void {
+    const open = localOpen(this.options, this.fsmConfig.holdTimeSec);
+    conn.localOpen = open;
+    conn.write(encodeMessage(open, DEFAULT_CONTEXT), 'OPEN');
   }
 
-  /** The single BgpError → NOTIFICATION path: write, then end the socket after it flushes (destroy on timeout). */
+  /** Sends the NOTIFICATION for `error` on `conn` and records it; the caller (or dropConnection) closes. */
   private sendNotification(conn: Connection, error: BgpError): void {
-    const msg = notificationFromError(error);
-    this.write(conn, encodeMessage(msg, DEFAULT_CONTEXT), 'NOTIFICATION');
-    const rec: NotificationRecord = {
-      code: error.code,
-      subcode: error.subcode,
-      data: error.data,
-      description: describeNotification(error.code, error.subcode),
-      at: this.clock.now(),
-    };
-    if (msg.shutdownCommunication !== undefined) rec.text = msg.shutdownCommunication;
-    this.stats.lastNotificationSent = rec;
-    conn.closing = true;
-    if (conn !== this.conn) this.closeConnection(conn, true);
+    const msg = conn.notify(error);
+    this.stats.lastNotificationSent = notificationRecord({ code: error.code, subcode: error.subcode, data: error.data, text: msg.shutdownCommunication }, this.clock.now());
   }
 
-  /** Builds our OPEN from the options (read each time: the R bit can change between connections). */
-  private buildLocalOpen(): OpenMessage {
-    const o = this.options;
-    const caps: Capability[] = [];
-    for (const f of o.families ?? ['ipv4-unicast', 'ipv6-unicast']) caps.push({ type: 'Multiprotocol', ...FAMILY_AFI_SAFI[f] });
-    caps.push({ type: 'RouteRefresh' });
-    if (o.extendedMessage !== false) caps.push({ type: 'ExtendedMessage' });
-    if (o.gracefulRestart) {
-      const gr = o.gracefulRestart;
-      caps.push({
-        type: 'GracefulRestart',
-        restarting: gr.restarting,
-        notification: false,
-        restartTimeSec: Math.min(4095, Math.max(0, Math.round(gr.restartTimeSec))),
-        families: (o.families ?? ['ipv4-unicast', 'ipv6-unicast']).map((f) => ({ ...FAMILY_AFI_SAFI[f], forwardingPreserved: gr.forwardingPreserved })),
-      });
-    }
-    caps.push({ type: 'FourOctetAs', asNumber: o.localAs });
-    const open = buildOpen({ localAs: o.localAs, holdTimeSec: this.fsmConfig.holdTimeSec, bgpIdentifier: o.bgpIdentifier, capabilities: caps });
-    this.localOpen = open;
-    return open;
-  }
-
-  /**
-   * The UPDATE pump: pulls one message at a time while Established and the socket's send queue holds less than
-   * TX_QUEUE_BYTES. The socket is corked meanwhile and uncorked every TX_FLUSH_BYTES, so UPDATEs leave in 64 KiB
-   * writev(2) calls while the rest is packed (a full table of 100,000 IPv4 /32 is about 500 kB: one pump turn, 8
-   * system calls, instead of ~125 writes and ~30 turns at the 16 KiB default high-water mark); 'drain' resumes it.
-   */
   private pump(): void {
-    if (this.pumping || !this.txSource || this.fsm.state !== SessionState.Established) return;
     const conn = this.conn;
-    if (!conn || conn.closing) return;
-    this.pumping = true;
-    const socket = conn.socket;
-    socket.cork();
-    let corked = 0;
-    try {
-      while (this.writable && this.fsm.state === SessionState.Established && this.conn === conn && !conn.closing) {
-        const msg = this.txSource.nextMessage(this.sendCtx, this.maxSendLength);
-        if (!msg) break;
-        this.stats.messagesSent.UPDATE = (this.stats.messagesSent.UPDATE ?? 0) + 1;
-        // write() returns false past the 16 KiB high-water mark; 'drain' still follows once the queue empties
-        if (!socket.write(msg) && socket.writableLength >= TX_QUEUE_BYTES) this.writable = false;
-        corked += msg.length;
-        if (corked >= TX_FLUSH_BYTES) {
-          socket.uncork();
-          socket.cork();
-          corked = 0;
-        }
-      }
-    } finally {
-      socket.uncork();
-      this.pumping = false;
-    }
+    if (this.fsm.state !== SessionState.Established || !conn || conn.closing) return;
+    this.tx.run(conn.socket, this.agreement.sendCtx, this.agreement.maxLength, () => this.fsm.state === SessionState.Established && this.conn === conn && !conn.closing);
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -722,9 +465,10 @@ export class Session extends EventEmitter {
       return;
     }
     for (const msg of messages) {
-      if (conn.closing || (conn !== this.conn && conn !== this.candidate)) return;
+      const isCandidate = conn === this.candidate.conn;
+      if (conn.closing || (!isCandidate && conn !== this.conn)) return;
       try {
-        if (conn === this.candidate) this.onCandidateMessage(conn, msg);
+        if (isCandidate) this.onCandidateMessage(conn, msg);
         else this.onMessage(conn, msg);
       } catch (e) {
         this.protocolError(conn, e);
@@ -735,265 +479,87 @@ export class Session extends EventEmitter {
 
   private protocolError(conn: Connection, e: unknown): void {
     const error = e instanceof BgpError ? e : BgpError.cease(CeaseSubcode.OutOfResources);
-    if (!(e instanceof BgpError)) this.setReasonOnly({ kind: 'transportError', message: `internal error: ${(e as Error).message}` });
-    if (conn === this.candidate) {
+    if (!(e instanceof BgpError)) this.reason = { kind: 'transportError', message: `internal error: ${(e as Error).message}` };
+    if (conn === this.candidate.conn) {
       this.dropCandidate(error);
       return;
     }
     this.feed(conn, { type: 'MessageError', error });
   }
 
-  private countReceived(type: number): void {
-    const name = TYPE_NAMES[type] ?? `type ${type}`;
-    this.stats.messagesReceived[name] = (this.stats.messagesReceived[name] ?? 0) + 1;
-  }
-
+  /** A message on the FSM's connection. Throws BgpError (see readMessage). */
   private onMessage(conn: Connection, msg: Buffer): void {
-    const type = msg[18] as number;
-    this.countReceived(type);
-    const body = msg.subarray(HEADER_LENGTH);
-    switch (type) {
-      case MessageType.Open: {
-        const open = decodeOpen(body);
-        if (this.fsm.state !== SessionState.OpenSent) {
-          this.feed(conn, { type: 'BgpOpen', holdTimeSec: open.holdTime });
-          return;
-        }
-        this.checkOpen(open);
-        conn.remoteOpen = open;
-        // A pending candidate has not sent its OPEN (that would have resolved the collision already): it stays
-        // aside, and the collision is resolved if and when its OPEN arrives (RFC 4271 §6.8).
-        this.acceptOpen(conn, open);
-        return;
-      }
-      case MessageType.Update: {
-        if (this.fsm.state !== SessionState.Established) {
-          this.feed(conn, EV_UPDATE);
-          return;
-        }
-        const result = decodeUpdate(body, this.recvCtx);
-        this.currentUpdate = result;
-        this.feed(conn, EV_UPDATE);
-        this.currentUpdate = undefined;
-        return;
-      }
-      case MessageType.Notification: {
-        const n = decodeNotification(body);
-        const rec: NotificationRecord = {
-          code: n.errorCode,
-          subcode: n.errorSubcode,
-          data: Buffer.from(n.data),
-          description: describeNotification(n.errorCode, n.errorSubcode),
-          at: this.clock.now(),
-        };
-        if (n.shutdownCommunication !== undefined) rec.text = n.shutdownCommunication;
-        this.stats.lastNotificationReceived = rec;
-        const ev: { type: 'NotifMsg'; code: number; subcode: number; text?: string } = { type: 'NotifMsg', code: n.errorCode, subcode: n.errorSubcode };
-        if (n.shutdownCommunication !== undefined) ev.text = n.shutdownCommunication;
-        this.feed(conn, ev);
-        return;
-      }
-      case MessageType.Keepalive:
-        this.feed(conn, EV_KEEPALIVE);
-        return;
-      case MessageType.RouteRefresh: {
-        const rr = decodeRouteRefresh(msg);
-        this.currentRefresh = { afi: rr.afi, safi: rr.safi, subtype: rr.subtype };
-        this.feed(conn, EV_REFRESH);
-        this.currentRefresh = undefined;
-        return;
-      }
-      default:
-        throw BgpError.badMessageType(type);
+    const m = readMessage(msg, this.fsm.state, this.options, this.stats, this.clock.now());
+    if (m.event) {
+      this.feed(conn, m.event);
+      return;
     }
+    conn.remoteOpen = m.open;
+    // A pending candidate has not sent its OPEN (that would have resolved the collision already): it stays aside,
+    // and the collision is resolved if and when its OPEN arrives (RFC 4271 §6.8).
+    this.acceptOpen(conn, m.open);
   }
 
-  /** Configuration checks of the peer's OPEN (2/2 peer AS, 2/3 identifier on iBGP). Throws BgpError. */
-  private checkOpen(open: OpenMessage): void {
-    const isIbgp = this.options.peerAs === this.options.localAs;
-    validateOpen(open, { peerAs: this.options.peerAs, localBgpIdentifier: this.options.bgpIdentifier, isIbgp });
-    // RFC 6793 §4.2: a 2-octet speaker in an AS > 65535 must send AS_TRANS... and we cannot verify more.
-    if (this.options.peerAs > 0xffff && !open.capabilities.some((c) => c.type === 'FourOctetAs') && open.myAutonomousSystem !== AS_TRANS) {
-      throw BgpError.badPeerAs(open.myAutonomousSystem, `peer AS ${this.options.peerAs} needs 4 octets but the peer sent ${open.myAutonomousSystem}`);
-    }
-  }
-
+  /** The peer's valid OPEN: what this connection agrees (capabilities, codec contexts), then BgpOpen. */
   private acceptOpen(conn: Connection, open: OpenMessage): void {
-    const local = this.localOpen ?? this.buildLocalOpen();
-    const timers = negotiateHoldTime(this.fsmConfig.holdTimeSec, open.holdTime, this.fsmConfig.keepaliveTimeSec);
-    // The KEEPALIVE interval actually used (a configured keepaliveTimeSec below a third of the hold time wins).
-    const n: Negotiated = { ...negotiate(local, open, this.fsmConfig.holdTimeSec), keepaliveTimeSec: timers.keepaliveTimeSec };
-    this.negotiatedParams = n;
-    this.sendCtx = codecContextFor(n, 'send');
-    this.recvCtx = codecContextFor(n, 'receive');
-    this.maxSendLength = n.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
-    if (n.extendedMessage) conn.framer.maxLength = MAX_EXTENDED_MESSAGE_LENGTH;
+    this.agreement = agree(conn.localOpen ?? localOpen(this.options, this.fsmConfig.holdTimeSec), open, this.fsmConfig);
+    conn.framer.maxLength = this.agreement.maxLength;
     this.feed(conn, { type: 'BgpOpen', holdTimeSec: open.holdTime });
   }
 
-  /**
-   * Counts a received UPDATE and enforces maxPrefixes. With `maxPrefixes` set, the session tracks the set of
-   * prefixes the peer currently announces (announce adds, withdraw and treat-as-withdraw remove), so re-announcing
-   * the same prefixes never counts twice; without it, `prefixesReceived` is the cumulative number of announced NLRI
-   * (no per-prefix memory for full-table peers).
-   */
-  private deliverUpdate(result: UpdateDecodeResult): void {
+  /** Counts a received UPDATE (its body decoded now, with the negotiated context) and enforces maxPrefixes. */
+  private deliverUpdate(conn: Connection, body: Buffer): void {
+    let result: UpdateDecodeResult;
+    try {
+      result = decodeUpdate(body, this.agreement.recvCtx);
+    } catch (e) {
+      this.protocolError(conn, e);
+      return;
+    }
     this.stats.updatesReceived++;
     if (result.treatAsWithdraw || result.discardedAttributes.length > 0) this.stats.malformedUpdatesReceived++;
-    const msg = result.message;
-    const tracked = this.receivedPrefixes;
-    let mpFamily: { afi: number; safi: number } | undefined;
-    if (tracked) {
-      for (const e of msg.withdrawnRoutes) tracked.delete(`1 ${e.prefix}`);
-      for (const e of msg.nlri) {
-        if (result.treatAsWithdraw) tracked.delete(`1 ${e.prefix}`);
-        else tracked.add(`1 ${e.prefix}`);
-      }
-    }
-    let announced = result.treatAsWithdraw ? 0 : msg.nlri.length;
-    for (const a of msg.pathAttributes) {
-      if (a.type === 'MP_REACH_NLRI') {
-        if (!result.treatAsWithdraw) announced += a.nlri.length;
-        mpFamily = { afi: a.afi, safi: a.safi };
-        if (tracked) for (const e of a.nlri) {
-          if (result.treatAsWithdraw) tracked.delete(`${a.afi} ${e.prefix}`);
-          else tracked.add(`${a.afi} ${e.prefix}`);
-        }
-      } else if (a.type === 'MP_UNREACH_NLRI' && tracked) {
-        for (const e of a.withdrawnRoutes) tracked.delete(`${a.afi} ${e.prefix}`);
-      }
-    }
-    this.stats.prefixesReceived = tracked ? tracked.size : this.stats.prefixesReceived + announced;
+    const exceeded = this.prefixes.add(result);
+    this.stats.prefixesReceived = this.prefixes.count;
     this.emit('update', result);
     const eor = endOfRibFamily(result);
     if (eor !== undefined) this.emit('endOfRib', eor);
-    const max = this.options.maxPrefixes;
-    if (max !== undefined && this.stats.prefixesReceived > max) {
-      const fam = mpFamily ?? { afi: Afi.IPv4, safi: Safi.Unicast };
-      const data = Buffer.alloc(7);
-      data.writeUInt16BE(fam.afi, 0);
-      data.writeUInt8(fam.safi, 2);
-      data.writeUInt32BE(max >>> 0, 3);
-      // RFC 4486 §4: Cease 1 with AFI, SAFI and the limit.
-      this.feed(this.conn, { type: 'AutomaticStop', error: BgpError.cease(CeaseSubcode.MaximumNumberOfPrefixesReached, { data }) });
-    }
+    if (exceeded) this.feed(this.conn, { type: 'AutomaticStop', error: exceeded });
   }
 
-  // ------------------------------------------------------------------------------------------------------------
-  // Collision detection (RFC 4271 §6.8)
-
+  /** A message on the collision candidate: its OPEN decides the collision (collision.ts); a NOTIFICATION ends it. */
   private onCandidateMessage(conn: Connection, msg: Buffer): void {
-    const type = msg[18] as number;
-    this.countReceived(type);
-    const body = msg.subarray(HEADER_LENGTH);
-    if (type === MessageType.Open) {
-      const open = decodeOpen(body);
-      this.checkOpen(open);
-      conn.remoteOpen = open;
-      if (this.fsm.state !== SessionState.Established) this.resolveCollision(open.bgpIdentifier);
-      // RFC 4271 §6.8: a collision with an Established connection closes the new one, unless the peer negotiated
-      // graceful restart: its valid OPEN on a new connection proves it restarted (RFC 4724 §4).
-      else if (this.negotiatedParams?.gracefulRestart) this.replaceEstablished(conn);
-      else this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
-      return;
-    }
-    if (type === MessageType.Notification) {
+    const open = readCandidateMessage(msg, this.options, this.stats);
+    if (!open) {
       this.dropCandidate(undefined);
       return;
     }
-    throw BgpError.fsmError(SessionState.OpenSent, type);
-  }
-
-  /**
-   * Decides which of the current connection and the candidate survives, once the candidate delivered the peer's
-   * OPEN (identifier `remoteId`). RFC 4271 §6.8, compared as unsigned 32-bit integers: if our identifier is lower,
-   * close the existing connection and accept the new one (the candidate, which the peer initiated); otherwise close
-   * the new one and keep the existing one. This holds whichever side initiated the existing connection.
-   */
-  private resolveCollision(remoteId: string): 'keepCurrent' | 'keepCandidate' {
-    const cand = this.candidate;
-    const cur = this.conn;
-    if (!cand || !cur) return 'keepCurrent';
-    const keepCandidate = parseIdentifier(this.options.bgpIdentifier) >>> 0 < parseIdentifier(remoteId) >>> 0;
-    const collision = BgpError.cease(CeaseSubcode.ConnectionCollisionResolution);
-    if (!keepCandidate) {
-      this.dropCandidate(collision);
-      return 'keepCurrent';
-    }
-    // Swap: Cease 7 on the current connection, continue in OpenSent on the candidate.
-    this.candidate = undefined;
-    this.clock.clearTimer(cand.openTimer);
-    this.sendNotification(cur, collision);
-    this.closeConnection(cur, true);
-    for (const name of ['hold', 'keepalive'] as const) {
-      this.clock.clearTimer(this.timers[name]);
-      this.timers[name] = undefined;
-    }
-    this.holdOwner = undefined;
-    this.conn = cand;
-    this.negotiatedParams = undefined;
-    const from = this.fsm.state;
-    this.fsm = { ...this.fsm, state: SessionState.OpenSent, holdTimeSec: 0, keepaliveTimeSec: 0 };
-    this.perform({ type: 'startTimer', timer: 'hold', ms: OPEN_SENT_HOLD_TIME_SEC * 1000 }, cand);
-    this.reason = { kind: 'collision' };
-    if (from !== SessionState.OpenSent) this.emit('stateChange', { from, to: SessionState.OpenSent, reason: this.reason });
-    if (cand.remoteOpen) {
-      const open = cand.remoteOpen;
-      this.acceptOpen(cand, open);
-    }
-    return 'keepCandidate';
-  }
-
-  /** Keeps `incoming` as the collision candidate: sends our OPEN on it and bounds the wait for the peer's OPEN. */
-  private addCandidate(incoming: Connection): void {
-    if (this.candidate) this.dropCandidate(BgpError.cease(CeaseSubcode.ConnectionCollisionResolution));
-    this.attach(incoming);
-    this.candidate = incoming;
-    this.write(incoming, encodeMessage(this.buildLocalOpen(), DEFAULT_CONTEXT), 'OPEN');
-    incoming.openTimer = this.clock.setTimer(() => {
-      if (this.candidate === incoming) this.dropCandidate(BgpError.holdTimerExpired());
-    }, OPEN_SENT_HOLD_TIME_SEC * 1000);
-  }
-
-  /**
-   * RFC 4724 §4: the peer (which negotiated graceful restart) opened a new connection and sent a valid OPEN while
-   * we were Established: it restarted. The old connection goes down (its TCP state is stale) and the candidate,
-   * whose OPEN is already known, continues from OpenSent.
-   */
-  private replaceEstablished(cand: Connection): void {
-    this.candidate = undefined;
-    this.clock.clearTimer(cand.openTimer);
-    this.feed(this.conn, { type: 'TcpConnectionFails', message: 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)' });
-    this.clock.clearTimer(this.timers.idle);
-    this.timers.idle = undefined;
-    if (!this.running) {
-      this.closeConnection(cand, false);
+    conn.remoteOpen = open;
+    const outcome = resolveCollision({
+      state: this.fsm.state,
+      localId: this.options.bgpIdentifier,
+      remoteId: open.bgpIdentifier,
+      localAs: this.options.localAs,
+      peerAs: this.options.peerAs,
+      existing: this.conn?.direction,
+      gracefulRestart: this.agreement.negotiated?.gracefulRestart !== undefined,
+    });
+    if (outcome === 'closeCandidate') {
+      this.dropCandidate(collisionCease());
       return;
     }
-    this.applyTransition(undefined, transition(this.fsm, { type: 'Start' }, { ...this.fsmConfig, passive: true }));
-    this.conn = cand;
-    const from = this.fsm.state;
-    this.fsm = { ...this.fsm, state: SessionState.OpenSent, holdTimeSec: 0, keepaliveTimeSec: 0 };
-    this.perform({ type: 'startTimer', timer: 'hold', ms: OPEN_SENT_HOLD_TIME_SEC * 1000 }, cand);
-    this.reason = { kind: 'progress', message: 'TCP connection established (incoming, peer restarted)' };
-    this.emit('stateChange', { from, to: SessionState.OpenSent, reason: this.reason });
-    if (cand.remoteOpen) this.acceptOpen(cand, cand.remoteOpen);
+    this.feed(undefined, outcome === 'switch' ? { type: 'CollisionSwitch', error: collisionCease() } : EV_PEER_RESTARTED);
+    if (this.conn === conn) this.acceptOpen(conn, open);
   }
+}
 
-  private dropCandidate(error: BgpError | undefined): void {
-    const cand = this.candidate;
-    if (!cand) return;
-    this.candidate = undefined;
-    this.clock.clearTimer(cand.openTimer);
-    if (error && !cand.socket.destroyed) this.sendNotification(cand, error);
-    else this.closeConnection(cand, false);
-  }
+function dialOptionsOf(o: SessionOptions): DialOptions {
+  const d: DialOptions = { remoteAddress: o.remoteAddress, remotePort: o.remotePort ?? 179, ...ttlOptions(o) };
+  if (o.localAddress !== undefined) d.localAddress = o.localAddress;
+  if (o.localPort !== undefined) d.localPort = o.localPort;
+  if (o.md5Password !== undefined) d.md5Password = o.md5Password;
+  return d;
+}
 
-  private setReasonOnly(reason: StateReason): void {
-    this.reason = reason;
-  }
-
-  private ceaseOptions(c: { shutdownCommunication?: string }): { shutdownCommunication?: string } {
-    return c.shutdownCommunication !== undefined ? { shutdownCommunication: c.shutdownCommunication } : {};
-  }
+function ceaseOf(c: { subcode: number; shutdownCommunication?: string }): BgpError {
+  return BgpError.cease(c.subcode, c.shutdownCommunication !== undefined ? { shutdownCommunication: c.shutdownCommunication } : {});
 }

@@ -67,6 +67,8 @@ function loadLibc(what: string): Libc {
   if (process.platform !== 'linux') throw new TransportError(`${what} is supported on Linux only (this is ${process.platform})`);
   if (libcError === undefined) {
     try {
+      // Loaded on first use only (sessions without MD5/TTL options never need the FFI). require() is untyped and
+      // bgp/ imports no npm package, not even its types: this one narrowing names the part of koffi used here.
       const require = createRequire(import.meta.url);
       const koffi = require('koffi') as {
         load(name: string): { func(sig: string): (...args: unknown[]) => number };
@@ -136,7 +138,9 @@ function expandIPv6(address: string): number[] {
 
 /** The file descriptor of a connected/listening Node socket or server. Throws TransportError when it has none. */
 export function socketFd(s: Socket | Server): number {
-  const fd = (s as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  // Node exposes no public fd for a socket or server: read its libuv handle's `fd` and check what we got.
+  const handle: unknown = Reflect.get(s, '_handle');
+  const fd: unknown = typeof handle === 'object' && handle !== null ? Reflect.get(handle, 'fd') : undefined;
   if (typeof fd !== 'number' || fd < 0) throw new TransportError('socket has no file descriptor (not open yet, or not a TCP socket)');
   return fd;
 }

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { Family } from '../../bgp/index.ts';
 import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
 import { addressValue, canonicalCIDR, ipFamilyOf } from '../net/address.ts';
+import { parseExtendedCommunityText } from './extended-communities.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaf validators
@@ -86,6 +87,12 @@ const community = z.string().refine((s) => parses(parseCommunity, s), {
 const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
 });
+const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
+  error: (iss) => {
+    const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
+    return 'error' in r ? `must be an extended community: ${r.error}` : 'invalid';
+  },
+});
 
 /** metav1.LabelSelector. */
 const labelSelector = z
@@ -125,6 +132,35 @@ const holdTime = z
   .number(msg('must be 0 or 3..65535 (seconds)'))
   .int(msg('must be 0 or 3..65535 (seconds)'))
   .refine((v) => v === 0 || (v >= 3 && v <= 65535), msg('must be 0 or 3..65535 (seconds)'));
+
+const bfdInterval = z
+  .number(msg('must be an integer number of milliseconds 10..60000'))
+  .int(msg('must be an integer number of milliseconds 10..60000'))
+  .min(10, msg('must be an integer number of milliseconds 10..60000'))
+  .max(60000, msg('must be an integer number of milliseconds 10..60000'));
+
+/** A peer's BFD settings; names and defaults as MetalLB's BFDProfile (intervals in milliseconds). */
+const bfdSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  transmitInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we send once Up (bfd.DesiredMinTxInterval); 1000 until Up.'),
+  receiveInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we accept packets (bfd.RequiredMinRxInterval).'),
+  detectMultiplier: z
+    .number(msg('must be an integer 2..255'))
+    .int(msg('must be an integer 2..255'))
+    .min(2, msg('must be an integer 2..255'))
+    .max(255, msg('must be an integer 2..255'))
+    .default(3)
+    .describe('Packets missed before the session is declared down (bfd.DetectMult).'),
+  passive: z.boolean().default(false).describe('Wait for the router to send first.'),
+  multihop: z.boolean().optional().describe('RFC 5883 multihop (UDP 4784) instead of RFC 5881 single-hop (UDP 3784, TTL 255 required); default: true when ebgpMultihop is 2 or more.'),
+  minimumTtl: z
+    .number(msg('must be a TTL (integer 1..255)'))
+    .int(msg('must be a TTL (integer 1..255)'))
+    .min(1, msg('must be a TTL (integer 1..255)'))
+    .max(255, msg('must be a TTL (integer 1..255)'))
+    .optional()
+    .describe("Multihop only: drop the router's BFD packets that arrive with a lower TTL (default: no check)."),
+});
 
 export const peerSchema = z
   .strictObject({
@@ -187,6 +223,7 @@ export const peerSchema = z
       .optional()
       .describe('Graceful shutdown (RFC 8326) on drain and on SIGTERM.'),
     maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
+    bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
     nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels)."),
   })
   .describe('A BGP neighbour.');
@@ -213,6 +250,12 @@ export const staticRouteSchema = z
     nextHop: ipAddress.optional().describe("Next hop (default: the peer's nextHop / nextHopV6, else the session local address)."),
     communities: z.array(community).optional().describe('Standard communities (RFC 1997), "ASN:VALUE" or well-known names.'),
     largeCommunities: z.array(largeCommunity).optional().describe('Large communities (RFC 8092), "G:L1:L2".'),
+    extendedCommunities: z
+      .array(extendedCommunity)
+      .optional()
+      .describe(
+        'Extended communities (RFC 4360, RFC 5701): "rt:65000:100", "ro:192.0.2.1:7", "rt:[2001:db8::1]:100", link bandwidth "lb:65000:1gbps" (transitive; add ":non-transitive" for type 0x40), or "0x" + 16 hex digits.',
+      ),
     localPref: uint32('a LOCAL_PREF').optional().describe('LOCAL_PREF, sent to iBGP peers only (RFC 4271 §5.1.5).'),
     med: uint32('a MED').optional().describe('MULTI_EXIT_DISC (RFC 4271 §5.1.4).'),
     peers: z.array(z.string()).optional().describe('Announce only to these peers (default: every peer).'),
@@ -243,7 +286,7 @@ const advertisementSchema = z
 
 const poolSchema = z
   .strictObject({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Unique name of the pool (the annotation herald.io/address-pool names it).'),
     addresses: z
       .array(
         z.string().refine((s) => {
@@ -254,14 +297,15 @@ const poolSchema = z
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
       )
-      .min(1),
-    autoAssign: z.boolean().default(true),
-    avoidBuggyIPs: z.boolean().default(false),
-    namespaces: z.array(z.string()).optional(),
-    serviceSelector: labelSelector.optional(),
-    priority: z.number().int().optional(),
+      .min(1)
+      .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
+    autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
+    avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
+    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
+    serviceSelector: labelSelector.optional().describe('Only Services whose labels match.'),
+    priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
   })
-  .describe('LoadBalancer IP pool (reserved for the allocator; validated, not used yet).');
+  .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
 
 const sourceSchema = z
   .strictObject({
@@ -287,7 +331,7 @@ export const configSchema = z
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
-            port: port.default(179).describe('TCP port to accept BGP connections on.'),
+            port: port.default(179).describe('TCP port to accept BGP connections on (below 1024 needs root; the DaemonSet examples use 1179: docs/routers.md).'),
           })
           .optional()
           .describe('Accept incoming sessions (needed by passive peers). Absent: dial only.'),
@@ -443,6 +487,8 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
     if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
+    const bfdMultihop = p.bfd?.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1);
+    if (p.bfd?.minimumTtl !== undefined && !bfdMultihop) add(['peers', i, 'bfd', 'minimumTtl'], 'applies to multihop BFD only (single-hop always requires TTL 255); set bfd.multihop or remove it');
     for (const k of ['nextHop', 'nextHopV6'] as const) {
       const nh = p[k];
       const why = nh !== undefined ? nextHopProblem(nh) : undefined;

@@ -13,7 +13,8 @@ import type { Config, StaticRouteConfig } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { ServiceCandidates } from '../controller/desired-routes.ts';
 import type { CheckSpec, CheckTiming } from '../health/types.ts';
-import { formatAnnotationErrors, parseHealthAnnotations } from '../health/annotations.ts';
+import { formatAnnotationErrors } from '../k8s/annotations.ts';
+import { parseHealthAnnotations } from '../health/annotations.ts';
 import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, serviceAnnotationCheck, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
 import { gateKeyText, routeGate, serviceGate } from './gate-key.ts';
 

@@ -40,7 +40,7 @@ import { ListenerRetry } from './listener-retry.ts';
 import { desiredRoutesContext } from './mapping.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
 import { RouteAssembly } from './route-assembly.ts';
-import type { PeerStateEvent, SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
 
 /** Dependencies of {@link Daemon}; everything external is injected. */
 export interface DaemonDeps {
@@ -156,7 +156,7 @@ export class Daemon {
     this.#peers.apply(peers);
   }
 
-  /** The events that feed the stages: speaker → peer set, logs and metrics; source → peers by node labels, metrics. */
+  /** The events that feed the stages: speaker → peer set (sessions, BFD), logs and metrics; source → peers by node labels, metrics. */
   #subscribe(): void {
     const { metrics } = this.#deps;
     const speaker = this.#speaker;
@@ -170,6 +170,7 @@ export class Daemon {
       this.#log.error({ err }, 'speaker error');
     });
     speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
+    speaker.on('bfdState', (e: BfdStateEvent) => this.#peers.observeBfd(e));
     metrics.setPeersProvider(() => this.view.peers());
     const source = this.#deps.source;
     if (!source) return;

@@ -9,13 +9,14 @@
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
 import { readFileSync } from 'node:fs';
-import type { LargeCommunity, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
+import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
 import { describeNotification, formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
 import type { DesiredRoutesContext } from '../controller/desired-routes.ts';
 import type { DesiredRoute } from '../controller/route-merge.ts';
 import { canonicalCIDR } from '../net/address.ts';
 import type { Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
-import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
+import { parseExtendedCommunityText } from '../config/extended-communities.ts';
+import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
 export class MappingError extends Error {
@@ -72,6 +73,19 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): S
     ...(p.nextHop !== undefined ? { nextHopIPv4: p.nextHop } : {}),
     ...(p.nextHopV6 !== undefined ? { nextHopIPv6: p.nextHopV6 } : {}),
     ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+    ...(p.bfd?.enabled ? { bfd: toSpeakerBfd(p.bfd) } : {}),
+  };
+}
+
+/** Config `bfd` (MetalLB BFDProfile names, ms) → Speaker PeerBfdConfig (ms suffixed). */
+function toSpeakerBfd(b: NonNullable<PeerConfig['bfd']>): PeerBfdConfig {
+  return {
+    transmitIntervalMs: b.transmitInterval,
+    receiveIntervalMs: b.receiveInterval,
+    detectMultiplier: b.detectMultiplier,
+    passive: b.passive,
+    ...(b.multihop !== undefined ? { multihop: b.multihop } : {}),
+    ...(b.minimumTtl !== undefined ? { minimumTtl: b.minimumTtl } : {}),
   };
 }
 
@@ -106,6 +120,12 @@ export function staticRoute(r: StaticRouteConfig): Route {
   if (c) out.communities = c;
   const lc = largeCommunities(r.largeCommunities);
   if (lc) out.largeCommunities = lc;
+  for (const text of r.extendedCommunities ?? []) {
+    const ec = parseExtendedCommunityText(text);
+    if ('error' in ec) throw new MappingError([{ path: 'routes[].extendedCommunities', message: ec.error }]); // the schema rejects these first
+    if (ec.attribute === 'ipv6') out.ipv6ExtendedCommunities = [...(out.ipv6ExtendedCommunities ?? []), ec.community];
+    else out.extendedCommunities = [...(out.extendedCommunities ?? []), ec.community];
+  }
   if (r.localPref !== undefined) out.localPref = r.localPref;
   if (r.med !== undefined) out.med = r.med;
   if (r.peers !== undefined) out.peers = [...r.peers];
@@ -196,5 +216,26 @@ export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefi
   }
   const err = h?.lastError ?? errorView(s.lastReason);
   if (err) v.lastError = err;
+  if (s.bfd) v.bfd = bfdView(s.bfd);
   return v;
+}
+/** Speaker PeerBfdStatus → admin PeerBfdView (Clock milliseconds → ISO 8601). */
+function bfdView(b: PeerBfdStatus): PeerBfdView {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    state: b.state,
+    remoteState: b.remoteState,
+    diagnostic: b.diagnostic,
+    multihop: b.multihop,
+    localDiscriminator: b.localDiscriminator,
+    remoteDiscriminator: b.remoteDiscriminator,
+    transmitIntervalMs: b.transmitIntervalMs,
+    detectionTimeMs: b.detectionTimeMs,
+    ttlCheck: b.ttlCheck,
+    ...(b.ttlCheckReason !== undefined ? { ttlCheckReason: b.ttlCheckReason } : {}),
+    ...(b.error !== undefined ? { error: b.error } : {}),
+    stateChanges: b.stateChanges,
+    ...(b.upSince !== undefined ? { upSince: iso(b.upSince) } : {}),
+    ...(b.lastDown ? { lastDown: { ...b.lastDown, at: iso(b.lastDown.at) } } : {}),
+  };
 }

@@ -3,7 +3,7 @@
  * with their passwords resolved; applying a new list as a diff (diff.ts: unchanged peers keep their sessions,
  * changed ones are updated, removed ones get Cease / Peer De-configured, new ones start); and each peer's history
  * from the speaker's `peerState` events (since when in this state, flaps, last error) for the admin API, metrics
- * and logs.
+ * and logs, with its BFD state changes (`bfdState`) for metrics and logs.
  */
 import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
@@ -15,7 +15,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
 import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
-import type { PeerStateEvent, SpeakerLike } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.ts';
 
 /** True when some peer depends on this node's labels (its set follows the Node object). */
 export function followsNodeLabels(cfg: Config): boolean {
@@ -111,6 +111,15 @@ export class PeerSet {
     if (e.to === 'Established') this.#log.info(fields, 'session established');
     else if (e.from === 'Established') this.#log.warn(fields, 'session down');
     else this.#log.info(fields, 'session state change');
+  }
+
+  /** Record one BFD state change of a peer's session (RFC 5880): metrics and a log line (a failure resets BGP). */
+  observeBfd(e: BfdStateEvent): void {
+    this.#metrics.observeBfdStateChange(e.peer, e.from, e.to);
+    const fields = { peer: e.peer, from: e.from, to: e.to, diagnostic: e.diagnostic, remoteState: e.remoteState, detectionTimeMs: e.detectionTimeMs };
+    if (e.failure) this.#log.warn(fields, 'BFD down: forwarding path to the peer failed; resetting the BGP session (Cease / BFD Down)');
+    else if (e.to === 'Up') this.#log.info(fields, 'BFD up');
+    else this.#log.info(fields, 'BFD state change');
   }
 
   /** Every peer as the admin API shows it. */

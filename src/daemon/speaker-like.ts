@@ -7,11 +7,14 @@
  * - state comes back as events (below) and as views a proxy may serve from a cache refreshed by those events
  *   (`peers()`, `draining`); `adjRibOut` may answer with a Promise.
  *
- * Events: `peerState` ({@link PeerStateEvent}), `updateSent` ({@link UpdateSentEvent}), `drained` (), `error` (err;
- * a listener that cannot bind has `syscall: 'listen'`).
+ * Events: `peerState` ({@link PeerStateEvent}), `updateSent` ({@link UpdateSentEvent}), `bfdState`
+ * ({@link BfdStateEvent}, bgp/index.ts), `drained` (), `error` (err; a listener that cannot bind has
+ * `syscall: 'listen'`).
  */
 import type { EventEmitter } from 'node:events';
-import type { ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason } from '../../bgp/index.ts';
+import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason } from '../../bgp/index.ts';
+
+export type { BfdStateEvent };
 
 /** Payload of `peerState`: one session state change (RFC 4271 §8 state names). */
 export interface PeerStateEvent {

@@ -17,7 +17,7 @@ class FakeSession extends EventEmitter implements PeerSession {
   state = 'Idle';
   negotiated: Negotiated | undefined;
   lastReason = undefined;
-  stats = { messagesSent: { UPDATE: 0 } as Record<string, number>, messagesReceived: {}, prefixesReceived: 0, establishedAt: undefined as number | undefined };
+  stats = { messagesSent: { UPDATE: 0 } as Record<string, number>, messagesReceived: {}, prefixesReceived: 0, updatesReceived: 0, flaps: 0, establishedAt: undefined as number | undefined };
   localAddress: string | undefined = '127.0.0.1';
   tx: Tx | undefined;
   kicks = 0;
@@ -34,6 +34,9 @@ class FakeSession extends EventEmitter implements PeerSession {
   }
   start(): void {
     this.started++;
+  }
+  acceptConnection(): void {
+    throw new Error('the fake listener hands out no connections');
   }
   async stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void> {
     this.stopped.push(cease ?? { subcode: 0 });
@@ -81,7 +84,7 @@ function setup(opts: { restarting?: boolean } = {}) {
   const sessions: FakeSession[] = [];
   const registered: string[] = [];
   const clock = new FakeClock();
-  const listener: PeerListener = { register: (a) => registered.push(a), unregister: () => undefined, close: () => undefined };
+  const listener: PeerListener = { register: (a) => registered.push(a), unregister: () => undefined, listen: () => Promise.resolve(), close: () => undefined };
   const speaker = new Speaker({
     localAs: 65000, bgpIdentifier: '10.0.0.1', clock, listen: { address: '127.0.0.1', port: 1179 },
     gracefulRestart: { restarting: opts.restarting ?? false },

@@ -1,103 +1,62 @@
 /**
- * Validates every Kubernetes manifest in deploy/kubernetes against the API schemas shipped offline in
- * @kubernetes/client-node (each model's attribute type map), and checks that the RBAC rules cover exactly the API
- * calls Herald's code makes.
+ * Validates every Kubernetes manifest in deploy/kubernetes (rendered as `kubectl kustomize` would) against the API
+ * schemas shipped offline (test/deploy/k8s-schema.ts), and checks that the RBAC rules cover exactly the API calls
+ * Herald's code makes.
  */
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import * as k8s from '@kubernetes/client-node';
+import { grantedPermissions, validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
+import { renderKustomization } from './kustomize.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const deployDir = join(root, 'deploy/kubernetes');
 
-type AttrMap = { name: string; baseName: string; type: string }[];
-type Model = { getAttributeTypeMap(): AttrMap };
-
-const KIND_MODEL: Record<string, string> = {
-  Namespace: 'V1Namespace',
-  ServiceAccount: 'V1ServiceAccount',
-  ClusterRole: 'V1ClusterRole',
-  ClusterRoleBinding: 'V1ClusterRoleBinding',
-  Role: 'V1Role',
-  RoleBinding: 'V1RoleBinding',
-  ConfigMap: 'V1ConfigMap',
-  Secret: 'V1Secret',
-  DaemonSet: 'V1DaemonSet',
-};
-
-/** Returns every schema violation of `value` against the client-node type named `type`, with its path. */
-function validate(value: unknown, type: string, path: string): string[] {
-  if (value === null || value === undefined) return [];
-  const arr = /^Array<(.+)>$/.exec(type);
-  if (arr) return Array.isArray(value) ? value.flatMap((v, i) => validate(v, arr[1] as string, `${path}[${i}]`)) : [`${path}: expected a list`];
-  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) {
-    if (typeof value !== 'object' || Array.isArray(value)) return [`${path}: expected a map`];
-    return Object.entries(value as object).flatMap(([k, v]) => validate(v, map[1] as string, `${path}.${k}`));
-  }
-  switch (type) {
-    case 'string':
-    case 'Date':
-      return typeof value === 'string' ? [] : [`${path}: expected a string`];
-    case 'number':
-      return typeof value === 'number' ? [] : [`${path}: expected a number`];
-    case 'boolean':
-      return typeof value === 'boolean' ? [] : [`${path}: expected a boolean`];
-    case 'IntOrString':
-      return typeof value === 'string' || typeof value === 'number' ? [] : [`${path}: expected an int or a string`];
-    case 'any':
-      return [];
-  }
-  const model = (k8s as unknown as Record<string, Model | undefined>)[type];
-  if (!model?.getAttributeTypeMap) return [`${path}: no schema for type ${type}`];
-  if (typeof value !== 'object' || Array.isArray(value)) return [`${path}: expected an object (${type})`];
-  const attrs = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
-  const errors: string[] = [];
-  for (const [k, v] of Object.entries(value as object)) {
-    const at = attrs.get(k);
-    if (!at) errors.push(`${path}.${k}: unknown field for ${type}`);
-    else errors.push(...validate(v, at, `${path}.${k}`));
-  }
-  return errors;
+function find<T>(docs: KubeDoc[], kind: string): T {
+  const d = docs.find((x) => x.kind === kind);
+  if (!d) throw new Error(`no ${kind} in deploy/kubernetes`);
+  return d as unknown as T;
 }
 
-function loadManifests(): { file: string; doc: Record<string, unknown> }[] {
-  const out: { file: string; doc: Record<string, unknown> }[] = [];
-  for (const file of readdirSync(deployDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) {
-    for (const d of parseAllDocuments(readFileSync(join(deployDir, file), 'utf8'))) {
-      if (d.errors.length) throw new Error(`${file}: ${d.errors[0]?.message}`);
-      const doc = d.toJS() as Record<string, unknown> | null;
-      if (doc) out.push({ file, doc });
-    }
-  }
-  return out;
-}
-
-t.test('validator catches unknown fields and wrong types (so a pass means something)', async (t) => {
+t.test('validator catches unknown fields, wrong types and unknown kinds (so a pass means something)', async (t) => {
   const bad = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'x' }, spec: { template: { spec: { hostNetwrk: true, containers: [{ name: 'c', ports: [{ containerPort: 'x' }] }] } } } };
-  t.same(validate(bad, 'V1DaemonSet', 'x').sort(), ['x.spec.template.spec.containers[0].ports[0].containerPort: expected a number', 'x.spec.template.spec.hostNetwrk: unknown field for V1PodSpec']);
+  t.same(validateType(bad, 'V1DaemonSet', 'x').sort(), ['x.spec.template.spec.containers[0].ports[0].containerPort: expected a number', 'x.spec.template.spec.hostNetwrk: unknown field for V1PodSpec']);
+  t.match(validateObject({ apiVersion: 'v1', kind: 'DaemonSet', metadata: { name: 'x' } }, 'f'), [/apiVersion v1 is not apps\/v1/]);
+  t.match(validateObject({ apiVersion: 'v1', kind: 'Pdo', metadata: { name: 'x' } }, 'f'), [/no schema for kind Pdo/]);
+  const pm = { apiVersion: 'monitoring.coreos.com/v1', kind: 'PodMonitor', metadata: { name: 'x' }, spec: { selector: {}, podMetricsEndpoints: [{ port: 'metrics', interval: '30 seconds' }] } };
+  t.match(validateObject(pm, 'f'), [/interval must match pattern/]);
 });
 
-t.test('every manifest matches the Kubernetes schema', async (t) => {
-  const docs = loadManifests();
-  t.ok(docs.length >= 9, `found ${docs.length} manifests`);
-  for (const { file, doc } of docs) {
-    const model = KIND_MODEL[doc.kind as string];
-    t.ok(model, `${file}: kind ${doc.kind} is known`);
-    if (model) t.same(validate(doc, model, `${file}:${doc.kind}`), [], `${file}: ${doc.kind} ${(doc.metadata as { name?: string }).name} is valid`);
+t.test('every object kustomize renders from deploy/kubernetes and its monitoring/ matches the Kubernetes schema', async (t) => {
+  for (const dir of ['deploy/kubernetes', 'deploy/kubernetes/monitoring']) {
+    const docs = renderKustomization(join(root, dir));
+    t.ok(docs.length >= 2, `${dir}: ${docs.length} objects`);
+    for (const doc of docs) t.same(validateObject(doc, dir), [], `${dir}: ${doc.kind} ${doc.metadata?.name} is valid`);
+    for (const doc of docs) if (doc.kind !== 'Namespace' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
   }
+  t.equal(renderKustomization(deployDir).length, 8, 'Namespace, ServiceAccount, 4 RBAC objects, ConfigMap, DaemonSet: 8 objects (no Secret: the user creates them)');
 });
 
-t.test('kustomization lists every manifest file and only existing ones', async (t) => {
-  const kust = parseAllDocuments(readFileSync(join(deployDir, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as { resources: string[] };
+t.test('the kustomization lists every manifest file and only existing ones; no Secret with a placeholder ships', async (t) => {
+  const kust = parse(readFileSync(join(deployDir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   const files = readdirSync(deployDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
   t.same([...kust.resources].sort(), files);
+  t.same(renderKustomization(deployDir).filter((d) => d.kind === 'Secret'), [], 'Secrets are created by the user (README.md, "In a cluster")');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  for (const name of ['herald-bgp-password', 'herald-admin-token']) t.match(readme, new RegExp(`kubectl -n herald-system create secret generic ${name} `), `README says how to create ${name}`);
 });
 
-t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, drain on preStop, grace > shutdown wait', async (t) => {
-  const ds = loadManifests().find((d) => d.doc.kind === 'DaemonSet')?.doc as unknown as k8s.V1DaemonSet;
+t.test('RoleBinding subjects are in the kustomization namespace (so kustomize leaves them as written)', async (t) => {
+  for (const d of renderKustomization(deployDir).filter((x) => x.kind === 'RoleBinding' || x.kind === 'ClusterRoleBinding')) {
+    for (const s of (d as unknown as k8s.V1RoleBinding).subjects ?? []) t.equal(s.namespace, 'herald-system', `${d.kind} ${d.metadata?.name}: ${s.name}`);
+  }
+});
+
+t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, drain on preStop, grace > shutdown wait, required Secrets', async (t) => {
+  const docs = renderKustomization(deployDir);
+  const ds = find<k8s.V1DaemonSet>(docs, 'DaemonSet');
   const pod = ds.spec?.template.spec;
   const c = pod?.containers[0];
   t.equal(pod?.hostNetwork, true);
@@ -105,11 +64,16 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, drain on
   t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIP', 'metadata.namespace']);
   t.equal(c?.readinessProbe?.httpGet?.path, '/readyz');
   t.equal(c?.livenessProbe?.httpGet?.path, '/healthz');
-  t.match(c?.lifecycle?.preStop?.exec?.command?.join(' '), /drain/);
+  t.same(c?.lifecycle?.preStop?.exec?.command?.slice(0, 3), ['herald', 'drain', '--until-restart'], 'preStop runs `herald` from the PATH (deploy/Dockerfile)');
   t.equal(ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable, 1);
-  const cm = loadManifests().find((d) => d.doc.kind === 'ConfigMap')?.doc as { data: Record<string, string> };
+  t.same(c?.ports?.map((p) => [p.name, p.containerPort]), [['metrics', 9179]], 'the port Prometheus scrapes is named metrics');
+  const cm = find<{ data: Record<string, string> }>(docs, 'ConfigMap');
   const wait = Number(/waitTime:\s*(\d+)/.exec(cm.data['herald.yaml'] ?? '')?.[1]);
   t.ok((pod?.terminationGracePeriodSeconds ?? 30) > wait + 10, 'terminationGracePeriodSeconds exceeds the graceful-shutdown wait');
+  const secrets = (pod?.volumes ?? []).filter((v) => v.secret);
+  t.same(secrets.map((v) => [v.secret?.secretName, v.secret?.optional]), [['herald-bgp-password', false], ['herald-admin-token', false]], 'both Secrets are required: a missing one is named in the pod events');
+  const ns = find<k8s.V1Namespace>(docs, 'Namespace');
+  t.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'privileged', 'hostNetwork and hostPath need the privileged Pod Security level');
 });
 
 /** Every Kubernetes API method Herald may call → the RBAC (apiGroup, resource, verbs) it needs. */
@@ -149,13 +113,7 @@ t.test('RBAC covers exactly the API calls the code makes', async (t) => {
   t.same(unknown, [], 'every API method the code calls has a known permission (add it here and to deploy/kubernetes/rbac.yaml)');
   const needed = new Set<string>();
   for (const m of used) for (const v of API_PERMISSIONS[m]?.verbs ?? []) needed.add(`${API_PERMISSIONS[m]?.group}/${API_PERMISSIONS[m]?.resource}/${v}`);
-  const granted = new Set<string>();
-  for (const { doc } of loadManifests()) {
-    if (doc.kind !== 'ClusterRole' && doc.kind !== 'Role') continue;
-    for (const r of (doc as unknown as k8s.V1ClusterRole).rules ?? []) {
-      for (const g of r.apiGroups ?? []) for (const res of r.resources ?? []) for (const v of r.verbs) granted.add(`${g}/${res}/${v}`);
-    }
-  }
+  const granted = grantedPermissions(renderKustomization(deployDir));
   t.same([...needed].filter((n) => !granted.has(n)).sort(), [], 'nothing the code needs is missing');
   t.same([...granted].filter((g) => !needed.has(g)).sort(), [], 'nothing is granted that the code does not use');
 });

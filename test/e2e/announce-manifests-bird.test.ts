@@ -11,21 +11,16 @@ import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, waitHeraldUp, withLogs, startBird, startHerald } from './harness.ts';
+import { loopbackBlock, pathsFor, protoName, sleep, waitHeraldUp, withLogs, startBird, startHerald } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const VIP = '198.51.100.20';
 const PREFIX = `${VIP}/32`;
 const HERALD_AS = 65000;
 const BIRD_AS = 65100;
 
-if (!birdAvailable()) {
-  t.comment('bird2 is not installed (scripts/setup.sh installs it); skipping the manifests → BIRD end-to-end test');
-  t.pass('skipped: no bird');
-} else if (!sessionLayerPresent()) {
-  t.comment('bgp/session/session.ts or listener.ts is not in this tree yet; skipping the manifests → BIRD end-to-end test');
-  t.pass('skipped: no session layer');
-} else {
+if (!missingPrerequisite({ bird2: birdAvailable() })) {
   // Longer than the suite's default file timeout: three Heralds start on a possibly loaded 2-CPU machine. The root
   // test tells the tap runner (spawn.js honours the child's setTimeout message).
   t.setTimeout(270000);

@@ -7,7 +7,7 @@
  * one passive `protocol bgp` per node (strict bind, multihop, same port). Every process is stopped by PID
  * (DaemonProcess / Bird harnesses), and each has a process-exit hook so a failing test leaks nothing.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Bird, bgpProtocol, freePort, parseRoutes } from '../helpers/bird.ts';
@@ -17,11 +17,6 @@ import { startFakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
 import type { FakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
-
-/** True when bgp/session (needed by bgp/speaker.ts) is in this tree. */
-export function sessionLayerPresent(): boolean {
-  return existsSync(join(ROOT, 'bgp', 'session', 'session.ts')) && existsSync(join(ROOT, 'bgp', 'session', 'listener.ts'));
-}
 
 let subnetCounter = 0;
 /** A /24-ish block of loopback addresses private to this test process: `127.A.B.` (append the host number). */

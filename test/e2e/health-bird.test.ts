@@ -21,8 +21,9 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { startFakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { ROOT, adminJson, heraldLogs, loopbackBlock, pathsFor, protoName, sessionLayerPresent, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs } from './harness.ts';
+import { ROOT, adminJson, heraldLogs, loopbackBlock, pathsFor, protoName, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const VIP = '198.51.100.30';
 const PREFIX = `${VIP}/32`;
@@ -90,13 +91,7 @@ async function startHealthHerald(o: { node: NodeSpec; bird: { ip: string; port: 
   return { proc, adminPort };
 }
 
-if (!birdAvailable()) {
-  t.comment('bird2 is not installed (scripts/setup.sh installs it); skipping the health-check → BIRD end-to-end test');
-  t.pass('skipped: no bird');
-} else if (!sessionLayerPresent()) {
-  t.comment('bgp/session/session.ts or listener.ts is not in this tree yet; skipping the health-check → BIRD end-to-end test');
-  t.pass('skipped: no session layer');
-} else {
+if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.setTimeout(270000);
   t.test('health checks withdraw and re-announce a VIP in BIRD; reasons; flap suppression', { timeout: 240_000 }, async (t) => {
     const block = loopbackBlock();

@@ -11,8 +11,9 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { ROOT, loopbackBlock, pathsFor, protoName, sessionLayerPresent, startBird, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
+import { ROOT, loopbackBlock, pathsFor, protoName, startBird, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const HERALD_AS = 65000;
 const BIRD_AS = 65100;
@@ -35,10 +36,7 @@ async function startAllocatingHerald(o: { node: NodeSpec; kubeconfig: string; bi
   return { proc, adminPort };
 }
 
-if (!birdAvailable() || !sessionLayerPresent()) {
-  t.comment('bird2 or the session layer is missing (scripts/setup.sh installs bird2); skipping the IPAM end-to-end test');
-  t.pass('skipped: prerequisites');
-} else {
+if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.setTimeout(240000);
   t.test('a new LoadBalancer Service gets a pool address and the node with its endpoint announces it', { timeout: 200_000 }, async (t) => {
     const block = loopbackBlock();
@@ -79,8 +77,10 @@ if (!birdAvailable() || !sessionLayerPresent()) {
     t.ok(lease?.spec?.holderIdentity === 'node-a' || lease?.spec?.holderIdentity === 'node-b', `one allocator holds the Lease (${lease?.spec?.holderIdentity})`);
     const patches = api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/services/web/status'));
     t.equal(patches.length, 1, 'exactly one status write for the Service');
-    const events = api.list('events').filter((e) => (e as { reason?: string }).reason === 'IPAllocated');
-    t.equal(events.length, 1, 'one IPAllocated Event');
+    // The Event is posted after the status write, asynchronously (src/events/recorder.ts): wait for it, then count.
+    const allocated = () => api.list('events').filter((e) => (e as { reason?: string }).reason === 'IPAllocated');
+    await bird.waitFor(async () => (allocated().length > 0 ? true : undefined), 'the IPAllocated Event', 30_000);
+    t.equal(allocated().length, 1, 'one IPAllocated Event');
     // Cluster policy: both nodes announce (the Service has a ready endpoint somewhere).
     await withLogs(() => bird.waitFor(async () => ((await pathsFor(bird, `${ip}/32`)).length === 2 ? true : undefined), 'both nodes announce the allocated address', 60_000), heralds, names);
     // Local policy: only node-a (the ready endpoint) announces.

@@ -4,12 +4,13 @@
 // adding a peer and by a file change removing it while the other session stays up, and SIGTERM
 // ending the sessions with Cease / Administrative Shutdown.
 import t from 'tap';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Bird, bgpProtocol, birdAvailable, freePort, loopbackPair } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { main } from '../../src/cli/main.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -24,13 +25,7 @@ function sameSince(a: string | undefined, b: string | undefined): boolean {
   };
   return Math.abs(ms(a) - ms(b)) <= 50;
 }
-if (!birdAvailable()) {
-  t.comment('bird2 is not installed (scripts/setup.sh installs it); skipping the daemon/BIRD test');
-  t.pass('skipped: no bird');
-} else if (!['session.ts', 'listener.ts'].every((f) => existsSync(join(ROOT, 'bgp', 'session', f)))) {
-  t.comment('bgp/session/{session,listener}.ts are not in this tree yet; skipping the daemon/BIRD test');
-  t.pass('skipped: no session layer');
-} else {
+if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.test('herald run against BIRD: routes, drain, reload, shutdown', { timeout: 110_000 }, async (t) => {
     // BIRD keeps a second protocol with the same neighbour address Idle: each session gets its own pair.
     const addr = loopbackPair();

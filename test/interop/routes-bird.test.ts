@@ -8,11 +8,9 @@ import type { BirdRoute } from '../helpers/bird.ts';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { Route } from '../../bgp/rib/route.ts';
 import { SpeakerChild } from '../helpers/speaker-child.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
-if (!birdAvailable()) {
-  t.comment('bird2 is not installed: BIRD interop skipped (scripts/setup.sh installs it)');
-  t.pass('skipped: no BIRD');
-} else {
+if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.setTimeout(180_000);
 
   const r1: Route = {

@@ -5,11 +5,9 @@ import { freePort, loopbackPair } from '../helpers/bird.ts';
 import { Exabgp, exabgpAvailable } from '../helpers/exabgp.ts';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { Route } from '../../bgp/rib/route.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
-if (!exabgpAvailable()) {
-  t.comment('exabgp is not installed: ExaBGP interop skipped (scripts/setup.sh installs it)');
-  t.pass('skipped: no ExaBGP');
-} else {
+if (!missingPrerequisite({ exabgp: exabgpAvailable() })) {
   t.setTimeout(150_000);
   t.test('ExaBGP receives our routes with their attributes, then the withdraw', async (t) => {
     const a = loopbackPair();

@@ -5,11 +5,9 @@ import { freePort, loopbackPair } from '../helpers/bird.ts';
 import { Frr, frrAvailable } from '../helpers/frr.ts';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { Route } from '../../bgp/rib/route.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
-if (!frrAvailable()) {
-  t.comment('FRR bgpd is not installed: FRR interop skipped (scripts/setup.sh installs it)');
-  t.pass('skipped: no FRR');
-} else {
+if (!missingPrerequisite({ frr: frrAvailable() })) {
   t.setTimeout(120_000);
   t.test('FRR receives our routes with their attributes, then the withdraw', async (t) => {
     const a = loopbackPair();

@@ -5,11 +5,9 @@ import { freePort, loopbackPair } from '../helpers/bird.ts';
 import { Gobgp, gobgpAvailable } from '../helpers/gobgp.ts';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { Route } from '../../bgp/rib/route.ts';
+import { missingPrerequisite } from '../helpers/prereq.ts';
 
-if (!gobgpAvailable()) {
-  t.comment('gobgpd is not installed: GoBGP interop skipped (scripts/setup.sh installs it)');
-  t.pass('skipped: no GoBGP');
-} else {
+if (!missingPrerequisite({ gobgpd: gobgpAvailable() })) {
   t.setTimeout(120_000);
   t.test('GoBGP receives our routes with their attributes, then the withdraw', async (t) => {
     const a = loopbackPair();

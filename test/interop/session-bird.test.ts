@@ -150,14 +150,29 @@ t.test('2-octet-only BIRD (enable as4 no): session without 4-octet AS; 2-octet A
   t.same(routes[0]?.bgpPath, [65001]);
 });
 
-t.test('2-octet-only BIRD expecting AS_TRANS rejects our 4-octet AS capability with 2/2; we back off to the cap', T, async (t) => {
+t.test('2-octet-only BIRD expecting AS_TRANS rejects our 4-octet AS capability with 2/2; we back off and keep retrying', T, async (t) => {
   // BIRD 2.0.12 reads the 4-octet AS capability even with `enable as4 no`, so it sees 4200000001, not AS_TRANS
   // (our OPEN's My AS field is AS_TRANS: checked byte-exactly in test/bgp/session/session.test.ts).
   const env = await start(t, { localAs: 4200000001, birdSeesUsAs: 23456, disableAs4: true });
   env.session.start();
   await env.bird.waitFor(async () => env.session.lastReason?.kind === 'notificationReceived', 'NOTIFICATION from BIRD');
   t.same(env.session.lastReason, { kind: 'notificationReceived', code: 2, subcode: 2 });
-  t.equal(env.session.nextRetryDelayMs, 5000, 'next retry at the cap (connectRetryTimeSec 5)');
+  await env.bird.waitFor(async () => (env.session.stats.messagesReceived.NOTIFICATION ?? 0) >= 3, 'two more attempts, each rejected');
+  t.ok(env.session.nextRetryDelayMs <= 5000, 'the delay stays within connectRetryTimeSec (5 s)');
+});
+
+t.test('BIRD configured with a wrong AS for us rejects our OPEN (2/2); once corrected, we are Established within seconds', T, async (t) => {
+  // connectRetryTimeSec 120, as in production: a session that waited the cap after an OPEN rejection would not be
+  // back before this test's timeout.
+  const env = await start(t, { birdSeesUsAs: 65099, session: { connectRetryTimeSec: 120 } });
+  env.session.start();
+  await env.bird.waitFor(async () => env.session.lastReason?.kind === 'notificationReceived', 'Bad Peer AS from BIRD');
+  t.same(env.session.lastReason, { kind: 'notificationReceived', code: 2, subcode: 2 });
+  await env.bird.reconfigure(
+    bgpProtocol({ name: 'herald', local: env.addr.bird, localPort: env.birdPort, localAs: 65002, neighbor: env.addr.ours, neighborPort: 179, neighborAs: 65001, passive: true }),
+  );
+  await waitEstablished(env, 'Established after BIRD was corrected');
+  t.equal(env.session.state, 'Established');
 });
 
 t.test('hold timer: SIGSTOP BIRD -> we send 4/0; after SIGCONT we reconnect', T, async (t) => {

@@ -17,6 +17,7 @@ import { effectiveAsPath, formatAsPath } from '../../../bgp/codec/as-path.ts';
 import { canonicalAddress, decodeNlri, formatIPv4, formatIPv6 } from '../../../bgp/codec/nlri.ts';
 import type { CodecContext, PathAttribute } from '../../../bgp/codec/types.ts';
 import { mrtRecords } from './mrt-records.ts';
+import { missingPrerequisite } from '../../helpers/prereq.ts';
 
 const mrtDir = fileURLToPath(new URL('../../../../shared/data/bgp/mrt/', import.meta.url));
 const CTX: CodecContext = { fourOctetAs: true, extendedMessage: true, addPath: {} }; // RFC 6396 §4.3.4: 4-octet ASes
@@ -153,10 +154,7 @@ function check(t: Test, data: Buffer, expected?: string[]): { entries: number; a
   return { entries, abbreviated, full };
 }
 
-if (!existsSync(mrtDir)) {
-  t.comment(`SKIP: ${mrtDir} is absent (../shared is not checked out); the MRT RIB checks were not run`);
-  t.pass('skipped: no shared data');
-} else {
+if (!missingPrerequisite({ [`shared data (${mrtDir})`]: existsSync(mrtDir) }, '../shared is not checked out beside the repository')) {
   for (const name of ['bview.64k_stream_overflow.gz', 'bview.ipv4_unicast_add_path.gz', 'bview.ipv6_unicast_add_path.gz']) {
     t.test(`bgpdump ${name}: RIB entries equal bgpdump -m`, async (t) => {
       const data = gunzipSync(readFileSync(`${mrtDir}bgpdump/test_data/${name}`));

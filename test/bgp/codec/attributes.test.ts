@@ -65,6 +65,12 @@ const vectors: Vector[] = [
   { name: 'LARGE_COMMUNITY (RFC 8092)', ctx: AS2, wire: hex`c0 20 0c 0000fde8 00000001 00000002`, attr: b.largeCommunities(['65000:1:2']) },
   { name: 'unknown optional transitive, Partial (type 40 PREFIX_SID)', ctx: AS2, wire: hex`e0 28 02 0102`, attr: { type: 'UNKNOWN', flags: 0xe0, typeCode: 40, value: Buffer.from([1, 2]) } },
   { name: 'unknown with Extended Length and a short value', ctx: AS2, wire: hex`d0 fe 0001 aa`, attr: { type: 'UNKNOWN', flags: 0xd0, typeCode: 254, value: Buffer.from([0xaa]) } },
+  {
+    name: 'IPv6 Address Specific Extended Community (RFC 5701 §2) route target',
+    ctx: AS2,
+    wire: hex`c0 19 14 0002 20010db8000000000000000000000001 0064`,
+    attr: b.ipv6ExtendedCommunities(['000220010db80000000000000000000000010064']),
+  },
 ];
 
 /** A whole UPDATE holding only `attr` (no NLRI, so no mandatory attributes are needed). */
@@ -82,7 +88,7 @@ for (const v of vectors) {
     t.same(m.type === 'UPDATE' ? m.pathAttributes : undefined, [v.attr], 'decodeMessage');
   });
 }
-t.equal(vectors.length, 23, 'attribute vectors');
+t.equal(vectors.length, 24, 'attribute vectors');
 
 t.test('attribute order and flags are kept exactly as received', async (t) => {
   const wire = Buffer.concat([vectors[5], vectors[0], vectors[21], vectors[2]].map((v) => (v as Vector).wire));
@@ -271,7 +277,7 @@ t.test('attributesToJson / updateToJson: documented field names', async (t) => {
     clusterList: ['10.0.0.2'],
     mpReach: { afi: 2, safi: 1, nextHops: ['2001:db8::1', 'fe80::1'], nlri: ['2001:db8::/32'], nlriPathIds: [3] },
     mpUnreach: { afi: 2, safi: 1, withdrawnRoutes: ['2001:db8:1::/48'] },
-    extendedCommunities: [{ type: 0, subtype: 2, kind: 'route-target', value: '65000:7' }, 'ff00000000000001'],
+    extendedCommunities: [{ type: 0, subtype: 2, kind: 'route-target', transitive: true, value: '65000:7' }, 'ff00000000000001'],
     as4Path: [{ type: 'AS_SEQUENCE', asns: [70000] }],
     as4PathString: '70000',
     as4Aggregator: { asNumber: 70000, address: '192.0.2.9' },

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { decodeUpdate, encodeUpdate } from '../../../bgp/codec/update.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
 import { familyOf } from '../../../bgp/codec/types.ts';
+import { missingPrerequisite } from '../../helpers/prereq.ts';
 
 const root = fileURLToPath(new URL('../../../../shared/data/bgp/hex/exabgp/', import.meta.url));
 
@@ -207,9 +208,6 @@ function run(): void {
   });
 }
 
-if (!existsSync(root)) {
-  t.comment(`SKIP: ${root} is absent (../shared is not checked out); the ExaBGP vectors were not run`);
-  t.pass('skipped: no shared data');
-} else {
+if (!missingPrerequisite({ [`shared data (${root})`]: existsSync(root) }, '../shared is not checked out beside the repository')) {
   run();
 }

@@ -79,6 +79,7 @@ function attrsArb(ctx: CodecContext): fc.Arbitrary<PathAttribute[]> {
       entries(v4prefix, ctx.addPath.ipv4 === true, 8).map((n) => b.mpUnreach('ipv4-unicast', n)),
     ),
     fc.array(fc.uint8Array({ minLength: 8, maxLength: 8 }), { minLength: 1, maxLength: 4 }).map((l) => b.extendedCommunities(l.map((x) => Buffer.from(x)))),
+    fc.array(fc.uint8Array({ minLength: 20, maxLength: 20 }), { minLength: 1, maxLength: 4 }).map((l) => b.ipv6ExtendedCommunities(l.map((x) => Buffer.from(x)))),
     fc.array(fc.tuple(u32, u32, u32), { minLength: 1, maxLength: 4 }).map((l) => b.largeCommunities(l)),
     // AS4_PATH / AS4_AGGREGATOR only on 2-octet sessions: on a 4-octet session RFC 6793 §3 discards them.
     ...(ctx.fourOctetAs
@@ -88,7 +89,7 @@ function attrsArb(ctx: CodecContext): fc.Arbitrary<PathAttribute[]> {
           fc.tuple(as32, ipv4).map(([a, ip]): PathAttribute => ({ type: 'AS4_AGGREGATOR', flags: 0xc0, asNumber: a, address: ip })),
         ]),
     fc
-      .tuple(fc.integer({ min: 19, max: 255 }).filter((c) => c !== 32), fc.constantFrom(0x80, 0xc0, 0xe0, 0x90, 0xd0), fc.uint8Array({ maxLength: 40 }))
+      .tuple(fc.integer({ min: 19, max: 255 }).filter((c) => c !== 25 && c !== 32), fc.constantFrom(0x80, 0xc0, 0xe0, 0x90, 0xd0), fc.uint8Array({ maxLength: 40 }))
       .map(([code, flags, v]): PathAttribute => ({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(v) })),
   ];
   // One attribute per type, in any order (RFC 7606 §3 g discards repeats, so round trips need distinct types).

@@ -11,6 +11,7 @@ import { BgpError } from '../../../bgp/errors.ts';
 import { decodeMessage, decodeMessageDetailed } from '../../../bgp/codec/message.ts';
 import { decodeUpdate, encodeUpdate, endOfRibFamily, validateUpdateStrict } from '../../../bgp/codec/update.ts';
 import * as b from '../../../bgp/codec/build.ts';
+import * as ec from '../../../bgp/codec/ext-communities.ts';
 import type { CodecContext, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
 import { readHexFixture, toHex } from '../../helpers/hex.ts';
 import { bytes, u16, u8 } from '../../helpers/wire.ts';
@@ -71,6 +72,33 @@ const expected: Record<string, UpdateMessage> = {
       b.asSequence([65000]),
       b.extendedCommunities([b.routeTarget(65000, 100)]),
       b.mpReach('ipv6-unicast', ['2001:db8::1', 'fe80::1'], ['2001:db8::/32', '2001:db8:1::/48', '2001:db8:ff:8000::/49']),
+    ],
+  }),
+  'update-ext-communities': b.update({
+    pathAttributes: [
+      b.origin('IGP'),
+      b.asSequence([65001]),
+      b.nextHop('198.51.100.1'),
+      b.extendedCommunities([
+        ec.twoOctetAsSpecific(ec.ExtCommunitySubtype.RouteTarget, 65000, 100),
+        ec.ipv4AddressSpecific(ec.ExtCommunitySubtype.RouteOrigin, '192.0.2.1', 7),
+        ec.fourOctetAsSpecific(ec.ExtCommunitySubtype.RouteTarget, 4200000000, 5),
+        ec.opaque(0x00, Buffer.from('000000000002', 'hex'), false),
+        ec.linkBandwidth(65001, 125_000, false),
+        ec.linkBandwidth(65001, 125_000_000),
+      ]),
+    ],
+    nlri: ['192.0.2.100/32'],
+  }),
+  'update-ipv6-ext-communities': b.update({
+    pathAttributes: [
+      b.origin('IGP'),
+      b.asSequence([65001]),
+      b.mpReach('ipv6-unicast', ['2001:db8::ff'], ['2001:db8::10/128']),
+      b.ipv6ExtendedCommunities([
+        ec.ipv6AddressSpecific(ec.ExtCommunitySubtype.RouteTarget, '2001:db8::1', 100),
+        ec.ipv6AddressSpecific(ec.ExtCommunitySubtype.RouteOrigin, '2001:db8::2', 7, false),
+      ]),
     ],
   }),
   'update-ipv6-withdraw': b.update({
@@ -139,8 +167,8 @@ const valid = files.filter((f) => !f.startsWith('update-err-'));
 const errors = files.filter((f) => f.startsWith('update-err-'));
 
 t.test('fixtures found', async (t) => {
-  t.equal(valid.length, 11, 'valid UPDATE vectors');
-  t.equal(errors.length, 20, 'error UPDATE vectors');
+  t.equal(valid.length, 13, 'valid UPDATE vectors');
+  t.equal(errors.length, 22, 'error UPDATE vectors');
   t.same(valid.map((f) => f.replace(/\.hex$/, '')).sort(), Object.keys(expected).sort(), 'every valid vector has an expected object');
 });
 

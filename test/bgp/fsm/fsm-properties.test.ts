@@ -6,6 +6,9 @@ import type { FsmConfig, FsmData } from '../../../bgp/fsm/fsm.ts';
 import type { FsmEvent } from '../../../bgp/fsm/events.ts';
 import { BgpError } from '../../../bgp/errors.ts';
 
+const updateMsg: FsmEvent = { type: 'UpdateMsg', body: Buffer.from('00000000', 'hex') };
+const routeRefreshMsg: FsmEvent = { type: 'RouteRefreshMsg', request: { afi: 1, safi: 1, subtype: 0 } };
+
 const events: FsmEvent[] = [
   { type: 'Start' },
   { type: 'ManualStop', error: BgpError.cease(2) },
@@ -21,10 +24,13 @@ const events: FsmEvent[] = [
   { type: 'BgpOpen', holdTimeSec: 180 },
   { type: 'MessageError', error: BgpError.badMessageType(9) },
   { type: 'OpenCollisionDump', error: BgpError.cease(7) },
+  { type: 'CollisionSwitch', error: BgpError.cease(7) },
+  { type: 'PeerRestarted' },
+  { type: 'Start', passive: true },
   { type: 'NotifMsg', code: 6, subcode: 2 },
   { type: 'KeepAliveMsg' },
-  { type: 'UpdateMsg' },
-  { type: 'RouteRefreshMsg' },
+  updateMsg,
+  routeRefreshMsg,
 ];
 
 const STATES = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
@@ -67,7 +73,11 @@ t.test('random event sequences keep the FSM invariants', async (t) => {
         if (r.next.state === 'OpenConfirm' || r.next.state === 'Established') {
           if (r.next.holdTimeSec === 0 && r.actions.some((a) => a.type === 'startTimer' && a.timer !== 'connectRetry')) return false;
         }
+        // continuing on the held-aside connection: the current one is dropped first, the new one is in OpenSent
+        const sw = types.indexOf('switchConnection');
+        if (sw >= 0 && (types.lastIndexOf('dropConnection', sw) < 0 || r.next.state !== 'OpenSent')) return false;
         if (types.includes('dropConnection')) connected = false;
+        if (sw >= 0) connected = true;
         if (ev.type === 'TcpConnected' && r.next.state === 'OpenSent') connected = true;
         // sending anything requires a connection
         if (!connected && (types.includes('sendKeepalive') || types.includes('sendOpen')) && !types.includes('dropConnection')) return false;

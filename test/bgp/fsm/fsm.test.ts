@@ -30,9 +30,14 @@ function show(a: FsmAction): string {
   }
 }
 
+/** An UPDATE event carries the message body (here an End-of-RIB), a ROUTE-REFRESH event its decoded request. */
+const updateMsg: FsmEvent = { type: 'UpdateMsg', body: Buffer.from('00000000', 'hex') };
+const routeRefreshMsg: FsmEvent = { type: 'RouteRefreshMsg', request: { afi: 1, safi: 1, subtype: 0 } };
 const cease = BgpError.cease(2, { shutdownCommunication: 'bye' });
 const openErr = BgpError.unacceptableHoldTime(2);
 const STOP_ALL = ['stopTimer connectRetry', 'stopTimer hold', 'stopTimer keepalive', 'dropConnection'];
+/** Leaving the current connection for the held-aside one: every timer stopped, drop, switch, OpenSent Hold Timer. */
+const SWITCH = [...STOP_ALL, 'switchConnection', `startTimer hold ${OPEN_SENT_HOLD_TIME_SEC * 1000}`];
 
 interface Row {
   from: FsmData;
@@ -67,7 +72,7 @@ const rows: Row[] = [
   { from: at('Active'), event: { type: 'AutomaticStop', error: BgpError.cease(1) }, to: 'Idle', actions: STOP_ALL, reason: 'notificationSent', counter: 3 },
   { from: at('OpenSent'), event: { type: 'KeepaliveTimerExpires' }, to: 'OpenSent', actions: [] },
   { from: at('OpenSent'), event: { type: 'Start' }, to: 'OpenSent', actions: [] },
-  { from: at('OpenConfirm'), event: { type: 'RouteRefreshMsg' }, to: 'Idle', actions: ['sendNotification 5/2 05', ...STOP_ALL], reason: 'notificationSent' },
+  { from: at('OpenConfirm'), event: routeRefreshMsg, to: 'Idle', actions: ['sendNotification 5/2 05', ...STOP_ALL], reason: 'notificationSent' },
   { from: at('OpenConfirm'), event: { type: 'ManualStop', error: cease }, to: 'Idle', actions: ['sendNotification 6/2 03627965', ...STOP_ALL], reason: 'admin', counter: 0 },
   // Active
   { from: at('Active'), event: { type: 'ConnectRetryTimerExpires' }, to: 'Connect', actions: ['startTimer connectRetry', 'initiateConnection'], reason: 'progress' },
@@ -81,8 +86,8 @@ const rows: Row[] = [
   { from: at('OpenSent'), event: { type: 'HoldTimerExpires' }, to: 'Idle', actions: ['sendNotification 4/0', ...STOP_ALL], reason: 'holdTimerExpired', counter: 3 },
   { from: at('OpenSent'), event: { type: 'MessageError', error: openErr }, to: 'Idle', actions: ['sendNotification 2/6 0002', ...STOP_ALL], reason: 'notificationSent', counter: 3 },
   { from: at('OpenSent'), event: { type: 'KeepAliveMsg' }, to: 'Idle', actions: ['sendNotification 5/1 04', ...STOP_ALL], reason: 'notificationSent', counter: 3 },
-  { from: at('OpenSent'), event: { type: 'UpdateMsg' }, to: 'Idle', actions: ['sendNotification 5/1 02', ...STOP_ALL], reason: 'notificationSent' },
-  { from: at('OpenSent'), event: { type: 'RouteRefreshMsg' }, to: 'Idle', actions: ['sendNotification 5/1 05', ...STOP_ALL], reason: 'notificationSent' },
+  { from: at('OpenSent'), event: updateMsg, to: 'Idle', actions: ['sendNotification 5/1 02', ...STOP_ALL], reason: 'notificationSent' },
+  { from: at('OpenSent'), event: routeRefreshMsg, to: 'Idle', actions: ['sendNotification 5/1 05', ...STOP_ALL], reason: 'notificationSent' },
   { from: at('OpenSent'), event: { type: 'NotifMsg', code: 2, subcode: 2 }, to: 'Idle', actions: STOP_ALL, reason: 'notificationReceived', counter: 3 },
   { from: at('OpenSent'), event: { type: 'TcpConnectionFails', message: 'closed', closedByPeer: true }, to: 'Active', actions: ['stopTimer hold', 'stopTimer keepalive', 'dropConnection', 'startTimer connectRetry'], reason: 'connectionClosed', counter: 3 },
   { from: at('OpenSent'), event: { type: 'TcpConnectionFails', message: 'closed' }, config: passive, to: 'Active', actions: ['stopTimer hold', 'stopTimer keepalive', 'dropConnection'], reason: 'transportError' },
@@ -95,15 +100,15 @@ const rows: Row[] = [
   { from: at('OpenConfirm'), event: { type: 'KeepaliveTimerExpires' }, to: 'OpenConfirm', actions: ['sendKeepalive', 'startTimer keepalive 30000'] },
   { from: at('OpenConfirm'), event: { type: 'HoldTimerExpires' }, to: 'Idle', actions: ['sendNotification 4/0', ...STOP_ALL], reason: 'holdTimerExpired' },
   { from: at('OpenConfirm'), event: { type: 'BgpOpen', holdTimeSec: 90 }, to: 'Idle', actions: ['sendNotification 5/2 01', ...STOP_ALL], reason: 'notificationSent' },
-  { from: at('OpenConfirm'), event: { type: 'UpdateMsg' }, to: 'Idle', actions: ['sendNotification 5/2 02', ...STOP_ALL], reason: 'notificationSent' },
+  { from: at('OpenConfirm'), event: updateMsg, to: 'Idle', actions: ['sendNotification 5/2 02', ...STOP_ALL], reason: 'notificationSent' },
   { from: at('OpenConfirm'), event: { type: 'NotifMsg', code: 6, subcode: 2, text: 'maintenance' }, to: 'Idle', actions: STOP_ALL, reason: 'notificationReceived' },
   { from: at('OpenConfirm'), event: { type: 'TcpConnectionFails', message: 'ECONNRESET' }, to: 'Idle', actions: STOP_ALL, reason: 'transportError' },
   { from: at('OpenConfirm'), event: { type: 'OpenCollisionDump', error: BgpError.cease(7) }, to: 'Idle', actions: ['sendNotification 6/7', ...STOP_ALL], reason: 'collision' },
   // Established
   { from: at('Established'), event: { type: 'KeepAliveMsg' }, to: 'Established', actions: ['startTimer hold 90000'] },
-  { from: at('Established'), event: { type: 'UpdateMsg' }, to: 'Established', actions: ['startTimer hold 90000', 'deliverUpdate'] },
-  { from: at('Established'), event: { type: 'RouteRefreshMsg' }, to: 'Established', actions: ['startTimer hold 90000', 'deliverRouteRefresh'] },
-  { from: at('Established', { holdTimeSec: 0, keepaliveTimeSec: 0 }), event: { type: 'UpdateMsg' }, to: 'Established', actions: ['deliverUpdate'] },
+  { from: at('Established'), event: updateMsg, to: 'Established', actions: ['startTimer hold 90000', 'deliverUpdate'] },
+  { from: at('Established'), event: routeRefreshMsg, to: 'Established', actions: ['startTimer hold 90000', 'deliverRouteRefresh'] },
+  { from: at('Established', { holdTimeSec: 0, keepaliveTimeSec: 0 }), event: updateMsg, to: 'Established', actions: ['deliverUpdate'] },
   { from: at('Established'), event: { type: 'KeepaliveTimerExpires' }, to: 'Established', actions: ['sendKeepalive', 'startTimer keepalive 30000'] },
   { from: at('Established', { holdTimeSec: 0, keepaliveTimeSec: 0 }), event: { type: 'KeepaliveTimerExpires' }, to: 'Established', actions: [] },
   { from: at('Established'), event: { type: 'HoldTimerExpires' }, to: 'Idle', actions: ['sendNotification 4/0', ...STOP_ALL], reason: 'holdTimerExpired', counter: 3 },
@@ -115,6 +120,22 @@ const rows: Row[] = [
   { from: at('Established'), event: { type: 'TcpConnectionFails', message: 'eof', closedByPeer: true }, to: 'Idle', actions: STOP_ALL, reason: 'connectionClosed' },
   { from: at('Established'), event: { type: 'Start' }, to: 'Established', actions: [] },
   { from: at('Established'), event: { type: 'TcpConnected', direction: 'incoming' }, to: 'Established', actions: [] },
+  // Start with PassiveTcpEstablishment (Event 5): the shell accepts the peer's connection while it waits in Idle
+  { from: at('Idle'), event: { type: 'Start', passive: true }, to: 'Active', actions: [], reason: 'started' },
+  { from: at('Active'), event: { type: 'Start', passive: true }, to: 'Active', actions: [] },
+  // RFC 4271 6.8 collision won by the held-aside connection: Cease 7 on the current one, continue on the new one
+  { from: at('OpenSent'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'OpenSent', actions: ['sendNotification 6/7', ...SWITCH], counter: 2 },
+  { from: at('OpenConfirm'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'OpenSent', actions: ['sendNotification 6/7', ...SWITCH], reason: 'collision', counter: 2 },
+  { from: at('Established'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Established', actions: [] },
+  { from: at('Idle'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Idle', actions: [] },
+  { from: at('Connect'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, to: 'Connect', actions: [] },
+  { from: at('Active'), event: { type: 'CollisionSwitch', error: BgpError.cease(7) }, config: passive, to: 'Active', actions: [] },
+  // RFC 4724 4: a graceful-restart peer's valid OPEN on a new connection while Established
+  { from: at('Established'), event: { type: 'PeerRestarted' }, to: 'OpenSent', actions: SWITCH, reason: 'transportError', counter: 3 },
+  { from: at('OpenConfirm'), event: { type: 'PeerRestarted' }, to: 'OpenConfirm', actions: [] },
+  { from: at('OpenSent'), event: { type: 'PeerRestarted' }, to: 'OpenSent', actions: [] },
+  { from: at('Active'), event: { type: 'PeerRestarted' }, to: 'Active', actions: [] },
+  { from: at('Idle'), event: { type: 'PeerRestarted' }, to: 'Idle', actions: [] },
 ];
 
 t.test('RFC 4271 8.2.2 transition table', async (t) => {
@@ -168,4 +189,29 @@ t.test('transition is pure: the input state is not modified', async (t) => {
   t.not(r.next, from);
   const again = transition(from, { type: 'BgpOpen', holdTimeSec: 30 }, active);
   t.same(again.actions.map(show), r.actions.map(show));
+});
+
+t.test('received UPDATE and ROUTE-REFRESH: the payload travels in the event and comes out in the delivering action', async (t) => {
+  const body = Buffer.from('0000000400', 'hex');
+  const u = transition(at('Established'), { type: 'UpdateMsg', body }, active);
+  const deliver = u.actions.find((a) => a.type === 'deliverUpdate');
+  t.ok(deliver?.type === 'deliverUpdate' && deliver.body === body, 'deliverUpdate carries the same body');
+  const request = { afi: 2, safi: 1, subtype: 0 };
+  const r = transition(at('Established'), { type: 'RouteRefreshMsg', request }, active);
+  const refresh = r.actions.find((a) => a.type === 'deliverRouteRefresh');
+  t.ok(refresh?.type === 'deliverRouteRefresh' && refresh.request === request, 'deliverRouteRefresh carries the request');
+  const early = transition(at('OpenConfirm'), { type: 'UpdateMsg', body }, active);
+  t.notOk(early.actions.some((a) => a.type === 'deliverUpdate'), 'nothing is delivered outside Established');
+});
+
+t.test('CollisionSwitch and PeerRestarted forget the negotiated Hold Time; the new connection OPEN negotiates again', async (t) => {
+  const c = transition(at('OpenConfirm'), { type: 'CollisionSwitch', error: BgpError.cease(7) }, active);
+  t.same([c.next.holdTimeSec, c.next.keepaliveTimeSec], [0, 0]);
+  t.same(c.reason, { kind: 'collision' });
+  const r = transition(at('Established'), { type: 'PeerRestarted' }, active);
+  t.same([r.next.holdTimeSec, r.next.keepaliveTimeSec], [0, 0]);
+  t.same(r.reason, { kind: 'transportError', message: 'peer restarted: new connection with a valid OPEN (RFC 4724 §4)' });
+  const again = transition(r.next, { type: 'BgpOpen', holdTimeSec: 30 }, active);
+  t.equal(again.next.state, 'OpenConfirm');
+  t.equal(again.next.holdTimeSec, 30);
 });

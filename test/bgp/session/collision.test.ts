@@ -293,3 +293,88 @@ t.test('a second bare connect replaces the first held one; the existing connecti
   await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
   t.same(notifications(b2), []);
 });
+
+// RFC 6286 §2.3: with equal BGP Identifiers (allowed between eBGP peers, RFC 6286 §2.2), the connection opened by the
+// speaker with the larger AS number survives; the other gets Cease 7. Here the session dials the raw peer and the
+// raw peer dials our listener, so one connection is ours and one is the peer's.
+async function activeSetup(t: { teardown(fn: () => unknown): void }, over: Partial<SessionOptions> = {}) {
+  const addrs = testAddresses();
+  const peer = await RawPeer.listen(addrs.peer);
+  const listener = new BgpListener({ address: addrs.ours, port: 0 });
+  await listener.listen();
+  const clock = new FakeClock(1_000_000);
+  const session = new Session({
+    name: 'active', localAs: 65001, peerAs: 65002, bgpIdentifier: '10.0.0.1', remoteAddress: addrs.peer, remotePort: peer.port,
+    localAddress: addrs.ours, holdTimeSec: 90, connectRetryTimeSec: 30, families: ['ipv4-unicast'], clock, random: () => 0.5, ...over,
+  });
+  listener.register(addrs.peer, session);
+  const conns: RawConn[] = [];
+  t.teardown(async () => {
+    await Promise.race([session.stop(), new Promise((r) => setTimeout(r, 2000))]);
+    await listener.close();
+    await peer.close();
+    for (const c of conns) c.destroy();
+  });
+  session.start();
+  const ours = await peer.accept();
+  await ours.next(1);
+  const dialIn = async (): Promise<RawConn> => {
+    const c = await RawPeer.connect(addrs.ours, listener.boundPort ?? 0, addrs.peer);
+    conns.push(c);
+    await c.next(1);
+    return c;
+  };
+  return { session, ours, dialIn };
+}
+
+for (const at of ['OpenSent', 'OpenConfirm'] as const) {
+  t.test(`RFC 6286 2.3, ${at}: equal BGP Identifiers and the peer's AS larger: our connection gets Cease 7, the peer's survives`, T, async (t) => {
+    const { session, ours, dialIn } = await activeSetup(t); // local AS 65001 < peer AS 65002
+    if (at === 'OpenConfirm') {
+      ours.send(peerOpen('10.0.0.1'));
+      await ours.next(4);
+      t.equal(session.state, 'OpenConfirm');
+    }
+    const theirs = await dialIn();
+    theirs.send(peerOpen('10.0.0.1')); // the same BGP Identifier as ours
+    t.equal((await ours.next(NOTIFICATION)).body.toString('hex'), '0607', 'Cease 7 on the connection we opened');
+    await ours.waitClosed();
+    await theirs.next(4);
+    theirs.send(keepalive());
+    await once(session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+    t.same(notifications(theirs), [], 'no NOTIFICATION on the peer-initiated connection');
+    t.equal(session.state, 'Established');
+  });
+
+  t.test(`RFC 6286 2.3, ${at}: equal BGP Identifiers and our AS larger: the peer's connection gets Cease 7, ours survives`, T, async (t) => {
+    const { session, ours, dialIn } = await activeSetup(t, { localAs: 65010 }); // local AS 65010 > peer AS 65002
+    if (at === 'OpenConfirm') {
+      ours.send(peerOpen('10.0.0.1'));
+      await ours.next(4);
+    }
+    const theirs = await dialIn();
+    theirs.send(peerOpen('10.0.0.1'));
+    t.equal((await theirs.next(NOTIFICATION)).body.toString('hex'), '0607', 'Cease 7 on the peer-initiated connection');
+    await theirs.waitClosed();
+    if (at === 'OpenSent') {
+      ours.send(peerOpen('10.0.0.1'));
+      await ours.next(4);
+    }
+    ours.send(keepalive());
+    await once(session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+    t.same(notifications(ours), [], 'no NOTIFICATION on the connection we opened');
+  });
+}
+
+t.test('RFC 6286 2.3 on a passive session: equal BGP Identifiers, both connections opened by the peer: the existing one stays', T, async (t) => {
+  const s = await setup(t); // ours 10.0.0.1, AS 65001 < 65002: the rule favours the peer's connections, and both are
+  const a = await toOpenConfirm(s, '10.0.0.1');
+  const b = await s.connect();
+  await b.next(1);
+  b.send(peerOpen('10.0.0.1'));
+  t.equal((await b.next(NOTIFICATION)).body.toString('hex'), '0607', 'Cease 7 on the newcomer');
+  await b.waitClosed();
+  a.send(keepalive());
+  await once(s.session, 'stateChange', (e: { to: string }) => e.to === 'Established');
+  t.same(notifications(a), []);
+});

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds the helm binary that the chart tests (test/deploy/helm.test.ts) run, from its Go module at a pinned version
+# through the Go module proxy (Debian ships no helm; nothing prebuilt is downloaded, nothing is vendored). The binary
+# lands in the tools cache outside the git clone (shared by every test tool built from Go), so a fresh clone on the
+# same machine (CI) reuses it:
+#
+#   ${HERALD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/tools}/helm-<version>
+#
+# Usage:
+#   scripts/helm.sh build   build it when missing (reuses it when present), print the build time
+#   scripts/helm.sh path    print its path; exit 3 when it is not built, 4 when Go is missing
+#   scripts/helm.sh check   exit 0 when Go can build it (prints the Go version), 4 when it cannot
+#
+# Helm 4 (the maintained major line; charts with apiVersion v2 render the same under Helm 3). Needs Go >= 1.26.
+# The build runs under `nice -n 10` with at most 2 jobs.
+set -euo pipefail
+
+HELM_VERSION=v4.3.1     # helm.sh/helm/v4
+GO_MIN_MINOR=26         # go1.26 or newer
+
+CACHE=${HERALD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/tools}
+HELM_BIN=$CACHE/helm-$HELM_VERSION
+
+GO=${GO:-$(command -v go || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)}
+# The installed toolchain only: never fetch another one behind the caller's back.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export CGO_ENABLED=0
+
+# Prints why Go cannot build the pinned version (empty when it can).
+go_problem() {
+  if [ -z "$GO" ]; then
+    echo "Go is not installed (need go1.$GO_MIN_MINOR or newer at /usr/local/go or on PATH)"
+    return
+  fi
+  local v minor
+  v=$("$GO" env GOVERSION 2>/dev/null || true)
+  minor=${v#go1.}
+  minor=${minor%%.*}
+  if ! [[ "$minor" =~ ^[0-9]+$ ]] || [ "$minor" -lt "$GO_MIN_MINOR" ]; then
+    echo "Go '$v' at $GO is too old (need go1.$GO_MIN_MINOR or newer)"
+  fi
+}
+
+build() {
+  local problem
+  problem=$(go_problem)
+  if [ -n "$problem" ]; then
+    echo "helm: cannot build: $problem" >&2
+    exit 4
+  fi
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.helm-build.lock"
+  flock 9 # one build at a time per cache folder (CI and a developer on the same machine)
+  if [ -x "$HELM_BIN" ]; then
+    echo "helm: reusing $HELM_BIN ($("$HELM_BIN" version --short 2>/dev/null || echo '?'))"
+    return
+  fi
+  local start=$SECONDS out
+  out=$(mktemp -d "$CACHE/.helm-build.XXXXXX")
+  trap 'rm -rf "$out"' EXIT
+  echo "helm: building $HELM_VERSION (helm.sh/helm/v4/cmd/helm) with $("$GO" env GOVERSION)"
+  GOBIN=$out nice -n 10 "$GO" install -p 2 -trimpath \
+    -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+    "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  mv "$out/helm" "$HELM_BIN"
+  echo "helm: built $HELM_BIN in $((SECONDS - start)) s ($("$HELM_BIN" version --short))"
+}
+
+case "${1:-}" in
+  build) build ;;
+  path)
+    problem=$(go_problem)
+    if [ -x "$HELM_BIN" ]; then echo "$HELM_BIN"
+    elif [ -n "$problem" ]; then echo "helm: $problem" >&2; exit 4
+    else echo "helm: $HELM_BIN is not built (run: bash scripts/helm.sh build)" >&2; exit 3
+    fi ;;
+  check)
+    problem=$(go_problem)
+    if [ -n "$problem" ]; then echo "helm: $problem" >&2; exit 4; fi
+    "$GO" env GOVERSION ;;
+  *) echo "usage: scripts/helm.sh build|path|check" >&2; exit 2 ;;
+esac

@@ -1,0 +1,74 @@
+/**
+ * What a Herald configuration needs from the container that runs it, as Linux and Kubernetes grant it: a BGP listen
+ * port below 1024 needs uid 0 with NET_BIND_SERVICE (Kubernetes gives a non-root container no ambient capabilities,
+ * kubernetes/kubernetes#56374); the admin API must be where the probes look; the files it reads must be mounted and
+ * the variables it reads set.
+ */
+import { dirname } from 'node:path';
+import type * as k8s from '@kubernetes/client-node';
+import { parseConfigText } from '../../src/config/load.ts';
+import type { Config } from '../../src/config/schema.ts';
+
+/** What a container's user and capabilities allow. */
+export interface Privileges {
+  uid: number;
+  /** Effective capabilities. */
+  capabilities: Set<string>;
+}
+
+/** The runtime's default capability set (a container without `drop: [ALL]` keeps these). */
+const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+
+/** The uid of the image's USER (deploy/Dockerfile: `node`, uid 1000 in the node images). */
+export const IMAGE_UID = 1000;
+
+/** The privileges of a process started with `sc` in an image whose USER is `imageUid`. */
+export function privileges(sc: k8s.V1SecurityContext | undefined, imageUid: number = IMAGE_UID): Privileges {
+  const uid = sc?.runAsUser ?? imageUid;
+  const drop = new Set(sc?.capabilities?.drop ?? []);
+  const caps = new Set(drop.has('ALL') ? [] : DEFAULT_CAPS.filter((c) => !drop.has(c)));
+  for (const c of sc?.capabilities?.add ?? []) caps.add(c);
+  return { uid, capabilities: uid === 0 ? caps : new Set() };
+}
+
+/** Why `cfg` cannot bind its BGP listen port with `p`, or undefined. */
+export function listenProblem(cfg: Config, p: Privileges): string | undefined {
+  const port = cfg.bgp.listen?.port;
+  if (port === undefined || port >= 1024) return undefined;
+  if (p.capabilities.has('NET_BIND_SERVICE')) return undefined;
+  return `bgp.listen.port ${port} is below 1024 but the process runs as uid ${p.uid} without an effective NET_BIND_SERVICE (use 1179, docs/routers.md)`;
+}
+
+/** Parses herald.yaml text with Herald's own loader; throws with every issue. */
+export function parseHeraldYaml(text: string, where: string): Config {
+  const r = parseConfigText(text);
+  if (!r.ok) throw new Error(`${where}: ${JSON.stringify(r.errors)}`);
+  return r.config;
+}
+
+/**
+ * Everything that keeps `cfg` from starting and draining in `container` of a hostNetwork pod: the listen port, the
+ * admin API off loopback or off the probes' port, the preStop token file, stateDir, password files and variables.
+ */
+export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
+  const errors: string[] = [];
+  const mounts = (container.volumeMounts ?? []).map((m) => m.mountPath);
+  const env = new Set((container.env ?? []).map((e) => e.name));
+  const listen = listenProblem(cfg, privileges(container.securityContext));
+  if (listen) errors.push(listen);
+  if (cfg.admin.address !== '127.0.0.1') errors.push(`admin.address ${cfg.admin.address}: the admin API must stay on loopback (hostNetwork)`);
+  if (cfg.admin.port !== container.readinessProbe?.httpGet?.port) errors.push(`admin.port ${cfg.admin.port} is not the probes' port ${container.readinessProbe?.httpGet?.port}`);
+  const stop = container.lifecycle?.preStop?.exec?.command ?? [];
+  const tokenFile = stop[stop.indexOf('--token-file') + 1];
+  if (cfg.admin.tokenFile !== tokenFile) errors.push(`admin.tokenFile ${cfg.admin.tokenFile} is not the preStop drain's ${tokenFile}`);
+  if (tokenFile === undefined || !mounts.includes(dirname(tokenFile))) errors.push(`the token file ${tokenFile} is not in a mounted volume`);
+  const api = stop[stop.indexOf('--api') + 1];
+  if (api !== `http://127.0.0.1:${cfg.admin.port}`) errors.push(`the preStop drain calls ${api}, not the admin API`);
+  if (!mounts.includes(cfg.stateDir)) errors.push(`stateDir ${cfg.stateDir} is not a mounted volume`);
+  for (const p of cfg.peers) {
+    const { file, env: variable } = p.password ?? {};
+    if (file !== undefined && !mounts.includes(dirname(file))) errors.push(`peer ${p.name}: password file ${file} is not in a mounted volume`);
+    if (variable !== undefined && !env.has(variable)) errors.push(`peer ${p.name}: password variable ${variable} is not set`);
+  }
+  return errors;
+}
