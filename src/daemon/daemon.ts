@@ -87,6 +87,8 @@ export class Daemon {
   #runQueued = false;
   #stopping = false;
   #lastReload: StatusView['lastReload'];
+  /** Message of the last failed pass. */
+  #runError: string | undefined;
   readonly #passes = { full: 0, incremental: 0 };
 
   /**
@@ -221,8 +223,11 @@ export class Daemon {
     });
   }
 
-  /** One pass: candidates → health gate → route assembly → speaker. Never throws; a failure makes the next pass full. */
-  #run(why: string): void {
+  /**
+   * One pass: candidates → health gate → route assembly → speaker. Never throws; a failure makes the next pass full.
+   * @returns false when it failed (logged; the previous routes stay announced)
+   */
+  #run(why: string): boolean {
     const t0 = performance.now();
     const cfg = this.#config;
     const full = this.#fullNext || this.#pending.all;
@@ -253,8 +258,11 @@ export class Daemon {
       if (candidates && (full || gated.decisionsChanged.length > 0)) this.#observe({ all: full, services: gated.decisionsChanged });
       if (!this.#initialSync.done && (!this.#deps.source || candidates !== undefined)) this.#initialSync.observe(this.#gate.pendingChecks(), this.#gate.specs(), flushed.routes);
       this.#log.debug({ why, full, routes: flushed.routes, changed: flushed.changed, removed: flushed.removed }, 'reconciled');
+      return true;
     } catch (err) {
       this.#log.error({ err, why }, 'reconcile failed; previous routes stay announced');
+      this.#runError = err instanceof Error ? err.message : String(err);
+      return false;
     } finally {
       this.#deps.metrics.reconcileDuration.observe((performance.now() - t0) / 1000);
     }
@@ -312,9 +320,11 @@ export class Daemon {
     if (d.policyChanged || d.healthChanged) this.#controller?.setContext(desiredRoutesContext(eff, this.identity.nodeName));
     this.#gate.configure(this.#gateInputs(eff));
     this.#fullNext = true;
-    this.#run('reload');
-    this.#lastReload = { at: new Date(this.#clock.now()).toISOString(), ok: true };
-    this.#deps.metrics.configReloads.inc({ result: 'ok' });
+    // A reload whose routes cannot be applied is reported as failed, with the cause.
+    const applied = this.#run('reload');
+    const at = new Date(this.#clock.now()).toISOString();
+    this.#lastReload = applied ? { at, ok: true } : { at, ok: false, errors: [`the new configuration is in force but its routes could not be applied (the previous routes stay announced): ${this.#runError ?? 'unknown error'}`] };
+    this.#deps.metrics.configReloads.inc({ result: applied ? 'ok' : 'invalid' });
     this.#log.info(
       { added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), routesChanged: d.routesChanged, policyChanged: d.policyChanged },
       'configuration reloaded',
