@@ -10,7 +10,7 @@ const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/*
 /** `src/<folder>` may not import the layers listed (its own layer and those below it are allowed). */
 const SRC_LAYERS = {
   net: [layer('k8s', 'src/net is the ground floor'), layer('controller', 'src/net is the ground floor'), layer('config', 'src/net is the ground floor'), layer('health', 'src/net is the ground floor'), layer('daemon', 'src/net is the ground floor')],
-  k8s: [layer('controller', 'the object store and informers sit below the controller'), layer('sources', 'src/k8s sits below the sources'), layer('daemon', 'src/k8s sits below the daemon'), layer('health', 'src/k8s knows nothing of health checks')],
+  k8s: [layer('controller', 'the object store and informers sit below the controller'), layer('sources', 'src/k8s sits below the sources'), layer('daemon', 'src/k8s sits below the daemon'), layer('health', 'src/k8s knows nothing of health checks'), layer('config', 'src/k8s knows nothing of the config file')],
   sources: [layer('controller', 'sources feed the controller, never the other way'), layer('daemon', 'sources sit below the daemon'), layer('health', 'sources know nothing of health checks')],
   config: [layer('controller', 'the config is read by the controller, not the other way'), layer('daemon', 'the config sits below the daemon'), layer('health', 'the config schema stands alone')],
   controller: [layer('daemon', 'desired routes are computed without the daemon'), layer('health', 'desired routes are pure: the health gate comes after them'), layer('config', 'the controller reads its own context, mapped from the config by the daemon')],
