@@ -172,6 +172,8 @@ export interface DesiredResult {
   node: NodeState;
 }
 
+const NO_CONTRIBUTIONS: readonly RouteContribution[] = Object.freeze([]);
+
 /** Label making kube-proxy ignore a Service. */
 export const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
 
@@ -232,11 +234,11 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const decision: ServiceDecision = { service: key, vips: [], reasons: [] };
   const vips: VipCandidate[] = [];
   const all: RouteContribution[] = [];
-  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all });
+  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all.length > 0 ? all : NO_CONTRIBUTIONS });
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: false, contributions: [], endpoints });
+    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints });
   };
   const spec = svc.spec ?? {};
   const type = spec.type ?? 'ClusterIP';

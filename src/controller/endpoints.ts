@@ -13,6 +13,8 @@
 import type { EndpointSlice } from '../k8s/types.ts';
 import type { IpFamily } from '../net/address.ts';
 
+const NO_ADDRESSES: readonly string[] = Object.freeze([]);
+
 /** The endpoints of one Service in one IP family, as seen from one node. */
 export interface EndpointCounts {
   /** Usable endpoints on this node. */
@@ -24,7 +26,7 @@ export interface EndpointCounts {
   /** Not-ready, not terminating endpoints (any node). */
   notReady: number;
   /** Addresses of the usable endpoints on this node, in slice order (what annotation checks probe). */
-  localAddresses: string[];
+  localAddresses: readonly string[];
 }
 
 /**
@@ -50,16 +52,18 @@ export function countEndpoints(slices: readonly EndpointSlice[], family: IpFamil
       }
     }
   }
-  const out: EndpointCounts = { local: 0, total: 0, terminating: 0, notReady: 0, localAddresses: [] };
+  let local: string[] | undefined;
+  const out: EndpointCounts = { local: 0, total: 0, terminating: 0, notReady: 0, localAddresses: NO_ADDRESSES };
   for (const [addr, e] of best) {
     if (e.usable) {
       out.total++;
       if (e.local) {
         out.local++;
-        out.localAddresses.push(addr);
+        (local ??= []).push(addr);
       }
     } else if (e.terminating) out.terminating++;
     else out.notReady++;
   }
+  if (local) out.localAddresses = local;
   return out;
 }

@@ -83,7 +83,10 @@ interface MutableOutput extends GateOutput {
 }
 
 const PASS: HealthVerdict = { pass: true };
-const NONE: readonly RouteContribution[] = [];
+const NONE: readonly RouteContribution[] = Object.freeze([]);
+/** Shared by the Services without checks or announced VIPs (most of them): one array, not one per Service. */
+const NO_SPECS: CheckSpec[] = [];
+const NO_GATES: string[] = [];
 
 /** See the module comment. */
 export class HealthGate implements DecisionSet {
@@ -150,7 +153,7 @@ export class HealthGate implements DecisionSet {
     else for (const k of this.#verdictsChanged) regate.add(k);
     this.#allVerdicts = false;
     this.#verdictsChanged.clear();
-    for (const key of regate) this.#gate(key, candidates?.service(key), newSpecs.get(key) ?? [], out);
+    for (const key of regate) this.#gate(key, candidates?.service(key), newSpecs.get(key) ?? NO_SPECS, out);
     this.#gateStaticRoutes(out);
     out.decisionsChanged.sort();
     return out;
@@ -211,7 +214,8 @@ export class HealthGate implements DecisionSet {
     for (const key of recompute) {
       const c = candidates?.service(key);
       if (c) this.stats.specsComputed++;
-      const specs = c ? serviceCheckSpecs(this.#inputs.checks, c) : [];
+      const computed = c ? serviceCheckSpecs(this.#inputs.checks, c) : NO_SPECS;
+      const specs = computed.length > 0 ? computed : NO_SPECS;
       const st = this.#services.get(key);
       const before = st ? (st.json ??= JSON.stringify(st.specs)) : '[]';
       const json = specs.length > 0 ? JSON.stringify(specs) : '[]';
@@ -239,11 +243,12 @@ export class HealthGate implements DecisionSet {
     }
     this.stats.servicesApplied++;
     const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address));
-    const announced: string[] = [];
+    let announced = NO_GATES;
     for (const v of gated.decision.vips) {
       if (!v.announced) continue;
       const g = gateKeyText(serviceGate(key, v.address));
-      if (!announced.includes(g)) announced.push(g);
+      if (announced === NO_GATES) announced = [g];
+      else if (!announced.includes(g)) announced.push(g);
     }
     for (const g of st?.announced ?? []) out.touched.add(g);
     for (const g of announced) out.touched.add(g);
