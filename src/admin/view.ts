@@ -173,7 +173,8 @@ export interface DaemonView {
   /** Liveness: false only when the process is wedged (e.g. shutting down). */
   live(): boolean;
   peers(): PeerView[];
-  routes(filter: { peer?: string; prefix?: string }): RouteView[];
+  /** Routes as exported to the peers (a speaker in a worker thread answers asynchronously). */
+  routes(filter: { peer?: string; prefix?: string }): Promise<RouteView[]>;
   services(): ServiceView[];
   /** Health checks and their state. */
   health(): HealthCheckView[];

@@ -1,6 +1,6 @@
 /**
  * Runs LoadBalancer IP allocation inside `herald run` when `pools` are configured with the Kubernetes source: one
- * LeaderElector per instance (Lease `herald-allocator` in Herald's namespace, holder = node name; decisions.md) and an
+ * LeaderElector per instance (Lease `herald-allocator` in Herald's namespace, holder = node name; docs/decisions.md "Pools") and an
  * AllocatorController that acts only while this instance leads. Passes are triggered by Service changes from the
  * source, by winning the election, and every `resyncSec` (level-triggered: a missed event is healed by the next pass).
  *

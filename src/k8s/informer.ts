@@ -1,5 +1,5 @@
 /**
- * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (kubernetes-notes §4.3).
+ * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (docs/kubernetes.md "Apiserver outages").
  *
  * client-node's informer STOPS after any error other than 410/inactivity timeout (list failure,
  * non-200 watch, connection refused/reset). This wrapper restarts it with jittered exponential
@@ -17,8 +17,8 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { ListWatch, Watch } from '@kubernetes/client-node';
-import type { Clock } from '../controller/workqueue.ts';
-import { realClock } from '../controller/workqueue.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import { apiErrorText } from './forbidden.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
@@ -84,7 +84,8 @@ class StoppableWatch extends Watch {
   /** `onOpen`: called when a watch request was answered 200 (the stream is open). */
   constructor(kc: KubeConfig, timeoutMs: number | undefined, onOpen: () => void) {
     super(kc);
-    if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+    // client-node keeps the watch request timeout in a private field without a setter or constructor option.
+    if (timeoutMs !== undefined) Reflect.set(this, 'requestTimeoutMs', timeoutMs);
     this.#onOpen = onOpen;
   }
 
@@ -145,7 +146,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   readonly #lw: ListWatch<T>;
   #running = false;
   #backoffMs = 0;
-  #restartTimer: unknown;
+  #restartTimer: TimerHandle | undefined;
   #syncPending = false;
   readonly stats: InformerStats = {
     synced: false,
@@ -221,7 +222,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   async stop(): Promise<void> {
     this.#running = false;
     this.#watch.stopped = true;
-    if (this.#restartTimer !== undefined) this.#clock.clearTimeout(this.#restartTimer);
+    if (this.#restartTimer !== undefined) this.#clock.clearTimer(this.#restartTimer);
     this.#restartTimer = undefined;
     await this.#lw.stop();
     this.#watch.abortAll();
@@ -298,7 +299,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
     this.stats.restarts++;
     this.#emitSafe('restart', delayMs);
-    this.#restartTimer = this.#clock.setTimeout(() => {
+    this.#restartTimer = this.#clock.setTimer(() => {
       this.#restartTimer = undefined;
       if (this.#running) void this.#startOnce();
     }, delayMs);

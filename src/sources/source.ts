@@ -4,7 +4,7 @@
  * (src/k8s/keys.ts) that the controller coalesces.
  */
 import type { EventEmitter } from 'node:events';
-import type { Snapshot } from '../controller/snapshot.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 import type { ResourceKind } from '../k8s/types.ts';
 
 /** Per-resource status of a source. Times in ms since the epoch (0 = never). */
