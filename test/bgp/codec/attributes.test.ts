@@ -207,7 +207,7 @@ t.test('community text (RFC 1997, RFC 8092)', async (t) => {
   t.equal(b.parseCommunity('no-export'), 0xffffff01);
   t.equal(b.parseCommunity('NO_EXPORT_SUBCONFED'), 0xffffff03);
   t.equal(b.parseCommunity('blackhole'), 0xffff029a);
-  // The config names Herald accepted before the community parsers became one: accept-own (RFC 7611), no-peer.
+  // Names configs use for RFC 7611 ACCEPT_OWN and RFC 3765 NOPEER.
   t.equal(b.parseCommunity('accept-own'), 0xffff0001);
   t.equal(b.parseCommunity('no-peer'), 0xffffff04);
   t.equal(b.parseCommunity('NOPEER'), 0xffffff04);
