@@ -194,12 +194,12 @@ export interface PeerHistory {
 }
 
 /** Speaker PeerStatus → admin PeerView. */
-export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefined): PeerView {
+export function peerView(s: PeerStatus, h: PeerHistory | undefined): PeerView {
   const v: PeerView = {
     name: s.name,
     address: s.address,
     port: s.port,
-    localAs,
+    localAs: s.localAs,
     peerAs: s.peerAs,
     state: s.state,
     messages: { sent: { ...s.messagesSent }, received: { ...s.messagesReceived } },

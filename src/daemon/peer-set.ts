@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
 import { describeNotification, describeReason } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
-import { matchesSelector } from '../k8s/selector.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
 import type { PeerView } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
@@ -19,7 +19,7 @@ import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.
 
 /** True when some peer depends on this node's labels (its set follows the Node object). */
 export function followsNodeLabels(cfg: Config): boolean {
-  return cfg.peers.some((p) => p.nodeSelector !== undefined);
+  return cfg.peers.some((p) => p.nodeSelector !== undefined || p.nodeSelectors !== undefined);
 }
 
 /**
@@ -30,7 +30,7 @@ export function resolvePeers(cfg: Config, labels: Record<string, string>, env: N
   const issues: MappingError['issues'] = [];
   const out: SpeakerPeerConfig[] = [];
   cfg.peers.forEach((p, i) => {
-    if (p.nodeSelector && !matchesSelector(p.nodeSelector, labels)) return;
+    if (!matchesSelectors(p.nodeSelector, p.nodeSelectors, labels)) return;
     try {
       out.push(toSpeakerPeer(p, resolvePassword(p, i, env)));
     } catch (err) {
@@ -124,7 +124,7 @@ export class PeerSet {
 
   /** Every peer as the admin API shows it. */
   views(): PeerView[] {
-    return this.#speaker.peers().map((p) => peerView(p, this.#speaker.localAs, this.#history.get(p.name)));
+    return this.#speaker.peers().map((p) => peerView(p, this.#history.get(p.name)));
   }
 
   #now(): string {

@@ -15,6 +15,8 @@ export interface ObjectMeta {
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
+  /** Incremented by the apiserver on every change of `spec` (custom resources with a status subresource). */
+  generation?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   /** Set when deletion has been requested (string or Date depending on the decoder). */

@@ -34,15 +34,18 @@ t.test('every object kustomize renders from deploy/kubernetes and its monitoring
     const docs = renderKustomization(join(root, dir));
     t.ok(docs.length >= 2, `${dir}: ${docs.length} objects`);
     for (const doc of docs) t.same(validateObject(doc, dir), [], `${dir}: ${doc.kind} ${doc.metadata?.name} is valid`);
-    for (const doc of docs) if (doc.kind !== 'Namespace' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
+    for (const doc of docs) if (doc.kind !== 'Namespace' && doc.kind !== 'CustomResourceDefinition' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
   }
-  t.equal(renderKustomization(deployDir).length, 8, 'Namespace, ServiceAccount, 4 RBAC objects, ConfigMap, DaemonSet: 8 objects (no Secret: the user creates them)');
+  const kinds = renderKustomization(deployDir).map((d) => d.kind);
+  t.equal(kinds.filter((k) => k === 'CustomResourceDefinition').length, 5, 'the five CRDs of herald.io');
+  t.same(kinds.filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Namespace', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount'], 'Namespace, ServiceAccount, the RBAC objects, ConfigMap, DaemonSet (no Secret: the user creates them)');
 });
 
 t.test('the kustomization lists every manifest file and only existing ones; no Secret with a placeholder ships', async (t) => {
   const kust = parse(readFileSync(join(deployDir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   const files = readdirSync(deployDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-  t.same([...kust.resources].sort(), files);
+  t.same([...kust.resources].filter((r) => !r.endsWith('/') && r !== 'crds').sort(), files);
+  t.ok(kust.resources.includes('crds'), 'the CRDs (deploy/kubernetes/crds, generated) are part of it');
   t.same(renderKustomization(deployDir).filter((d) => d.kind === 'Secret'), [], 'Secrets are created by the user (README.md, "In a cluster")');
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   for (const name of ['herald-bgp-password', 'herald-admin-token']) t.match(readme, new RegExp(`kubectl -n herald-system create secret generic ${name} `), `README says how to create ${name}`);
