@@ -102,6 +102,8 @@ export interface RouteView {
 export interface ReasonView {
   code: string;
   message: string;
+  /** For Advertised: the advertisement announcing it. */
+  advertisement?: string;
 }
 
 /** One VIP of a Service on this node. */

@@ -340,7 +340,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       }
       const peers = peersOf(ad);
       contributions.push(route(prefix, routeFamilyOf(family), ad, key));
-      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
+      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
     }
     const announced = contributions.length > 0;
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad };
@@ -410,7 +410,7 @@ export function serviceCIDRContributions(snapshot: Snapshot, node: NodeState, ct
     for (const ad of matching) {
       contributions.push(route(canon.prefix, canon.family, ad, undefined));
       const peers = peersOf(ad);
-      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${canon.prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
+      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${canon.prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
     }
     decisions.push({ cidr, source, announced: true, reasons });
   }

@@ -58,13 +58,24 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
   return v;
 }
 
+/**
+ * What a session takes from its node rather than from the Speaker: the AS number and BGP Identifier of a node with a
+ * BGPNodeConfigOverride (or a peer's own `localAs`), only where they differ from the Speaker's.
+ */
+export interface SessionIdentity {
+  readonly localAs?: number;
+  readonly bgpIdentifier?: string;
+}
+
 /** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
-export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): SpeakerPeerConfig {
+export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined, session: SessionIdentity = {}): SpeakerPeerConfig {
   return {
     name: p.name,
     address: p.address,
     port: p.port,
     peerAs: p.peerAs,
+    ...(session.localAs !== undefined ? { localAs: session.localAs } : {}),
+    ...(session.bgpIdentifier !== undefined ? { bgpIdentifier: session.bgpIdentifier } : {}),
     holdTimeSec: p.holdTime,
     connectRetryTimeSec: p.connectRetryTime,
     passive: p.passive,

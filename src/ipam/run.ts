@@ -4,33 +4,19 @@
  * AllocatorController that acts only while this instance leads. Passes are triggered by Service changes from the
  * source, by winning the election, and every `resyncSec` (level-triggered: a missed event is healed by the next pass).
  *
- * Herald's namespace: `POD_NAMESPACE` (downward API), else the in-cluster service-account namespace file, else
- * `herald-system`.
+ * Herald's namespace: src/k8s/client.ts `heraldNamespace`.
  */
-import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
+import { heraldNamespace } from '../k8s/client.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import { LeaderElector, type LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
 import { AllocatorController, KubernetesStatusWriter, type StatusWriter } from './controller.ts';
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
 
-const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-/** Herald's own namespace (for the Lease). */
-export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
-  if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
-  try {
-    const ns = readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
-    if (ns) return ns;
-  } catch {
-    // not in a cluster
-  }
-  return 'herald-system';
-}
 
 export interface AllocatorRunOptions {
   readonly kc: KubeConfig;

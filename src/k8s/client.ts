@@ -4,7 +4,25 @@
  * kubectl does) > in-cluster service account (KUBERNETES_SERVICE_HOST/PORT + token file).
  * Source: @kubernetes/client-node 2.x `KubeConfig.loadFromFile/loadFromDefault/loadFromCluster`.
  */
+import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * Herald's own namespace: where its Lease, its Secrets and its objects (herald.io) live. `POD_NAMESPACE` (downward
+ * API), else the in-cluster ServiceAccount namespace file, else `herald-system`.
+ */
+export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
+  try {
+    const ns = readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
+    if (ns) return ns;
+  } catch {
+    // not in a cluster
+  }
+  return 'herald-system';
+}
 
 /** Where the configuration came from. */
 export type KubeConfigOrigin = 'config' | 'env' | 'in-cluster';

@@ -8,7 +8,9 @@
  * costs O(its slices) and one slice change touches at most two Services (old and new label).
  */
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
-import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
+import type { ConfigKind, HeraldObject } from './herald-kinds.ts';
+import { CONFIG_KINDS } from './herald-kinds.ts';
+import { ALL_KEY, heraldChangeKey, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
 /** Read-only view of the cluster state for one reconcile. */
 export interface Snapshot {
@@ -22,6 +24,8 @@ export interface Snapshot {
   node(name: string): Node | undefined;
   /** All networking.k8s.io ServiceCIDR objects. */
   serviceCIDRs(): Iterable<ServiceCIDR>;
+  /** Herald's configuration objects of one kind (herald.io; read in Herald's namespace), any order. */
+  heraldObjects(kind: ConfigKind): Iterable<HeraldObject>;
 }
 
 /** Mutable store implementing `Snapshot`. `apply`/`remove` return the change keys they affect. */
@@ -31,6 +35,7 @@ export class ObjectStore implements Snapshot {
   readonly #slicesByService = new Map<string, Map<string, EndpointSlice>>();
   readonly #nodes = new Map<string, Node>();
   readonly #cidrs = new Map<string, ServiceCIDR>();
+  readonly #herald = new Map<ConfigKind, Map<string, HeraldObject>>(CONFIG_KINDS.map((k) => [k, new Map()]));
 
   services(): Iterable<Service> {
     return this.#services.values();
@@ -53,9 +58,20 @@ export class ObjectStore implements Snapshot {
     return this.#cidrs.values();
   }
 
+  heraldObjects(kind: ConfigKind): Iterable<HeraldObject> {
+    return this.#heraldMap(kind).values();
+  }
+
+  #heraldMap(kind: ConfigKind): Map<string, HeraldObject> {
+    const m = this.#herald.get(kind);
+    if (!m) throw new Error(`object store: unknown kind ${kind}`);
+    return m;
+  }
+
   /** Number of objects per kind (for status/metrics). */
   counts(): Record<ResourceKind, number> {
-    return { Service: this.#services.size, EndpointSlice: this.#slices.size, Node: this.#nodes.size, ServiceCIDR: this.#cidrs.size };
+    const herald = Object.fromEntries(CONFIG_KINDS.map((k) => [k, this.#heraldMap(k).size])) as Record<ConfigKind, number>;
+    return { Service: this.#services.size, EndpointSlice: this.#slices.size, Node: this.#nodes.size, ServiceCIDR: this.#cidrs.size, ...herald };
   }
 
   /** All objects of a kind (used by the manifest source to diff file contents). */
@@ -65,6 +81,7 @@ export class ObjectStore implements Snapshot {
       case 'EndpointSlice': return [...this.#slices.values()];
       case 'Node': return [...this.#nodes.values()];
       case 'ServiceCIDR': return [...this.#cidrs.values()];
+      default: return [...this.#heraldMap(kind).values()];
     }
   }
 
@@ -94,6 +111,9 @@ export class ObjectStore implements Snapshot {
       case 'ServiceCIDR':
         this.#cidrs.set(key, obj as ServiceCIDR);
         return [serviceCIDRChangeKey(key)];
+      default:
+        this.#heraldMap(kind).set(key, obj);
+        return [heraldChangeKey(kind, key)];
     }
   }
 
@@ -109,6 +129,8 @@ export class ObjectStore implements Snapshot {
         return this.#nodes.delete(key) ? [nodeChangeKey(key)] : [];
       case 'ServiceCIDR':
         return this.#cidrs.delete(key) ? [serviceCIDRChangeKey(key)] : [];
+      default:
+        return this.#heraldMap(kind).delete(key) ? [heraldChangeKey(kind, key)] : [];
     }
   }
 
@@ -119,6 +141,7 @@ export class ObjectStore implements Snapshot {
     this.#slicesByService.clear();
     this.#nodes.clear();
     this.#cidrs.clear();
+    for (const m of this.#herald.values()) m.clear();
     return [ALL_KEY];
   }
 

@@ -8,6 +8,7 @@
  *
  * Source: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
  */
+import type { ConfigKind } from './herald-kinds.ts';
 
 /** `metadata` subset. `resourceVersion` is an opaque string (compare for equality only). */
 export interface ObjectMeta {
@@ -88,8 +89,8 @@ export interface ServiceCIDR extends KubeObject {
   spec?: { cidrs?: string[] };
 }
 
-/** The four object kinds a Source delivers. */
-export type ResourceKind = 'Service' | 'EndpointSlice' | 'Node' | 'ServiceCIDR';
+/** The object kinds a Source delivers: the four Kubernetes kinds and Herald's configuration kinds (herald-kinds.ts). */
+export type ResourceKind = 'Service' | 'EndpointSlice' | 'Node' | 'ServiceCIDR' | ConfigKind;
 
 /** Label on an EndpointSlice naming its Service (same namespace). Source: discovery/v1 well_known_labels.go. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

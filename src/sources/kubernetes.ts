@@ -1,6 +1,7 @@
 /**
  * Source reading Services, EndpointSlices (discovery.k8s.io/v1), Nodes and, where served,
- * networking.k8s.io/v1 ServiceCIDRs from the Kubernetes API through supervised informers.
+ * networking.k8s.io/v1 ServiceCIDRs from the Kubernetes API through supervised informers; and, where the CRDs are
+ * installed, Herald's configuration objects (herald.io) in Herald's namespace, through the same object store.
  *
  * An apiserver outage never clears the cache: the last known state stays in force and is
  * reconciled after the informers reconnect (a relist emits deletions for objects that vanished).
@@ -8,11 +9,12 @@
  */
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { Clock } from '../../bgp/index.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
+import { CONFIG_KINDS, HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import type { Source, SourceStatus } from './source.ts';
 
@@ -26,6 +28,12 @@ export interface KubernetesSourceOptions {
   serviceCIDRs?: boolean;
   /** Only watch this Node (fieldSelector metadata.name=…); default: all Nodes. */
   nodeName?: string;
+  /**
+   * Read Herald's configuration objects (herald.io: BGPPeer, BGPAdvertisement, IPAddressPool,
+   * BGPNodeConfigOverride) in this namespace, Herald's own. Each is optional: CRDs not installed (404) or not granted
+   * (403) count as synced with no objects. Default: not read.
+   */
+  heraldNamespace?: string;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   watchTimeoutMs?: number;
@@ -68,6 +76,15 @@ export class KubernetesSource extends EventEmitter implements Source {
         ...(nodeSel ? { fieldSelector: nodeSel } : {}),
       }),
     );
+    if (opts.heraldNamespace !== undefined) {
+      const custom = opts.kc.makeApiClient(CustomObjectsApi);
+      const namespace = opts.heraldNamespace;
+      for (const kind of CONFIG_KINDS) {
+        const plural = HERALD_PLURALS[kind];
+        const listFn = () => custom.listNamespacedCustomObject({ group: HERALD_GROUP, version: HERALD_VERSION, namespace, plural });
+        this.#add(kind, new SupervisedInformer<KubernetesObject>({ ...common, name: plural, path: heraldCollectionPath(kind, namespace), listFn, optional: true }));
+      }
+    }
     if (opts.serviceCIDRs !== false) {
       this.#add('ServiceCIDR', new SupervisedInformer<KubernetesObject>({ ...common, name: 'servicecidrs', path: '/apis/networking.k8s.io/v1/servicecidrs', listFn: () => net.listServiceCIDR() as any, optional: true }));
     }
