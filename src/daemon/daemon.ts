@@ -28,7 +28,6 @@ import { realClock } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
 import { mergeConfig, NO_OBJECTS } from '../config/crd-merge.ts';
-import { CONFIG_KINDS } from '../k8s/herald-kinds.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
@@ -331,9 +330,12 @@ export class Daemon {
   #objects(): ConfigObjects {
     const snap = this.#deps.source?.snapshot();
     if (!snap) return NO_OBJECTS;
-    const out: Record<string, readonly unknown[]> = {};
-    for (const kind of CONFIG_KINDS) out[kind] = [...snap.heraldObjects(kind)];
-    return out as ConfigObjects;
+    return {
+      BGPPeer: [...snap.heraldObjects('BGPPeer')],
+      BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')],
+      IPAddressPool: [...snap.heraldObjects('IPAddressPool')],
+      BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')],
+    };
   }
 
   /** This node's peers for `merged`, with its override's AS number and router ID; peers left out are recorded. */

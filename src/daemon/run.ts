@@ -32,6 +32,7 @@ import { MappingError, resolvePassword } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
+import type { SecretCache } from '../k8s/secrets.ts';
 
 /** Options of {@link runDaemon}. */
 export interface RunOptions {
@@ -64,16 +65,23 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
   return t !== undefined && t.trim() !== '' ? t.trim() : undefined;
 }
 
-async function createSource(cfg: Config, nodeName: string): Promise<{ source?: Source; kc?: KubeConfig }> {
+/**
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
+ * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
+ */
+async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeConfig; secrets?: SecretCache }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
     return { source: new ManifestSource({ dir: cfg.source.manifests }) };
   }
-  const { loadKubeConfig } = await import('../k8s/client.ts');
+  const { heraldNamespace, loadKubeConfig } = await import('../k8s/client.ts');
   const { KubernetesSource } = await import('../sources/kubernetes.ts');
+  const { SecretCache, apiSecretReader } = await import('../k8s/secrets.ts');
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
-  return { source: new KubernetesSource({ kc, nodeName }), kc };
+  const namespace = heraldNamespace(env);
+  const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
+  return { source: new KubernetesSource({ kc, nodeName, heraldNamespace: namespace }), kc, secrets };
 }
 
 /**
@@ -190,10 +198,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let daemon: Daemon;
   let source: Source | undefined;
   let kc: KubeConfig | undefined;
+  let secrets: SecretCache | undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   try {
-    ({ source, kc } = await createSource(config, identity.nodeName));
+    ({ source, kc, secrets } = await createSource(config, identity.nodeName, env, forbidden));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
@@ -211,6 +220,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       createSpeaker: (o) => new Speaker(o) satisfies SpeakerLike,
       health,
       ...(source ? { source } : {}),
+      ...(secrets ? { secrets } : {}),
       logger: log,
       metrics,
       version,
@@ -224,6 +234,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.fatal(startErrorLog(err), 'cannot start');
     process.stderr.write(`herald run: cannot start: ${msg}\n`);
     await health.close();
+    secrets?.stop();
     return 1;
   }
   log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
@@ -304,6 +315,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     await reloading.catch(() => undefined);
     await allocator?.stop().catch(() => undefined);
     await daemon.shutdown(why);
+    secrets?.stop();
     heartbeat();
     await admin?.close().catch(() => undefined);
     process.off('SIGTERM', onTerm);
