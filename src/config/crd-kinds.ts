@@ -199,9 +199,11 @@ export const BGP_NODE_CONFIG_OVERRIDE: KindSpec = {
   status: overrideStatusSchema,
   rules: {
     routerID: [{ rule: "isIP(self) && ip(self).family() == 4 && self != '0.0.0.0'", message: 'must be an IPv4 address other than 0.0.0.0 (RFC 6286 §2.1)' }],
+    'sourceAddresses[]': [{ rule: 'isIP(self)', message: 'must be an IP address (without a zone id)' }],
+    sourceAddresses: [{ rule: 'self.size() < 2 || !isIP(self[0]) || !isIP(self[1]) || ip(self[0]).family() != ip(self[1]).family()', message: 'must list at most one address per family' }],
     ...peerRules('peers[]'),
   },
-  listTypes: { peers: { type: 'map', keys: ['name'] }, 'peers[].families': { type: 'set' } },
+  listTypes: { peers: { type: 'map', keys: ['name'] }, 'peers[].families': { type: 'set' }, sourceAddresses: { type: 'set' } },
   columns: [
     { name: 'My ASN', type: 'integer', jsonPath: '.spec.myASN' },
     { name: 'Router ID', type: 'string', jsonPath: '.spec.routerID' },

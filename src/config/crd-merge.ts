@@ -6,8 +6,9 @@
  *   peers, advertisements and pools; BGPPeer, BGPAdvertisement and IPAddressPool objects ADD to those lists. Nothing a
  *   file configures is ever replaced by an object: an object whose name (or peer address and port) the file already
  *   uses is invalid, and so reported.
- * - This node's BGPNodeConfigOverride (named after the node) sets its AS number and router ID, over the file's, and
- *   adds peers of its own. A peer's own `myASN` (file: `localAs`) wins over both.
+ * - This node's BGPNodeConfigOverride (named after the node) sets its AS number and router ID, over the file's, its
+ *   source addresses for peers that set none, and adds peers of its own. A peer's own `myASN` (file: `localAs`) and
+ *   `sourceAddress` (file: `localAddress`) win.
  * - Advertisements (file or objects) name peers of either; with none at all, LoadBalancer ingress IPs go to every
  *   peer, as without objects.
  * - Each object is checked on its own, in name order, against the file and the objects accepted before it: an
@@ -45,7 +46,7 @@ export interface MergedConfig {
   /** Origin of every peer of `config.peers`, by name. */
   readonly origins: ReadonlyMap<string, PeerOrigin>;
   /** This node's override, when one applies: its name and settings (its peers are in `config.peers`). */
-  readonly override?: { readonly name: string; readonly localAs?: number; readonly routerId?: string };
+  readonly override?: { readonly name: string; readonly localAs?: number; readonly routerId?: string; readonly sourceAddresses?: readonly string[] };
   /** One verdict per object, in kind then name order. */
   readonly verdicts: readonly ObjectVerdict[];
 }
@@ -191,7 +192,16 @@ export function mergeConfig(file: Config, objects: ConfigObjects, nodeName: stri
   return {
     config,
     origins,
-    ...(override ? { override: { name: override.name, ...(o?.localAs !== undefined ? { localAs: o.localAs } : {}), ...(o?.routerId !== undefined ? { routerId: o.routerId } : {}) } } : {}),
+    ...(override
+      ? {
+          override: {
+            name: override.name,
+            ...(o?.localAs !== undefined ? { localAs: o.localAs } : {}),
+            ...(o?.routerId !== undefined ? { routerId: o.routerId } : {}),
+            ...(o?.sourceAddresses !== undefined ? { sourceAddresses: o.sourceAddresses } : {}),
+          },
+        }
+      : {}),
     verdicts,
   };
 }

@@ -392,6 +392,15 @@ export const nodeOverrideSchema = z
   .strictObject({
     localAs: asNumber.optional().describe("This node's AS number (default bgp.localAs); a peer's own localAs still wins."),
     routerId: routerId.optional().describe("This node's BGP Identifier (default bgp.routerId, else the node's IPv4 address). A change resets its sessions."),
+    sourceAddresses: z
+      .array(ipAddress)
+      .min(1)
+      .max(2, msg('must list at most one address per family'))
+      .superRefine((list, ctx) => {
+        if (list.length === 2 && ipFamilyOf(list[0] as string) === ipFamilyOf(list[1] as string)) ctx.addIssue({ code: 'custom', path: [1], message: 'must list at most one address per family' });
+      })
+      .optional()
+      .describe("This node's source address of each family for the sessions whose peer sets no sourceAddress (as Cilium's per-node localAddress); also their default NEXT_HOP. At most one per family."),
     peers: z.array(peerSchema).max(64, msg('must list at most 64 peers')).optional().describe('Peers of this node only, besides those selected for it (their node selectors do not apply).'),
   })
   .describe('Settings of one node.');

@@ -348,6 +348,7 @@ export class Daemon {
     const problems: string[] = [];
     const peers = resolvePeers(merged.config, this.#nodeLabels(), this.#env, {
       node,
+      ...(o?.sourceAddresses !== undefined ? { sourceAddresses: o.sourceAddresses } : {}),
       ...(this.#deps.secrets ? { secrets: this.#deps.secrets } : {}),
       skipped: (peer, problem) => problems.push(`${peer}: ${problem}`),
     });

@@ -65,6 +65,8 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
 export interface SessionIdentity {
   readonly localAs?: number;
   readonly bgpIdentifier?: string;
+  /** The source address when the peer sets no `localAddress` (a BGPNodeConfigOverride's `sourceAddresses`). */
+  readonly localAddress?: string;
 }
 
 /** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
@@ -82,7 +84,7 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined, se
     ttlSecurity: p.ttlSecurity,
     families: [...p.families],
     gracefulRestart: p.gracefulRestart?.enabled ? { restartTimeSec: p.gracefulRestart.restartTime } : false,
-    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : {}),
+    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : session.localAddress !== undefined ? { localAddress: session.localAddress } : {}),
     ...(p.keepaliveTime !== undefined ? { keepaliveTimeSec: p.keepaliveTime } : {}),
     ...(md5Password !== undefined ? { md5Password } : {}),
     ...(p.ebgpMultihop !== undefined ? { ebgpMultihop: p.ebgpMultihop } : {}),

@@ -17,6 +17,7 @@ import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
 import type { SessionIdentity } from './mapping.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
+import { ipFamilyOf } from '../net/address.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
 import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.ts';
 
@@ -28,7 +29,9 @@ export function followsNodeLabels(cfg: Config): boolean {
 /** Options of {@link resolvePeers}. */
 export interface ResolveOptions {
   /** This node's AS number and BGP Identifier where they differ from the Speaker's (a BGPNodeConfigOverride). */
-  readonly node?: SessionIdentity;
+  readonly node?: Omit<SessionIdentity, 'localAddress'>;
+  /** This node's source addresses, at most one per family, for peers that set no `localAddress`. */
+  readonly sourceAddresses?: readonly string[];
   /** Passwords of `passwordSecret` (without: such a peer is left out). */
   readonly secrets?: SecretLookup;
   /** A peer left out and why (its Secret cannot be read yet): it runs once it can, the others meanwhile. */
@@ -37,7 +40,8 @@ export interface ResolveOptions {
 
 /**
  * Speaker configs of the peers that apply to a node with `labels` (nodeSelector, nodeSelectors), passwords
- * resolved; each session's AS number is the peer's `localAs`, else the node's (`opts.node`), else the Speaker's.
+ * resolved; each session's AS number is the peer's `localAs`, else the node's (`opts.node`), else the Speaker's;
+ * its source address the peer's `localAddress`, else the node's of the peer's family (`opts.sourceAddresses`).
  * A peer whose `passwordSecret` cannot be read is left out (`opts.skipped`), never the others.
  * @throws MappingError listing every peer whose password file or variable cannot be read
  */
@@ -48,9 +52,11 @@ export function resolvePeers(cfg: Config, labels: Record<string, string>, env: N
   cfg.peers.forEach((p, i) => {
     if (!matchesSelectors(p.nodeSelector, p.nodeSelectors, labels)) return;
     const localAs = p.localAs ?? opts.node?.localAs;
+    const source = opts.sourceAddresses?.find((a) => ipFamilyOf(a) === ipFamilyOf(p.address));
     const session: SessionIdentity = {
       ...(localAs !== undefined && localAs !== cfg.bgp.localAs ? { localAs } : {}),
       ...(opts.node?.bgpIdentifier !== undefined ? { bgpIdentifier: opts.node.bgpIdentifier } : {}),
+      ...(source !== undefined && p.localAddress === undefined ? { localAddress: source } : {}),
     };
     if (p.passwordSecret !== undefined) {
       secretNames.add(p.passwordSecret.name);

@@ -56,6 +56,8 @@ t.test('IPAddressPool: serviceAllocation maps to the file\'s fields; errors name
 t.test('BGPNodeConfigOverride: myASN, routerID and peers of its own; errors inside its peers name the item', async (t) => {
   const ok = readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'node-a', { myASN: 64601, routerID: '10.0.0.11', peers: [{ name: 'tor', peerAddress: '192.0.2.1', peerASN: 65001 }] }));
   t.match(ok, { ok: true, item: { localAs: 64601, routerId: '10.0.0.11', peers: [{ name: 'tor', address: '192.0.2.1', peerAs: 65001, port: 179 }] } });
+  t.match(readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'n', { sourceAddresses: ['192.0.2.1', '2001:db8::1'] })), { ok: true });
+  t.match(readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'n', { sourceAddresses: ['192.0.2.1', '192.0.2.2'] })), { ok: false, issues: [{ path: 'spec.sourceAddresses[1]', message: /one address per family/ }] });
   t.match(readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'n', { routerID: '0.0.0.0' })), { ok: false, issues: [{ path: 'spec.routerID', message: /0\.0\.0\.0/ }] });
   t.match(readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'n', { peers: [{ name: 'x', peerAddress: '192.0.2.1', peerASN: 65001 }, { name: 'y', peerAddress: 'nope', peerASN: 65001 }] })), { ok: false, issues: [{ path: 'spec.peers[1].peerAddress' }] });
   t.match(readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'n', { peers: [{ name: 'x', peerAddress: '192.0.2.1', peerASN: 65001, nodeSelectors: [] }] })), { ok: false, issues: [{ path: 'spec.peers[0].nodeSelectors', message: 'unknown field' }] }, 'an override\'s peers take no node selectors');

@@ -125,7 +125,7 @@ t.test('an invalid object changes nothing and is reported; fixing it applies it'
   await daemon.shutdown('test');
 });
 
-t.test('BGPNodeConfigOverride: this node\'s AS number and router ID on its sessions (a peer\'s own myASN wins); removing it restores the file\'s', async (t) => {
+t.test('BGPNodeConfigOverride: this node\'s AS number, router ID and source addresses on its sessions (a peer\'s own myASN wins); removing it restores the file\'s', async (t) => {
   const source = new FakeSource();
   source.isSynced = true;
   put(source, 'Node', node('node-a', { labels: { rack: 'a' } }));
@@ -148,11 +148,23 @@ t.test('BGPNodeConfigOverride: this node\'s AS number and router ID on its sessi
   t.match(speaker.peerCfgs.get('tor-a'), { localAs: 64601, bgpIdentifier: '10.0.0.77' }, 'the peer\'s own myASN wins');
   t.match(speaker.peerCfgs.get('own'), { localAs: 64700 });
   speaker.calls = [];
+  put(source, 'BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'node-a', { ...(override.spec as object), sourceAddresses: ['2001:db8::11', '127.0.0.11'] }));
+  await tick();
+  await daemon.idle();
+  t.same(speaker.calls.sort(), ['update core', 'update own', 'update tor-a'], 'the source address changed on every IPv4 session');
+  t.equal(speaker.peerCfgs.get('tor-a')?.localAddress, '127.0.0.11', 'the node\'s address of the peer\'s family');
+  put(source, 'BGPPeer', torA({ sourceAddress: '127.0.0.99' }));
+  await tick();
+  await daemon.idle();
+  t.equal(speaker.peerCfgs.get('tor-a')?.localAddress, '127.0.0.99', 'a peer\'s own sourceAddress wins');
+  t.equal(speaker.peerCfgs.get('core')?.localAddress, '127.0.0.11');
+  speaker.calls = [];
   del(source, 'BGPNodeConfigOverride', override);
   await tick();
   await daemon.idle();
   t.same(speaker.calls.sort(), ['remove own', 'update core', 'update tor-a']);
   t.equal(speaker.peerCfgs.get('core')?.localAs, undefined);
+  t.equal(speaker.peerCfgs.get('core')?.localAddress, undefined, 'the override\'s source address is gone with it');
   await daemon.shutdown('test');
 });
 
