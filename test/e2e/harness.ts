@@ -124,7 +124,12 @@ export interface HeraldNode {
 export interface HeraldNodeOptions {
   node: NodeSpec;
   heraldAs: number;
-  bird: { ip: string; port: number; as: number };
+  /** The one BIRD the file's peer `bird` dials; without it, `peers` (default none). */
+  bird?: { ip: string; port: number; as: number };
+  /** The file's peers when there is no `bird` (e.g. none: peers from BGPPeer objects). */
+  peers?: readonly Record<string, unknown>[];
+  /** Extra environment of the process (e.g. POD_NAMESPACE). */
+  env?: NodeJS.ProcessEnv;
   /** `{kubernetes: {kubeconfig}}` or `{manifests: dir}`. */
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
@@ -141,19 +146,21 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
   const adminPort = await freePort('127.0.0.1');
   const config: Record<string, unknown> = {
     bgp: { localAs: o.heraldAs },
-    peers: [
-      {
-        name: 'bird',
-        address: o.bird.ip,
-        port: o.bird.port,
-        peerAs: o.bird.as,
-        localAddress: o.node.ip,
-        holdTime: 30,
-        connectRetryTime: 1,
-        ebgpMultihop: 2,
-        families: ['ipv4-unicast'],
-      },
-    ],
+    peers: o.bird
+      ? [
+          {
+            name: 'bird',
+            address: o.bird.ip,
+            port: o.bird.port,
+            peerAs: o.bird.as,
+            localAddress: o.node.ip,
+            holdTime: 30,
+            connectRetryTime: 1,
+            ebgpMultihop: 2,
+            families: ['ipv4-unicast'],
+          },
+        ]
+      : (o.peers ?? []),
     source: o.source,
     healthChecks: { interval: 0.5, timeout: 0.4, rise: 1, fall: 1 },
     flapControl: { holdDown: 0, penalty: 0 },
@@ -164,7 +171,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
   if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
-  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip]);
+  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], o.env ? { env: { ...process.env, ...o.env } } : {});
   return { proc, adminPort };
 }
 
