@@ -30,6 +30,7 @@ import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
 import { mergeConfig, NO_OBJECTS } from '../config/crd-merge.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
+import type { NodeStatusInput } from './node-status.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
@@ -70,6 +71,8 @@ export interface DaemonDeps {
   listenRetry?: ListenBackoff;
   /** Called after every pass that changed decisions (e.g. to post Kubernetes Events on changes). */
   onDecisions?: (decisions: DecisionSet, changes: DecisionChanges) => void;
+  /** Something this node's status shows may have changed (a session or BFD state, decisions, objects): node-status.ts. */
+  onStatusChange?: () => void;
   /** Kubernetes writes refused with 403 ("call: message"; src/k8s/forbidden.ts), for status().forbidden. */
   forbidden?: () => readonly string[];
   /** Passwords of peers' `passwordSecret` (the Kubernetes source); its changes are applied as an object change is. */
@@ -197,7 +200,10 @@ export class Daemon {
   #subscribe(): void {
     const { metrics } = this.#deps;
     const speaker = this.#speaker;
-    speaker.on('peerState', (e: PeerStateEvent) => this.#peers.observe(e));
+    speaker.on('peerState', (e: PeerStateEvent) => {
+      this.#peers.observe(e);
+      this.#deps.onStatusChange?.();
+    });
     speaker.on('updateSent', (e: UpdateSentEvent) => {
       if (typeof e.packMs === 'number') metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
     });
@@ -207,7 +213,10 @@ export class Daemon {
       this.#log.error({ err }, 'speaker error');
     });
     speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
-    speaker.on('bfdState', (e: BfdStateEvent) => this.#peers.observeBfd(e));
+    speaker.on('bfdState', (e: BfdStateEvent) => {
+      this.#peers.observeBfd(e);
+      this.#deps.onStatusChange?.();
+    });
     metrics.setPeersProvider(() => this.view.peers());
     const source = this.#deps.source;
     if (!source) return;
@@ -317,6 +326,7 @@ export class Daemon {
   #observe(changes: DecisionChanges): void {
     try {
       this.#deps.onDecisions?.(this.#gate, changes);
+      this.#deps.onStatusChange?.();
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, 'decision observer failed');
     }
@@ -374,6 +384,7 @@ export class Daemon {
    */
   #applyObjects(why: string): void {
     this.#objectsPending = false;
+    this.#deps.onStatusChange?.();
     const merged = mergeConfig(this.#file, this.#objects(), this.identity.nodeName);
     const same = isDeepStrictEqual(merged.config, this.#config) && isDeepStrictEqual(merged.override, this.#merged.override);
     if (same) {
@@ -412,6 +423,21 @@ export class Daemon {
     this.#gate.configure(this.#gateInputs(merged.config));
     this.#fullNext = true;
     return d;
+  }
+
+  /** What this node's BGPNodeStatus shows (node-status.ts). */
+  nodeStatusInput(): NodeStatusInput {
+    const o = this.#merged.override;
+    return {
+      peers: this.view.peers(),
+      services: this.view.services(),
+      origins: this.#merged.origins,
+      myASN: o?.localAs ?? this.#config.bgp.localAs,
+      routerID: o?.routerId ?? this.identity.routerId,
+      ...(o ? { override: o.name } : {}),
+      problems: [...this.#peerProblems],
+      heraldVersion: this.#deps.version,
+    };
   }
 
   /** Herald's objects as this node merged them, and the peers it cannot run (node status, the leader's conditions). */

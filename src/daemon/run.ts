@@ -33,6 +33,7 @@ import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { SecretCache } from '../k8s/secrets.ts';
+import type { NodeStatusWriter } from './node-status.ts';
 
 /** Options of {@link runDaemon}. */
 export interface RunOptions {
@@ -69,7 +70,7 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
  * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
  * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
-async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeConfig; secrets?: SecretCache }> {
+async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeConfig; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -81,7 +82,7 @@ async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEn
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
-  return { source: new KubernetesSource({ kc, nodeName, heraldNamespace: namespace }), kc, secrets };
+  return { source: new KubernetesSource({ kc, nodeName, heraldNamespace: namespace }), kc, secrets, namespace };
 }
 
 /**
@@ -199,10 +200,12 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let source: Source | undefined;
   let kc: KubeConfig | undefined;
   let secrets: SecretCache | undefined;
+  let nodeStatus: NodeStatusWriter | undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   try {
-    ({ source, kc, secrets } = await createSource(config, identity.nodeName, env, forbidden));
+    let namespace: string | undefined;
+    ({ source, kc, secrets, namespace } = await createSource(config, identity.nodeName, env, forbidden));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
@@ -228,7 +231,23 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       env,
       ...(onDecisions ? { onDecisions } : {}),
       forbidden: () => forbidden.list(),
+      onStatusChange: () => nodeStatus?.changed(),
     });
+    if (kc && namespace !== undefined) {
+      // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
+      const { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } = await import('./node-status.ts');
+      const d = daemon;
+      let lastProblem = '';
+      nodeStatus = new NodeStatusWriter({
+        build: () => nodeStatusOf(d.nodeStatusInput()),
+        sink: apiNodeStatusSink(kc, namespace, identity.nodeName, forbidden),
+        onError: (err) => {
+          const problem = (err as Error).message;
+          if (problem !== lastProblem) log.warn({ err: problem }, 'cannot write this node\'s BGPNodeStatus (retried; warned once)');
+          lastProblem = problem;
+        },
+      });
+    }
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
     log.fatal(startErrorLog(err), 'cannot start');
@@ -314,6 +333,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (watchTimer) clearInterval(watchTimer);
     await reloading.catch(() => undefined);
     await allocator?.stop().catch(() => undefined);
+    nodeStatus?.stop();
     await daemon.shutdown(why);
     secrets?.stop();
     heartbeat();

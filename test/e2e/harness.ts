@@ -130,6 +130,8 @@ export interface HeraldNodeOptions {
   peers?: readonly Record<string, unknown>[];
   /** Extra environment of the process (e.g. POD_NAMESPACE). */
   env?: NodeJS.ProcessEnv;
+  /** Top-level settings over the defaults below (e.g. `kubeProxy: {enabled: false}`). */
+  config?: Record<string, unknown>;
   /** `{kubernetes: {kubeconfig}}` or `{manifests: dir}`. */
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
@@ -169,6 +171,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
     logLevel: 'info',
   };
   if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
+  Object.assign(config, o.config);
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], o.env ? { env: { ...process.env, ...o.env } } : {});

@@ -3,7 +3,8 @@
 // apiserver (the real @kubernetes/client-node underneath): each BGPPeer selects its rack's nodes (nodeSelectors) and
 // sets the rack's AS number (myASN); each node's BGPNodeConfigOverride gives its source address. Each node peers only
 // with its own rack's BIRD, with its rack's AS; moving node-2's label to rack a moves its session (and its route) to
-// BIRD a without touching node-1's session; a change of one BGPPeer reaches only its sessions.
+// BIRD a without touching node-1's session; a change of one BGPPeer reaches only its sessions. Each node's
+// BGPNodeStatus shows its sessions and VIPs, and `herald peers/services --all-nodes` prints them all.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { heraldObject, node, service, slice } from '../helpers/k8s-objects.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../src/k8s/herald-kinds.ts';
 import type { HeraldKind } from '../../src/k8s/herald-kinds.ts';
-import { adminJson, loopbackBlock, pathsFor, protoName, startBird, startHerald, startKubeProxies, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
+import type { NodeStatus } from '../../src/config/crd-status.ts';
+import { main } from '../../src/cli/main.ts';
+import { adminJson, loopbackBlock, pathsFor, protoName, startBird, startHerald, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const VIP = '198.51.100.20';
@@ -45,8 +48,8 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const label = (n: NodeSpec, rack: 'a' | 'b') => api.upsert('nodes', node(n.name, { labels: { 'topology.example/rack': rack } }));
     label(nodes[0]!, 'a');
     label(nodes[1]!, 'b');
-    const kp = await startKubeProxies(nodes.map((n) => n.ip));
-    t.teardown(() => kp.close());
+    // Cluster policy without kube-proxy probes: this test is about peering (the health tests are elsewhere), and the
+    // CLI runs in this process, whose event loop would also serve fake kube-proxies.
     api.upsert('services', service('web', { etp: 'Cluster', lbIPs: [VIP] }));
     api.upsert('endpointslices', slice('web-1', 'web', [['10.1.0.1', 'node-1'], ['10.1.0.2', 'node-2']]), 'discovery.k8s.io');
 
@@ -78,7 +81,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig.yaml'), api.url);
     const heralds: HeraldNode[] = [];
     for (const n of nodes) {
-      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, env: { POD_NAMESPACE: NS } });
+      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, env: { POD_NAMESPACE: NS }, config: { kubeProxy: { enabled: false } } });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
     }
@@ -106,6 +109,33 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.match(JSON.stringify(peers2), /tor-b/, 'node-2 runs tor-b');
     t.notMatch(JSON.stringify(peers2), /tor-a/, 'node-2 does not run tor-a');
 
+    // 1b. Each node's BGPNodeStatus shows what BIRD sees; `herald peers --all-nodes` prints them with a NODE column.
+    const nodeStatus = (n: string) => api.get(HERALD_PLURALS.BGPNodeStatus, NS, n, HERALD_GROUP)?.status as NodeStatus | undefined;
+    const sessionOf = (n: string, peer: string) => nodeStatus(n)?.sessions?.find((x) => x.peer === peer);
+    const waitStatus = (what: string, check: () => boolean) => withLogs(() => heralds[0]!.proc.waitFor(() => check() || undefined, what, 30_000), heralds, names);
+    await waitStatus('node-1 status: tor-a Established', () => sessionOf('node-1', 'tor-a')?.state === 'Established');
+    await waitStatus('node-2 status: tor-b Established', () => sessionOf('node-2', 'tor-b')?.state === 'Established');
+    t.match(sessionOf('node-1', 'tor-a'), { source: 'BGPPeer', peerAddress: birds.a.ip, peerASN: BIRD_AS.a, myASN: RACK_AS.a, prefixesSent: 1 }, 'node-1\'s status: its session as BIRD a sees it');
+    t.same(nodeStatus('node-1')?.sessions?.map((x) => x.peer), ['tor-a'], 'node-1 lists only its rack\'s peer');
+    await waitStatus('node-1 status: the VIP announced', () => nodeStatus('node-1')?.vips?.some((v) => v.address === VIP && v.announced) === true);
+    t.match(nodeStatus('node-1'), { sessionsEstablished: 1, sessionsConfigured: 1, vipsAnnounced: 1, override: 'node-1', lastUpdate: /^\d{4}-/ });
+    const cli = async (args: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await main(args, { out: { write: (x: string) => (out += x) }, err: { write: (x: string) => (err += x) }, env: {} });
+      return { code, out, err };
+    };
+    const table = await cli(['peers', '--all-nodes', '--kubeconfig', kubeconfig, '-n', NS]);
+    t.equal(table.code, 0, table.err);
+    t.match(table.out, /^NODE\s+PEER\s+SOURCE/, 'a NODE column');
+    t.match(table.out, new RegExp(`node-1\\s+tor-a\\s+BGPPeer\\s+${birds.a.ip.replaceAll('.', '\\.')}:${birds.a.port}\\s+${BIRD_AS.a}\\s+${RACK_AS.a}\\s+Established`), 'node-1 with tor-a');
+    t.match(table.out, new RegExp(`node-2\\s+tor-b\\s+BGPPeer\\s+\\S+\\s+${BIRD_AS.b}\\s+${RACK_AS.b}\\s+Established`), 'node-2 with tor-b');
+    const asJson = await cli(['peers', '--all-nodes', '--json', '--kubeconfig', kubeconfig, '-n', NS]);
+    t.same((JSON.parse(asJson.out) as Array<{ node: string; peer: string }>).map((x) => `${x.node}/${x.peer}`), ['node-1/tor-a', 'node-2/tor-b'], '--json: one object per session with its node');
+    const svc = await cli(['services', 'default/web', '--all-nodes', '--kubeconfig', kubeconfig, '-n', NS]);
+    t.match(svc.out, new RegExp(`node-1\\s+default/web\\s+${VIP.replaceAll('.', '\\.')}\\s+loadBalancer\\s+yes`), 'herald services --all-nodes: node-1 announces');
+    t.match(svc.out, /node-2\s+default\/web\s+\S+\s+loadBalancer\s+yes/, 'and node-2');
+
     // 2. node-2 moves to rack a: its session moves to BIRD a, with rack a's AS; node-1's session is not touched.
     const sinceN1 = (await birds.a.bird.protocol(N1))?.since;
     label(nodes[1]!, 'a');
@@ -116,6 +146,8 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.same((await birds.a.bird.routes(`for ${PREFIX} table master4`)).find((r) => r.protocol === N2)?.bgpPath, [RACK_AS.a], 'node-2 now speaks rack a\'s AS');
     t.equal((await birds.a.bird.protocol(N1))?.since, sinceN1, 'node-1\'s session with BIRD a was not reset');
     t.equal(await state('a', N1), 'Established');
+    await waitStatus('node-2 status: tor-a Established with rack a\'s AS', () => sessionOf('node-2', 'tor-a')?.state === 'Established' && sessionOf('node-2', 'tor-a')?.myASN === RACK_AS.a);
+    t.same(nodeStatus('node-2')?.sessions?.map((x) => x.peer), ['tor-a'], 'node-2\'s status no longer lists tor-b');
 
     // 3. A change of one BGPPeer reaches only its sessions: tor-b (no node uses it now) changes nothing on BIRD a;
     //    tor-a's new hold time resets exactly the two tor-a sessions (hold time is in OPEN).
