@@ -100,6 +100,8 @@ export class Daemon {
   /** Objects changed before the source synced: applied on 'synced'. */
   #objectsPending = false;
   #objectsQueued = false;
+  /** The invalid objects last logged: "Kind/name" → their problems. */
+  #verdictsLogged = new Map<string, string>();
   /** Peers left out by the last resolution, "peer: why". */
   #peerProblems: string[] = [];
   readonly #deps: DaemonDeps;
@@ -386,6 +388,7 @@ export class Daemon {
     this.#objectsPending = false;
     this.#deps.onStatusChange?.();
     const merged = mergeConfig(this.#file, this.#objects(), this.identity.nodeName);
+    this.#logVerdicts(merged);
     const same = isDeepStrictEqual(merged.config, this.#config) && isDeepStrictEqual(merged.override, this.#merged.override);
     if (same) {
       this.#merged = merged;
@@ -404,6 +407,19 @@ export class Daemon {
     } catch (err) {
       this.#log.error({ err }, 'cannot apply the configuration objects; the running configuration stays');
     }
+  }
+
+  /** Warns once per object and distinct set of problems: an invalid object is ignored, with its fields named. */
+  #logVerdicts(merged: MergedConfig): void {
+    const now = new Map<string, string>();
+    for (const v of merged.verdicts) {
+      if (v.issues.length === 0) continue;
+      const key = `${v.kind}/${v.name}`;
+      const text = v.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+      now.set(key, text);
+      if (this.#verdictsLogged.get(key) !== text) this.#log.warn({ object: key, generation: v.generation, problems: v.issues.map((i) => `${i.path}: ${i.message}`) }, 'configuration object ignored');
+    }
+    this.#verdictsLogged = now;
   }
 
   /**

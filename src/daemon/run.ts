@@ -201,6 +201,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let kc: KubeConfig | undefined;
   let secrets: SecretCache | undefined;
   let nodeStatus: NodeStatusWriter | undefined;
+  // Starts the allocator when the configuration in force first has a pool (set once the daemon has started).
+  let checkAllocator: () => void = () => undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   try {
@@ -231,7 +233,10 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       env,
       ...(onDecisions ? { onDecisions } : {}),
       forbidden: () => forbidden.list(),
-      onStatusChange: () => nodeStatus?.changed(),
+      onStatusChange: () => {
+        nodeStatus?.changed();
+        checkAllocator();
+      },
     });
     if (kc && namespace !== undefined) {
       // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
@@ -359,19 +364,22 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.error({ err }, 'start failed; continuing (see /readyz)');
   }
   markStarted();
-  if (!stopped && config.pools && config.pools.length > 0) {
-    // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and ignored.
-    if (kc && source) {
-      try {
-        const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
-      } catch (err) {
-        log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
-      }
-    } else {
-      log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+  // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and
+  // ignored. With it, the allocator starts once the configuration in force (the file's pools and IPAddressPool
+  // objects) has a pool, and reads the pools in force at every pass.
+  const startAllocatorOnce = async () => {
+    if (stopped || allocator !== undefined || !kc || !source || (daemon.currentConfig.pools ?? []).length === 0) return;
+    try {
+      const { startAllocator } = await import('../ipam/run.ts');
+      if (stopped || allocator !== undefined) return;
+      allocator = startAllocator({ kc, source, pools: () => daemon.currentConfig.pools ?? [], nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
     }
-  }
+  };
+  if (!stopped && config.pools && config.pools.length > 0 && !kc) log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+  await startAllocatorOnce();
+  checkAllocator = () => void startAllocatorOnce();
   if (!stopped) {
     heartbeat();
     hbTimer = setInterval(heartbeat, opts.heartbeatIntervalMs ?? 5000);

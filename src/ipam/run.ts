@@ -21,7 +21,8 @@ import { parsePool, type Pool, type PoolConfig } from './pool.ts';
 export interface AllocatorRunOptions {
   readonly kc: KubeConfig;
   readonly source: Source;
-  readonly pools: readonly PoolConfig[];
+  /** The pools in force, read at every pass (the file's and IPAddressPool objects': the daemon's merged configuration). */
+  readonly pools: () => readonly PoolConfig[];
   readonly nodeName: string;
   readonly loadBalancerClass?: string;
   readonly log: Logger;
@@ -43,9 +44,22 @@ export interface RunningAllocator {
  * @throws PoolError for a pool whose addresses do not parse (the config schema has already checked their shape).
  */
 export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
-  const pools: Pool[] = o.pools.map((p, i) => parsePool(p, i));
   const namespace = heraldNamespace(o.env);
   const log = o.log.child({ component: 'allocator' });
+  // Parsed again only when the configuration in force changed; a pool that does not parse keeps the previous set.
+  let parsedFrom = o.pools();
+  let pools: Pool[] = parsedFrom.map((p, i) => parsePool(p, i));
+  const poolsNow = (): Pool[] => {
+    const cfg = o.pools();
+    if (cfg === parsedFrom) return pools;
+    parsedFrom = cfg;
+    try {
+      pools = cfg.map((p, i) => parsePool(p, i));
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'pools not applied; the previous pools stay');
+    }
+    return pools;
+  };
   const forbidden = o.forbidden ?? new ForbiddenCalls();
   const leases = new KubernetesLeaseStore(o.kc, namespace);
   const store: LeaseStore = {
@@ -62,7 +76,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   });
   const controller = new AllocatorController({
     services: () => [...o.source.snapshot().services()],
-    pools: () => pools,
+    pools: poolsNow,
     isLeader: () => elector.isLeader() && o.source.synced(),
     writer,
     recorder,
