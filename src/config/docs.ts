@@ -4,34 +4,17 @@
  * Kubernetes objects) and the CRDs (crd-schema.ts), all from the zod schema in schema.ts.
  * `scripts/gen-config-docs.ts` writes them; a test checks the committed files are current.
  */
-import { z } from 'zod';
 import { HERALD_API_VERSION, HERALD_PLURALS } from '../k8s/herald-kinds.ts';
 import type { FieldMap, KindSpec } from './crd-kinds.ts';
 import { KINDS } from './crd-kinds.ts';
 import { generatedCrdFiles, jsonSchemaOf } from './crd-schema.ts';
+import type { JsonSchema } from './crd-schema.ts';
 import { configSchema } from './schema.ts';
 
-type JsonSchema = {
-  type?: string | string[];
-  description?: string;
-  default?: unknown;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  anyOf?: JsonSchema[];
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  minItems?: number;
-  maxItems?: number;
-  additionalProperties?: boolean | JsonSchema;
-  pattern?: string;
-};
 
 /** The JSON Schema of the configuration file (input side: defaults are optional). */
 export function configJsonSchema(): JsonSchema & { $schema?: string; title?: string } {
-  const s = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $schema?: string; title?: string };
+  const s = jsonSchemaOf(configSchema) as JsonSchema & { $schema?: string; title?: string };
   return { $schema: s.$schema, title: 'Herald configuration', ...s };
 }
 

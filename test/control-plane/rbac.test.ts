@@ -103,7 +103,7 @@ function rbacVerbs(): { doc: number; rule: number; verb: string; group: string; 
   return out;
 }
 
-controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffice; each missing verb shows its 403', 420_000, async (t) => {
+controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffice; each missing verb shows its 403', 780_000, async (t) => {
   const block = loopbackBlock();
   const cp = await startCluster(t, { host: `${block}200` });
   const api = cp.admin;
