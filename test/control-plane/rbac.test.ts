@@ -222,7 +222,9 @@ async function checkScenario(t: Test, cp: ControlPlane, s: Scenario): Promise<vo
     'the apiserver refused that call (audit log)',
   );
   const names = [s.resource, WATCHED[s.resource] ?? s.resource];
-  const logged = heraldLog(h).some((l) => (l['level'] as number) >= 40 && JSON.stringify(l).includes('403') && names.some((n) => JSON.stringify(l).includes(`"${n}`)));
+  // The line reaches us through the child's stdout pipe, possibly after the status already shows the 403: waited for.
+  const warned = () => heraldLog(h).some((l) => (l['level'] as number) >= 40 && JSON.stringify(l).includes('403') && names.some((n) => JSON.stringify(l).includes(`"${n}`)));
+  const logged = await until("Herald's log line with the 403", () => warned(), 15_000).catch(() => false);
   t.ok(logged, "Herald's log warns with the 403");
   if (WATCHED[s.resource] !== undefined && s.verb === 'list' && !OPTIONAL.has(s.resource)) {
     t.equal(st.ready, false, 'a watched resource that cannot be listed: not ready');
