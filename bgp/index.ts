@@ -143,16 +143,19 @@ export {
   mergeAs4Path,
   writeAsPathSegments,
 } from './codec/as-path.ts';
-export { addPathFor, familyAfiSafi } from './codec/mp-nlri.ts';
+export { addPathFor, decodeLabeledPrefixAt, familyAfiSafi, formatRouteDistinguisher } from './codec/mp-nlri.ts';
+export type { LabeledPrefix } from './codec/mp-nlri.ts';
 export {
   canonicalAddress,
   canonicalPrefix,
   decodeNlri,
+  decodePrefixAt,
   encodeNlri,
   familyOfPrefix,
   formatAddress,
   formatIPv4,
   formatIPv6,
+  formatPrefixBits,
   maxPrefixBits,
   nlriFieldLength,
   nlriLength,

@@ -41,9 +41,10 @@ function typeOf(s: JsonSchema): string {
     return lo !== undefined && hi !== undefined ? `integer ${lo}..${hi}` : lo !== undefined ? `integer ≥ ${lo}` : 'integer';
   }
   if (s.type === 'number') {
-    if (s.exclusiveMinimum !== undefined) return `number > ${s.exclusiveMinimum}`;
-    if (s.minimum !== undefined) return `number ≥ ${s.minimum}`;
-    return 'number';
+    const hi = s.maximum !== undefined ? `, ≤ ${s.maximum}` : '';
+    if (s.exclusiveMinimum !== undefined) return `number > ${s.exclusiveMinimum}${hi}`;
+    if (s.minimum !== undefined) return s.maximum !== undefined ? `number ${s.minimum}..${s.maximum}` : `number ≥ ${s.minimum}`;
+    return `number${hi}`;
   }
   return String(s.type ?? 'any');
 }
@@ -86,7 +87,15 @@ export function configMarkdown(): string {
     "route's `healthCheck` with its effective values (override, else `healthChecks.*`); `path` and",
     '`expectedStatus` only with `kind` http/https; next hops (routes, peers) are not 0.0.0.0, `::`,',
     '255.255.255.255, multicast or IPv6 link-local; prefixes (routes, `serviceCIDRs`, pools) have no host bits',
-    'set (`10.1.0.1/24` → "did you mean 10.1.0.0/24?"); pool ranges `A-B` have A ≤ B.',
+    'set (`10.1.0.1/24` → "did you mean 10.1.0.0/24?"); pool ranges `A-B` have A ≤ B; the communities of one route',
+    '(static or advertisement) fit one 4096-octet UPDATE (at most 3800 octets: 4 per community, 12 per large, 8 per',
+    'extended and 20 per IPv6 extended community).',
+    '',
+    'Value rules beyond the types below: addresses take no IPv6 zone id (`fe80::1%eth0`: BGP next hops and',
+    "Herald's sockets have no interface scope); `bgp.routerId` is not 0.0.0.0; a TCP MD5 password comes from `file`",
+    'or `env` (read at start and by `herald config check`: at most 80 octets, the Linux limit) and is never written',
+    'inline — an error names such a field but never shows its value. The file itself is at most 16 MiB',
+    '(`HERALD_CONFIG_MAX_BYTES`) and must be a regular file; see "Limits" in [operations.md](operations.md).',
     '',
     'Reload: `SIGHUP` or a change of the file applies a new valid file as a diff (unchanged peers keep their',
     'sessions); an invalid file is rejected with every error and the running configuration stays.',

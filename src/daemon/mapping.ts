@@ -20,6 +20,7 @@ import { canonicalCIDR } from '../controller/prefix.ts';
 import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
 import { parseExtendedCommunityText } from '../config/extended-communities.ts';
+import { md5KeyProblem } from '../config/secrets.ts';
 import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
@@ -35,7 +36,7 @@ export class MappingError extends Error {
 /**
  * Read a peer's TCP MD5 password.
  * @returns the password, or undefined when none is configured
- * @throws MappingError when the file cannot be read or the variable is unset/empty
+ * @throws MappingError when the file cannot be read, the variable is unset/empty, or the key is longer than Linux takes
  */
 export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const pw = p.password;
@@ -50,10 +51,14 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
     }
     const v = text.replace(/\r?\n$/, '');
     if (v === '') throw new MappingError([{ path: `${path}.file`, message: `${pw.file} is empty` }]);
+    const long = md5KeyProblem(v);
+    if (long !== undefined) throw new MappingError([{ path: `${path}.file`, message: `${pw.file}: ${long}` }]);
     return v;
   }
   const v = env[pw.env as string];
   if (v === undefined || v === '') throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env} is not set` }]);
+  const long = md5KeyProblem(v);
+  if (long !== undefined) throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env}: ${long}` }]);
   return v;
 }
 
