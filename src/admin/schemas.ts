@@ -83,6 +83,11 @@ export const peerSchema = {
     messages: { type: 'object', properties: { sent: counts, received: counts } },
     prefixes: { type: 'object', properties: { sent: int, received: int } },
     flaps: int,
+    unsentRoutes: {
+      type: 'array',
+      description: 'Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the other routes are sent',
+      items: { type: 'object', properties: { reason: str, prefixes: int, example: str } },
+    },
     bfd: {
       type: 'object',
       description: "The peer's BFD session (RFC 5880), when BFD is on for it; intervals in ms",

@@ -8,7 +8,7 @@
 
 /** Why a session last went down, or the NOTIFICATION last exchanged. */
 export interface PeerErrorView {
-  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ... */
+  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ...; unsentRoutes while routes cannot be sent. */
   kind: string;
   /** NOTIFICATION error code / subcode (RFC 4271 §4.5), when one was sent or received. */
   code?: number;
@@ -55,6 +55,8 @@ export interface PeerView {
   flaps: number;
   /** The peer's BFD session (RFC 5880), when BFD is on for it. */
   bfd?: PeerBfdView;
+  /** Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the others are sent. */
+  unsentRoutes?: { reason: string; prefixes: number; example: string }[];
 }
 
 /** A peer's BFD session. Intervals in milliseconds. */

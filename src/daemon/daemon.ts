@@ -40,7 +40,7 @@ import { ListenerRetry } from './listener-retry.ts';
 import { desiredRoutesContext } from './mapping.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
 import { RouteAssembly } from './route-assembly.ts';
-import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, ThreadExitEvent, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
 
 /** Dependencies of {@link Daemon}; everything external is injected. */
 export interface DaemonDeps {
@@ -74,6 +74,8 @@ export class Daemon {
   readonly #clock: Clock;
   readonly #env: NodeJS.ProcessEnv;
   readonly #speaker: SpeakerLike;
+  /** Why the speaker thread died, once it has (a readiness reason; `herald run` then stops). */
+  #speakerFailure: string | undefined;
   readonly #peers: PeerSet;
   readonly #gate: HealthGate;
   readonly #assembly: RouteAssembly;
@@ -176,6 +178,11 @@ export class Daemon {
     });
     speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
     speaker.on('bfdState', (e: BfdStateEvent) => this.#peers.observeBfd(e));
+    speaker.on('unsentRoutes', (e: UnsentRoutesEvent) => this.#peers.observeUnsent(e));
+    speaker.on('threadExit', (e: ThreadExitEvent) => {
+      this.#speakerFailure = e.message;
+      this.#log.fatal({ err: e.message }, 'the speaker thread died: every BGP session is closed');
+    });
     metrics.setPeersProvider(() => this.view.peers());
     const source = this.#deps.source;
     if (!source) return;
@@ -290,6 +297,7 @@ export class Daemon {
 
   #notReady(): string[] {
     const out: string[] = [];
+    if (this.#speakerFailure !== undefined) out.push(this.#speakerFailure);
     const listener = this.#listener.problem();
     if (listener !== undefined) out.push(listener);
     const source = this.#deps.source?.status();
