@@ -162,6 +162,18 @@ export interface StatusView {
   lastReload?: { at: string; ok: boolean; errors?: string[] };
   /** Kubernetes API calls refused with 403 (RBAC): "call: apiserver message" (src/k8s/forbidden.ts). */
   forbidden?: string[];
+  /** Objects the controller cannot use, treated as absent (src/controller/quarantine.ts; docs/operations.md). */
+  quarantined?: QuarantineView[];
+}
+
+/** One quarantined Kubernetes object. */
+export interface QuarantineView {
+  kind: string;
+  /** "namespace/name" (Node, ServiceCIDR: name). */
+  name: string;
+  reason: string;
+  /** Since when (ISO 8601). */
+  since: string;
 }
 
 /** Thrown by DaemonView actions for an unknown name (→ HTTP 404). */
