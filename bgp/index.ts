@@ -30,6 +30,10 @@
  *   with RFC 8654). Flapping routes collapse to their latest state, and KEEPALIVEs are never starved.
  *   The Speaker (speaker.ts) joins it all up: peers, fan-out of the desired route set, graceful restart and
  *   graceful shutdown.
+ * - SpeakerProxy (speaker-thread/) runs a Speaker in its own worker thread and offers the same API on the calling
+ *   thread over a typed message channel, so that no work of the caller can delay a KEEPALIVE or a hold timer. Routes
+ *   cross in a columnar form (speaker-thread/route-batch.ts); peers() and draining are served from views the thread
+ *   pushes.
  *
  * Errors. One bad peer never disturbs another. A BgpError ends only its own session, with the NOTIFICATION it
  * describes. RFC 7606 outcomes keep the session up. Local misuse (bad configuration or address text) throws
@@ -220,3 +224,8 @@ export { DEFAULT_BFD_DETECT_MULTIPLIER, DEFAULT_BFD_INTERVAL_MS } from './bfd/pe
 export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
 export { BfdDiag, decodeControlPacket, describeDiag, encodeControlPacket } from './bfd/packet.ts';
 export type { BfdState, ControlPacket } from './bfd/packet.ts';
+
+// --- The Speaker in its own thread: the main-thread proxy and the channel's types (bgp/speaker-thread/) ---
+export { SPEAKER_THREAD_EXIT, SpeakerProxy } from './speaker-thread/proxy.ts';
+export type { SpeakerEvents, SpeakerThreadOptions } from './speaker-thread/protocol.ts';
+export type { UnsentRoutes } from './rib/adj-rib-out.ts';

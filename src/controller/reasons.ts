@@ -11,6 +11,10 @@ export const ReasonCode = {
   NodeDeleting: 'NodeDeleting',
   NodeNotReady: 'NodeNotReady',
   NodeNetworkUnavailable: 'NodeNetworkUnavailable',
+  /** This node's Node object cannot be used (quarantine.ts): as if missing. */
+  NodeQuarantined: 'NodeQuarantined',
+  /** The Service cannot be used or decided (quarantine.ts): treated as absent, no VIP. */
+  Quarantined: 'Quarantined',
   ServiceProxyNameSet: 'ServiceProxyNameSet',
   ForeignLoadBalancerClass: 'ForeignLoadBalancerClass',
   IPModeProxy: 'IPModeProxy',

@@ -15,7 +15,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
 import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
-import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerLike, UnsentRoutesEvent } from './speaker-like.ts';
 
 /** True when some peer depends on this node's labels (its set follows the Node object). */
 export function followsNodeLabels(cfg: Config): boolean {
@@ -111,6 +111,11 @@ export class PeerSet {
     if (e.to === 'Established') this.#log.info(fields, 'session established');
     else if (e.from === 'Established') this.#log.warn(fields, 'session down');
     else this.#log.info(fields, 'session state change');
+  }
+
+  /** Routes toward a peer cannot be encoded (once per session and reason): an error line naming the fix's target. */
+  observeUnsent(e: UnsentRoutesEvent): void {
+    this.#log.error({ peer: e.peer, reason: e.reason, example: e.example }, 'routes cannot be sent to this peer (the others are; see the peer\'s lastError): fix the next hop or attributes they need');
   }
 
   /** Record one BFD state change of a peer's session (RFC 5880): metrics and a log line (a failure resets BGP). */

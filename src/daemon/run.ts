@@ -34,6 +34,30 @@ import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './st
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 
 /** Options of {@link runDaemon}. */
+/** Exit code when the speaker thread died (EX_SOFTWARE of sysexits.h): the supervisor restarts Herald. */
+export const EXIT_SPEAKER_THREAD = 70;
+
+/**
+ * Test hook (docs/development.md): with HERALD_TEST_BLOCK_MS=N in the environment, SIGUSR2 busy-loops the main
+ * event loop for N ms — the admin API, the controller and the health checks stop; the BGP sessions in the speaker
+ * thread must not (test/interop/daemon-main-block-bird.test.ts). Off unless the variable is set.
+ */
+function installBlockHook(env: NodeJS.ProcessEnv, log: Logger): (() => void) | undefined {
+  const ms = Number(env['HERALD_TEST_BLOCK_MS'] ?? '');
+  if (!Number.isFinite(ms) || ms <= 0) return undefined;
+  const onBlock = (): void => {
+    log.warn({ ms }, 'main event loop blocked on purpose (test hook HERALD_TEST_BLOCK_MS)');
+    log.flush?.();
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      /* blocked on purpose */
+    }
+    log.warn({ ms }, 'main event loop unblocked (test hook HERALD_TEST_BLOCK_MS)');
+  };
+  process.on('SIGUSR2', onBlock);
+  return () => process.off('SIGUSR2', onBlock);
+}
+
 export interface RunOptions {
   configPath: string;
   nodeName?: string;
@@ -206,9 +230,15 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const events = new AnnouncementEvents(identity.nodeName, recorder);
       onDecisions = (d, c) => events.observe(d, c);
     }
-    const { Speaker } = await import('../../bgp/index.ts');
+    // The Speaker runs in its own worker thread: nothing on this thread can delay a KEEPALIVE or a hold timer.
+    const { SpeakerProxy } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
-      createSpeaker: (o) => new Speaker(o) satisfies SpeakerLike,
+      createSpeaker: (o) => {
+        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) });
+        // Its death closed every session: stop, so that the restart comes up as a graceful restart (docs/architecture.md "Threads").
+        speaker.on('threadExit', () => void stop('speaker thread exited', EXIT_SPEAKER_THREAD));
+        return speaker satisfies SpeakerLike;
+      },
       health,
       ...(source ? { source } : {}),
       logger: log,
@@ -289,7 +319,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
   let stopped = false;
-  const stop = async (why: string) => {
+  const stop = async (why: string, exitCode = 0) => {
     if (stopped) {
       if (why === 'SIGTERM' || why === 'SIGINT') {
         log.warn({ signal: why }, 'second signal during shutdown: exiting now');
@@ -309,9 +339,10 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     process.off('SIGHUP', onHup);
-    log.info('stopped');
+    removeBlockHook?.();
+    log.info({ exitCode }, 'stopped');
     log.flush?.();
-    resolveDone(0);
+    resolveDone(exitCode);
   };
   const onTerm = () => void stop('SIGTERM');
   const onInt = () => void stop('SIGINT');
@@ -319,6 +350,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
   process.on('SIGHUP', onHup);
+  const removeBlockHook = installBlockHook(env, log);
   opts.stopSignal?.then(() => stop('stop requested'));
 
   try {

@@ -33,6 +33,7 @@ export class HeraldMetrics {
   readonly buildInfo: Gauge<'version' | 'node'>;
   readonly configReloads: Counter<'result'>;
   readonly drained: Gauge;
+  readonly quarantinedObjects: Gauge<'kind'>;
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
@@ -152,6 +153,8 @@ export class HeraldMetrics {
     this.buildInfo.set({ version: opts.version, node: opts.node }, 1);
     this.configReloads = new Counter({ name: `${PREFIX}config_reloads_total`, help: 'Configuration reloads, by result (ok, invalid).', labelNames: ['result'], registers });
     this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the speaker is drained (RFC 8326 graceful shutdown in effect).', registers });
+    this.quarantinedObjects = new Gauge({ name: `${PREFIX}quarantined_objects`, help: 'Kubernetes objects treated as absent because Herald cannot use them, by kind (herald status lists them).', labelNames: ['kind'], registers });
+    for (const kind of ['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']) this.quarantinedObjects.set({ kind }, 0);
     this.bfdSessionUp = new Gauge({
       name: `${PREFIX}bfd_session_up`,
       help: "1 when the peer's BFD session is Up, else 0 (peers with BFD only).",
@@ -179,6 +182,13 @@ export class HeraldMetrics {
       registers,
     });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The quarantined objects now (src/controller/quarantine.ts): counts by kind. */
+  setQuarantined(objects: readonly { kind: string }[]): void {
+    const counts: Record<string, number> = { Service: 0, EndpointSlice: 0, Node: 0, ServiceCIDR: 0 };
+    for (const o of objects) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+    for (const [kind, n] of Object.entries(counts)) this.quarantinedObjects.set({ kind }, n);
   }
 
   /** Where session gauges and message counters read from at scrape time. */

@@ -70,7 +70,8 @@ t.test('403 on a watched resource and on Events: named in status, notReady and t
     throw new Error(`${what}: last status ${JSON.stringify(last)}`);
   };
 
-  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('list endpointslices')), 'EndpointSlice 403 in status');
+  // the speaker thread binds the BGP listener a moment after the admin API answers
+  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('list endpointslices')) && !x.notReady.includes('BGP listener not bound yet'), 'EndpointSlice 403 in status');
   t.equal(s.ready, false);
   t.match(s.notReady, [/^kubernetes source not synced \(EndpointSlice: list endpointslices: HTTP 403: /]);
   t.match(s.forbidden, [/^list endpointslices: HTTP 403: /]);

@@ -45,9 +45,10 @@ t.test('runs, serves the API, reloads on SIGHUP, stops', async (t) => {
   const api = `http://127.0.0.1:${adminPort}`;
   const status = async () => (await (await fetch(`${api}/api/v1/status`)).json()) as { ready: boolean; routes: { desired: number }; lastReload?: { ok: boolean; errors?: string[] } };
   let s: Awaited<ReturnType<typeof status>> | undefined;
-  for (let i = 0; i < 100 && !s; i++) {
+  // the admin API answers before the speaker thread has started and bound: ready follows
+  for (let i = 0; i < 400 && !s?.ready; i++) {
     s = await status().catch(() => undefined);
-    if (!s) await new Promise((r) => setTimeout(r, 50));
+    if (!s?.ready) await new Promise((r) => setTimeout(r, 50));
   }
   t.ok(s, 'admin API up');
   t.equal(s?.ready, true);
