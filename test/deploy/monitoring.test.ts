@@ -19,7 +19,7 @@ const TARGET_LABELS = ['instance', 'job', 'namespace', 'pod', 'container', 'endp
 
 /** Every series name Herald exports → its label names (histograms as _bucket with le, _sum, _count). */
 async function exportedSeries(): Promise<Map<string, Set<string>>> {
-  const m = new HeraldMetrics({ version: 'test', node: 'test' });
+  const m = new HeraldMetrics({ version: 'test' });
   const out = new Map<string, Set<string>>();
   for (const metric of await m.registry.getMetricsAsJSON()) {
     const labels = new Set([...((m.registry.getSingleMetric(metric.name) as unknown as { labelNames?: string[] })?.labelNames ?? []), ...TARGET_LABELS]);
