@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { ConfigFile, ConfigError, metricsListener, resolveIdentity } from '../config/load.ts';
 import { placeholderWarnings } from '../config/secrets.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config, ListenerAddress } from '../config/schema.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { HeraldMetrics } from '../metrics/metrics.ts';
 import { buildMetricsServer } from '../metrics/server.ts';
@@ -148,7 +148,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const logOpts = { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   const log = opts.logStream ? pino(logOpts, opts.logStream) : pino(logOpts);
   let identity;
-  let metricsAt;
+  let metricsAt: ListenerAddress | undefined;
   try {
     identity = resolveIdentity(config, { ...(opts.nodeName !== undefined ? { nodeName: opts.nodeName } : {}), ...(opts.nodeIp !== undefined ? { nodeIp: opts.nodeIp } : {}), env }, hostname());
     metricsAt = metricsListener(config, identity);
