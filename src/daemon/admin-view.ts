@@ -150,7 +150,10 @@ export class AdminView implements DaemonView {
   async metrics(): Promise<{ contentType: string; body: string }> {
     const { source, metrics, speaker } = this.#o;
     if (source) {
-      for (const r of source.status().resources) if (r.lastEventAtMs > 0) metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+      for (const r of source.status().resources) {
+        if (r.lastEventAtMs > 0) metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+        if (r.lastWatchConnectAtMs > 0) metrics.kubernetesWatchLastConnect.set({ resource: r.kind }, r.lastWatchConnectAtMs / 1000);
+      }
     }
     metrics.drained.set(speaker.draining ? 1 : 0);
     return metrics.text();

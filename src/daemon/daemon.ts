@@ -174,6 +174,7 @@ export class Daemon {
     }
     this.#subscribe();
     this.#peers.apply(peers);
+    deps.metrics.observeConfigLoaded(startedAtMs);
   }
 
   /** The events that feed the stages: speaker → peer set (sessions, BFD), logs and metrics; source → peers by node labels, metrics. */
@@ -181,9 +182,7 @@ export class Daemon {
     const { metrics } = this.#deps;
     const speaker = this.#speaker;
     speaker.on('peerState', (e: PeerStateEvent) => this.#peers.observe(e));
-    speaker.on('updateSent', (e: UpdateSentEvent) => {
-      if (typeof e.packMs === 'number') metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
-    });
+    speaker.on('updateSent', (e: UpdateSentEvent) => this.#peers.observeUpdateSent(e));
     speaker.on('error', (err: unknown) => {
       // A listener that cannot bind is reported (once per attempt, without a stack) by the listener retry.
       if ((err as NodeJS.ErrnoException | undefined)?.syscall === 'listen') return;
@@ -197,6 +196,7 @@ export class Daemon {
       this.#log.fatal({ err: e.message }, 'the speaker thread died: every BGP session is closed');
     });
     metrics.setPeersProvider(() => this.view.peers());
+    metrics.setServicesProvider(() => this.view.services());
     const source = this.#deps.source;
     if (!source) return;
     this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
@@ -353,7 +353,7 @@ export class Daemon {
     const applied = this.#run('reload');
     const at = new Date(this.#clock.now()).toISOString();
     this.#lastReload = applied ? { at, ok: true } : { at, ok: false, errors: [`the new configuration is in force but its routes could not be applied (the previous routes stay announced): ${this.#runError ?? 'unknown error'}`] };
-    this.#deps.metrics.configReloads.inc({ result: applied ? 'ok' : 'invalid' });
+    this.#deps.metrics.observeReload(applied, this.#clock.now());
     this.#log.info(
       { added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), routesChanged: d.routesChanged, policyChanged: d.policyChanged },
       'configuration reloaded',
@@ -364,7 +364,7 @@ export class Daemon {
   /** Record a rejected reload (invalid file): the running config stays. */
   reloadRejected(errors: string[]): void {
     this.#lastReload = { at: new Date(this.#clock.now()).toISOString(), ok: false, errors };
-    this.#deps.metrics.configReloads.inc({ result: 'invalid' });
+    this.#deps.metrics.observeReload(false, this.#clock.now());
   }
 
   /** Stop everything: graceful (RFC 8326) when configured, then Cease / Administrative Shutdown. Idempotent. */

@@ -1,6 +1,6 @@
 /**
  * `herald run`: load the config, build the daemon (speaker, source, health, metrics), serve the
- * admin API, and handle signals:
+ * admin API and, with `metrics:`, the metrics-only listener (src/metrics/server.ts), and handle signals:
  * - SIGTERM / SIGINT → graceful shutdown (RFC 8326 when configured), exit 0;
  * - SIGHUP, or a change of the config file (polled every `watchIntervalMs`, which also sees
  *   ConfigMap symlink swaps) → reload: the new file is validated first; a bad file is rejected
@@ -13,11 +13,12 @@ import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { ConfigFile, ConfigError, resolveIdentity } from '../config/load.ts';
+import { ConfigFile, ConfigError, metricsListener, resolveIdentity } from '../config/load.ts';
 import { placeholderWarnings } from '../config/secrets.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config, ListenerAddress } from '../config/schema.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { HeraldMetrics } from '../metrics/metrics.ts';
+import { buildMetricsServer } from '../metrics/server.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
@@ -171,14 +172,16 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const logOpts = { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   const log = opts.logStream ? pino(logOpts, opts.logStream) : pino(logOpts);
   let identity;
+  let metricsAt: ListenerAddress | undefined;
   try {
     identity = resolveIdentity(config, { ...(opts.nodeName !== undefined ? { nodeName: opts.nodeName } : {}), ...(opts.nodeIp !== undefined ? { nodeIp: opts.nodeIp } : {}), env }, hostname());
+    metricsAt = metricsListener(config, identity);
   } catch (err) {
     process.stderr.write(`herald run: ${(err as Error).message}\n`);
     return 1;
   }
   const version = await packageVersion();
-  const metrics = new HeraldMetrics({ version, node: identity.nodeName });
+  const metrics = new HeraldMetrics({ version });
 
   // Graceful Restart: did we run within the restart window?
   const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
@@ -216,6 +219,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let kc: KubeConfig | undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
+  let metricsServer: FastifyInstance | undefined;
   try {
     ({ source, kc } = await createSource(config, identity.nodeName));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
@@ -226,6 +230,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const sink = new KubernetesEventSink(kc, 'herald', identity.nodeName);
       const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
+        onDropped: (_e, reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald', reason }),
       });
       const events = new AnnouncementEvents(identity.nodeName, recorder);
       onDecisions = (d, c) => events.observe(d, c);
@@ -278,6 +283,20 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     process.stderr.write(`herald run: admin API cannot listen on ${config.admin.address}:${config.admin.port}: ${(err as Error).message}\n`);
     await daemon.shutdown('admin API failed');
     return 1;
+  }
+  if (metricsAt) {
+    try {
+      metricsServer = await buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }) });
+      await metricsServer.listen({ host: metricsAt.address, port: metricsAt.port });
+      const a = metricsServer.server.address();
+      log.info({ address: metricsAt.address, port: typeof a === 'object' && a ? a.port : metricsAt.port }, 'metrics listening');
+    } catch (err) {
+      log.fatal(startErrorLog(err), 'metrics listener cannot listen');
+      process.stderr.write(`herald run: metrics listener cannot listen on ${metricsAt.address}:${metricsAt.port}: ${(err as Error).message} (metrics.address, metrics.port)\n`);
+      await admin.close().catch(() => undefined);
+      await daemon.shutdown('metrics listener failed');
+      return 1;
+    }
   }
 
   // Signals are handled from here on, also while starting: a reload asked for during start runs
@@ -336,6 +355,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     await daemon.shutdown(why);
     heartbeat();
     await admin?.close().catch(() => undefined);
+    await metricsServer?.close().catch(() => undefined);
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     process.off('SIGHUP', onHup);
@@ -364,7 +384,18 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (kc && source) {
       try {
         const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+        allocator = startAllocator({
+          kc,
+          source,
+          pools: config.pools,
+          nodeName: identity.nodeName,
+          log,
+          env,
+          forbidden,
+          onEventDropped: (reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
+          ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}),
+        });
+        metrics.setAllocatorProvider(() => allocator);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
       }
