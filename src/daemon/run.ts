@@ -163,6 +163,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let config: Config;
   // Reloads of the same content (SIGHUP and the file watcher seeing one change) parse it once.
   const configFile = new ConfigFile(opts.configPath, { env });
+  // Stamped before the first read, so a change made while Herald starts is reloaded after it (a
+  // stamp taken later would hide it; reading the same content twice is a no-op).
+  let stamp = fileStamp(opts.configPath);
   try {
     config = await configFile.load();
   } catch (err) {
@@ -408,7 +411,6 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     hbTimer = setInterval(heartbeat, opts.heartbeatIntervalMs ?? 5000);
     hbTimer.unref();
     // Reload when the file changes (polling also sees ConfigMap symlink swaps).
-    let stamp = fileStamp(opts.configPath);
     const watchMs = opts.watchIntervalMs ?? 2000;
     if (watchMs > 0) {
       watchTimer = setInterval(() => {
