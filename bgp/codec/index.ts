@@ -131,5 +131,12 @@ export { KEEPALIVE, decodeKeepalive, keepaliveMessage } from './keepalive.ts';
 export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.ts';
 
 // --- JSON forms (docs/codec.md) ---
-export { capabilityToJson, messageToJson } from './json.ts';
-export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson, updateToJson } from './attributes-json.ts';
+export { capabilityToJson, messageJsonText, messageToJson } from './json.ts';
+export {
+  attributesJsonText,
+  attributesToJson,
+  extendedCommunityToJson,
+  ipv6ExtendedCommunityToJson,
+  updateJsonText,
+  updateToJson,
+} from './attributes-json.ts';

@@ -6,7 +6,7 @@
  */
 export {
   BgpError,
-  attributesToJson,
+  attributesJsonText,
   decodeLabeledPrefixAt,
   decodeMessageDetailed,
   decodePathAttributes,
@@ -15,6 +15,6 @@ export {
   formatIPv4,
   formatIPv6,
   formatPrefixBits,
-  messageToJson,
+  messageJsonText,
 } from '../../bgp/codec/index.ts';
 export type { BgpMessage, CodecContext, PathAttribute, UpdateDecodeResult } from '../../bgp/codec/index.ts';
