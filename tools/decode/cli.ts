@@ -6,13 +6,11 @@
  * 2 for usage errors (bad options, no input, file not found). Never prints a stack trace.
  */
 import * as nodeModule from 'node:module';
-import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { parseHex } from './hex.ts';
 import type { DecodeSink, ErrorLine, LineStats } from './sink.ts';
 import type { decodeFile as DecodeFile } from './file.ts';
-import type { PoolOptions } from './mrt-pool.ts';
 import type { BgpMessageStream as MessageStream, StreamOptions } from './stream.ts';
 import { SummarySink } from './summary.ts';
 
@@ -39,16 +37,6 @@ Exit status: 0 no error, 1 some message or record was malformed, 2 usage error.
 `;
 
 class UsageError extends Error {}
-
-/**
- * How a large MRT dump is decoded on several threads (mrt-pool.ts): one worker per processor beyond the first, at
- * most two (measured on the 2-core machines: docs/decode.md, "Performance"), started after the first 256 KiB.
- */
-function poolOptions(): PoolOptions {
-  const env = Number(process.env.HERALD_DECODE_WORKERS);
-  const workers = Number.isInteger(env) && env >= 0 ? env : Math.min(2, availableParallelism() - 1);
-  return { workers, workersAfter: 256 * 1024, batchOctets: 64 * 1024, perWorker: 2, maxQueued: 16 };
-}
 
 /** Line writer that batches output into large writes and honours back-pressure between batches. */
 export class LineOut implements DecodeSink {
@@ -84,13 +72,6 @@ export class LineOut implements DecodeSink {
   }
   raw(obj: unknown): void {
     this.push(JSON.stringify(obj));
-  }
-  /** Writes text that is already whole lines, each ending in "\n" (mrt-pool.ts), holding `errors` error lines. */
-  text(text: string | Uint8Array, errors: number): void {
-    this.errors += errors;
-    if (this.closed) return;
-    this.flushSync();
-    this.out.write(text);
   }
   flushSync(): void {
     if (this.chunks.length === 0 || this.closed) return;
@@ -223,7 +204,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
       stream.push(bytes);
       stream.end();
     } else {
-      const code = await decodeFile?.(args.file as string, sink, writer, args.stream, err, summary ? undefined : { out: writer, pool: poolOptions() });
+      const code = await decodeFile?.(args.file as string, sink, writer, args.stream, err);
       if (code !== undefined) return code;
     }
     if (summary) writer.raw({ summary: summary.summary() });

@@ -11,8 +11,6 @@ import { HexReader } from './hex.ts';
 import { InputError, OpenError, openInput, sniff } from './input.ts';
 import type { OpenedInput } from './input.ts';
 import { MrtReader } from './mrt.ts';
-import { MrtDecoderPool } from './mrt-pool.ts';
-import type { PoolOptions, TextOut } from './mrt-pool.ts';
 import type { DecodeSink } from './sink.ts';
 import type { StreamOptions } from './stream.ts';
 
@@ -24,19 +22,12 @@ export interface Drainable {
   readonly closed: boolean;
 }
 
-/** Decoding an MRT dump on several threads (mrt-pool.ts): where the text goes, and the pool's settings. */
-export interface Parallel {
-  readonly out: TextOut;
-  readonly pool: PoolOptions;
-}
-
 /**
  * Decodes `file` ("-" = standard input) into `sink`. Problems with the content (unknown format, empty input,
  * corrupt compression) are error lines; a file that cannot be opened is written to `err` and resolves to exit code
- * 2. Resolves to undefined otherwise (the exit code then follows from the error lines). With `parallel`, an MRT
- * dump is decoded by a pool of decoders writing to `parallel.out` (the same text as `sink` would print).
+ * 2. Resolves to undefined otherwise (the exit code then follows from the error lines).
  */
-export async function decodeFile(file: string, sink: DecodeSink, out: Drainable, options: StreamOptions, err: Writable, parallel?: Parallel): Promise<number | undefined> {
+export async function decodeFile(file: string, sink: DecodeSink, out: Drainable, options: StreamOptions, err: Writable): Promise<number | undefined> {
   let input: OpenedInput;
   try {
     input = await openInput(file);
@@ -47,7 +38,6 @@ export async function decodeFile(file: string, sink: DecodeSink, out: Drainable,
   }
   const name = file === '-' ? 'standard input' : file;
   let finish = (): void => {};
-  let pool: MrtDecoderPool | undefined;
   try {
     const { format, chunks } = await sniff(input, name);
     let parser: UnitParser;
@@ -56,8 +46,7 @@ export async function decodeFile(file: string, sink: DecodeSink, out: Drainable,
       sink.note({ note: 'input is empty', offset: 0 });
       return undefined;
     } else if (format === 'mrt') {
-      if (parallel) pool = new MrtDecoderPool(parallel.out, parallel.pool);
-      parser = pool ? new MrtReader(pool, pool) : new MrtReader(sink);
+      parser = new MrtReader(sink);
     } else if (format === 'hex') {
       // TCP and BGP-stream decoding (stream.ts) is loaded only for the inputs that need it.
       const { BgpMessageStream } = await import('./stream.ts');
@@ -70,19 +59,15 @@ export async function decodeFile(file: string, sink: DecodeSink, out: Drainable,
       finish = () => decoder.end();
     }
     await pump(chunks, parser, async () => {
-      await pool?.settle();
       await out.drain();
       return !out.closed;
     });
-    await pool?.finish();
     finish();
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
-    await pool?.finish(); // the records read before the problem
     finish(); // what the capture's TCP streams still hold was read before the problem
     sink.error({ error: e.message, offset: 0, code: null, subcode: null });
   } finally {
-    pool?.close();
     input.close();
   }
   return undefined;

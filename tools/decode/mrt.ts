@@ -255,33 +255,21 @@ function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json:
   return { json: { nlriHex: b.subarray(pos, c.pos).toString('hex') }, next: c.pos };
 }
 
-/** Where {@link MrtReader} hands each framed record: decoded at once (MrtDecoder) or sent on (mrt-pool.ts). */
-export interface MrtRecordTarget {
-  /**
-   * The whole record at `buf[start, end)`, header included, at stream offset `offset`. Views into `buf` must not be
-   * kept after `flush` (copy what must outlive it).
-   */
-  recordAt(buf: Buffer, start: number, end: number, offset: number): void;
-  /** The end of one `MrtReader.feed`: the records given since the last flush are taken now. */
-  flush?(): void;
-}
-
 /**
- * Frames the records of an MRT byte stream, chunk by chunk (see framing.ts), and hands each to `target` (by default
- * an MrtDecoder printing into `sink`). A Length above {@link MAX_MRT_RECORD} or a record cut by the end of the input
- * ends the read with an error line in `sink`.
+ * Frames the records of an MRT byte stream, chunk by chunk (see framing.ts), and decodes each into `sink` lines.
+ * A Length above {@link MAX_MRT_RECORD} or a record cut by the end of the input ends the read with an error line.
  */
 export class MrtReader implements UnitParser {
   private readonly sink: DecodeSink;
-  private readonly target: MrtRecordTarget;
+  private readonly decoder: MrtDecoder;
   /** Records framed so far. */
   records = 0;
   need = 12;
   done = false;
 
-  constructor(sink: DecodeSink, target: MrtRecordTarget = new MrtDecoder(sink)) {
+  constructor(sink: DecodeSink) {
     this.sink = sink;
-    this.target = target;
+    this.decoder = new MrtDecoder(sink);
   }
 
   feed(buf: Buffer, base: number): number {
@@ -301,18 +289,26 @@ export class MrtReader implements UnitParser {
           subtype: subtypeName(type, subtype),
         });
         this.done = true;
-        break;
+        return o;
       }
       const end = o + 12 + length;
       if (end > buf.length) {
         this.need = 12 + length;
-        break;
+        return o;
       }
       this.records++;
-      this.target.recordAt(buf, o, end, base + o);
+      const offset = base + o;
+      const seconds = buf.readUInt32BE(o);
+      const et = type === 17 || type === 33 || type === 49;
       o = end;
+      if (et && length < 4) {
+        this.sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
+        continue;
+      }
+      const start = offset - base;
+      const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(start + 12) % 1000000).padStart(6, '0')}`) : seconds;
+      this.decoder.record({ offset, timestamp, type, subtype, body: buf.subarray(start + (et ? 16 : 12), end) });
     }
-    this.target.flush?.();
     return o;
   }
 
@@ -339,41 +335,9 @@ export function decodeMrt(buf: Buffer, sink: DecodeSink): number {
   return feedAll(buf, new MrtReader(sink)).records;
 }
 
-/**
- * True when decoding the whole record at `buf[start, end)` changes the state of an {@link MrtDecoder}, which only a
- * PEER_INDEX_TABLE (the peer table of later RIB entries) and a BGP4MP record holding an OPEN (the session's ADD-PATH
- * families) do. Parallel decoders (mrt-pool.ts) replay these records to every decoder. Never throws.
- */
-export function changesDecoderState(buf: Buffer, start: number, end: number): boolean {
-  const type = buf.readUInt16BE(start + 4);
-  const subtype = buf.readUInt16BE(start + 6);
-  if (type === 13) return subtype === 1;
-  if (type !== 16 && type !== 17) return false;
-  if (subtype !== 1 && subtype !== 4 && !(subtype >= 6 && subtype <= 11)) return false;
-  const as4 = subtype === 4 || subtype === 7 || subtype === 9 || subtype === 11;
-  // Peer AS, Local AS, Interface Index, Address Family, two addresses, then the BGP header (Type at octet 18).
-  const body = start + (type === 17 ? 16 : 12);
-  const afiAt = body + (as4 ? 10 : 6);
-  if (afiAt + 2 > end) return false;
-  const ipLen = buf.readUInt16BE(afiAt) === 2 ? 16 : 4;
-  const typeAt = afiAt + 2 + 2 * ipLen + 18;
-  return typeAt < end && buf[typeAt] === 1;
-}
-
-/** Calls `f(start, end)` for each record of `b`, whole records back to back (as MrtReader framed them). */
-export function forEachRecord(b: Buffer, f: (start: number, end: number) => void): void {
-  for (let o = 0; o + 12 <= b.length; ) {
-    const end = o + 12 + b.readUInt32BE(o + 8);
-    f(o, end);
-    o = end;
-  }
-}
-
-const SILENT: DecodeSink = { line: () => {}, error: () => {}, note: () => {} };
-
 /** Stateful MRT record decoder (keeps the latest PEER_INDEX_TABLE for RIB entries). */
-export class MrtDecoder implements MrtRecordTarget {
-  private sink: DecodeSink;
+export class MrtDecoder {
+  private readonly sink: DecodeSink;
   private peers: Peer[] = [];
   /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
   private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
@@ -394,33 +358,6 @@ export class MrtDecoder implements MrtRecordTarget {
       this.names.set(key, n);
     }
     return n;
-  }
-
-  /** Decodes the whole record at `buf[start, end)` (header included) at stream offset `offset`. Never throws. */
-  recordAt(buf: Buffer, start: number, end: number, offset: number): void {
-    const type = buf.readUInt16BE(start + 4);
-    const seconds = buf.readUInt32BE(start);
-    const et = type === 17 || type === 33 || type === 49;
-    if (et && end - start < 16) {
-      this.sink.error({ error: 'MRT _ET record shorter than its Microsecond Timestamp', offset, code: null, subcode: null });
-      return;
-    }
-    const timestamp = et ? Number(`${seconds}.${String(buf.readUInt32BE(start + 12) % 1000000).padStart(6, '0')}`) : seconds;
-    this.record({ offset, timestamp, type, subtype: buf.readUInt16BE(start + 6), body: buf.subarray(start + (et ? 16 : 12), end) });
-  }
-
-  /**
-   * Decodes the whole record at `buf[start, end)` for its effect on this decoder's state only (see
-   * changesDecoderState), printing nothing. Never throws.
-   */
-  replayAt(buf: Buffer, start: number, end: number, offset: number): void {
-    const sink = this.sink;
-    this.sink = SILENT;
-    try {
-      this.recordAt(buf, start, end, offset);
-    } finally {
-      this.sink = sink;
-    }
   }
 
   /** Decodes one framed record into zero or more sink lines. Never throws. */

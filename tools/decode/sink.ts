@@ -62,29 +62,3 @@ export class CollectingSink implements DecodeSink {
     this.notes.push(line);
   }
 }
-
-/**
- * A sink that writes what `herald decode` prints for its lines into one text, as LineOut does (one JSON object per
- * line, error and note lines in place): the output of one batch of records decoded apart from the CLI's writer
- * (mrt-pool.ts). `take()` returns the text so far (each line ending in "\n") and the number of error lines in it.
- */
-export class TextSink implements DecodeSink {
-  private lines: string[] = [];
-  private errors = 0;
-  line(json: string, _stats: LineStats): void {
-    this.lines.push(json);
-  }
-  error(line: ErrorLine): void {
-    this.errors++;
-    this.lines.push(JSON.stringify(line));
-  }
-  note(line: Record<string, unknown>): void {
-    this.lines.push(JSON.stringify(line));
-  }
-  take(): { text: string; errors: number } {
-    const out = { text: this.lines.length === 0 ? '' : this.lines.join('\n') + '\n', errors: this.errors };
-    this.lines = [];
-    this.errors = 0;
-    return out;
-  }
-}
