@@ -41,7 +41,7 @@ function make(config: Config, source: FakeSource, secrets?: FakeSecrets) {
     source,
     ...(secrets ? { secrets } : {}),
     logger: pino({ level: 'silent' }),
-    metrics: new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false }),
+    metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }),
     version: 'test',
     restarting: false,
     env: {},
