@@ -15,7 +15,7 @@
  *   invalid one is ignored and its problems returned (for its status), and never disturbs another.
  *
  * The outcome depends only on the file and the objects (not on the node), except for which override applies; every
- * node reaches the same verdicts from the same inputs, and the leader writes them (status/conditions.ts).
+ * node reaches the same verdicts from the same inputs (each logs the invalid ones: src/daemon/daemon.ts).
  */
 import type { ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
 import type { ObjectIssue } from './crd-objects.ts';

@@ -1,12 +1,12 @@
 /**
  * The `status` of Herald's kinds (herald.io/v1alpha1), as zod schemas: generated into the CRDs' OpenAPI schemas
- * (crd-schema.ts) and used to read them back (`herald peers --all-nodes`, the leader's aggregation).
+ * (crd-schema.ts) and used to read them back (`herald peers --all-nodes`, src/cli/cluster.ts).
  *
  * - Every configuration object (BGPPeer, BGPAdvertisement, IPAddressPool, BGPNodeConfigOverride) carries
  *   `status.conditions` (metav1.Condition): `Valid` (Herald's own checks, beyond what the apiserver checks) and
- *   `InUse`, with counts for `kubectl get`. One writer: the leader (docs/decisions.md "Status").
- * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only: its sessions and its
- *   VIPs with their reason codes.
+ *   `InUse`, with counts for `kubectl get`. Part of the schema, not written yet (docs/decisions.md "Status").
+ * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/daemon/node-status.ts):
+ *   its sessions and its VIPs with their reason codes.
  *
  * Times are RFC 3339 strings (UTC).
  */
