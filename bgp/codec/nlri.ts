@@ -29,14 +29,13 @@ export function familyOfPrefix(prefix: string): Family {
 // ---------------------------------------------------------------------------------------------------------------
 // Formatting (bytes → text)
 
-const HEX = '0123456789abcdef';
+/** Lowercase hex of an octet: without leading zero ("0" … "ff"), and always two digits ("00" … "ff"). */
+const HEX_OCTET = Array.from({ length: 256 }, (_, i) => i.toString(16));
+const HEX_OCTET2 = HEX_OCTET.map((h) => h.padStart(2, '0'));
 
 /** Lowercase hex of a 16-bit group without leading zeros (RFC 5952 §4.1). */
 function hex16(v: number): string {
-  if (v < 0x10) return HEX[v] as string;
-  if (v < 0x100) return (HEX[v >>> 4] as string) + (HEX[v & 15] as string);
-  if (v < 0x1000) return (HEX[v >>> 8] as string) + (HEX[(v >>> 4) & 15] as string) + (HEX[v & 15] as string);
-  return (HEX[v >>> 12] as string) + (HEX[(v >>> 8) & 15] as string) + (HEX[(v >>> 4) & 15] as string) + (HEX[v & 15] as string);
+  return v < 0x100 ? (HEX_OCTET[v] as string) : (HEX_OCTET[v >>> 8] as string) + (HEX_OCTET2[v & 0xff] as string);
 }
 
 /** "0" … "255", and the same with a dot after them: an IPv4 address is four pieces of text, no number formatting. */
