@@ -1,16 +1,14 @@
 // KubernetesSource / SupervisedInformer driven by the REAL @kubernetes/client-node against the fake apiserver.
 import t from 'tap';
 import type { Test } from 'tap';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/k8s/client.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
 import { node, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 
-function kubeConfig(url: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'fake', server: url, skipTLSVerify: true }, { name: 'u', token: 't' });
-  return kc;
+function kubeConfig(url: string): KubeClient {
+  return new KubeClient({ server: url, token: 't' });
 }
 
 async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string; listTimeoutMs?: number } = {}) {
@@ -27,7 +25,6 @@ async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string
     initialBackoffMs: 20,
     maxBackoffMs: 200,
     watchTimeoutMs: 1500,
-    reconnectDelayFn: () => new Promise((r) => setTimeout(r, 10)),
     ...opts,
   });
   const changes: string[] = [];
