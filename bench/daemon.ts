@@ -28,10 +28,11 @@
  * bench/convergence.ts (flip latency).
  *
  * Environment: ROWS (default "k8s,static"), SIZES (default "100,1000,10000"), NODES (default 50), FLIPS (default
- * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none). Needs bird2 (and gobgpd) for the static rows.
+ * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none), NODE_ARGS (Herald's node flags; default
+ * those of the image's deploy/herald, e.g. "--heap-prof --heap-prof-dir=DIR" to profile). Needs bird2 (and gobgpd) for the static rows.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -56,6 +57,8 @@ const FLIPS = Number(process.env.FLIPS ?? 5000);
 const N = Number(process.env.N ?? 100_000);
 const SENDERS = (process.env.SENDERS ?? 'raw,gobgp').split(',').map((s) => s.trim()).filter(Boolean);
 const HERALD = join(import.meta.dirname, '..', 'bin', 'herald.js');
+/** The node flags of the container image's `herald` (deploy/herald), unless NODE_ARGS says otherwise. */
+const NODE_ARGS = process.env.NODE_ARGS ?? /exec node (.*?) "/.exec(readFileSync(join(import.meta.dirname, '..', 'deploy', 'herald'), 'utf8'))?.[1] ?? '';
 const B = 150 + (process.pid % 50);
 const OURS = 'node-00';
 
@@ -75,7 +78,8 @@ const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-
 /** A spawned `herald run` with its output kept (the last 200 kB) for error messages. */
 function spawnHerald(args: string[]): { pid: number; out: () => string; exited: Promise<void>; alive: () => boolean; stop: () => Promise<void> } {
   let out = '';
-  const child = spawn(process.execPath, [HERALD, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const nodeArgs = NODE_ARGS.split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, HERALD, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-200_000);
   };
@@ -108,6 +112,20 @@ interface K8sRow {
   lost: number;
   rssEnd: number;
   hwmEnd: number;
+  /** V8 heap used / heap total / external, MiB, from the process's own /metrics (prom-client default metrics). */
+  heapSync: string;
+  heapEnd: string;
+}
+
+/** "used/total/external MiB" of the V8 heap of the Herald behind admin port `port`. */
+async function heapOf(port: number): Promise<string> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const v = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+    return `${v('nodejs_heap_size_used_bytes').toFixed(0)}/${v('nodejs_heap_size_total_bytes').toFixed(0)}/${v('nodejs_external_memory_bytes').toFixed(0)}`;
+  } catch {
+    return '?';
+  }
 }
 
 async function k8sRow(services: number): Promise<K8sRow> {
@@ -140,6 +158,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
       }),
     );
     const config = join(dir, 'herald.yaml');
+    const adminPort = await freePort('127.0.0.1');
     writeFileSync(
       config,
       stringify({
@@ -149,7 +168,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
         kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
         healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
         flapControl: { holdDown: 0, penalty: 0 },
-        admin: { address: '127.0.0.1', port: await freePort('127.0.0.1') },
+        admin: { address: '127.0.0.1', port: adminPort },
         stateDir: join(dir, 'state'),
         logLevel: 'warn',
       }),
@@ -179,6 +198,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
     const syncCpu = cpuSec(h.pid);
     await sleep(2000);
     const sync = rssMiB(h.pid);
+    const heapSync = await heapOf(adminPort);
 
     const ready = new Map<number, boolean>(ours.map((i) => [i, true]));
     let lost = 0;
@@ -208,7 +228,8 @@ async function k8sRow(services: number): Promise<K8sRow> {
     const cpuPerEventMs = ((cpuSec(h.pid) - cpu0) / FLIPS) * 1000;
     await sleep(2000);
     const end = rssMiB(h.pid);
-    return { services, ours: ours.length, startSec, syncCpu, rssSync: sync.rss, hwmSync: sync.hwm, cpuPerEventMs, lost, rssEnd: end.rss, hwmEnd: end.hwm };
+    const heapEnd = await heapOf(adminPort);
+    return { services, ours: ours.length, startSec, syncCpu, rssSync: sync.rss, hwmSync: sync.hwm, cpuPerEventMs, lost, rssEnd: end.rss, hwmEnd: end.hwm, heapSync, heapEnd };
   } finally {
     await herald?.stop();
     await peer.close();
@@ -284,13 +305,13 @@ const mark = (ok: boolean): string => (ok ? 'met' : 'NOT met');
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 async function main(): Promise<void> {
-  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}`);
+  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}; herald run with node flags "${NODE_ARGS}"`);
   if (ROWS.includes('k8s')) {
     const rows: K8sRow[] = [];
     for (const s of SIZES) {
       const r = await k8sRow(s);
       rows.push(r);
-      console.log(`k8s ${s} Services: start-up ${r.startSec.toFixed(2)} s (CPU ${r.syncCpu.toFixed(2)} s), RSS after sync ${r.rssSync.toFixed(0)} MiB (VmHWM ${r.hwmSync.toFixed(0)}), ${FLIPS} flips: ${r.cpuPerEventMs.toFixed(2)} ms CPU per event, ${r.lost} lost, RSS ${r.rssEnd.toFixed(0)} MiB (VmHWM ${r.hwmEnd.toFixed(0)}); load ${load()}`);
+      console.log(`k8s ${s} Services: start-up ${r.startSec.toFixed(2)} s (CPU ${r.syncCpu.toFixed(2)} s), RSS after sync ${r.rssSync.toFixed(0)} MiB (VmHWM ${r.hwmSync.toFixed(0)}), ${FLIPS} flips: ${r.cpuPerEventMs.toFixed(2)} ms CPU per event, ${r.lost} lost, RSS ${r.rssEnd.toFixed(0)} MiB (VmHWM ${r.hwmEnd.toFixed(0)}); V8 heap used/total/external MiB ${r.heapSync} after sync, ${r.heapEnd} at the end; load ${load()}`);
     }
     console.log(`\n\`herald run\`, Kubernetes source (fake apiserver, served-shape objects), ${NODES} nodes, ${FLIPS} flips\n`);
     console.log('| Services | VIPs on node-00 | start-up (s) | CPU to sync (s) | RSS after sync (MiB) | VmHWM after sync (MiB) | CPU per event (ms) | RSS after flips (MiB) | growth | VmHWM end (MiB) |');

@@ -1,10 +1,10 @@
-// KubernetesSource / SupervisedInformer driven by the REAL @kubernetes/client-node against the fake apiserver.
+// KubernetesSource / SupervisedInformer driven by Herald's Kubernetes client (src/k8s/client.ts) against the fake apiserver.
 import t from 'tap';
 import type { Test } from 'tap';
 import { KubeClient } from '../../../src/k8s/client.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
-import { node, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
+import { node, servedNode, servedService, servedSlice, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 
 function kubeConfig(url: string): KubeClient {
@@ -249,4 +249,39 @@ t.test('a hung list times out and is retried', async (tt) => {
   await api.comeBack();
   await waitFor(() => src.synced(), 'synced after the apiserver answers again');
   tt.equal([...src.snapshot().services()].length, 2);
+});
+
+t.test('the cache holds trimmed objects as listed and watched: no managedFields, last-applied or Pod references', async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  api.upsert('services', servedService(service('web', { etp: 'Local', lbIPs: ['192.0.2.1'] })));
+  api.upsert('endpointslices', servedSlice(slice('web-abc', 'web', [['10.0.0.1', 'n1']])), 'discovery.k8s.io');
+  api.upsert('nodes', servedNode(node('n1')));
+  const src = new KubernetesSource({ kc: kubeConfig(api.url), serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200, watchTimeoutMs: 1500 });
+  src.on('error', () => {});
+  tt.teardown(async () => {
+    await src.stop();
+    await api.stop();
+  });
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  const check = (what: string) => {
+    const snap = src.snapshot();
+    const svc = snap.service('default/web');
+    tt.ok(svc, `${what}: the Service is cached`);
+    tt.notOk('managedFields' in (svc?.metadata ?? {}), `${what}: no managedFields`);
+    tt.strictSame(svc?.metadata?.annotations, undefined, `${what}: no foreign annotations (last-applied, Helm)`);
+    tt.equal(svc?.spec?.healthCheckNodePort, 32000, `${what}: what Herald reads is there`);
+    const ep = snap.endpointSlicesFor('default/web')[0]?.endpoints?.[0];
+    tt.strictSame(ep && Object.keys(ep).sort(), ['addresses', 'conditions', 'nodeName'], `${what}: no targetRef or zone`);
+    tt.notOk('images' in (snap.node('n1')?.status ?? {}), `${what}: no Node images`);
+    // The snapshot is the cache: the informer compares against the same object.
+    tt.equal(snap.service('default/web'), svc, `${what}: one copy`);
+  };
+  check('listed');
+  const before = src.snapshot().service('default/web');
+  api.upsert('services', servedService(service('web', { etp: 'Local', lbIPs: ['192.0.2.1'], labels: { tier: 'front' } })));
+  await waitFor(() => src.snapshot().service('default/web')?.metadata?.labels?.['tier'] === 'front', 'watched update');
+  tt.not(src.snapshot().service('default/web'), before, 'the update replaced the entry');
+  check('watched');
 });
