@@ -28,13 +28,14 @@
  * bench/convergence.ts (flip latency).
  *
  * Environment: ROWS (default "k8s,static"), SIZES (default "100,1000,10000"), NODES (default 50), FLIPS (default
- * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none), NODE_ARGS (Herald's node flags; default
- * those of the image's deploy/herald, e.g. "--heap-prof --heap-prof-dir=DIR" to profile). Needs bird2 (and gobgpd) for the static rows.
+ * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none), MEMORY_LIMIT_MIB (the
+ * container limit deploy/herald sizes V8 from; default the DaemonSet's), NODE_ARGS (more node flags, through
+ * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"). Needs bird2 (and gobgpd) for the static rows.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { stringify } from 'yaml';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
@@ -56,9 +57,14 @@ const NODES = Number(process.env.NODES ?? 50);
 const FLIPS = Number(process.env.FLIPS ?? 5000);
 const N = Number(process.env.N ?? 100_000);
 const SENDERS = (process.env.SENDERS ?? 'raw,gobgp').split(',').map((s) => s.trim()).filter(Boolean);
-const HERALD = join(import.meta.dirname, '..', 'bin', 'herald.js');
-/** The node flags of the container image's `herald` (deploy/herald), unless NODE_ARGS says otherwise. */
-const NODE_ARGS = process.env.NODE_ARGS ?? /exec node (.*?) "/.exec(readFileSync(join(import.meta.dirname, '..', 'deploy', 'herald'), 'utf8'))?.[1] ?? '';
+const ROOT = join(import.meta.dirname, '..');
+/**
+ * The memory limit Herald runs under, MiB: MEMORY_LIMIT_MIB, else the DaemonSet's limits.memory
+ * (deploy/kubernetes/daemonset.yaml). The image's entrypoint (deploy/herald) sizes V8's old generation from it.
+ */
+const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
+/** Extra node flags (NODE_ARGS), after those deploy/herald sets. */
+const NODE_ARGS = process.env.NODE_ARGS ?? '';
 const B = 150 + (process.pid % 50);
 const OURS = 'node-00';
 
@@ -75,11 +81,20 @@ function endpoints(i: number, oursReady: boolean): EpSpec[] {
 }
 const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-1`, svcName(i), endpoints(i, ready)), i);
 
-/** A spawned `herald run` with its output kept (the last 200 kB) for error messages. */
+/**
+ * `herald run ARGS` as the container image starts it: through deploy/herald (which `exec`s node, so the PID is
+ * Herald's), with HERALD_MEMORY_LIMIT_MIB as the DaemonSet sets it. Output is kept (the last 200 kB) for errors.
+ */
 function spawnHerald(args: string[]): { pid: number; out: () => string; exited: Promise<void>; alive: () => boolean; stop: () => Promise<void> } {
   let out = '';
-  const nodeArgs = NODE_ARGS.split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, HERALD, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    ...process.env,
+    HERALD_HOME: ROOT,
+    PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
+    HERALD_MEMORY_LIMIT_MIB: LIMIT_MIB,
+    ...(NODE_ARGS !== '' ? { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} ${NODE_ARGS}`.trim() } : {}),
+  };
+  const child = spawn('sh', [join(ROOT, 'deploy', 'herald'), 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-200_000);
   };
@@ -305,7 +320,7 @@ const mark = (ok: boolean): string => (ok ? 'met' : 'NOT met');
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 async function main(): Promise<void> {
-  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}; herald run with node flags "${NODE_ARGS}"`);
+  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}; herald run through deploy/herald with HERALD_MEMORY_LIMIT_MIB=${LIMIT_MIB}${NODE_ARGS ? ` and NODE_OPTIONS ${NODE_ARGS}` : ''}`);
   if (ROWS.includes('k8s')) {
     const rows: K8sRow[] = [];
     for (const s of SIZES) {
