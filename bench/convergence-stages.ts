@@ -3,11 +3,11 @@
  * Not a test: prints figures, asserts nothing.
  *
  * The same cluster and flips as bench/convergence.ts, but Herald runs IN THIS PROCESS: the real Daemon with the
- * real KubernetesSource (client-node informers over HTTP to the fake apiserver), HealthManager, Controller and
+ * real KubernetesSource (Herald's informers, src/k8s/informer.ts, over HTTP to the fake apiserver), HealthManager, Controller and
  * Speaker, peering with the recording peer. Sharing one event loop with the fake apiserver and the peer adds their
  * (small) work to the figures, but lets every stage be timestamped with one clock:
  *
- *   A  apiserver writes the watch event → KubernetesSource emits 'change' (HTTP chunk, client-node parse, informer,
+ *   A  apiserver writes the watch event → KubernetesSource emits 'change' (HTTP chunk, JSON parse, informer,
  *      object store)
  *   B  'change' → the speaker is called (Controller workqueue, decision, merge, emit; Daemon.reconcile up to the
  *      speaker)

@@ -6,8 +6,8 @@
  * - the fake apiserver (test/helpers/fake-apiserver.ts, in this process) holds NODES Nodes and SERVICES LoadBalancer
  *   Services with externalTrafficPolicy Local, each with one EndpointSlice of 3 ready endpoints on 3 distinct nodes
  *   (service i on nodes i, i+17, i+33 mod NODES), so this node hosts endpoints of 3 × SERVICES / NODES Services;
- * - ONE `herald run` child process (the real CLI, Kubernetes source through a kubeconfig, the real client-node
- *   informers) as node-00 on its own 127.x node IP, with a fake kube-proxy /healthz on that IP (per-Service
+ * - ONE `herald run` child process (the real CLI, Kubernetes source through a kubeconfig, Herald's own
+ *   informers, src/k8s/informer.ts) as node-00 on its own 127.x node IP, with a fake kube-proxy /healthz on that IP (per-Service
  *   kube-proxy checks off: `kubeProxy.checkServices: false`, so a flip is not gated by a probe interval);
  * - a recording BGP peer (bench/recording-peer.ts, in this process) that Herald dials; it timestamps each UPDATE.
  *
@@ -96,7 +96,7 @@ export function populate(api: FakeApiServer): number[] {
   return ours;
 }
 
-/** Writes a kubeconfig for the fake apiserver at `url` (plain http needs insecure-skip-tls-verify in client-node). */
+/** Writes a kubeconfig for the fake apiserver at `url` (plain http, no credentials). */
 export function writeKubeconfig(path: string, url: string): void {
   writeFileSync(
     path,

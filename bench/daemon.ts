@@ -284,7 +284,10 @@ async function staticRow(): Promise<StaticRow> {
   const bird = await Bird.start(TIMEFORMAT + bgpProtocol({ name: 'herald', local: addr.bird, localPort: birdPort, localAs: 65001, neighbor: addr.herald, neighborPort: 179, neighborAs: 65000, passive: true, families: ['ipv4'], extra: '  debug { states, events };' }));
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-daemon-'));
   const file = join(dir, 'herald.yaml');
-  const text = (n: number) => bigConfigText(n, { peer: addr.bird, peerPort: birdPort, peerAs: 65001, localAs: 65000, localAddress: addr.herald, stateDir: join(dir, 'state') });
+  const text = (n: number) => {
+    const t = bigConfigText(n, { peer: addr.bird, peerPort: birdPort, peerAs: 65001, localAs: 65000, localAddress: addr.herald, stateDir: join(dir, 'state') });
+    return n === 0 ? t.replace(/routes:\n$/, 'routes: []\n') : t;
+  };
   writeFileSync(file, text(N));
   let h: ReturnType<typeof spawnHerald> | undefined;
   try {
@@ -299,13 +302,14 @@ async function staticRow(): Promise<StaticRow> {
     const resendSec = est === undefined ? NaN : (performance.timeOrigin + full - est) / 1000;
     if (est !== undefined && est < wall0) throw new Error('BIRD logged an older session');
     await sleep(500);
-    writeFileSync(file, text(0));
+    // Herald also watches the file: the burst is timed from the write, the SIGHUP makes sure it is read.
     let r0 = performance.now();
+    writeFileSync(file, text(0));
     process.kill(h.pid, 'SIGHUP');
     const withdrawSec = ((await until(bird, 0, h.alive, h.out)) - r0) / 1000;
     await sleep(500);
-    writeFileSync(file, text(N));
     r0 = performance.now();
+    writeFileSync(file, text(N));
     process.kill(h.pid, 'SIGHUP');
     const announceSec = ((await until(bird, N, h.alive, h.out)) - r0) / 1000;
     return { startSec, hwm, cpu, resendSec, withdrawSec, announceSec, hwmEnd: rssMiB(h.pid).hwm };

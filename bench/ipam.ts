@@ -1,8 +1,8 @@
 /**
  * `npm run bench:ipam` — LoadBalancer IPAM at scale (prints figures; not a test).
  *
- * 10,000 new LoadBalancer Services in the fake apiserver (test/helpers/fake-apiserver.ts, spoken to through the real
- * @kubernetes/client-node): the time for the elected allocator to plan and write every address (one RV-conditioned
+ * 10,000 new LoadBalancer Services in the fake apiserver (test/helpers/fake-apiserver.ts, spoken to through Herald's
+ * Kubernetes client, src/k8s/client.ts): the time for the elected allocator to plan and write every address (one RV-conditioned
  * merge patch of the status subresource per Service), the number of API writes, and the steady-state cost of a pass
  * when nothing changes (what the leader spends every resync).
  */

@@ -1,6 +1,6 @@
 /**
  * A fake Kubernetes apiserver over node:http on 127.0.0.1 (random port) speaking the real
- * list/watch protocol, for driving the REAL @kubernetes/client-node (kubernetes-notes §5):
+ * list/watch protocol, for driving Herald's Kubernetes client (src/k8s/client.ts) and @kubernetes/client-node (kubernetes-notes §5):
  *
  * - one global resourceVersion counter shared by all resources; list items carry no kind/apiVersion,
  *   watch event objects do; lists in pages with `limit` and `continue` (a continue token from before a
