@@ -41,6 +41,12 @@ export interface InformerStats {
   lists: number;
   /** Watch (re)connect attempts. */
   connects: number;
+  /**
+   * Time the last watch stream opened (the apiserver answered 200). A watch ends after its server-side timeout
+   * (5–10 min) or 30 s without data (`watchTimeoutMs`) and the next one opens, so this stays recent while the watch
+   * works.
+   */
+  lastConnectAtMs: number;
   /** Last add/update/delete/list time. */
   lastEventAtMs: number;
   /** Time of the last successful list. */
@@ -112,6 +118,7 @@ export class SupervisedInformer extends EventEmitter {
     errors: 0,
     lists: 0,
     connects: 0,
+    lastConnectAtMs: 0,
     lastEventAtMs: 0,
     lastListAtMs: 0,
     lastError: '',
@@ -228,12 +235,15 @@ export class SupervisedInformer extends EventEmitter {
     this.stats.connects++;
     const openedAt = this.#clock.now();
     const seen = { events: 0, error: undefined as ApiError | undefined };
-    // client-go's reflector: a server-side timeout of 5 to 10 minutes spreads the re-watches of many clients.
-    const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    // A random server-side timeout spreads the re-watches of many clients (client-go's reflector: 5 to 10 minutes).
+    // 4 to 8 minutes here, so a working watch reopens within the 10 minutes the stale-watch alert allows
+    // (deploy/kubernetes/monitoring/prometheusrule.yaml).
+    const timeoutSeconds = 240 + Math.floor(Math.random() * 240);
     const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
     // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
     const onOpen = () => {
       this.stats.forbidden = '';
+      this.stats.lastConnectAtMs = this.#clock.now();
     };
     try {
       await this.#o.client.watch(this.#o.path, { query, inactivityMs: this.#o.watchTimeoutMs ?? 30_000, signal, onOpen }, (type, object) => {

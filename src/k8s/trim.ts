@@ -1,39 +1,26 @@
 /**
- * What Herald keeps of each Kubernetes object: the fields its code reads, nothing else (the client-go informer
- * "transform" idea). `ObjectStore.apply` (object-store.ts) trims every object of both sources before it stores it,
- * so the snapshot holds one small copy per object: no managedFields, no last-applied annotation, no Pod references,
- * no Node images. On a served Service that is about a tenth of the object (docs/benchmarks.md "Memory").
- *
- * The keep-list is written from what the code reads: the controller (Service VIPs, traffic policies, class, labels
- * for advertisement selectors; EndpointSlice endpoints; Node eligibility and labels for node selectors), the health
- * checks (`herald.io/health-check-*` annotations, `healthCheckNodePort`), per-Service attributes (`herald.io/`
- * annotations), IPAM (families, ports, selector, requested IPs, creation order, resourceVersion for conditional
- * writes) and ServiceCIDRs. Of annotations only Herald's own (`herald.io/`) are kept. The types in types.ts describe
- * exactly the kept fields; test/src/k8s/trim.test.ts fails when code reads a field this list drops.
+ * What Herald keeps of each Kubernetes object: the fields its code reads (src/k8s/shapes.ts), nothing else (the
+ * client-go informer "transform" idea). `ObjectStore.apply` (object-store.ts) trims every object of both sources
+ * before it stores it, so the snapshot holds one small copy per object: no managedFields, no last-applied or other
+ * foreign annotations (of annotations only Herald's own, `herald.io/`, are kept), no Pod references, no Node images.
+ * On a served Service that is a third or less of the object (docs/benchmarks.md "Where the memory goes").
  *
  * A value whose shape is not the expected one (a string where an object belongs: manifest files may hold anything)
- * is kept as it is, so consumers see the same input with or without trimming.
+ * is kept as it is, so the screening (src/k8s/screen.ts) sees it and quarantines the object.
  */
+import type { Shape } from './shapes.ts';
+import { SHAPES } from './shapes.ts';
 import type { KubeObject, ResourceKind } from './types.ts';
-import { SERVICE_NAME_LABEL } from './types.ts';
-
-/** How a field is kept: as it is (`true`), by a keep-list (an object), item by item (`[keep-list]`), or by a function. */
-export type KeepRule = true | KeepList | readonly [KeepList] | ((value: unknown) => unknown);
-
-/** Field name → how it is kept. Fields not listed are dropped. */
-export interface KeepList {
-  readonly [field: string]: KeepRule;
-}
-
-/** Prefix of the annotations Herald reads (health checks, route attributes, IPAM). */
-export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
 
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Only the entries whose key `keep` accepts (a map of strings: labels, annotations). */
-function entries(keep: (key: string) => boolean): (value: unknown) => unknown {
-  return (value) => {
-    if (!isPlain(value)) return value;
+/** What the cache keeps of `value`, a field of shape `shape` (undefined: nothing). */
+function keepValue(value: unknown, shape: Shape): unknown {
+  if (typeof shape === 'string') return value;
+  if ('list' in shape) return Array.isArray(value) ? value.map((v) => keepValue(v, shape.list)) : value;
+  if ('map' in shape) {
+    const keep = shape.keep;
+    if (keep === undefined || !isPlain(value)) return value;
     let out: Record<string, unknown> | undefined;
     for (const k of Object.keys(value)) {
       if (!keep(k)) continue;
@@ -41,65 +28,16 @@ function entries(keep: (key: string) => boolean): (value: unknown) => unknown {
       out[k] = value[k];
     }
     return out;
-  };
-}
-
-const heraldAnnotations = entries((k) => k.startsWith(HERALD_ANNOTATION_PREFIX));
-
-/** The keep-list of each kind. */
-export const KEEP: Readonly<Record<ResourceKind, KeepList>> = {
-  Service: {
-    metadata: { name: true, namespace: true, resourceVersion: true, creationTimestamp: true, deletionTimestamp: true, labels: true, annotations: heraldAnnotations },
-    spec: {
-      type: true,
-      clusterIP: true,
-      clusterIPs: true,
-      externalIPs: true,
-      externalTrafficPolicy: true,
-      internalTrafficPolicy: true,
-      healthCheckNodePort: true,
-      loadBalancerClass: true,
-      loadBalancerIP: true,
-      ipFamilies: true,
-      ipFamilyPolicy: true,
-      ports: [{ port: true, protocol: true }],
-      selector: true,
-    },
-    status: { loadBalancer: { ingress: [{ ip: true, ipMode: true }] } },
-  },
-  EndpointSlice: {
-    metadata: { name: true, namespace: true, resourceVersion: true, deletionTimestamp: true, labels: entries((k) => k === SERVICE_NAME_LABEL) },
-    addressType: true,
-    endpoints: [{ addresses: true, conditions: { ready: true, serving: true, terminating: true }, nodeName: true }],
-  },
-  Node: {
-    metadata: { name: true, resourceVersion: true, deletionTimestamp: true, labels: true, annotations: heraldAnnotations },
-    spec: { taints: [{ key: true }] },
-    status: { conditions: [{ type: true, status: true }] },
-  },
-  ServiceCIDR: {
-    metadata: { name: true, resourceVersion: true, deletionTimestamp: true },
-    spec: { cidrs: true },
-  },
-};
-
-function keepValue(value: unknown, rule: KeepRule): unknown {
-  if (rule === true) return value;
-  if (typeof rule === 'function') return rule(value);
-  if (Array.isArray(rule)) {
-    if (!Array.isArray(value)) return value;
-    const item = rule[0] as KeepList;
-    return value.map((v) => keepValue(v, item));
   }
-  return isPlain(value) ? keepFields(value, rule as KeepList) : value;
+  return isPlain(value) ? keepFields(value, shape.fields) : value;
 }
 
-function keepFields(obj: Record<string, unknown>, keep: KeepList): Record<string, unknown> {
+function keepFields(obj: Record<string, unknown>, fields: Readonly<Record<string, Shape>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const field of Object.keys(keep)) {
+  for (const field of Object.keys(fields)) {
     const v = obj[field];
     if (v === undefined) continue;
-    const kept = keepValue(v, keep[field] as KeepRule);
+    const kept = keepValue(v, fields[field] as Shape);
     if (kept !== undefined) out[field] = kept;
   }
   return out;
@@ -110,7 +48,7 @@ function keepFields(obj: Record<string, unknown>, keep: KeepList): Record<string
  * @param kind what `obj` is (its own `kind` field is not read: watch and list items may lack it)
  */
 export function trimObject(kind: ResourceKind, obj: KubeObject): KubeObject {
-  return isPlain(obj) ? keepFields(obj, KEEP[kind]) : obj;
+  return keepValue(obj, SHAPES[kind]) as KubeObject;
 }
 
 /**

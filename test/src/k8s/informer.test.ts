@@ -285,3 +285,23 @@ t.test('the cache holds trimmed objects as listed and watched: no managedFields,
   tt.not(src.snapshot().service('default/web'), before, 'the update replaced the entry');
   check('watched');
 });
+
+t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while it works, and not while the apiserver is down", async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+  const connectOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastWatchConnectAtMs ?? 0;
+  const eventOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastEventAtMs ?? 0;
+  const first = connectOf();
+  tt.ok(first > 0 && first >= eventOf(), 'the watch opened after the list');
+  // No Node changes: the client ends the watch after watchTimeoutMs without data (1.5 s here, 30 s by default) and
+  // opens the next.
+  await waitFor(() => connectOf() > first, 'a new watch stream opened');
+  tt.ok(eventOf() < connectOf(), 'without any data');
+  await api.goDown('500');
+  const down = connectOf();
+  await new Promise((r) => setTimeout(r, 2000)); // longer than watchTimeoutMs: a working watch would have reopened
+  tt.equal(connectOf(), down, 'no watch opens while the apiserver answers 500');
+  await api.comeBack();
+  await waitFor(() => connectOf() > down, 'watching again');
+});

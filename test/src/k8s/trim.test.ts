@@ -153,7 +153,7 @@ t.test('every field the consumers read is kept by the trimmer', async (tt) => {
       if (at(trimObject(kind, obj), path) !== before) dropped.add(`${kind} ${path.join('.')}`);
     }
   }
-  tt.strictSame([...dropped].sort(), [], 'no field read is dropped (add it to KEEP in src/k8s/trim.ts)');
+  tt.strictSame([...dropped].sort(), [], 'no field read is dropped (add it to SHAPES in src/k8s/shapes.ts)');
   tt.ok(reads.size > 40, `${reads.size} distinct fields read`);
 });
 
