@@ -36,7 +36,7 @@ import { KubernetesSource } from '../src/sources/kubernetes.ts';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { startFakeKubeProxy } from '../test/helpers/fake-kube-proxy.ts';
 import { slice } from '../test/helpers/k8s-objects.ts';
-import { endpoints, FLIPS, OURS, pct, populate, svcName, vipOf, writeKubeconfig } from './convergence.ts';
+import { benchHeraldConfig, endpoints, FLIPS, OURS, pct, populate, svcName, vipOf, writeKubeconfig } from './convergence.ts';
 import { RecordingPeer } from './recording-peer.ts';
 import type { RecordedUpdate } from './recording-peer.ts';
 
@@ -61,17 +61,7 @@ async function main(): Promise<void> {
   const ours = populate(api);
   const kubeconfig = join(dir, 'kubeconfig.yaml');
   writeKubeconfig(kubeconfig, api.url);
-  const v = validateConfig({
-    bgp: { localAs: 65000 },
-    peers: [{ name: 'rec', address: PEER_IP, port: peer.port, peerAs: 65001, localAddress: NODE_IP, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
-    source: { kubernetes: { kubeconfig } },
-    kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
-    healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
-    flapControl: { holdDown: 0, penalty: 0 },
-    admin: { address: '127.0.0.1', port: 0 },
-    stateDir: join(dir, 'state'),
-    logLevel: 'warn',
-  });
+  const v = validateConfig(benchHeraldConfig({ peerIp: PEER_IP, peerPort: peer.port, nodeIp: NODE_IP, kubeconfig, healthzPort: kubeProxy.port, adminPort: 0, stateDir: join(dir, 'state') }));
   if (!v.ok) throw new Error(`bench config invalid: ${JSON.stringify(v.errors)}`);
   const config = v.config;
   const identity = resolveIdentity(config, { nodeName: OURS, nodeIp: NODE_IP, env: {} }, hostname());

@@ -111,6 +111,24 @@ export function writeKubeconfig(path: string, url: string): void {
   );
 }
 
+/**
+ * The Herald config of the Kubernetes benches: one recording peer, the Kubernetes source through `kubeconfig`, the
+ * fake kube-proxy's /healthz, per-Service kube-proxy checks and flap control off (nothing gates a flip).
+ */
+export function benchHeraldConfig(o: { peerIp: string; peerPort: number; nodeIp: string; kubeconfig: string; healthzPort: number; adminPort: number; stateDir: string }): object {
+  return {
+    bgp: { localAs: HERALD_AS },
+    peers: [{ name: 'rec', address: o.peerIp, port: o.peerPort, peerAs: PEER_AS, localAddress: o.nodeIp, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
+    source: { kubernetes: { kubeconfig: o.kubeconfig } },
+    kubeProxy: { healthzPort: o.healthzPort, checkServices: false },
+    healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
+    flapControl: { holdDown: 0, penalty: 0 },
+    admin: { address: '127.0.0.1', port: o.adminPort },
+    stateDir: o.stateDir,
+    logLevel: 'warn',
+  };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-conv-'));
   const api = new FakeApiServer();
@@ -136,20 +154,7 @@ async function main(): Promise<void> {
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeKubeconfig(kubeconfig, api.url);
     const configPath = join(dir, 'herald.yaml');
-    writeFileSync(
-      configPath,
-      stringify({
-        bgp: { localAs: HERALD_AS },
-        peers: [{ name: 'rec', address: PEER_IP, port: peer.port, peerAs: PEER_AS, localAddress: NODE_IP, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
-        source: { kubernetes: { kubeconfig } },
-        kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
-        healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
-        flapControl: { holdDown: 0, penalty: 0 },
-        admin: { address: '127.0.0.1', port: await freePort('127.0.0.1') },
-        stateDir: join(dir, 'state'),
-        logLevel: 'warn',
-      }),
-    );
+    writeFileSync(configPath, stringify(benchHeraldConfig({ peerIp: PEER_IP, peerPort: peer.port, nodeIp: NODE_IP, kubeconfig, healthzPort: kubeProxy.port, adminPort: await freePort('127.0.0.1'), stateDir: join(dir, 'state') })));
     const tStart = performance.now();
     const profile = process.env.PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.PROFILE}`] : [];
     herald.spawn(process.execPath, [...profile, join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', OURS, '--node-ip', NODE_IP]);

@@ -41,11 +41,10 @@ import { stringify } from 'yaml';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { startFakeKubeProxy } from '../test/helpers/fake-kube-proxy.ts';
 import { node, servedNode, servedService, servedSlice, service, slice } from '../test/helpers/k8s-objects.ts';
-import type { EpSpec } from '../test/helpers/k8s-objects.ts';
 import { Bird, bgpProtocol, birdAvailable, freePort } from '../test/helpers/bird.ts';
 import { gobgpAvailable } from '../test/helpers/gobgp.ts';
 import { bigConfigText } from './config-gen.ts';
-import { cpuSec, rssMiB } from './convergence.ts';
+import { benchHeraldConfig, cpuSec, endpoints, nodeName, nodesOf, OURS, rssMiB, svcName, vipOf, writeKubeconfig } from './convergence.ts';
 import { benchGobgp, benchRaw, establishedAt, TIMEFORMAT } from './peers.ts';
 import type { Result } from './peers.ts';
 import { RecordingPeer } from './recording-peer.ts';
@@ -66,19 +65,8 @@ const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)M
 /** Extra node flags (NODE_ARGS), after those deploy/herald sets. */
 const NODE_ARGS = process.env.NODE_ARGS ?? '';
 const B = 150 + (process.pid % 50);
-const OURS = 'node-00';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const nodeName = (n: number): string => `node-${String(n).padStart(2, '0')}`;
-const svcName = (i: number): string => `svc-${String(i).padStart(5, '0')}`;
-function vipOf(i: number): string {
-  const v = (0x0ac80000 + i) >>> 0; // 10.200.0.0 + i
-  return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
-}
-const nodesOf = (i: number): number[] => [i % NODES, (i + 17) % NODES, (i + 33) % NODES];
-function endpoints(i: number, oursReady: boolean): EpSpec[] {
-  return nodesOf(i).map((n, k) => [`10.${100 + k}.${(i >> 8) & 255}.${i & 255}`, nodeName(n), { ready: nodeName(n) === OURS ? oursReady : true }]);
-}
 const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-1`, svcName(i), endpoints(i, ready)), i);
 
 /**
@@ -161,33 +149,10 @@ async function k8sRow(services: number): Promise<K8sRow> {
       if (nodesOf(i).includes(0)) ours.push(i);
     }
     const kubeconfig = join(dir, 'kubeconfig.yaml');
-    writeFileSync(
-      kubeconfig,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'fake', cluster: { server: api.url, 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'bench', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'bench' } }],
-        'current-context': 'fake',
-      }),
-    );
+    writeKubeconfig(kubeconfig, api.url);
     const config = join(dir, 'herald.yaml');
     const adminPort = await freePort('127.0.0.1');
-    writeFileSync(
-      config,
-      stringify({
-        bgp: { localAs: 65000 },
-        peers: [{ name: 'rec', address: peerIp, port: peer.port, peerAs: 65001, localAddress: nodeIp, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
-        source: { kubernetes: { kubeconfig } },
-        kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
-        healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
-        flapControl: { holdDown: 0, penalty: 0 },
-        admin: { address: '127.0.0.1', port: adminPort },
-        stateDir: join(dir, 'state'),
-        logLevel: 'warn',
-      }),
-    );
+    writeFileSync(config, stringify(benchHeraldConfig({ peerIp, peerPort: peer.port, nodeIp, kubeconfig, healthzPort: kubeProxy.port, adminPort, stateDir: join(dir, 'state') })));
     const announced = new Set<string>();
     const waiters = new Map<string, { announce: boolean; resolve: () => void }>();
     peer.on('update', (u: RecordedUpdate) => {
