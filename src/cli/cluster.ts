@@ -4,12 +4,14 @@
  * in Herald's namespace (`--namespace`, else POD_NAMESPACE, else herald-system), as one table with a NODE column, in
  * the style of `cilium bgp peers`. Needs `list` on bgpnodestatuses.herald.io there (docs/cli.md).
  */
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { NodeStatus, SessionStatus, VipStatus } from '../config/crd-status.ts';
 import { nodeStatusSchema } from '../config/crd-status.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { apiErrorText } from '../k8s/forbidden.ts';
-import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../k8s/herald-kinds.ts';
+import { HERALD_GROUP, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import { formatDuration, formatTable } from './table.ts';
 
 /** One node's status as read, or why it cannot be read. */
@@ -19,18 +21,27 @@ export interface NodeStatusRow {
   readonly problem?: string;
 }
 
+/** ~/.kube/config when neither --kubeconfig nor KUBECONFIG names one and the file exists (kubectl's default). */
+function laptopKubeconfig(env: NodeJS.ProcessEnv): string | undefined {
+  if (env['KUBECONFIG']) return undefined;
+  const file = join(env['HOME'] || homedir(), '.kube', 'config');
+  return existsSync(file) ? file : undefined;
+}
+
 /**
  * Every BGPNodeStatus in `namespace`, by node name.
  * @throws Error naming the kubeconfig problem or the apiserver's answer (e.g. 403 without `list`)
  */
 export async function readNodeStatuses(o: { kubeconfig?: string; namespace: string; env?: NodeJS.ProcessEnv }): Promise<NodeStatusRow[]> {
-  const { kc } = loadKubeConfig(o.kubeconfig, o.env);
-  const api = kc.makeApiClient(CustomObjectsApi);
+  const env = o.env ?? process.env;
+  const { kc } = loadKubeConfig(o.kubeconfig ?? laptopKubeconfig(env), env);
   let list: { items?: unknown[] };
   try {
-    list = (await api.listNamespacedCustomObject({ group: HERALD_GROUP, version: HERALD_VERSION, namespace: o.namespace, plural: HERALD_PLURALS.BGPNodeStatus })) as { items?: unknown[] };
+    list = ((await kc.request('GET', heraldCollectionPath('BGPNodeStatus', o.namespace))) ?? {}) as { items?: unknown[] };
   } catch (err) {
     throw new Error(`cannot list bgpnodestatuses.${HERALD_GROUP} in namespace ${o.namespace}: ${apiErrorText(err)}`, { cause: err });
+  } finally {
+    kc.close();
   }
   const rows: NodeStatusRow[] = [];
   for (const item of list.items ?? []) {

@@ -10,15 +10,14 @@
  * - {@link apiNodeStatusSink} writes through the apiserver: a merge patch of the `status` subresource
  *   (`patch bgpnodestatuses/status`), creating the object first when it does not exist (`create bgpnodestatuses`).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { PeerView, ServiceView } from '../admin/view.ts';
 import type { PeerOrigin } from '../config/crd-merge.ts';
 import type { NodeStatus, SessionStatus, VipStatus } from '../config/crd-status.ts';
 import { MAX_STATUS_VIPS } from '../config/crd-status.ts';
+import type { KubeClient } from '../k8s/client.ts';
 import { apiErrorCode } from '../k8s/forbidden.ts';
 import type { ForbiddenCalls } from '../k8s/forbidden.ts';
-import { HERALD_API_VERSION, HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../k8s/herald-kinds.ts';
+import { HERALD_API_VERSION, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 
 /** What {@link nodeStatusOf} reads. */
 export interface NodeStatusInput {
@@ -95,16 +94,15 @@ export function nodeStatusOf(i: NodeStatusInput): NodeStatus {
 export type NodeStatusSink = (status: NodeStatus) => Promise<void>;
 
 /**
- * A {@link NodeStatusSink} over the apiserver for node `nodeName` in Herald's `namespace`.
- * @throws the apiserver's error (ApiException) when the write fails (403: not granted, tracked by `forbidden`)
+ * A {@link NodeStatusSink} over the apiserver for node `nodeName` in Herald's `namespace`: a merge patch (RFC 7386) of
+ * `PATCH .../bgpnodestatuses/{node}/status`; on 404, `POST .../bgpnodestatuses` then the patch again.
+ * @throws ApiError (src/k8s/client.ts) when the write fails (403: not granted, tracked by `forbidden`)
  */
-export function apiNodeStatusSink(kc: KubeConfig, namespace: string, nodeName: string, forbidden?: ForbiddenCalls): NodeStatusSink {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const plural = HERALD_PLURALS.BGPNodeStatus;
-  const ref = { group: HERALD_GROUP, version: HERALD_VERSION, namespace, plural };
+export function apiNodeStatusSink(kc: KubeClient, namespace: string, nodeName: string, forbidden?: ForbiddenCalls): NodeStatusSink {
   const track = <T>(call: string, f: () => Promise<T>) => (forbidden ? forbidden.track(call, f) : f());
   // A list in the status replaces the stored one wholesale (merge patch, RFC 7386).
-  const patch = (status: NodeStatus) => track('patch bgpnodestatuses/status', () => api.patchNamespacedCustomObjectStatus({ ...ref, name: nodeName, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+  const patch = (status: NodeStatus) =>
+    track('patch bgpnodestatuses/status', () => kc.request('PATCH', `${heraldCollectionPath('BGPNodeStatus', namespace)}/${encodeURIComponent(nodeName)}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
   return async (status) => {
     try {
       await patch(status);
@@ -112,7 +110,7 @@ export function apiNodeStatusSink(kc: KubeConfig, namespace: string, nodeName: s
       if (apiErrorCode(err) !== 404) throw err;
       const body = { apiVersion: HERALD_API_VERSION, kind: 'BGPNodeStatus', metadata: { name: nodeName, namespace, labels: { 'app.kubernetes.io/name': 'herald' } }, spec: { nodeName } };
       try {
-        await track('create bgpnodestatuses', () => api.createNamespacedCustomObject({ ...ref, body }));
+        await track('create bgpnodestatuses', () => kc.request('POST', heraldCollectionPath('BGPNodeStatus', namespace), { body }));
       } catch (e) {
         if (apiErrorCode(e) !== 409) throw e; // created meanwhile (a restart racing its predecessor): patch it
       }

@@ -22,7 +22,7 @@ import { buildMetricsServer } from '../metrics/server.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../version.ts';
@@ -95,7 +95,7 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
  * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
  * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
-async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeConfig; secrets?: SecretCache; namespace?: string }> {
+async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -228,7 +228,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   });
   let daemon: Daemon;
   let source: Source | undefined;
-  let kc: KubeConfig | undefined;
+  let kc: KubeClient | undefined;
   let secrets: SecretCache | undefined;
   let nodeStatus: NodeStatusWriter | undefined;
   // Starts the allocator when the configuration in force first has a pool (set once the daemon has started).

@@ -6,7 +6,7 @@
  *
  * Herald's namespace: src/k8s/client.ts `heraldNamespace`.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
@@ -24,7 +24,7 @@ import { poolUsage, type PoolUsage } from './usage.ts';
 const LEASE_NAME = 'herald-allocator';
 
 export interface AllocatorRunOptions {
-  readonly kc: KubeConfig;
+  readonly kc: KubeClient;
   readonly source: Source;
   /** The pools in force, read at every pass (the file's and IPAddressPool objects': the daemon's merged configuration). */
   readonly pools: () => readonly PoolConfig[];

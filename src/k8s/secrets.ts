@@ -9,8 +9,7 @@
  * (docs/operations.md, "Limits").
  */
 import { EventEmitter } from 'node:events';
-import { CoreV1Api } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from './client.ts';
 import { apiErrorCode, apiErrorText } from './forbidden.ts';
 import type { ForbiddenCalls } from './forbidden.ts';
 
@@ -27,14 +26,18 @@ export interface SecretLookup {
 /** How a Secret is read: its keys' values (decoded), or undefined when it does not exist. */
 export type SecretReader = (name: string) => Promise<Record<string, string> | undefined>;
 
-/** A {@link SecretReader} over the apiserver (`GET /api/v1/namespaces/{ns}/secrets/{name}`). */
-export function apiSecretReader(kc: KubeConfig, namespace: string, forbidden?: ForbiddenCalls): SecretReader {
-  const core = kc.makeApiClient(CoreV1Api);
+/**
+ * A {@link SecretReader} over the apiserver: `GET /api/v1/namespaces/{ns}/secrets/{name}`, `data` decoded from base64
+ * (core/v1 Secret). A 404 is "does not exist"; any other failure throws (ApiError from client.ts).
+ */
+export function apiSecretReader(kc: KubeClient, namespace: string, forbidden?: ForbiddenCalls): SecretReader {
   return async (name) => {
-    const read = () => core.readNamespacedSecret({ name, namespace });
+    const read = () => kc.request('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`);
     try {
-      const s = await (forbidden ? forbidden.track('get secrets', read) : read());
-      return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+      const s = (await (forbidden ? forbidden.track('get secrets', read) : read())) as { data?: Record<string, unknown> | null } | undefined;
+      const data: Record<string, string> = {};
+      for (const [k, v] of Object.entries(s?.data ?? {})) if (typeof v === 'string') data[k] = Buffer.from(v, 'base64').toString('utf8');
+      return data;
     } catch (err) {
       if (apiErrorCode(err) === 404) return undefined;
       throw err;
