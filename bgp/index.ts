@@ -200,6 +200,7 @@ export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson,
 
 // --- Routes we originate ---
 export type { Route } from './rib/route.ts';
+export { MAX_AS_PATH_PREPEND } from './rib/route.ts';
 export type { ExportedRoute } from './rib/adj-rib-out.ts';
 
 // --- Speaker, session, clock ---
