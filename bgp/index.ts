@@ -202,6 +202,7 @@ export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson,
 export type { Route } from './rib/route.ts';
 export { MAX_AS_PATH_PREPEND } from './rib/route.ts';
 export type { ExportedRoute } from './rib/adj-rib-out.ts';
+export { MAX_COMMUNITY_OCTETS } from './rib/adj-rib-out.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';

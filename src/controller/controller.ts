@@ -7,8 +7,11 @@
  * - Change keys (src/k8s/keys.ts) go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only that
  *   Service (cost proportional to its EndpointSlices); a change of THIS node's eligibility or labels, `all`, or a
  *   context change recomputes every Service (other updates of this Node, e.g. status heartbeats, are ignored);
- *   `servicecidr:*` recomputes the service CIDRs; other nodes' changes are ignored (they cannot change this node's
- *   candidates).
+ *   `servicecidr:*` recomputes the service CIDRs. Other nodes' changes matter only when an advertisement bounds
+ *   fan-out (`maxNodesPerVip`, steering.ts): a change of another node's eligibility or labels then recomputes every
+ *   Service, reported as Service changes (this node's own state did not change); their heartbeats are ignored.
+ * - Each Service is computed with its previous candidates, which carry the last good values of its path-attribute
+ *   annotations (steering.ts).
  * - When the queue drains, one `emit` key hands the candidate set and what changed since the sink last accepted one
  *   to `sink.onCandidates`. A throwing/rejecting sink is retried with backoff; the retry hands over the newest set.
  *
@@ -23,6 +26,8 @@ import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } f
 import { decideService, serviceCIDRContributions } from './desired-routes.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
+import type { ClusterNodes } from './steering.ts';
+import { boundsFanOut, clusterNodes, NO_CLUSTER_NODES, withNode } from './steering.ts';
 import { WorkQueue } from './workqueue.ts';
 
 /**
@@ -94,6 +99,8 @@ export class Controller extends EventEmitter {
   readonly #resyncIntervalMs: number;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
+  /** The cluster's eligible Nodes (only followed while an advertisement bounds fan-out). */
+  #cluster: ClusterNodes = NO_CLUSTER_NODES;
   readonly #candidates = new Map<string, ServiceCandidates>();
   #cidrs: ServiceCIDRCandidates = { decisions: [], contributions: [] };
   /** Changes not yet accepted by the sink. */
@@ -199,8 +206,10 @@ export class Controller extends EventEmitter {
       const next = evaluateNode(snap.node(me), me);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
+    const bounded = boundsFanOut(this.#ctx.advertisements);
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
       this.#node = evaluateNode(snap.node(me), me);
+      this.#cluster = bounded ? clusterNodes(snap.nodes()) : NO_CLUSTER_NODES;
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -214,8 +223,15 @@ export class Controller extends EventEmitter {
       this.#computeService(key.slice('service:'.length));
     } else if (key.startsWith('servicecidr:')) {
       this.#computeCidrs();
+    } else if (key.startsWith('node:') && bounded) {
+      // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
+      const name = key.slice('node:'.length);
+      const next = withNode(this.#cluster, name, snap.node(name));
+      if (next === undefined) return;
+      this.#cluster = next;
+      for (const k of [...this.#candidates.keys()]) this.#computeService(k);
     }
-    // node:<other> — irrelevant to this node's candidates
+    // node:<other> without bounded fan-out — irrelevant to this node's candidates
   }
 
   #computeService(key: string): void {
@@ -231,7 +247,8 @@ export class Controller extends EventEmitter {
     this.#dirty = true;
     this.#reportServices.add(key);
     this.stats.servicesComputed++;
-    this.#candidates.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx));
+    const previous = this.#candidates.get(key);
+    this.#candidates.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx, { cluster: this.#cluster, previous }));
   }
 
   #computeCidrs(): void {

@@ -2,6 +2,8 @@
 // speaker.setRoutes, when markInitialSyncDone is called, reload as a diff, state-change bookkeeping.
 import t from 'tap';
 import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { FakeClock } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
@@ -21,11 +23,11 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; clock?: FakeClock; logger?: Logger } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
-  const logger = pino({ level: 'silent' });
+  const logger = o.logger ?? pino({ level: 'silent' });
   const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', ...(o.nodeIp === null ? {} : { nodeIp: o.nodeIp ?? '127.0.0.1' }) }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health,
@@ -35,6 +37,7 @@ function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv;
     version: 'test',
     restarting: o.restarting ?? false,
     env: o.env ?? {},
+    ...(o.clock ? { clock: o.clock } : {}),
   });
   return { daemon, speaker, health, metrics };
 }
@@ -379,20 +382,24 @@ t.test('a failing health gate keeps its causes as data in the service view (code
 });
 
 // The production path is incremental (the controller's candidate changes, the gate's verdict changes, route
-// assembly's per-prefix merge, updateRoutes); the reference is computeDesiredRoutes from scratch. They must agree
-// after any sequence of object changes and verdict flips, Services sharing VIPs and aggregated prefixes included.
-t.test('the incremental pipeline always equals a from-scratch computation (seeded random operations, flapping gates)', async (t) => {
+// assembly's per-prefix merge and rate limit, updateRoutes); the reference is computeDesiredRoutes from scratch. They
+// must agree after any sequence of object changes, verdict flips and other nodes' changes, once the rate limit's
+// interval has passed: Services sharing VIPs and aggregated prefixes, link bandwidth (weighting), locality MED and
+// prepend, the rendezvous choice (maxNodesPerVip) and the path-attribute annotations included.
+t.test('the incremental pipeline always equals a from-scratch computation (seeded random operations, flapping gates, steering)', async (t) => {
   const source = new FakeSource();
+  const clock = new FakeClock(1_000_000);
   // Two owners of one /31 with different communities: the merged route's attributes follow which Services exist.
   const advertisements = [
-    { name: 'lb', addressKinds: ['loadBalancer'] },
+    { name: 'lb', addressKinds: ['loadBalancer'], weighting: 'endpoints', bandwidthPerEndpoint: '8mbps', maxNodesPerVip: 1, locality: { med: 50, prependOthers: 1 } },
     { name: 'agg', addressKinds: ['loadBalancer'], aggregationLength: 31, communities: ['65000:7'] },
-    { name: 'ext', addressKinds: ['externalIP'], aggregationLength: 31, communities: ['65000:9'], localPref: 300 },
+    { name: 'ext', addressKinds: ['externalIP'], aggregationLength: 31, communities: ['65000:9'], localPref: 300, locality: { prependOthers: 2 } },
   ];
-  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, routes: [{ prefix: '192.0.2.99/32' }, { prefix: '192.0.2.3/32', communities: ['65000:1'] }] });
-  const { daemon, speaker, health } = make(c, { source });
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, attributeChangeInterval: 5, routes: [{ prefix: '192.0.2.99/32' }, { prefix: '192.0.2.3/32', communities: ['65000:1'] }] });
+  const { daemon, speaker, health } = make(c, { source, clock });
   await daemon.start();
-  source.store.apply('Node', node('node-a'));
+  const nodes = ['node-a', 'node-b', 'node-c'];
+  for (const n of nodes) source.store.apply('Node', node(n));
   source.isSynced = true;
   source.emit('synced');
   await daemon.idle();
@@ -405,21 +412,34 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
   };
   const change = (keys: string[]) => source.emit('change', keys);
   const gateText = (svc: string, address: string) => gateKeyText(serviceGate(svc, address));
+  const annotations = (): Record<string, string> => {
+    const a: Record<string, string> = {};
+    if (rnd(3) === 0) a['herald.io/communities'] = ['65000:100', '65000:200 no-export'][rnd(2)] as string;
+    if (rnd(3) === 0) a['herald.io/med'] = String(rnd(3) * 10);
+    if (rnd(3) === 0) a['herald.io/as-path-prepend'] = String(rnd(3));
+    return a;
+  };
   let compared = 0;
   let nonTrivial = 0;
   let flips = 0;
-  for (let step = 0; step < 300; step++) {
-    const i = rnd(6);
-    switch (rnd(7)) {
-      case 0:
-        change(source.store.apply('Service', service(`s${i}`, { lbIPs: [`192.0.2.${rnd(4)}`], externalIPs: rnd(2) ? [`192.0.2.${rnd(4)}`] : [], etp: rnd(2) ? 'Local' : 'Cluster' })));
+  let weighted = 0;
+  let notChosen = 0;
+  let fallback = 0;
+  for (let step = 0; step < 400; step++) {
+    const i = rnd(5);
+    switch (rnd(8)) {
+      case 0: {
+        const svc = service(`s${i}`, { lbIPs: [`192.0.2.${rnd(4)}`], externalIPs: rnd(2) ? [`192.0.2.${rnd(4)}`] : [], etp: rnd(2) ? 'Local' : 'Cluster' });
+        svc.metadata!.annotations = annotations();
+        change(source.store.apply('Service', svc));
         break;
+      }
       case 1:
         change(source.store.remove('Service', service(`s${i}`)));
         break;
       case 2:
       case 3:
-        change(source.store.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, rnd(2) ? 'node-a' : 'node-b', { ready: rnd(4) > 0 }]])));
+        change(source.store.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, nodes[rnd(3)], { ready: rnd(4) > 0 }], [`10.0.1.${rnd(9)}`, nodes[rnd(3)]]])));
         break;
       case 4:
         change(source.store.remove('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [])));
@@ -433,25 +453,42 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
         flips++;
         break;
       }
-      case 6:
-        if (rnd(8) === 0) change(source.store.apply('Node', node('node-a', { ready: rnd(2) ? 'True' : 'False' })));
+      case 6: {
+        // Another node's readiness changes the rendezvous choice; this node's rarely.
+        const n = rnd(8) === 0 ? 'node-a' : (nodes[1 + rnd(2)] as string);
+        change(source.store.apply('Node', node(n, { ready: rnd(3) ? 'True' : 'False' })));
+        break;
+      }
+      case 7:
+        // Time passes: held attribute changes may go out in between.
+        clock.advance(rnd(4000));
         break;
     }
-    if (rnd(3) !== 0) continue;
+    await daemon.idle();
+    if (rnd(4) !== 0) continue;
+    clock.advance(5000); // every held attribute change is due
     await daemon.idle();
     const want = computeDesiredRoutes(source.store, desiredRoutesContext(c, 'node-a'), (svc, address) => ({ pass: !health.failing.has(gateText(svc, address)) }));
     const wantRoutes = new Map(want.routes.map((d) => [d.prefix, desiredRoute(d)]));
     for (const r of c.routes) wantRoutes.set(staticRoute(r).prefix, staticRoute(r));
     t.same(new Map([...speaker.current].sort()), new Map([...wantRoutes].sort()), `routes at step ${step}`);
-    const codes = (svcs: readonly { service: string; vips: { address: string; kind: string; announced: boolean; reasons: { code: string }[] }[] }[]) =>
-      svcs.map((s) => [s.service, s.vips.map((v) => [v.address, v.kind, v.announced, v.reasons.map((r) => r.code)])]);
+    const codes = (svcs: readonly { service: string; vips: { address: string; kind: string; announced: boolean; reasons: { code: string }[]; attributes?: unknown }[] }[]) =>
+      svcs.map((s) => [s.service, s.vips.map((v) => [v.address, v.kind, v.announced, v.reasons.map((r) => r.code), v.attributes])]);
     t.same(codes(daemon.view.services()), codes(want.services), `decisions at step ${step}`);
     compared++;
     if (want.routes.length >= 2) nonTrivial++;
+    if (want.routes.some((r) => r.linkBandwidth !== undefined)) weighted++;
+    const reasons = want.services.flatMap((s) => s.vips.flatMap((v) => v.reasons.map((r) => r.code)));
+    if (reasons.includes('NotChosen')) notChosen++;
+    if (reasons.includes('LocalityFallback')) fallback++;
   }
   t.ok(compared > 60, `${compared} comparisons`);
   t.ok(nonTrivial > 20, `${nonTrivial} comparisons with at least 2 Service routes`);
   t.ok(flips > 20, `${flips} verdict flips`);
+  t.ok(weighted > 10, `${weighted} comparisons with a link bandwidth`);
+  t.ok(notChosen > 10, `${notChosen} comparisons with a VIP this node was not chosen for`);
+  t.ok(fallback > 10, `${fallback} comparisons with a locality fallback`);
+  t.ok(daemon.reconcileStats.attributeChangesHeld > 5, `the rate limit held attribute changes (${daemon.reconcileStats.attributeChangesHeld})`);
   t.ok(speaker.updates.length > 20, `the incremental path (updateRoutes) carried the changes: ${speaker.updates.length} updates`);
   t.equal(speaker.routesSet.length, daemon.reconcileStats.full, 'whole sets only from full passes (start, node changes)');
   t.ok(daemon.reconcileStats.incremental > 5 * daemon.reconcileStats.full, 'most passes are incremental');
