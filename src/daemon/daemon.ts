@@ -213,7 +213,7 @@ export class Daemon {
   }
 
   /** Test hook: work done by passes (full and incremental passes, Services gated, Routes made, checks recomputed). */
-  get reconcileStats(): { full: number; incremental: number; servicesApplied: number; routesMade: number; specsComputed: number; setChecks: number } {
+  get reconcileStats(): { full: number; incremental: number; servicesApplied: number; routesMade: number; attributeChangesHeld: number; specsComputed: number; setChecks: number } {
     return { ...this.#passes, ...this.#gate.stats, ...this.#assembly.stats };
   }
 
