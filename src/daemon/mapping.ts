@@ -16,7 +16,7 @@ import type { DesiredRoute } from '../controller/route-merge.ts';
 import { boundsFanOut } from '../controller/steering.ts';
 import { canonicalCIDR } from '../net/address.ts';
 import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
-import { parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
+import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
 import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
@@ -181,6 +181,7 @@ export function routeView(peer: string, r: Route & { nextHop?: string; asPath?: 
   if (r.med !== undefined) out.med = r.med;
   if (r.communities && r.communities.length > 0) out.communities = r.communities.map(formatCommunity);
   if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map(formatLargeCommunity);
+  if (r.extendedCommunities && r.extendedCommunities.length > 0) out.extendedCommunities = r.extendedCommunities.map(formatExtendedCommunityText);
   return out;
 }
 

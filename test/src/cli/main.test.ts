@@ -97,9 +97,10 @@ t.test('routes, services and status tables', async (t) => {
   t.equal(
     r.out,
     [
-      'Peer   Prefix            Next hop    AS path  LocPref  MED  Communities',
-      'tor-a  198.51.100.10/32  192.0.2.10  64512    -        10   64512:100',
-      'tor-a  198.51.100.20/32  192.0.2.10  64512    -        -    64512:1:2',
+      'Peer   Prefix            Next hop    AS path      LocPref  MED  Communities',
+      'tor-a  198.51.100.10/32  192.0.2.10  64512        -        10   64512:100',
+      'tor-a  198.51.100.20/32  192.0.2.10  64512        -        -    64512:1:2',
+      'tor-a  198.51.100.40/32  192.0.2.10  64512 64512  -        -    64512:7 lb:64512:375000000',
       '',
     ].join('\n'),
   );
@@ -110,14 +111,20 @@ t.test('routes, services and status tables', async (t) => {
   t.equal(
     s.out,
     [
-      'Service      VIP            Kind          Announced  Reasons',
-      'default/web  198.51.100.10  loadBalancer  yes        LocalReadyEndpoint',
-      'shop/cart    198.51.100.30  loadBalancer  no         NoLocalReadyEndpoint',
+      'Service       VIP            Kind          Announced  Steering                                 Reasons',
+      'default/web   198.51.100.10  loadBalancer  yes        -                                        LocalReadyEndpoint',
+      'shop/cart     198.51.100.30  loadBalancer  no         -                                        NoLocalReadyEndpoint',
+      'shop/steered  198.51.100.40  loadBalancer  yes        chosen 2/2 of 5, weight 3/10, prepend 1  LocalReadyEndpoint, Chosen, Weighted',
+      'shop/steered  198.51.100.41  loadBalancer  no         not chosen (2 of 5)                      NotChosen',
       '',
     ].join('\n'),
   );
   const d = await run(['services', 'shop/cart', '--api', API]);
   t.equal(d.out, 'Service shop/cart\n  198.51.100.30 (loadBalancer): NOT announced\n    - NoLocalReadyEndpoint: externalTrafficPolicy Local and no ready endpoint on this node\n');
+  const steered = await run(['services', 'shop/steered', '--api', API]);
+  t.match(steered.out, /    - Weighted: weight 3 of 10 endpoints: link bandwidth 375000000 bytes\/s/);
+  t.match(steered.out, /    = lb → 198\.51\.100\.40\/32: chosen: maxNodesPerVip 2 of 5 eligible \(node-c, node-a\); link bandwidth 375000000 bytes\/s \(3 of 10 endpoints\); AS path prepend 1 \(eBGP\); communities 64512:7\n/);
+  t.match(steered.out, /    - NotChosen: not among the 2 node\(s\) chosen for this VIP/);
   const st = await run(['status', '--api', API]);
   t.match(st.out, /^Herald: +0\.1\.0 on node node-a\n/);
   t.match(st.out, /Peers: +1\/2 established/);
