@@ -122,9 +122,9 @@ t.test('routes, services and status tables', async (t) => {
   const d = await run(['services', 'shop/cart', '--api', API]);
   t.equal(d.out, 'Service shop/cart\n  198.51.100.30 (loadBalancer): NOT announced\n    - NoLocalReadyEndpoint: externalTrafficPolicy Local and no ready endpoint on this node\n');
   const steered = await run(['services', 'shop/steered', '--api', API]);
-  t.match(steered.out, /    - Weighted: weight 3 of 10 endpoints: link bandwidth 375000000 bytes\/s/);
-  t.match(steered.out, /    = lb → 198\.51\.100\.40\/32: chosen: maxNodesPerVip 2 of 5 eligible \(node-c, node-a\); link bandwidth 375000000 bytes\/s \(3 of 10 endpoints\); AS path prepend 1 \(eBGP\); communities 64512:7\n/);
-  t.match(steered.out, /    - NotChosen: not among the 2 node\(s\) chosen for this VIP/);
+  t.match(steered.out, / {4}- Weighted: weight 3 of 10 endpoints: link bandwidth 375000000 bytes\/s/);
+  t.match(steered.out, / {4}= lb → 198\.51\.100\.40\/32: chosen: maxNodesPerVip 2 of 5 eligible \(node-c, node-a\); link bandwidth 375000000 bytes\/s \(3 of 10 endpoints\); AS path prepend 1 \(eBGP\); communities 64512:7\n/);
+  t.match(steered.out, / {4}- NotChosen: not among the 2 node\(s\) chosen for this VIP/);
   const st = await run(['status', '--api', API]);
   t.match(st.out, /^Herald: +0\.1\.0 on node node-a\n/);
   t.match(st.out, /Peers: +1\/2 established/);
