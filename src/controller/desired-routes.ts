@@ -27,8 +27,8 @@
  *   advertisement selecting its address kind, namespace, Service labels and this node's labels;
  *   `aggregationLength(V6)` widens the prefix.
  * - Steering (steering.ts): maxNodesPerVip may leave this node out (NotChosen); weighting, locality and the
- *   path-attribute annotations set the route pieces' attributes; an annotation with no good value blocks
- *   (InvalidAnnotation).
+ *   path-attribute annotations set the route pieces' attributes; a bad annotation never blocks (InvalidAnnotation
+ *   notes say what is sent instead).
  */
 import type { EndpointSlice, Service } from '../k8s/types.ts';
 import { objectKey } from '../k8s/keys.ts';
@@ -352,7 +352,6 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       }
       positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster` };
     }
-    for (const r of annotations.blocking) blocking.push(r);
     if (blocking.length > 0) {
       blocked(vip, blocking, counts);
       continue;

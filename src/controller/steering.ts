@@ -15,9 +15,11 @@
  *   `prependOthers` copies of the local AS toward eBGP peers; a node with one sends the MED alone (0 when none), so
  *   routers prefer it and keep the others as fallback.
  * - Per-Service annotations (service-attributes.ts): communities and large communities are added to the
- *   advertisement's, MED and AS path prepend replace the advertisement's. A bad annotation keeps the last good value
- *   this controller saw for that attribute of that Service; with none (a Service first seen with it, or after a
- *   restart) the Service's VIPs are not announced until it is fixed (docs/decisions.md "Path-attribute annotations").
+ *   advertisement's, MED and AS path prepend replace the advertisement's. A bad annotation never blocks a VIP (it
+ *   says nothing about whether this node can serve it): the attribute keeps the last good value this controller saw
+ *   for that Service; with none (a Service first seen with it, or after a restart) it is as if the annotation were
+ *   absent, the advertisement's value. Either way an InvalidAnnotation reason names the annotation and the fix
+ *   (docs/decisions.md "Path-attribute annotations").
  */
 import type { Node } from '../k8s/types.ts';
 import type { AnnotationError } from '../k8s/annotations.ts';
@@ -103,22 +105,22 @@ function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
 export interface ServiceAnnotations {
   /** The attributes in force: the valid annotations', and the last good value of a bad one. */
   readonly attributes: ServiceAttributes;
-  /** Attributes whose annotation is bad and that have no last good value: the Service's VIPs are not announced. */
+  /** Attributes whose annotation is bad and that have no last good value: sent as without the annotation. */
   readonly unknown: readonly ServiceAttributeName[];
   /** One error per bad annotation (service-attributes.ts). */
   readonly errors: readonly AnnotationError[];
-  /** One InvalidAnnotation reason per error that blocks (its attribute is unknown). */
-  readonly blocking: readonly Reason[];
-  /** One InvalidAnnotation reason per error that does not block (last good value kept, or a typo beside a good name). */
+  /** One InvalidAnnotation reason per error, saying what is sent instead. Never blocking. */
   readonly notes: readonly Reason[];
   /** The ServiceAttributes reason naming what is in force, when anything is. */
   readonly applied: Reason | undefined;
 }
 
 /** A Service without path-attribute annotations (most of them): one shared object. */
-export const NO_ANNOTATIONS: ServiceAnnotations = Object.freeze({ attributes: Object.freeze({}), unknown: [], errors: [], blocking: [], notes: [], applied: undefined });
+export const NO_ANNOTATIONS: ServiceAnnotations = Object.freeze({ attributes: Object.freeze({}), unknown: [], errors: [], notes: [], applied: undefined });
 
 const ATTRIBUTE_NAMES: readonly ServiceAttributeName[] = ['communities', 'largeCommunities', 'med', 'asPathPrepend'];
+
+const ATTRIBUTE_TEXT: Readonly<Record<ServiceAttributeName, string>> = { communities: 'communities', largeCommunities: 'large communities', med: 'MED', asPathPrepend: 'AS path' };
 
 function describeValue(name: ServiceAttributeName, a: ServiceAttributes): string {
   const v = a[name];
@@ -156,13 +158,12 @@ export function serviceAnnotations(annotations: Readonly<Record<string, string>>
     const last = previous.attributes[name];
     if (last !== undefined) Object.assign(attributes, { [name]: last });
   }
-  const blocking: Reason[] = [];
   const notes: Reason[] = [];
   for (const e of parsed.errors) {
     const name = attributeOfAnnotation(e.annotation);
     const text = formatAnnotationErrors([e]);
     if (name !== undefined && unknown.includes(name)) {
-      blocking.push({ code: ReasonCode.InvalidAnnotation, message: `${text}; no good value of it was seen for this Service, so its VIPs are not announced until it is fixed` });
+      notes.push({ code: ReasonCode.InvalidAnnotation, message: `${text}; no good value of it was seen for this Service since Herald started, so it is announced without it (the advertisement's ${ATTRIBUTE_TEXT[name]})` });
     } else if (name !== undefined && parsed.invalid.includes(name)) {
       notes.push({ code: ReasonCode.InvalidAnnotation, message: `${text}; still announced with the last good value (${describeValue(name, attributes)})` });
     } else {
@@ -174,7 +175,6 @@ export function serviceAnnotations(annotations: Readonly<Record<string, string>>
     attributes,
     unknown: ATTRIBUTE_NAMES.filter((n) => unknown.includes(n)),
     errors: parsed.errors,
-    blocking,
     notes,
     applied: summary === '' ? undefined : { code: ReasonCode.ServiceAttributes, message: `annotations: ${summary}` },
   };

@@ -289,8 +289,7 @@ export class Daemon {
         continue;
       }
       this.#annotationErrors.set(key, text);
-      for (const r of c?.annotations.blocking ?? []) this.#log.warn({ service: key, blocks: true }, r.message);
-      for (const r of c?.annotations.notes ?? []) this.#log.warn({ service: key, blocks: false }, r.message);
+      for (const r of c?.annotations.notes ?? []) this.#log.warn({ service: key }, r.message);
     }
   }
 
