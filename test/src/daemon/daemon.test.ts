@@ -494,3 +494,56 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
   t.ok(daemon.reconcileStats.incremental > 5 * daemon.reconcileStats.full, 'most passes are incremental');
   await daemon.shutdown('test');
 });
+
+t.test('weighting: an endpoint-count change re-announces only that VIP, at most once per attributeChangeInterval', async (t) => {
+  const source = new FakeSource();
+  const clock = new FakeClock(1_000_000);
+  const advertisements = [{ name: 'lb', addressKinds: ['loadBalancer'], weighting: 'endpoints', bandwidthPerEndpoint: 1000 }];
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, attributeChangeInterval: 5 });
+  const { daemon, speaker } = make(c, { source, clock });
+  const eps = (n: number, base: number): Parameters<typeof slice>[2] => Array.from({ length: n }, (_, i) => [`10.1.${base}.${i + 1}`, 'node-a']);
+  source.store.apply('Node', node('node-a'));
+  for (let i = 0; i < 3; i++) {
+    source.store.apply('Service', service(`s${i}`, { lbIPs: [`192.0.2.${i + 1}`], etp: 'Local', clusterIPs: [`10.96.0.${i + 1}`] }));
+    source.store.apply('EndpointSlice', slice(`s${i}-1`, `s${i}`, eps(1, i)));
+  }
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  const bw = (prefix: string) => speaker.current.get(prefix)?.extendedCommunities?.[0]?.value.readFloatBE(4);
+  t.same([bw('192.0.2.1/32'), bw('192.0.2.2/32'), bw('192.0.2.3/32')], [1000, 1000, 1000], 'each node weighs by its one endpoint');
+  const scale = async (n: number) => {
+    source.store.apply('EndpointSlice', slice('s1-1', 's1', eps(n, 1)));
+    source.emit('change', ['service:default/s1']);
+    await daemon.idle();
+  };
+  clock.advance(10_000);
+  speaker.updates = [];
+  const objects = new Map(speaker.current);
+  // s1 scales 1 → 3: only its VIP goes out again, with the new weight.
+  await scale(3);
+  t.same(speaker.updates.map((u) => [u.changed.map((r) => r.prefix), u.removed]), [[['192.0.2.2/32'], []]], 'only the affected VIP');
+  t.equal(bw('192.0.2.2/32'), 3000);
+  t.equal(speaker.current.get('192.0.2.1/32'), objects.get('192.0.2.1/32'), 'the others keep their Route objects');
+  t.equal(speaker.current.get('192.0.2.3/32'), objects.get('192.0.2.3/32'));
+  // Scaling on within the interval: held, then the latest value once the interval ends.
+  speaker.updates = [];
+  clock.advance(1000);
+  await scale(5);
+  clock.advance(1000);
+  await scale(8);
+  t.same(speaker.updates, [], 'held within the interval');
+  t.equal(bw('192.0.2.2/32'), 3000, 'the value sent stays');
+  t.match(daemon.view.services().find((s) => s.service === 'default/s1')?.vips[0]?.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 8 of 8 endpoints/, 'the chain shows the new count at once');
+  clock.advance(3000);
+  await daemon.idle();
+  t.same(speaker.updates.map((u) => u.changed.map((r) => r.prefix)), [['192.0.2.2/32']], 'one UPDATE when the interval ends');
+  t.equal(bw('192.0.2.2/32'), 8000, 'with the latest count; 5 never went out');
+  // Scaling to zero withdraws at once: withdrawals are never held.
+  speaker.updates = [];
+  clock.advance(100);
+  await scale(0);
+  t.same(speaker.updates.map((u) => u.removed), [['192.0.2.2/32']], 'withdrawn at once');
+  await daemon.shutdown('test');
+});
