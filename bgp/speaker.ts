@@ -13,6 +13,8 @@
  * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
  * - 'drained'     { }                                 drain() finished withdrawing
  * - 'bfdState'    BfdStateEvent                       a peer's BFD session changed state (bgp/bfd/peers.ts)
+ * - 'unsentRoutes'{ peer, reason, example }           routes toward a peer cannot be encoded (once per session and
+ *                                                     reason; PeerStatus.unsentRoutes counts them; the others go out)
  *
  * BFD (RFC 5880/5881/5883, bgp/bfd/): a peer with `bfd` gets a BFD session in the BFD worker thread; when it goes
  * from Up to Down (a forwarding-path failure), the BGP session is reset with Cease / BFD Down (RFC 5882 §10.2,
@@ -28,7 +30,7 @@ import { realClock } from './fsm/clock.ts';
 import type { Clock } from './fsm/clock.ts';
 import type { StateReason } from './fsm/state.ts';
 import { AdjRibOut, makeRecord } from './rib/adj-rib-out.ts';
-import type { ExportedRoute, RouteRecord } from './rib/adj-rib-out.ts';
+import type { ExportedRoute, RouteRecord, UnsentRoutes } from './rib/adj-rib-out.ts';
 import type { ExportPeer } from './rib/export.ts';
 import { RouteError } from './rib/route.ts';
 import type { Route } from './rib/route.ts';
@@ -178,6 +180,8 @@ export interface PeerStatus {
   readonly gracefulShutdown: boolean;
   /** The peer's BFD session, when BFD is configured for it. */
   readonly bfd?: PeerBfdStatus;
+  /** Desired routes that cannot be encoded toward this peer, by reason (present only when there are some). */
+  readonly unsentRoutes?: readonly UnsentRoutes[];
 }
 
 const DEFAULT_RESTART_TIME_SEC = 120;
@@ -274,7 +278,7 @@ export class Speaker extends EventEmitter {
     const entry: PeerEntry = {
       cfg,
       session: this.createSession(this.sessionOptions(cfg, grOptions)),
-      rib: new AdjRibOut(),
+      rib: new AdjRibOut({ onUnsendable: (reason, example) => this.emit('unsentRoutes', { peer: cfg.name, reason, example }) }),
       endOfRibReceived: new Set(),
       grOptions,
       restartDone: false,
@@ -664,6 +668,7 @@ export class Speaker extends EventEmitter {
       const st = s.stats;
       const established = s.state === 'Established';
       const gr = n?.gracefulRestart;
+      const unsent = entry.rib.unsentRoutes();
       out.push({
         name: entry.cfg.name,
         address: entry.cfg.address,
@@ -702,6 +707,7 @@ export class Speaker extends EventEmitter {
         endOfRibSent: [...entry.rib.endOfRibSent],
         gracefulShutdown: this.gracefulShutdown && entry.rib.active,
         ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
+        ...(unsent.length > 0 ? { unsentRoutes: unsent } : {}),
       });
     }
     return out;

@@ -115,13 +115,17 @@ function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError; co
   return move(fsm, SessionState.Idle, actions, reason, { connectRetryCounter, holdTimeSec: 0, keepaliveTimeSec: 0 });
 }
 
-function sentReason(error: BgpError): StateReason {
+function sentReason(error: BgpError, cause?: string): StateReason {
   const text = error.code === 6 && (error.subcode === 2 || error.subcode === 4) && error.data.length > 0
     ? error.data.subarray(1, 1 + (error.data[0] ?? 0)).toString('utf8')
     : undefined;
-  return text !== undefined
-    ? { kind: 'notificationSent', code: error.code, subcode: error.subcode, text }
-    : { kind: 'notificationSent', code: error.code, subcode: error.subcode };
+  return {
+    kind: 'notificationSent',
+    code: error.code,
+    subcode: error.subcode,
+    ...(text !== undefined ? { text } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  };
 }
 
 function receivedReason(event: { code: number; subcode: number; text?: string }): StateReason {
@@ -203,7 +207,7 @@ function endConnection(fsm: FsmData, event: ConnectionEndingEvent): Transition {
     case 'HoldTimerExpires':
       return toIdle(fsm, { kind: 'holdTimerExpired' }, { notify: BgpError.holdTimerExpired(), countFailure: true });
     case 'MessageError':
-      return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+      return toIdle(fsm, sentReason(event.error, event.cause), { notify: event.error, countFailure: true });
     case 'OpenCollisionDump':
       return toIdle(fsm, { kind: 'collision' }, { notify: event.error, countFailure: true });
     case 'NotifMsg':
@@ -260,6 +264,7 @@ function connectOrActive(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tran
     case 'NotifMsg':
       return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], receivedReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
     case 'MessageError':
+      return toIdle(fsm, sentReason(event.error, event.cause), { notify: event.error, countFailure: true });
     case 'OpenCollisionDump':
       return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
     case 'BgpOpen':

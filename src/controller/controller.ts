@@ -15,6 +15,10 @@
  * - When the queue drains, one `emit` key hands the candidate set and what changed since the sink last accepted one
  *   to `sink.onCandidates`. A throwing/rejecting sink is retried with backoff; the retry hands over the newest set.
  *
+ * - An object it cannot use (quarantine.ts) is treated as absent and reported; a Service whose decision throws gets
+ *   no VIP (never its earlier decision) and every other Service is decided as usual: nothing here is retried for
+ *   an object's sake, and nothing but a failing sink reaches the queue's retry.
+ *
  * The controller knows nothing of health checks: the health gate comes after it (docs/architecture.md).
  */
 import { EventEmitter } from 'node:events';
@@ -27,8 +31,13 @@ import { decideService, serviceCIDRContributions } from './desired-routes.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import type { ClusterNodes } from './steering.ts';
-import { boundsFanOut, clusterNodes, NO_CLUSTER_NODES, withNode } from './steering.ts';
+import { boundsFanOut, clusterNodes, NO_ANNOTATIONS, NO_CLUSTER_NODES, withNode } from './steering.ts';
 import { WorkQueue } from './workqueue.ts';
+import { Quarantine } from './quarantine.ts';
+import type { QuarantineEntry } from './quarantine.ts';
+import { ReasonCode } from './reasons.ts';
+import type { EndpointSlice, Node, Service } from '../k8s/types.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 
 /**
  * The candidates of this node: a live view of the controller's state, read by the sink while `onCandidates` runs
@@ -72,6 +81,8 @@ export interface ControllerOptions {
   retryMaxMs?: number;
   /** Periodic full recompute in ms (default 300000; 0 disables). client-node has no resync of its own. */
   resyncIntervalMs?: number;
+  /** Where objects the controller cannot use are recorded (default: its own). */
+  quarantine?: Quarantine;
 }
 
 /** Plain-number counters for metrics. */
@@ -97,6 +108,8 @@ export class Controller extends EventEmitter {
   readonly #clock: Clock;
   readonly #queue: WorkQueue;
   readonly #resyncIntervalMs: number;
+  /** Objects treated as absent, with the reason (quarantine.ts). */
+  readonly quarantine: Quarantine;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
   /** The cluster's eligible Nodes (only followed while an advertisement bounds fan-out). */
@@ -125,6 +138,7 @@ export class Controller extends EventEmitter {
     this.#ctx = opts.context;
     this.#clock = opts.clock ?? realClock;
     this.#resyncIntervalMs = opts.resyncIntervalMs ?? 300_000;
+    this.quarantine = opts.quarantine ?? new Quarantine({ clock: this.#clock });
     this.#queue = new WorkQueue((k) => this.#process(k), {
       baseDelayMs: opts.retryBaseMs ?? 100,
       maxDelayMs: opts.retryMaxMs ?? 30_000,
@@ -203,13 +217,13 @@ export class Controller extends EventEmitter {
     const me = this.#ctx.nodeName;
     if (key === `node:${me}` && this.#node !== undefined) {
       // Node status heartbeats change the object but rarely what matters (eligibility, labels).
-      const next = evaluateNode(snap.node(me), me);
+      const next = this.#evaluateNode(snap);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
     const bounded = boundsFanOut(this.#ctx.advertisements);
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
-      this.#node = evaluateNode(snap.node(me), me);
-      this.#cluster = bounded ? clusterNodes(snap.nodes()) : NO_CLUSTER_NODES;
+      this.#node = this.#evaluateNode(snap);
+      this.#cluster = bounded ? clusterNodes(this.#usableNodes(snap)) : NO_CLUSTER_NODES;
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -226,7 +240,8 @@ export class Controller extends EventEmitter {
     } else if (key.startsWith('node:') && bounded) {
       // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
       const name = key.slice('node:'.length);
-      const next = withNode(this.#cluster, name, snap.node(name));
+      const obj = snap.node(name);
+      const next = withNode(this.#cluster, name, obj !== undefined && this.quarantine.problem('Node', obj) === undefined ? obj : undefined);
       if (next === undefined) return;
       this.#cluster = next;
       for (const k of [...this.#candidates.keys()]) this.#computeService(k);
@@ -234,10 +249,36 @@ export class Controller extends EventEmitter {
     // node:<other> without bounded fan-out — irrelevant to this node's candidates
   }
 
+  /** The Nodes of the snapshot for the rendezvous choice: a quarantined one counts as missing, as this node's does. */
+  *#usableNodes(snap: Snapshot): Iterable<Node> {
+    for (const n of snap.nodes()) if (this.quarantine.problem('Node', n) === undefined) yield n;
+  }
+
+  /** This node's state; its Node object quarantined (or throwing) counts as missing: nothing is announced. */
+  #evaluateNode(snap: Snapshot): NodeState {
+    const me = this.#ctx.nodeName;
+    const obj = snap.node(me);
+    let problem = obj === undefined ? undefined : this.quarantine.problem('Node', obj);
+    let state: NodeState | undefined;
+    if (obj !== undefined && problem === undefined) {
+      try {
+        state = evaluateNode(obj, me);
+      } catch (err) {
+        problem = `cannot be evaluated: ${errorText(err)}`;
+      }
+    }
+    this.quarantine.set('node', problem === undefined ? [] : [{ kind: 'Node', name: me, reason: problem }]);
+    if (state !== undefined) return state;
+    if (problem === undefined) return evaluateNode(undefined, me);
+    return { name: me, eligible: false, labels: {}, reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
+  }
+
   #computeService(key: string): void {
     const snap = this.#source.snapshot();
     const svc = snap.service(key);
+    const owner = `service:${key}`;
     if (!svc) {
+      this.quarantine.set(owner, []);
       if (this.#candidates.delete(key)) {
         this.#reportServices.add(key);
         this.#dirty = true;
@@ -248,11 +289,43 @@ export class Controller extends EventEmitter {
     this.#reportServices.add(key);
     this.stats.servicesComputed++;
     const previous = this.#candidates.get(key);
-    this.#candidates.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx, { cluster: this.#cluster, previous }));
+    const entries: QuarantineEntry[] = [];
+    const problem = this.quarantine.problem('Service', svc);
+    let candidates: ServiceCandidates | undefined;
+    if (problem !== undefined) {
+      entries.push({ kind: 'Service', name: key, reason: `${problem} (the Service has no VIP until it is fixed)` });
+    } else {
+      const slices: EndpointSlice[] = [];
+      for (const s of snap.endpointSlicesFor(key)) {
+        const p = this.quarantine.problem('EndpointSlice', s);
+        if (p === undefined) slices.push(s);
+        else entries.push({ kind: 'EndpointSlice', name: objectKey(s), reason: `${p} (its endpoints count as not ready)` });
+      }
+      try {
+        candidates = decideService(svc, slices, this.#node as NodeState, this.#ctx, { cluster: this.#cluster, previous });
+      } catch (err) {
+        entries.push({ kind: 'Service', name: key, reason: `its decision cannot be computed: ${errorText(err)} (the Service has no VIP until it changes)` });
+      }
+    }
+    this.quarantine.set(owner, entries);
+    this.#candidates.set(key, candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined', previous));
   }
 
   #computeCidrs(): void {
-    this.#cidrs = serviceCIDRContributions(this.#source.snapshot(), this.#node as NodeState, this.#ctx);
+    const snap = this.#source.snapshot();
+    const entries: QuarantineEntry[] = [];
+    const usable = [...snap.serviceCIDRs()].filter((c) => {
+      const p = this.quarantine.problem('ServiceCIDR', c);
+      if (p !== undefined) entries.push({ kind: 'ServiceCIDR', name: objectKey(c), reason: `${p} (its CIDRs are not announced)` });
+      return p === undefined;
+    });
+    try {
+      this.#cidrs = serviceCIDRContributions({ ...snapshotView(snap), serviceCIDRs: () => usable }, this.#node as NodeState, this.#ctx);
+    } catch (err) {
+      entries.push({ kind: 'ServiceCIDR', name: '*', reason: `the service CIDR decisions cannot be computed: ${errorText(err)} (no service CIDR is announced)` });
+      this.#cidrs = { decisions: [], contributions: [] };
+    }
+    this.quarantine.set('servicecidrs', entries);
     this.#reportCidrs = true;
     this.#dirty = true;
   }
@@ -283,4 +356,23 @@ export class Controller extends EventEmitter {
     this.stats.lastEmitAtMs = this.#clock.now();
     this.emit('candidates', set);
   }
+}
+
+/**
+ * The candidates of a quarantined Service: no VIP, one reason saying why (the object is treated as absent). The last
+ * good path-attribute annotations of `previous` are kept for when it is usable again (steering.ts).
+ */
+function quarantinedService(key: string, svc: Service, reason: string, previous: ServiceCandidates | undefined): ServiceCandidates {
+  const decision = { service: key, vips: [], reasons: [{ code: ReasonCode.Quarantined, message: `Service ${key} is quarantined: ${reason}` }] };
+  // Only its name is read further down the pipeline (check specs read nothing of a Service without candidates).
+  return { service: key, object: { metadata: { name: svc.metadata?.name ?? '', namespace: svc.metadata?.namespace ?? '' } }, decision, vips: [], contributions: [], annotations: previous?.annotations ?? NO_ANNOTATIONS };
+}
+
+/** A Snapshot's methods, bound, so that one of them can be replaced. */
+function snapshotView(s: Snapshot): Snapshot {
+  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs() };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

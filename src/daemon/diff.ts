@@ -32,7 +32,7 @@ export const SESSION_FIELDS = [
 ] as const satisfies readonly (keyof PeerConfig)[];
 
 /** Global fields that need a process restart; a reload keeps the running values. */
-export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'stateDir', 'source', 'node', 'flapControl'] as const;
+export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'metrics', 'stateDir', 'source', 'node', 'flapControl'] as const;
 
 /** A peer present in both configs with different settings. */
 export interface ChangedPeer<P> {
@@ -143,11 +143,13 @@ function needsEveryNode(before: Config, after: Config): boolean {
  */
 export function effectiveReloadConfig(before: Config, after: Config): Config {
   const advertisements = needsEveryNode(before, after) ? after.advertisements?.map(({ maxNodesPerVip: _, ...a }) => a) : after.advertisements;
+  const { metrics: _metrics, ...rest } = after; // the running metrics listener (or none) stays
   return {
-    ...after,
+    ...rest,
     ...(advertisements !== undefined ? { advertisements } : {}),
     bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen },
     admin: before.admin,
+    ...(before.metrics ? { metrics: before.metrics } : {}),
     stateDir: before.stateDir,
     source: before.source,
     node: before.node,

@@ -2,7 +2,8 @@
  * Every capture and MRT file of shared/data/bgp goes through `herald decode` (the CLI entry, in-process) without a
  * crash: exit code 0 or 1 (never 2, never an exception), every output line is a JSON object, and the number of
  * message/record lines, error lines and note lines is as recorded below. The pcap/tcpdump/malformed/ captures must
- * give error lines.
+ * give error lines. Every line is canonical JSON text: exactly what JSON.stringify prints for the parsed line (lines
+ * are written as text from the codec's JSON forms, not serialised from objects).
  */
 import t from 'tap';
 import { relative } from 'node:path';
@@ -85,7 +86,9 @@ t.test('every shared capture and MRT file decodes without a crash', { skip: SHAR
   let malformedWithErrors = 0;
   for (const file of files) {
     const name = relative(SHARED_BGP, file);
-    const { code, lines, stderr } = await runCli([file]);
+    const { code, lines, out, stderr } = await runCli([file]);
+    const texts = out.split('\n').filter((l) => l.length > 0);
+    t.equal(texts.filter((l, i) => JSON.stringify(lines[i]) !== l).length, 0, `${name}: every line is canonical JSON text`);
     const errors = lines.filter((l) => 'error' in l);
     const notes = lines.filter((l) => 'note' in l);
     const messages = lines.length - errors.length - notes.length;
