@@ -118,15 +118,21 @@ if (!missingPrerequisite({ frr: frrAvailable() })) {
       for (const p of await paths(frr, WEIGHTED)) out[peersOf([p], nodes)[0] ?? '?'] = p.extendedCommunity?.string ?? '';
       return out;
     };
+    let seen = '';
+    const lbIs = (want: object) => async () => ((seen = JSON.stringify(await lbByNode())) === JSON.stringify(want) ? true : undefined);
     const want1 = { 'node-a': 'LB:65000:375000 (3.000 Mbps)', 'node-b': 'LB:65000:125000 (1.000 Mbps)' };
-    await wait('weighted VIP from node-a (3 endpoints) and node-b (1)', async () => (JSON.stringify(await lbByNode()) === JSON.stringify(want1) ? true : undefined));
+    await wait('weighted VIP from node-a (3 endpoints) and node-b (1)', lbIs(want1)).catch((err: Error) => {
+      throw new Error(`${err.message.slice(0, 200)}… FRR has ${seen}`, { cause: err });
+    });
     t.strictSame(await lbByNode(), want1, 'each node sends its endpoint count as link bandwidth');
     const aView = (await adminJson(heralds[0]!.adminPort, '/api/v1/services/default/weighted')) as { vips?: { address: string; reasons: { code: string; message: string }[] }[] };
     t.match(aView.vips?.find((v) => v.address === WEIGHTED)?.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 3 of 4 endpoints/, 'the admin API gives the reason');
     // Scaling: node-b goes to 4 pods, node-a to 1.
     put('weighted.yaml', weighted(1, 4));
     const want2 = { 'node-a': 'LB:65000:125000 (1.000 Mbps)', 'node-b': 'LB:65000:500000 (4.000 Mbps)' };
-    await wait('new link bandwidth after scaling', async () => (JSON.stringify(await lbByNode()) === JSON.stringify(want2) ? true : undefined));
+    await wait('new link bandwidth after scaling', lbIs(want2)).catch((err: Error) => {
+      throw new Error(`${err.message.slice(0, 200)}… FRR has ${seen}`, { cause: err });
+    });
     t.strictSame(await lbByNode(), want2, 'scaling the pods changes the link bandwidth');
 
     // --- locality: five paths; node-c's (the endpoints') is best, the others MED 100 and AS path 65000 65000.
