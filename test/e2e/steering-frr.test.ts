@@ -114,9 +114,8 @@ if (!missingPrerequisite({ frr: frrAvailable() })) {
 
     // --- weighting: LB:65000:<endpoints × 125000 bytes/s> from each node with endpoints.
     const lbByNode = async (): Promise<Record<string, string>> => {
-      const out: Record<string, string> = {};
-      for (const p of await paths(frr, WEIGHTED)) out[peersOf([p], nodes)[0] ?? '?'] = p.extendedCommunity?.string ?? '';
-      return out;
+      const list = (await paths(frr, WEIGHTED)).map((p): [string, string] => [peersOf([p], nodes)[0] ?? '?', p.extendedCommunity?.string ?? '']);
+      return Object.fromEntries(list.sort(([a], [b]) => (a < b ? -1 : 1))); // FRR lists paths in no fixed order
     };
     let seen = '';
     const lbIs = (want: object) => async () => ((seen = JSON.stringify(await lbByNode())) === JSON.stringify(want) ? true : undefined);
