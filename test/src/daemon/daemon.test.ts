@@ -648,3 +648,39 @@ t.test('config reload metrics: the last load succeeded (1) until a reload is rej
   t.equal(good.reloads.get('{result="ok"}'), 1);
   await daemon.shutdown('test');
 });
+
+t.test('path-attribute annotations: a bad edit keeps the working announcement untouched and is logged per annotation', async (t) => {
+  const source = new FakeSource();
+  const lines: Array<{ level: number; msg: string; service?: string }> = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) });
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, attributeChangeInterval: 0 });
+  const { daemon, speaker } = make(c, { source, logger });
+  const web = (annotations: Record<string, string>) => {
+    const s = service('web', { lbIPs: ['192.0.2.1'], etp: 'Local' });
+    s.metadata!.annotations = annotations;
+    return s;
+  };
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', web({ 'herald.io/med': '50', 'herald.io/communities': '65000:7' }));
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.1', 'node-a']]));
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  t.equal(speaker.current.get('192.0.2.1/32')?.med, 50);
+  speaker.updates = [];
+  source.store.apply('Service', web({ 'herald.io/med': '-5', 'herald.io/communities': '65000:7, 70000:1' }));
+  source.emit('change', ['service:default/web']);
+  await daemon.idle();
+  t.same(speaker.updates, [], 'nothing withdrawn, nothing re-sent');
+  t.equal(speaker.current.get('192.0.2.1/32')?.med, 50, 'the last good MED stays');
+  const vip = daemon.view.services().find((s) => s.service === 'default/web')?.vips.find((v) => v.kind === 'loadBalancer');
+  t.equal(vip?.announced, true);
+  const bad = vip?.reasons.filter((r) => r.code === 'InvalidAnnotation') ?? [];
+  t.equal(bad.length, 2, 'one reason per bad annotation');
+  t.match(bad.map((r) => r.message).join('\n'), /herald\.io\/med/);
+  t.match(bad.map((r) => r.message).join('\n'), /herald\.io\/communities/);
+  const warned = lines.filter((l) => l.level === 40 && l.service === 'default/web');
+  t.equal(warned.length, 2, 'one warning per bad annotation');
+  await daemon.shutdown('test');
+});
