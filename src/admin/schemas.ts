@@ -154,6 +154,7 @@ const vipAttributesSchema = {
     choice: { type: 'object', description: 'maxNodesPerVip: the bound, eligible nodes, the chosen ones by rank', properties: { maxNodes: int, eligible: int, nodes: strList } },
     communities: strList,
     largeCommunities: strList,
+    heldUntil: { type: 'string', description: 'ISO 8601: these attributes go out then (attributeChangeInterval); the peers still have the previous ones' },
   },
 } as const;
 

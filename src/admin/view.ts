@@ -127,6 +127,11 @@ export interface VipAttributesView {
   choice?: { maxNodes: number; eligible: number; nodes: string[] };
   communities?: string[];
   largeCommunities?: string[];
+  /**
+   * ISO 8601: these attributes differ from what the peers have, and go out then (the rate limit,
+   * `attributeChangeInterval`). Absent: the peers have these.
+   */
+  heldUntil?: string;
 }
 
 /** One VIP of a Service on this node. */

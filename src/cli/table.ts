@@ -132,6 +132,7 @@ export function formatSteering(a: VipAttributesView): string {
   if (a.locality) out.push(a.locality);
   if (a.med !== undefined) out.push(`MED ${a.med}`);
   if (a.asPathPrepend !== undefined) out.push(`prepend ${a.asPathPrepend}`);
+  if (a.heldUntil !== undefined) out.push(`held until ${a.heldUntil}`);
   return out.join(', ');
 }
 
@@ -165,6 +166,7 @@ function describeSteering(a: VipAttributesView): string {
   if (a.asPathPrepend !== undefined) out.push(`AS path prepend ${a.asPathPrepend} (eBGP)`);
   if (a.communities) out.push(`communities ${a.communities.join(' ')}`);
   if (a.largeCommunities) out.push(`large communities ${a.largeCommunities.join(' ')}`);
+  if (a.heldUntil !== undefined) out.push(`held by attributeChangeInterval until ${a.heldUntil} (the peers have the previous attributes)`);
   return `${a.advertisement} → ${a.prefix}: ${out.join('; ') || 'no attributes'}`;
 }
 

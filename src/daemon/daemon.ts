@@ -150,6 +150,7 @@ export class Daemon {
         notReady: () => this.#notReady(),
         stopping: () => this.#stopping,
         desiredRoutes: () => this.#assembly.size,
+        heldAttributeChanges: () => this.#assembly.held(),
         lastReload: () => this.#lastReload,
         forbidden: () => [...(this.#deps.source?.status().resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.#deps.forbidden?.() ?? [])],
         quarantined: () => this.#quarantine.list(),

@@ -90,6 +90,11 @@ export class RouteAssembly {
     this.#arm();
   }
 
+  /** Prefixes whose attribute change is held by the rate limit, and when it goes out (clock ms). Live view. */
+  held(): ReadonlyMap<string, number> {
+    return this.#held;
+  }
+
   /** Stop the timer of held changes (shutdown). */
   close(): void {
     this.#clock.clearTimer(this.#timer?.handle);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAdminServer } from '../../../src/admin/server.ts';
 import { main } from '../../../src/cli/main.ts';
+import { formatSteering } from '../../../src/cli/table.ts';
 import { FakeView, HEALTH, PEERS, ROUTES, SERVICES } from '../admin/fake-view.ts';
 
 const TOKEN = 'cli-token';
@@ -304,4 +305,10 @@ t.test('something that is not the Herald API answers: clear message', async (t) 
   const bad = await run(['status', '--api', 'not a url']);
   t.equal(bad.code, 1);
   t.match(bad.err, /invalid --api URL/);
+});
+
+t.test('steering cell: a change held by the rate limit says until when', async (t) => {
+  const a = { advertisement: 'lb', prefix: '198.51.100.40/32', announced: true, linkBandwidth: 1e9, endpoints: { local: 8, total: 10 } };
+  t.equal(formatSteering(a), 'weight 8/10');
+  t.equal(formatSteering({ ...a, heldUntil: '2026-11-29T19:00:05.000Z' }), 'weight 8/10, held until 2026-11-29T19:00:05.000Z');
 });

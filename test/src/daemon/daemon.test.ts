@@ -535,9 +535,13 @@ t.test('weighting: an endpoint-count change re-announces only that VIP, at most 
   await scale(8);
   t.same(speaker.updates, [], 'held within the interval');
   t.equal(bw('192.0.2.2/32'), 3000, 'the value sent stays');
-  t.match(daemon.view.services().find((s) => s.service === 'default/s1')?.vips[0]?.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 8 of 8 endpoints/, 'the chain shows the new count at once');
+  const s1 = () => daemon.view.services().find((s) => s.service === 'default/s1')?.vips.find((v) => v.kind === 'loadBalancer');
+  t.match(s1()?.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 8 of 8 endpoints/, 'the chain shows the new count at once');
+  t.equal(s1()?.attributes?.[0]?.heldUntil, new Date(1_000_000 + 10_000 + 5000).toISOString(), 'and says when it goes out');
+  t.equal(daemon.view.services().find((s) => s.service === 'default/s0')?.vips[0]?.attributes?.[0]?.heldUntil, undefined, 'nothing held for the others');
   clock.advance(3000);
   await daemon.idle();
+  t.equal(s1()?.attributes?.[0]?.heldUntil, undefined, 'sent: no longer held');
   t.same(speaker.updates.map((u) => u.changed.map((r) => r.prefix)), [['192.0.2.2/32']], 'one UPDATE when the interval ends');
   t.equal(bw('192.0.2.2/32'), 8000, 'with the latest count; 5 never went out');
   // Scaling to zero withdraws at once: withdrawals are never held.
