@@ -2,7 +2,9 @@
 // `herald run` processes watch the fake apiserver and peer with ONE BIRD 2, with `maxNodesPerVip: 1`. Each Herald
 // then watches every Node (not only its own), so all three make the same rendezvous choice: BIRD gets each VIP from
 // exactly one node, the one every admin API names; when that Node goes NotReady in the apiserver, the others move
-// the VIP to one node again, and the VIPs the node did not hold stay where they were.
+// the VIP to one node again, and the VIPs the node did not hold stay where they were. A second advertisement weighs a
+// Local Service by its endpoints: BIRD shows each node's link bandwidth (`BGP.ext_community` "unknown 0x4" with the
+// float32 bits), and scaling the pods changes it.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,10 +20,18 @@ import type { HeraldNode, NodeSpec } from './harness.ts';
 const HERALD_AS = 65000;
 const BIRD_AS = 65100;
 const VIPS = ['198.51.100.50', '198.51.100.51', '198.51.100.52', '198.51.100.53'];
+const WEIGHTED = '198.51.100.60';
+
+/** The IEEE 754 single bits of `x` as an unsigned integer (how BIRD prints the link bandwidth value). */
+function floatBits(x: number): number {
+  const b = Buffer.alloc(4);
+  b.writeFloatBE(x);
+  return b.readUInt32BE(0);
+}
 
 if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.setTimeout(330_000);
-  t.test('three herald nodes, fake apiserver, maxNodesPerVip 1: one path per VIP, the same choice everywhere', { timeout: 300_000 }, async (t) => {
+  t.test('three herald nodes, fake apiserver, maxNodesPerVip 1 and weighting: one path per VIP, the same choice everywhere, link bandwidth per node', { timeout: 300_000 }, async (t) => {
     const block = loopbackBlock();
     const nodes: NodeSpec[] = ['a', 'b', 'c'].map((x, i) => ({ name: `node-${x}`, ip: `${block}${i + 1}` }));
     const names = nodes.map((n) => n.name);
@@ -36,11 +46,16 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.teardown(() => api.stop());
     for (const n of nodes) api.upsert('nodes', node(n.name));
     VIPS.forEach((vip, i) => {
-      api.upsert('services', service(`s${i}`, { etp: 'Cluster', lbIPs: [vip], clusterIPs: [`10.96.0.${50 + i}`] }));
+      api.upsert('services', service(`s${i}`, { etp: 'Cluster', lbIPs: [vip], clusterIPs: [`10.96.0.${50 + i}`], labels: { steering: 'bounded' } }));
       api.upsert('endpointslices', slice(`s${i}-1`, `s${i}`, names.map((n, k): EpSpec => [`10.5.${i}.${k + 1}`, n])), 'discovery.k8s.io');
     });
     const kp = await startKubeProxies(nodes.map((n) => n.ip));
     t.teardown(() => kp.close());
+    const weighted = service('weighted', { etp: 'Local', lbIPs: [WEIGHTED], clusterIPs: ['10.96.0.60'], labels: { steering: 'weighted' } });
+    weighted.spec!.healthCheckNodePort = kp.port;
+    api.upsert('services', weighted);
+    const weightedSlice = (a: number, b: number) => slice('weighted-1', 'weighted', [...Array.from({ length: a }, (_, k): EpSpec => [`10.6.0.${k + 1}`, 'node-a']), ...Array.from({ length: b }, (_, k): EpSpec => [`10.6.1.${k + 1}`, 'node-b'])]);
+    api.upsert('endpointslices', weightedSlice(2, 1), 'discovery.k8s.io');
     const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig.yaml'), api.url);
 
     const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
@@ -53,7 +68,12 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
         bird: { ip: birdIp, port: birdPort, as: BIRD_AS },
         source: { kubernetes: { kubeconfig } },
         kubeProxyPort: kp.port,
-        config: { advertisements: [{ name: 'bounded', addressKinds: ['loadBalancer'], maxNodesPerVip: 1 }] },
+        config: {
+          advertisements: [
+            { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { steering: 'bounded' } }, maxNodesPerVip: 1 },
+            { name: 'weighted', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { steering: 'weighted' } }, weighting: 'endpoints', bandwidthPerEndpoint: 1000 },
+          ],
+        },
       });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
@@ -85,6 +105,21 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       t.equal(before.get(vip)?.length, 1, `${vip}: one path (${before.get(vip)?.join(', ')})`);
       t.strictSame([...(agreed.get(vip) ?? [])], [JSON.stringify(before.get(vip))], `${vip}: every node names ${before.get(vip)?.join(', ')}`);
     }
+
+    // Weighting: each node's path carries its endpoints × 1000 bytes/s; scaling changes it.
+    const lb = async (): Promise<Record<string, string | undefined>> => {
+      const routes = await bird.routes(`for ${WEIGHTED}/32 table master4`);
+      return Object.fromEntries(routes.map((r) => [byProto.get(r.protocol) ?? r.protocol, r.attrs['BGP.ext_community']]).sort(([x], [y]) => ((x ?? '') < (y ?? '') ? -1 : 1)));
+    };
+    const lbIs = (want: Record<string, string>, what: string) =>
+      withLogs(() => bird.waitFor(async () => (JSON.stringify(await lb()) === JSON.stringify(want) ? true : undefined), what, 90_000), heralds, names);
+    const want1 = { 'node-a': `(unknown 0x4, ${HERALD_AS}, ${floatBits(2000)})`, 'node-b': `(unknown 0x4, ${HERALD_AS}, ${floatBits(1000)})` };
+    await lbIs(want1, 'weighted VIP from node-a (2 endpoints) and node-b (1)');
+    t.strictSame(await lb(), want1, 'BIRD shows each node its endpoint count as link bandwidth');
+    api.upsert('endpointslices', weightedSlice(1, 3), 'discovery.k8s.io');
+    const want2 = { 'node-a': `(unknown 0x4, ${HERALD_AS}, ${floatBits(1000)})`, 'node-b': `(unknown 0x4, ${HERALD_AS}, ${floatBits(3000)})` };
+    await lbIs(want2, 'link bandwidth after scaling');
+    t.strictSame(await lb(), want2, 'scaling the pods changes it');
 
     // The node holding the first VIP goes NotReady in the apiserver: its VIPs move, the others stay.
     const gone = before.get(VIPS[0] as string)?.[0] as string;
