@@ -9,6 +9,7 @@ import t from 'tap';
 import { relative } from 'node:path';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
 import { runCli } from './run.ts';
+import { skipUnless } from '../../helpers/prereq.ts';
 
 /** file → [exit code, decoded lines, error lines, note lines]. Counts cross-checked with the data README. */
 const EXPECTED: Record<string, [number, number, number, number]> = {
@@ -78,7 +79,7 @@ const EXPECTED: Record<string, [number, number, number, number]> = {
 };
 
 
-t.test('every shared capture and MRT file decodes without a crash', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
+t.test('every shared capture and MRT file decodes without a crash', { skip: skipUnless({ [`shared data at ${SHARED_BGP}`]: SHARED_PRESENT }, 'the shared data folder sits beside the repository (../shared/data/bgp)') }, async (t) => {
   const files = [...filesUnder(`${SHARED_BGP}pcap`), ...filesUnder(`${SHARED_BGP}mrt`)].filter((f) => !f.endsWith('.out') && !f.includes('/test_expect/'));
   t.equal(files.length, 57, '57 capture and MRT files');
   t.same(files.map((f) => relative(SHARED_BGP, f)).sort(), Object.keys(EXPECTED).sort(), 'the table lists exactly the files present');
