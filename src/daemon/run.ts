@@ -29,7 +29,7 @@ import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
-import { MappingError, resolvePassword } from './mapping.ts';
+import { MappingError, resolvePassword, watchesEveryNode } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
@@ -107,7 +107,8 @@ async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEn
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
-  return { source: new KubernetesSource({ kc, nodeName, heraldNamespace: namespace }), kc, secrets, namespace };
+  // Only this node's Node object, unless the rendezvous choice needs them all (maxNodesPerVip).
+  return { source: new KubernetesSource({ kc, ...(watchesEveryNode(cfg) ? {} : { nodeName }), heraldNamespace: namespace }), kc, secrets, namespace };
 }
 
 /**

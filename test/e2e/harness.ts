@@ -130,12 +130,14 @@ export interface HeraldNodeOptions {
   peers?: readonly Record<string, unknown>[];
   /** Extra environment of the process (e.g. POD_NAMESPACE). */
   env?: NodeJS.ProcessEnv;
-  /** Top-level settings over the defaults below (e.g. `kubeProxy: {enabled: false}`). */
-  config?: Record<string, unknown>;
   /** `{kubernetes: {kubeconfig}}` or `{manifests: dir}`. */
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
   kubeProxyPort?: number;
+  /** Top-level config keys added to (or replacing) the ones above, e.g. `advertisements`. */
+  config?: Record<string, unknown>;
+  /** Keys added to the peer's config, e.g. `nextHop` (FRR refuses a 127/8 next hop). */
+  peer?: Record<string, unknown>;
 }
 
 /**
@@ -160,6 +162,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
             connectRetryTime: 1,
             ebgpMultihop: 2,
             families: ['ipv4-unicast'],
+            ...o.peer,
           },
         ]
       : (o.peers ?? []),
