@@ -44,7 +44,7 @@ export interface JsonSchema {
 
 /** An OpenAPI v3 schema node as apiextensions.k8s.io/v1 JSONSchemaProps (the fields Herald uses). */
 export interface OpenApiSchema {
-  type: string;
+  type?: string;
   description?: string;
   default?: unknown;
   properties?: Record<string, OpenApiSchema>;
@@ -64,6 +64,7 @@ export interface OpenApiSchema {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
 }
 
 /** The input-side JSON Schema of a zod schema (what a user writes: fields with defaults are optional). */
@@ -101,6 +102,11 @@ class Converter {
   convert(s: JsonSchema, map: FieldMap | undefined, at: string): OpenApiSchema {
     const where = `${this.#kind.kind} spec${at === '' ? '' : `.${at}`}`;
     if (s.anyOf || s.oneOf || s.allOf) throw new Error(`${where}: a union cannot be a structural schema; give the field one type`);
+    if (Array.isArray(s.type) && s.type.length === 2 && s.type.includes('string') && (s.type.includes('number') || s.type.includes('integer'))) {
+      // A number or a text (a bandwidth: 125000000 or "1gbps"): the one union a structural schema has, int-or-string
+      // (an integer or a string; the value itself is checked by src/config/crd-objects.ts).
+      return { 'x-kubernetes-int-or-string': true, ...(s.description !== undefined ? { description: s.description } : {}) };
+    }
     if (typeof s.type !== 'string') throw new Error(`${where}: no single type (${JSON.stringify(s.type)})`);
     const out: OpenApiSchema = { type: s.type };
     if (s.description !== undefined) out.description = s.description;
