@@ -129,6 +129,10 @@ export interface HeraldNodeOptions {
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
   kubeProxyPort?: number;
+  /** Top-level config keys added to (or replacing) the ones above, e.g. `advertisements`. */
+  config?: Record<string, unknown>;
+  /** Keys added to the peer's config, e.g. `nextHop` (FRR refuses a 127/8 next hop). */
+  peer?: Record<string, unknown>;
 }
 
 /**
@@ -152,6 +156,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
         connectRetryTime: 1,
         ebgpMultihop: 2,
         families: ['ipv4-unicast'],
+        ...o.peer,
       },
     ],
     source: o.source,
@@ -162,6 +167,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
     logLevel: 'info',
   };
   if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
+  Object.assign(config, o.config);
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip]);
