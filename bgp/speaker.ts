@@ -1,7 +1,9 @@
 /**
  * Speaker: Herald's BGP speaker. Owns one Session (RFC 4271 §8 FSM, by the session layer) and one Adj-RIB-Out per
  * configured peer, fans the whole desired route set out to every peer through the per-peer export rules, and
- * implements graceful restart as the restarting speaker (RFC 4724) and graceful shutdown (RFC 8326).
+ * implements graceful restart as the restarting speaker (RFC 4724, with the RFC 8538 N bit), graceful shutdown
+ * (RFC 8326) and the stop modes (bgp/stop-modes.ts: a restart keeps the routers' forwarding state, a departure moves
+ * traffic away first).
  *
  * Data flow: setRoutes(desired) or updateRoutes(changed, removed) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
  * session pulls UPDATEs one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
@@ -17,7 +19,7 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { BGP_PORT, CeaseSubcode } from './constants.ts';
 import type { Family } from './constants.ts';
-import type { Negotiated } from './codec/open.ts';
+import type { GracefulRestartMode, Negotiated } from './codec/open.ts';
 import type { CodecContext, UpdateDecodeResult } from './codec/types.ts';
 import { realClock } from './fsm/clock.ts';
 import type { Clock } from './fsm/clock.ts';
@@ -32,7 +34,9 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import type { SessionOptions, TxSource } from './session/session.ts';
+import type { CeaseRequest, SessionOptions, StopRequest, TxSource } from './session/session.ts';
+import { peerEnding } from './stop-modes.ts';
+import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 import { BgpListener } from './session/listener.ts';
 import type { AcceptingSession } from './session/listener.ts';
 
@@ -67,8 +71,11 @@ export interface PeerConfig {
   readonly nextHopIPv4?: string;
   /** Next hop for IPv6 routes; required to send IPv6 routes over an IPv4 session. */
   readonly nextHopIPv6?: string;
-  /** RFC 4724 capability: restart time (default 120 s); `false` = do not advertise graceful restart. */
-  readonly gracefulRestart?: { readonly restartTimeSec?: number } | false;
+  /**
+   * RFC 4724 capability: restart time (default 120 s) and the RFC 8538 N bit (`notification`, default true: a Cease
+   * other than Hard Reset keeps graceful restart); `false` = do not advertise graceful restart.
+   */
+  readonly gracefulRestart?: { readonly restartTimeSec?: number; readonly notification?: boolean } | false;
   /** Offer RFC 8654 extended messages (default true). */
   readonly extendedMessage?: boolean;
   /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
@@ -113,8 +120,9 @@ export interface PeerSession extends EventEmitter, AcceptingSession {
   /** The local address of the connected socket; undefined while not connected. */
   readonly localAddress: string | undefined;
   start(): void;
-  stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void>;
-  reset(cease?: { subcode: number; shutdownCommunication?: string }): void;
+  /** Ends the session: a Cease (the RFC 8538 §5 Hard Reset rule applies), or none (bgp/session/cease.ts). */
+  stop(request?: StopRequest): Promise<void>;
+  reset(request?: CeaseRequest): void;
   setTxSource(src: TxSource): void;
   kickTx(): void;
 }
@@ -145,8 +153,10 @@ export interface PeerStatus {
         readonly extendedMessage: boolean;
         readonly routeRefresh: boolean;
         readonly families: readonly Family[];
-        /** The peer's graceful restart capability (RFC 4724), as received. */
-        readonly peerGracefulRestart?: { restartTimeSec: number; restarting: boolean; families: { family: string; forwardingPreserved: boolean }[] };
+        /** The peer's graceful restart capability (RFC 4724, N bit RFC 8538), as received. */
+        readonly peerGracefulRestart?: { restartTimeSec: number; restarting: boolean; notification: boolean; families: { family: string; forwardingPreserved: boolean }[] };
+        /** What both OPENs agreed: none, restart (RFC 4724) or notification (RFC 8538 N bit as well). */
+        readonly gracefulRestartMode: GracefulRestartMode;
       }
     | undefined;
   /** Why the session last changed state (includes NOTIFICATION code/subcode/text). */
@@ -166,6 +176,8 @@ export interface PeerStatus {
 }
 
 const DEFAULT_RESTART_TIME_SEC = 120;
+/** How often a departure looks whether the withdrawals are out (ms of clock time). */
+const SEND_POLL_MS = 20;
 
 /** "::ffff:192.0.2.1" (an IPv4 peer on a dual-stack socket) → "192.0.2.1"; anything else unchanged. */
 function unmapIPv4(addr: string | undefined): string | undefined {
@@ -182,7 +194,7 @@ interface PeerEntry {
   readonly rib: AdjRibOut;
   readonly endOfRibReceived: Set<Family>;
   /** The object handed to the session as options.gracefulRestart; the R bit is cleared after our first EoR. */
-  grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean } | undefined;
+  grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean; notification: boolean } | undefined;
   /** Our first End-of-RIB to this peer went out: the restart is over for it (later OPENs carry R = 0). */
   restartDone: boolean;
 }
@@ -206,6 +218,7 @@ export class Speaker extends EventEmitter {
   private gracefulShutdown = false;
   private drained = false;
   private closed = false;
+  private stopping: Promise<StopOutcome> | undefined;
   private readonly restarting: boolean;
   private readonly createSession: (options: SessionOptions) => PeerSession;
   private listener: PeerListener | undefined;
@@ -271,6 +284,7 @@ export class Speaker extends EventEmitter {
       // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
       restarting: this.restarting && !restartDone,
       forwardingPreserved: true,
+      notification: c.gracefulRestart?.notification ?? true,
     };
   }
 
@@ -404,7 +418,10 @@ export class Speaker extends EventEmitter {
     this.attachSession(entry);
   }
 
-  /** Removes a peer: Cease 3 Peer De-configured (RFC 4486), then forgets it. Throws Error for an unknown peer. */
+  /**
+   * Removes a peer: Cease 3 Peer De-configured (RFC 4486; inside a Hard Reset where N was negotiated, RFC 8538 §5),
+   * then forgets it. Throws Error for an unknown peer.
+   */
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
@@ -543,13 +560,27 @@ export class Speaker extends EventEmitter {
   async drain(opts: { waitTimeSec: number }): Promise<void> {
     this.setGracefulShutdown(true);
     await this.sleep(Math.max(0, opts.waitTimeSec) * 1000);
-    if (!this.gracefulShutdown) return; // undrain() came first
+    if (!this.gracefulShutdown || this.drained) return; // undrain() came first, or a departure withdrew already
+    this.withdrawAll();
+  }
+
+  private withdrawAll(): void {
     this.drained = true;
     for (const entry of this.peersByName.values()) {
       entry.rib.setDesired(this.empty);
       if (entry.rib.hasPending()) entry.session.kickTx();
     }
     this.emit('drained', {});
+  }
+
+  /**
+   * Resolves once every Established session has pulled all its pending UPDATEs (they are in its socket, ahead of
+   * any NOTIFICATION written later), or after `timeoutMs` of clock time.
+   */
+  private async untilSent(timeoutMs: number): Promise<void> {
+    const deadline = this.clock.now() + timeoutMs;
+    const pending = (): boolean => [...this.peersByName.values()].some((e) => e.rib.active && e.session.state === 'Established' && e.rib.hasPending());
+    while (pending() && this.clock.now() < deadline) await this.sleep(SEND_POLL_MS);
   }
 
   /** Ends a drain: normal attributes again, and every desired route re-announced. */
@@ -567,6 +598,45 @@ export class Speaker extends EventEmitter {
   /** True between drain() and undrain(). */
   get draining(): boolean {
     return this.gracefulShutdown || this.drained;
+  }
+
+  /**
+   * Stops the Speaker in `mode` (bgp/stop-modes.ts, docs/decisions.md "Stop modes") and closes the listener.
+   * - `restart`: every session ends so that its peer keeps our routes where graceful restart was negotiated (Cease
+   *   6/4 with N, no NOTIFICATION without N), Cease 6/2 with `message` elsewhere. Nothing is withdrawn.
+   * - `departure`: unless drain() already withdrew, 65535:0 (LOCAL_PREF 0 toward iBGP), `waitTimeSec` (default 5)
+   *   of clock time, the withdrawal of every route, up to `sendTimeoutMs` (default 5000) for the withdrawals to be
+   *   handed to the sockets; then Cease 6/2 with `message`, inside a Hard Reset where N was negotiated.
+   * Resolves with how each peer's session ended, once every socket is closed. A second call returns the first
+   * call's outcome.
+   */
+  stop(opts: { mode: StopMode; message?: string; waitTimeSec?: number; sendTimeoutMs?: number }): Promise<StopOutcome> {
+    this.stopping ??= this.stopOnce(opts);
+    return this.stopping;
+  }
+
+  private async stopOnce(opts: { mode: StopMode; message?: string; waitTimeSec?: number; sendTimeoutMs?: number }): Promise<StopOutcome> {
+    if (opts.mode === 'departure') {
+      if (!this.drained) {
+        this.setGracefulShutdown(true);
+        await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
+        if (!this.drained) this.withdrawAll();
+      }
+      await this.untilSent(opts.sendTimeoutMs ?? 5000);
+    }
+    this.closed = true;
+    const peers: { peer: string; ending: PeerEnding }[] = [];
+    const stops: Promise<void>[] = [];
+    for (const entry of this.peersByName.values()) {
+      const s = entry.session;
+      const { ending, request } = peerEnding(opts.mode, s.state === 'Established', s.negotiated?.gracefulRestartMode ?? 'none', opts.message);
+      peers.push({ peer: entry.cfg.name, ending });
+      entry.rib.reset();
+      stops.push(s.stop(request).catch(() => undefined));
+    }
+    await Promise.all(stops);
+    await this.listener?.close();
+    return { mode: opts.mode, peers };
   }
 
   /**
@@ -593,7 +663,8 @@ export class Speaker extends EventEmitter {
 
   /**
    * Resets a peer. `soft: true`: outbound soft reset, the whole Adj-RIB-Out is sent again (session stays up).
-   * `soft: false`: Cease 4 Administrative Reset and reconnect. Throws Error for an unknown peer.
+   * `soft: false`: Cease 4 Administrative Reset (inside a Hard Reset where N was negotiated: the operator asked for
+   * a hard reset, RFC 8538 §5) and reconnect. Throws Error for an unknown peer.
    */
   resetPeer(name: string, opts: { soft: boolean }): void {
     const entry = this.mustGet(name);
@@ -602,7 +673,7 @@ export class Speaker extends EventEmitter {
       if (entry.rib.hasPending()) entry.session.kickTx();
       return;
     }
-    entry.session.reset({ subcode: CeaseSubcode.AdministrativeReset });
+    entry.session.reset({ subcode: CeaseSubcode.AdministrativeReset, hardReset: true });
   }
 
   /** Per-peer status (admin API, metrics). */
@@ -631,11 +702,13 @@ export class Speaker extends EventEmitter {
                 extendedMessage: n.extendedMessage,
                 routeRefresh: n.routeRefresh,
                 families: [...n.families],
+                gracefulRestartMode: n.gracefulRestartMode,
                 ...(gr !== undefined
                   ? {
                       peerGracefulRestart: {
                         restartTimeSec: gr.restartTimeSec,
                         restarting: gr.restarting,
+                        notification: gr.notification,
                         families: gr.families.map((f) => ({ family: FAMILY_OF_AFI[`${f.afi}/${f.safi}`] ?? `${f.afi}/${f.safi}`, forwardingPreserved: f.forwardingPreserved })),
                       },
                     }

@@ -27,6 +27,8 @@ export interface FrrOptions {
   ipv6?: boolean;
   /** Extra lines inside `router bgp`. */
   extra?: string;
+  /** Top-level `debug bgp ...` lines (e.g. 'debug bgp updates in'): logged to DIR/bgpd.log, see Frr.log(). */
+  debug?: string[];
 }
 
 /** One path of `show bgp ... json`, reduced. */
@@ -61,6 +63,7 @@ export class Frr {
       'frr defaults traditional',
       'hostname herald-test',
       `log file ${join(dir, 'bgpd.log')}`,
+      ...(options.debug ?? []),
       '!',
       `router bgp ${options.as}`,
       ` bgp router-id ${options.routerId ?? '10.254.0.4'}`,
@@ -83,6 +86,11 @@ export class Frr {
     f.proc.spawn(BGPD, ['-f', confPath, '-i', join(dir, 'bgpd.pid'), '-z', join(dir, 'zserv.api'), '--vty_socket', dir, '-Z', '-S', '-P', '0', '-p', String(options.port), '-l', options.local]);
     await f.proc.waitFor(async () => (await f.vtysh('show bgp summary json')).includes('{'), 'bgpd vty', 30_000, 200);
     return f;
+  }
+
+  /** bgpd's log file so far ('' when none). */
+  log(): string {
+    return this.proc.read('bgpd.log');
   }
 
   /** Runs one vtysh command against this bgpd. */

@@ -8,6 +8,7 @@
  *
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
+ * {cmd:'stop', mode, message?, waitTimeSec?} (Speaker.stop, replies with its StopOutcome, exits after) |
  * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'}.
  * Events: {event:'ready'} {event:'peerState', peer, from, to} {event:'idle', peer} (nothing pending after UPDATEs)
  * {event:'reply', cmd, value}.
@@ -18,6 +19,7 @@ import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { PeerConfig, SpeakerOptions } from '../../bgp/speaker.ts';
+import type { StopMode } from '../../bgp/stop-modes.ts';
 import type { Route } from '../../bgp/rib/route.ts';
 
 export interface ChildConfig {
@@ -85,6 +87,12 @@ async function main(): Promise<void> {
         case 'undrain':
           speaker.undrain();
           break;
+        case 'stop': {
+          const outcome = await speaker.stop({ mode: c.mode as StopMode, message: c.message as string | undefined, waitTimeSec: c.waitTimeSec as number | undefined });
+          send({ event: 'reply', cmd: c.cmd, value: outcome });
+          process.exit(0);
+          break;
+        }
         case 'shutdown':
           await speaker.shutdown({ graceful: c.graceful as boolean, message: c.message as string | undefined, waitTimeSec: c.waitTimeSec as number | undefined });
           send({ event: 'reply', cmd: c.cmd, value: true });
