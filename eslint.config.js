@@ -22,4 +22,16 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**', '../src/*', '../../src/*'], message: 'bgp/ must not import from src/' }, { group: ['@kubernetes/*', 'fastify', 'pino', 'prom-client'], message: 'bgp/ is a dependency-free protocol library' }] }],
     },
   },
+  {
+    // `herald decode` is a tool beside the daemon: it uses the BGP library through its façade only, and nothing of
+    // the daemon (src/) or the daemon's npm dependencies.
+    files: ['tools/decode/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/src/**', '**/src'], message: 'tools/decode/ must not import from src/ (the daemon)' },
+        { group: ['**/bgp/**', '!**/bgp/index.ts'], message: 'tools/decode/ imports bgp/ only through bgp/index.ts' },
+        { group: ['@kubernetes/*', 'fastify', 'pino', 'prom-client', 'zod', 'yaml', 'ip-address', 'koffi'], message: 'tools/decode/ does not load the daemon\'s dependencies' },
+      ] }],
+    },
+  },
 );

@@ -1,71 +1,96 @@
 /**
- * `npm run bench:decode`: herald decode vs bgpdump on the RIPE RIS update dumps in
- * ../shared/data/bgp/mrt/bgpdump/test_data/ (updates.*.gz).
+ * `npm run bench:decode`: `herald decode` against `bgpdump -m` on the RIPE RIS update dumps in
+ * ../shared/data/bgp/mrt/bgpdump/test_data/ (updates.*.gz; updates.20160811.1600.gz is the 5-minute RIS dump of
+ * issue 12).
  *
- * Three measurements per file, in the same run, each the best of ROUNDS wall-clock runs:
- * - herald in-process: gunzip + MRT framing + BGP decoding + JSON.stringify of every output line (output discarded);
- * - herald CLI: a child `node` process running `herald decode FILE` (src/cli/main.ts) with stdout to /dev/null
- *   (includes Node start-up and the CLI dispatcher's own imports);
- * - decode entry: a child `node` process that imports src/decode/cli.ts and calls runDecode (the same work without
- *   the dispatcher), to show where start-up time goes;
- * - bgpdump: `bgpdump -m FILE` (Debian's bgpdump) with stdout to /dev/null.
- * Prints MRT records (messages) per second and the ratios. Figures go to docs/decode.md.
+ * Whole processes first: `node bin/herald.js decode FILE` and `bgpdump -m FILE`, stdout to /dev/null, run in turn
+ * (herald, bgpdump, herald, ...) after one warm-up each (which also fills Node's compile cache), ROUNDS counted runs.
+ * Each run is timed with /usr/bin/time (GNU time: wall, user + system CPU, peak RSS of the process); the figures are
+ * min / median / max, and the ratio herald/bgpdump is taken pair by pair (median of the pairs), so it holds when the
+ * machine's speed drifts. Without /usr/bin/time only wall times are printed.
+ *
+ * Then an in-process breakdown of herald on the same files (best of ROUNDS, after a JIT warm-up): gunzip, MRT framing
+ * + BGP decoding, and JSON.stringify of every line, each added in turn. Prints figures, asserts nothing; the figures
+ * in docs/decode.md come from here.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, openSync, closeSync, readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decompress } from '../src/decode/input.ts';
-import { MrtReader } from '../src/decode/mrt.ts';
-import type { DecodeSink, ErrorLine, LineStats } from '../src/decode/sink.ts';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { feedAll } from '../tools/decode/framing.ts';
+import { MrtReader } from '../tools/decode/mrt.ts';
+import type { DecodeSink, ErrorLine, LineStats } from '../tools/decode/sink.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = join(repo, '../shared/data/bgp/mrt/bgpdump/test_data');
+const GNU_TIME = '/usr/bin/time';
+
+/** One whole-process run: wall seconds, and (with GNU time) CPU seconds and peak RSS in MiB. */
+interface Run {
+  wall: number;
+  cpu?: number;
+  peakMiB?: number;
+  status: number | null;
+}
+
+function runOnce(cmd: string, args: string[]): Run {
+  const withTime = existsSync(GNU_TIME);
+  const report = join(tmpdir(), `bench-decode-${process.pid}.time`);
+  const argv = withTime ? ['-o', report, '-f', '%U %S %M', cmd, ...args] : args;
+  const start = process.hrtime.bigint();
+  const r = spawnSync(withTime ? GNU_TIME : cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  if (!withTime) return { wall, status: r.status };
+  // The last line holds the figures ("Command exited with non-zero status N" may come before it).
+  const last = readFileSync(report, 'utf8').trim().split('\n').at(-1) ?? '';
+  const [user = NaN, sys = NaN, kib = NaN] = last.trim().split(/\s+/).map(Number);
+  rmSync(report, { force: true });
+  return { wall, cpu: user + sys, peakMiB: kib / 1024, status: r.status };
+}
+
+function stats(xs: number[]): { min: number; median: number; max: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+  return { min: s[0] as number, median, max: s[s.length - 1] as number };
+}
+
+function row(label: string, xs: number[], digits: number): string {
+  if (xs.some((x) => !Number.isFinite(x))) return `${label.padEnd(30)} n/a`;
+  const { min, median, max } = stats(xs);
+  return `${label.padEnd(30)} ${min.toFixed(digits).padStart(9)} ${median.toFixed(digits).padStart(9)} ${max.toFixed(digits).padStart(9)}`;
+}
 
 /** Serialises every line like the CLI does, and counts. */
 class StringifySink implements DecodeSink {
   lines = 0;
-  bytes = 0;
+  chars = 0;
   line(line: Record<string, unknown>, _stats: LineStats): void {
     this.lines++;
-    this.bytes += JSON.stringify(line).length + 1;
+    this.chars += JSON.stringify(line).length + 1;
   }
   error(line: ErrorLine): void {
-    this.bytes += JSON.stringify(line).length + 1;
+    this.chars += JSON.stringify(line).length + 1;
   }
   note(line: Record<string, unknown>): void {
-    this.bytes += JSON.stringify(line).length + 1;
+    this.chars += JSON.stringify(line).length + 1;
   }
 }
 
-function inProcess(file: string): { records: number; ms: number } {
-  const start = process.hrtime.bigint();
-  const bytes = decompress(readFileSync(file)).bytes;
-  const sink = new StringifySink();
-  const reader = new MrtReader(bytes, sink);
-  reader.step();
-  return { records: reader.records, ms: Number(process.hrtime.bigint() - start) / 1e6 };
-}
+/** A sink that drops everything (decoding without the JSON text). */
+const dropSink: DecodeSink = { line: () => {}, error: () => {}, note: () => {} };
 
-function timed(cmd: string, args: string[]): { ms: number; status: number | null } {
-  const devnull = openSync('/dev/null', 'w');
-  try {
-    const start = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { stdio: ['ignore', devnull, 'pipe'] });
-    return { ms: Number(process.hrtime.bigint() - start) / 1e6, status: r.status };
-  } finally {
-    closeSync(devnull);
-  }
-}
-
-function best<T extends { ms: number }>(f: () => T): T {
-  let b: T | undefined;
+function bestMs(f: () => void): number {
+  let best = Infinity;
   for (let i = 0; i < ROUNDS; i++) {
-    const r = f();
-    if (!b || r.ms < b.ms) b = r;
+    const start = process.hrtime.bigint();
+    f();
+    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e6);
   }
-  return b as T;
+  return best;
 }
 
 if (!existsSync(dataDir)) {
@@ -74,37 +99,49 @@ if (!existsSync(dataDir)) {
 }
 const bgpdump = spawnSync('bgpdump', ['-h'], { stdio: 'ignore' }).error ? undefined : 'bgpdump';
 const files = readdirSync(dataDir).filter((f) => f.startsWith('updates.')).sort();
-const cliMain = join(repo, 'src/cli/main.ts');
-const entryArgs = (file: string): string[] => ['--input-type=module', '-e', `import { runDecode } from ${JSON.stringify(join(repo, 'src/decode/cli.ts'))}; process.exitCode = await runDecode([${JSON.stringify(file)}], process.stdout, process.stderr);`];
-const cliArgs = (file: string): string[] => (existsSync(cliMain) ? [cliMain, 'decode', file] : entryArgs(file));
+const herald = join(repo, 'bin/herald.js');
 
-inProcess(join(dataDir, files[0] as string)); // warm-up (JIT)
-console.log(`herald decode vs bgpdump -m, best of ${ROUNDS} runs, node ${process.version}`);
-console.log('file                               records  herald in-process     herald CLI            decode entry          bgpdump -m            speed vs bgpdump: in-process  CLI    entry');
-let totRecords = 0;
-let totIn = 0;
-let totCli = 0;
-let totDump = 0;
-let totEntry = 0;
+console.log(`herald decode vs bgpdump -m: whole processes, ${ROUNDS} runs each in turn after one warm-up, node ${process.version}`);
+console.log(existsSync(GNU_TIME) ? '(wall from the parent; CPU = user + system and peak RSS from /usr/bin/time)' : '(no /usr/bin/time: wall only)');
 for (const name of files) {
   const file = join(dataDir, name);
-  const ip = best(() => inProcess(file));
-  const cli = best(() => timed(process.execPath, cliArgs(file)));
-  const entry = best(() => timed(process.execPath, entryArgs(file)));
-  const dump = bgpdump ? best(() => timed(bgpdump, ['-m', file])) : undefined;
-  totRecords += ip.records;
-  totIn += ip.ms;
-  totCli += cli.ms;
-  totEntry += entry.ms;
-  totDump += dump?.ms ?? 0;
-  const rate = (ms: number): string => `${Math.round((ip.records / ms) * 1000)
-    .toString()
-    .padStart(9)}/s ${ms.toFixed(1).padStart(7)}ms`;
-  const ratio = (ms: number): string => (dump ? `${(dump.ms / ms).toFixed(2)}x` : 'n/a');
+  const h: Run[] = [];
+  const b: Run[] = [];
+  runOnce(process.execPath, [herald, 'decode', file]);
+  if (bgpdump) runOnce(bgpdump, ['-m', file]);
+  for (let i = 0; i < ROUNDS; i++) {
+    h.push(runOnce(process.execPath, [herald, 'decode', file]));
+    if (bgpdump) b.push(runOnce(bgpdump, ['-m', file]));
+  }
+  console.log(`\n${name}  (herald exit ${h[0]?.status}${bgpdump ? `, bgpdump exit ${b[0]?.status}` : ''})`);
+  console.log(`${''.padEnd(30)} ${'min'.padStart(9)} ${'median'.padStart(9)} ${'max'.padStart(9)}`);
+  console.log(row('herald decode wall s', h.map((r) => r.wall), 3));
+  console.log(row('herald decode cpu s', h.map((r) => r.cpu ?? NaN), 3));
+  console.log(row('herald decode peak RSS MiB', h.map((r) => r.peakMiB ?? NaN), 1));
+  if (!bgpdump) {
+    console.log('bgpdump not installed: no comparison');
+    continue;
+  }
+  console.log(row('bgpdump -m wall s', b.map((r) => r.wall), 3));
+  console.log(row('bgpdump -m cpu s', b.map((r) => r.cpu ?? NaN), 3));
+  console.log(row('bgpdump -m peak RSS MiB', b.map((r) => r.peakMiB ?? NaN), 1));
+  console.log(row('ratio herald/bgpdump wall', h.map((r, i) => r.wall / (b[i] as Run).wall), 2));
+  console.log(row('ratio herald/bgpdump cpu', h.map((r, i) => (r.cpu ?? NaN) / ((b[i] as Run).cpu ?? NaN)), 2));
+}
+
+console.log(`\nin-process breakdown (herald, best of ${ROUNDS} after a warm-up; ms):`);
+console.log(`${'file'.padEnd(36)} ${'records'.padStart(8)} ${'gunzip'.padStart(8)} ${'+decode'.padStart(8)} ${'+JSON'.padStart(8)} ${'records/s'.padStart(10)}`);
+const first = files[0];
+if (first) feedAll(gunzipSync(readFileSync(join(dataDir, first))), new MrtReader(new StringifySink())); // JIT warm-up
+for (const name of files) {
+  const raw = readFileSync(join(dataDir, name));
+  let records = 0;
+  const gunzip = bestMs(() => void gunzipSync(raw));
+  const decode = bestMs(() => void feedAll(gunzipSync(raw), new MrtReader(dropSink)));
+  const json = bestMs(() => {
+    records = feedAll(gunzipSync(raw), new MrtReader(new StringifySink())).records;
+  });
   console.log(
-    `${name.padEnd(34)} ${String(ip.records).padStart(7)}  ${rate(ip.ms)}  ${rate(cli.ms)}  ${rate(entry.ms)}  ${dump ? rate(dump.ms) : 'n/a'.padStart(20)}  ${ratio(ip.ms).padStart(27)}  ${ratio(cli.ms).padStart(5)}  ${ratio(entry.ms).padStart(6)}`,
+    `${name.padEnd(36)} ${String(records).padStart(8)} ${gunzip.toFixed(1).padStart(8)} ${decode.toFixed(1).padStart(8)} ${json.toFixed(1).padStart(8)} ${Math.round((records / json) * 1000).toString().padStart(10)}`,
   );
 }
-const r = (ms: number): number => Math.round((totRecords / ms) * 1000);
-console.log(`total ${totRecords} records: herald in-process ${r(totIn)}/s, herald CLI ${r(totCli)}/s, decode entry ${r(totEntry)}/s${bgpdump ? `, bgpdump ${r(totDump)}/s` : ' (bgpdump not installed)'}`);
-if (bgpdump) console.log(`speed vs bgpdump (>1 = herald faster): in-process ${(totDump / totIn).toFixed(2)}x, CLI ${(totDump / totCli).toFixed(2)}x, decode entry ${(totDump / totEntry).toFixed(2)}x`);

@@ -59,6 +59,8 @@
  * - RFC 7911  ADD-PATH (capability, per-direction negotiation, path identifiers)
  * - RFC 8326  Graceful BGP session shutdown (GRACEFUL_SHUTDOWN community)
  * - RFC 8654  Extended messages (up to 65535 octets, never for OPEN or KEEPALIVE)
+ * - RFC 5880  BFD, Asynchronous mode (bfd/: no Demand mode, no Echo, no authentication); RFC 5881 single-hop and
+ *             RFC 5883 multihop BFD over UDP; RFC 5882 BGP as a BFD client; RFC 9384 Cease / BFD Down
  * - draft-walton-bgp-hostname-capability  FQDN capability (code 73)
  *
  * The codec is documented in docs/codec.md (API, the JSON form, the error table, the RFC 7606 outcomes).
@@ -139,16 +141,19 @@ export {
   mergeAs4Path,
   writeAsPathSegments,
 } from './codec/as-path.ts';
-export { addPathFor, familyAfiSafi } from './codec/mp-nlri.ts';
+export { addPathFor, decodeLabeledPrefixAt, familyAfiSafi, formatRouteDistinguisher } from './codec/mp-nlri.ts';
+export type { LabeledPrefix } from './codec/mp-nlri.ts';
 export {
   canonicalAddress,
   canonicalPrefix,
   decodeNlri,
+  decodePrefixAt,
   encodeNlri,
   familyOfPrefix,
   formatAddress,
   formatIPv4,
   formatIPv6,
+  formatPrefixBits,
   maxPrefixBits,
   nlriFieldLength,
   nlriLength,
@@ -198,7 +203,7 @@ export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson,
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
-export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker.ts';
+export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 export { peerEnding } from './stop-modes.ts';
 export type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 export { Session, WITHOUT_NOTIFICATION } from './session/session.ts';
@@ -207,3 +212,12 @@ export { FakeClock, realClock } from './fsm/clock.ts';
 export type { Clock, TimerHandle } from './fsm/clock.ts';
 export { SessionState, describeReason } from './fsm/state.ts';
 export type { StateReason } from './fsm/state.ts';
+
+// --- BFD (RFC 5880, 5881, 5883; the engine runs in a worker thread) ---
+export { BfdHandle } from './bfd/handle.ts';
+export type { BfdClient } from './bfd/handle.ts';
+export type { BfdPeerConfig, BfdSessionInfo } from './bfd/engine.ts';
+export { DEFAULT_BFD_DETECT_MULTIPLIER, DEFAULT_BFD_INTERVAL_MS } from './bfd/peers.ts';
+export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+export { BfdDiag, decodeControlPacket, describeDiag, encodeControlPacket } from './bfd/packet.ts';
+export type { BfdState, ControlPacket } from './bfd/packet.ts';

@@ -14,12 +14,17 @@
  * - 'endOfRib'    { peer, family }                    End-of-RIB received from a peer
  * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
  * - 'drained'     { }                                 drain() finished withdrawing
+ * - 'bfdState'    BfdStateEvent                       a peer's BFD session changed state (bgp/bfd/peers.ts)
+ *
+ * BFD (RFC 5880/5881/5883, bgp/bfd/): a peer with `bfd` gets a BFD session in the BFD worker thread; when it goes
+ * from Up to Down (a forwarding-path failure), the BGP session is reset with Cease / BFD Down (RFC 5882 §10.2,
+ * RFC 9384). bfdAdminDown()/bfdAdminUp() hold the sessions administratively down around a restart (RFC 5882 §3.2).
  */
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { BGP_PORT, CeaseSubcode } from './constants.ts';
 import type { Family } from './constants.ts';
-import type { GracefulRestartMode, Negotiated } from './codec/open.ts';
+import type { Negotiated } from './codec/open.ts';
 import type { CodecContext, UpdateDecodeResult } from './codec/types.ts';
 import { realClock } from './fsm/clock.ts';
 import type { Clock } from './fsm/clock.ts';
@@ -34,146 +39,16 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import type { CeaseRequest, SessionOptions, StopRequest, TxSource } from './session/session.ts';
+import type { SessionOptions } from './session/session.ts';
 import { peerEnding } from './stop-modes.ts';
 import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 import { BgpListener } from './session/listener.ts';
-import type { AcceptingSession } from './session/listener.ts';
+import { BfdHandle } from './bfd/handle.ts';
+import { PeerBfd } from './bfd/peers.ts';
+import type { BfdStateEvent } from './bfd/peers.ts';
 
-/** One configured BGP neighbour. Durations in seconds. */
-export interface PeerConfig {
-  /** Unique name (logs, metrics, route.peers). */
-  readonly name: string;
-  /** The peer's address (IPv4 or IPv6). */
-  readonly address: string;
-  /** The peer's TCP port (default 179). */
-  readonly port?: number;
-  readonly peerAs: number;
-  /** Local address to bind/dial from; also the default next hop of its family. */
-  readonly localAddress?: string;
-  readonly localPort?: number;
-  /** Hold time offered in OPEN (default 90; 0 = none). */
-  readonly holdTimeSec?: number;
-  readonly keepaliveTimeSec?: number;
-  /** Base ConnectRetry time (default 120; the session backs off exponentially). */
-  readonly connectRetryTimeSec?: number;
-  /** Wait for the peer to connect (never dial). */
-  readonly passive?: boolean;
-  /** RFC 2385 TCP MD5 password. */
-  readonly md5Password?: string;
-  /** eBGP multihop TTL. */
-  readonly ebgpMultihop?: number;
-  /** RFC 5082 GTSM. */
-  readonly ttlSecurity?: boolean;
-  /** Families offered in the OPEN (default both unicast families). */
-  readonly families?: readonly Family[];
-  /** Next hop for IPv4 routes toward this peer (default: the session's local address if IPv4). */
-  readonly nextHopIPv4?: string;
-  /** Next hop for IPv6 routes; required to send IPv6 routes over an IPv4 session. */
-  readonly nextHopIPv6?: string;
-  /**
-   * RFC 4724 capability: restart time (default 120 s) and the RFC 8538 N bit (`notification`, default true: a Cease
-   * other than Hard Reset keeps graceful restart); `false` = do not advertise graceful restart.
-   */
-  readonly gracefulRestart?: { readonly restartTimeSec?: number; readonly notification?: boolean } | false;
-  /** Offer RFC 8654 extended messages (default true). */
-  readonly extendedMessage?: boolean;
-  /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
-  readonly maxPrefixes?: number;
-}
-
-/** Options of the Speaker. */
-export interface SpeakerOptions {
-  readonly localAs: number;
-  /** BGP Identifier (router id), dotted quad. */
-  readonly bgpIdentifier: string;
-  /** Accept incoming connections here (passive peers and collisions); omitted = dial only. */
-  readonly listen?: { readonly address: string; readonly port: number };
-  readonly clock?: Clock;
-  /** `restarting: true` when the daemon knows it restarted (sets the R bit, RFC 4724 §3). */
-  readonly gracefulRestart?: { readonly restarting: boolean };
-  /** Injection points for tests; default: the session layer's Session and BgpListener. */
-  readonly createSession?: (options: SessionOptions) => PeerSession;
-  readonly createListener?: (address: string, port: number) => PeerListener;
-}
-
-/**
- * What the Speaker needs from a session (bgp/session/session.ts implements it; the listener hands it accepted
- * connections, see AcceptingSession). Events: 'stateChange', 'established', 'down', 'routeRefresh', 'endOfRib',
- * 'update' as documented in bgp/session/session.ts.
- */
-export interface PeerSession extends EventEmitter, AcceptingSession {
-  readonly name: string;
-  readonly state: string;
-  readonly negotiated: Negotiated | undefined;
-  readonly lastReason: StateReason | undefined;
-  readonly stats: {
-    readonly messagesSent: Readonly<Record<string, number>>;
-    readonly messagesReceived: Readonly<Record<string, number>>;
-    readonly prefixesReceived: number;
-    readonly updatesReceived: number;
-    readonly establishedAt?: number;
-    readonly flaps: number;
-    readonly lastNotificationSent?: unknown;
-    readonly lastNotificationReceived?: unknown;
-  };
-  /** The local address of the connected socket; undefined while not connected. */
-  readonly localAddress: string | undefined;
-  start(): void;
-  /** Ends the session: a Cease (the RFC 8538 §5 Hard Reset rule applies), or none (bgp/session/cease.ts). */
-  stop(request?: StopRequest): Promise<void>;
-  reset(request?: CeaseRequest): void;
-  setTxSource(src: TxSource): void;
-  kickTx(): void;
-}
-
-/** What the Speaker needs from the listener (bgp/session/listener.ts implements it). */
-export interface PeerListener {
-  register(remoteAddress: string, session: PeerSession): void;
-  unregister(remoteAddress: string): void;
-  /** Rejects with the OS error when the address cannot be bound. */
-  listen(): Promise<void>;
-  close(): Promise<void> | void;
-}
-
-/** Status of one peer, for the admin API and metrics. */
-export interface PeerStatus {
-  readonly name: string;
-  readonly address: string;
-  readonly port: number;
-  readonly peerAs: number;
-  readonly state: string;
-  /** Seconds since Established (undefined when not Established). */
-  readonly uptimeSec: number | undefined;
-  readonly negotiated:
-    | {
-        readonly holdTimeSec: number;
-        readonly keepaliveTimeSec: number;
-        readonly fourOctetAs: boolean;
-        readonly extendedMessage: boolean;
-        readonly routeRefresh: boolean;
-        readonly families: readonly Family[];
-        /** The peer's graceful restart capability (RFC 4724, N bit RFC 8538), as received. */
-        readonly peerGracefulRestart?: { restartTimeSec: number; restarting: boolean; notification: boolean; families: { family: string; forwardingPreserved: boolean }[] };
-        /** What both OPENs agreed: none, restart (RFC 4724) or notification (RFC 8538 N bit as well). */
-        readonly gracefulRestartMode: GracefulRestartMode;
-      }
-    | undefined;
-  /** Why the session last changed state (includes NOTIFICATION code/subcode/text). */
-  readonly lastReason: StateReason | undefined;
-  readonly lastNotificationSent: unknown;
-  readonly lastNotificationReceived: unknown;
-  readonly messagesSent: Readonly<Record<string, number>>;
-  readonly messagesReceived: Readonly<Record<string, number>>;
-  readonly prefixesAdvertised: number;
-  readonly prefixesReceived: number;
-  /** Families whose End-of-RIB we received from the peer on this session. */
-  readonly endOfRibReceived: readonly Family[];
-  /** Families whose End-of-RIB we sent on this session. */
-  readonly endOfRibSent: readonly Family[];
-  /** RFC 8326 graceful shutdown community currently attached. */
-  readonly gracefulShutdown: boolean;
-}
+export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+import type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 
 const DEFAULT_RESTART_TIME_SEC = 120;
 /** How often a departure looks whether the withdrawals are out (ms of clock time). */
@@ -199,8 +74,8 @@ interface PeerEntry {
   restartDone: boolean;
 }
 
-/** Fields of PeerConfig that do not need a new session when they change. */
-const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6']);
+/** Fields of PeerConfig that do not need a new session when they change (bfd: a BFD Poll Sequence does it). */
+const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6', 'bfd']);
 
 /**
  * Herald's BGP speaker. See the module comment for the data flow and events. Methods never throw for a peer's
@@ -223,6 +98,7 @@ export class Speaker extends EventEmitter {
   private readonly createSession: (options: SessionOptions) => PeerSession;
   private listener: PeerListener | undefined;
   private listenerReady: Promise<void> | undefined;
+  private readonly bfd: PeerBfd;
 
   constructor(opts: SpeakerOptions) {
     super();
@@ -232,6 +108,12 @@ export class Speaker extends EventEmitter {
     this.clock = opts.clock ?? realClock;
     this.restarting = opts.gracefulRestart?.restarting ?? false;
     this.createSession = opts.createSession ?? ((o) => new Session(o));
+    this.bfd = new PeerBfd({
+      clock: this.clock,
+      createClient: opts.createBfd ?? (() => BfdHandle.start()),
+      onState: (ev) => this.bfdStateChanged(ev),
+      onError: (message) => this.emitError(new Error(message)),
+    });
     if (opts.listen !== undefined) {
       const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }));
       this.listener = make(opts.listen.address, opts.listen.port);
@@ -274,6 +156,7 @@ export class Speaker extends EventEmitter {
     entry.rib.setDesired(this.drained ? this.empty : this.records);
     this.peersByName.set(cfg.name, entry);
     this.attachSession(entry);
+    this.bfd.configure(cfg);
   }
 
   /** The graceful restart options handed to a new session of this peer (undefined: not advertised). */
@@ -401,6 +284,7 @@ export class Speaker extends EventEmitter {
       if (JSON.stringify(old[k]) !== JSON.stringify(cfg[k])) sessionChange = true;
     }
     entry.cfg = cfg;
+    this.bfd.configure(cfg);
     if (!sessionChange) {
       const n = entry.session.negotiated;
       if (entry.rib.active && n !== undefined) {
@@ -425,6 +309,7 @@ export class Speaker extends EventEmitter {
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
+    this.bfd.remove(name);
     this.listener?.unregister(entry.cfg.address);
     entry.rib.reset();
     await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
@@ -602,11 +487,13 @@ export class Speaker extends EventEmitter {
 
   /**
    * Stops the Speaker in `mode` (bgp/stop-modes.ts, docs/decisions.md "Stop modes") and closes the listener.
-   * - `restart`: every session ends so that its peer keeps our routes where graceful restart was negotiated (Cease
-   *   6/4 with N, no NOTIFICATION without N), Cease 6/2 with `message` elsewhere. Nothing is withdrawn.
+   * - `restart`: the BFD sessions AdminDown first (RFC 5882 §3.2), then every session ends so that its peer keeps
+   *   our routes where graceful restart was negotiated (Cease 6/4 with N, no NOTIFICATION without N), Cease 6/2 with
+   *   `message` elsewhere. Nothing is withdrawn.
    * - `departure`: unless drain() already withdrew, 65535:0 (LOCAL_PREF 0 toward iBGP), `waitTimeSec` (default 5)
    *   of clock time, the withdrawal of every route, up to `sendTimeoutMs` (default 5000) for the withdrawals to be
-   *   handed to the sockets; then Cease 6/2 with `message`, inside a Hard Reset where N was negotiated.
+   *   handed to the sockets; then BFD AdminDown, then Cease 6/2 with `message`, inside a Hard Reset where N was
+   *   negotiated.
    * Resolves with how each peer's session ended, once every socket is closed. A second call returns the first
    * call's outcome.
    */
@@ -625,6 +512,9 @@ export class Speaker extends EventEmitter {
       await this.untilSent(opts.sendTimeoutMs ?? 5000);
     }
     this.closed = true;
+    // BFD AdminDown before any session ends: the peers' BFD must not take our going away for a path failure
+    // (RFC 5882 §3.2); on a departure it follows the withdrawals.
+    await this.bfd.adminDown();
     const peers: { peer: string; ending: PeerEnding }[] = [];
     const stops: Promise<void>[] = [];
     for (const entry of this.peersByName.values()) {
@@ -636,6 +526,7 @@ export class Speaker extends EventEmitter {
     }
     await Promise.all(stops);
     await this.listener?.close();
+    await this.bfd.close();
     return { mode: opts.mode, peers };
   }
 
@@ -651,6 +542,7 @@ export class Speaker extends EventEmitter {
       await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
     }
     this.closed = true;
+    await this.bfd.adminDown(); // the peers' BFD must not take our going away for a path failure (RFC 5882 §3.2)
     const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
     const stops: Promise<void>[] = [];
     for (const entry of this.peersByName.values()) {
@@ -659,6 +551,30 @@ export class Speaker extends EventEmitter {
     }
     await Promise.all(stops);
     await this.listener?.close();
+    await this.bfd.close();
+  }
+
+  /**
+   * Sets the BFD sessions of the named peers (default: all) AdminDown (RFC 5880 §6.8.16) and resolves once every
+   * peer whose session was Up has confirmed it, or after `timeoutMs` (default 1000). A peer seeing AdminDown does
+   * not treat it as a path failure (RFC 5882 §3.2), so BGP can then be closed for a restart that keeps forwarding.
+   */
+  bfdAdminDown(opts: { peers?: readonly string[]; timeoutMs?: number } = {}): Promise<void> {
+    return this.bfd.adminDown(opts.peers, opts.timeoutMs);
+  }
+
+  /** Ends bfdAdminDown() for the named peers (default: all): the sessions start over from Down. */
+  bfdAdminUp(peers?: readonly string[]): Promise<void> {
+    return this.bfd.adminUp(peers);
+  }
+
+  /** A peer's BFD session changed state; Up → Down not caused by AdminDown resets BGP (RFC 5882 §10.2, RFC 9384). */
+  private bfdStateChanged(ev: BfdStateEvent): void {
+    this.emit('bfdState', ev);
+    const entry = this.peersByName.get(ev.peer);
+    if (!ev.failure || entry === undefined || this.closed) return;
+    const s = entry.session.state;
+    if (s === 'Established' || s === 'OpenSent' || s === 'OpenConfirm') entry.session.reset({ subcode: CeaseSubcode.BfdDown });
   }
 
   /**
@@ -724,6 +640,7 @@ export class Speaker extends EventEmitter {
         endOfRibReceived: [...entry.endOfRibReceived],
         endOfRibSent: [...entry.rib.endOfRibSent],
         gracefulShutdown: this.gracefulShutdown && entry.rib.active,
+        ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
       });
     }
     return out;

@@ -78,49 +78,55 @@ export function ipv6ExtendedCommunityToJson(c: Ipv6ExtendedCommunity): string | 
   return { type: c.type, subtype: c.subtype, kind, transitive: v.transitive, value: `[${v.globalAdministrator}]:${v.localAdministrator}` };
 }
 
+/** Sets `out[k]` unless an earlier attribute of the same type set it (repeated types: the first wins). */
+function setOnce(out: Record<string, unknown>, k: string, v: unknown): void {
+  if (!(k in out)) out[k] = v;
+}
+
 /** JSON view of a path attribute list (field names in the module comment). Repeated types: the first wins. */
 export function attributesToJson(attrs: readonly PathAttribute[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const unknown: { typeCode: number; flags: number; value: string }[] = [];
-  const set = (k: string, v: unknown): void => {
-    if (!(k in out)) out[k] = v;
-  };
+  return attributesInto(attrs, {});
+}
+
+/** Adds the JSON fields of `attrs` to `out` (which holds no attribute field yet) and returns it. */
+function attributesInto(attrs: readonly PathAttribute[], out: Record<string, unknown>): Record<string, unknown> {
+  let unknown: { typeCode: number; flags: number; value: string }[] | undefined;
   for (const a of attrs) {
     switch (a.type) {
       case 'ORIGIN':
-        set('origin', ORIGIN_NAMES[a.origin] ?? a.origin);
+        setOnce(out, 'origin', ORIGIN_NAMES[a.origin] ?? a.origin);
         break;
       case 'AS_PATH':
-        set('asPath', segmentsJson(a.segments));
-        set('asPathString', formatAsPath(a.segments));
+        setOnce(out, 'asPath', segmentsJson(a.segments));
+        setOnce(out, 'asPathString', formatAsPath(a.segments));
         break;
       case 'NEXT_HOP':
-        set('nextHop', a.nextHop);
+        setOnce(out, 'nextHop', a.nextHop);
         break;
       case 'MULTI_EXIT_DISC':
-        set('med', a.med);
+        setOnce(out, 'med', a.med);
         break;
       case 'LOCAL_PREF':
-        set('localPref', a.localPref);
+        setOnce(out, 'localPref', a.localPref);
         break;
       case 'ATOMIC_AGGREGATE':
-        set('atomicAggregate', true);
+        setOnce(out, 'atomicAggregate', true);
         break;
       case 'AGGREGATOR':
-        set('aggregator', { asNumber: a.asNumber, address: a.address });
+        setOnce(out, 'aggregator', { asNumber: a.asNumber, address: a.address });
         break;
       case 'COMMUNITIES':
-        set('communities', a.communities.map(formatCommunity));
+        setOnce(out, 'communities', a.communities.map(formatCommunity));
         break;
       case 'ORIGINATOR_ID':
-        set('originatorId', a.originatorId);
+        setOnce(out, 'originatorId', a.originatorId);
         break;
       case 'CLUSTER_LIST':
-        set('clusterList', [...a.clusterIds]);
+        setOnce(out, 'clusterList', [...a.clusterIds]);
         break;
       case 'MP_REACH_NLRI': {
         const ids = pathIds(a.nlri);
-        set('mpReach', {
+        setOnce(out, 'mpReach', {
           afi: a.afi,
           safi: a.safi,
           nextHops: [...a.nextHops],
@@ -132,7 +138,7 @@ export function attributesToJson(attrs: readonly PathAttribute[]): Record<string
       }
       case 'MP_UNREACH_NLRI': {
         const ids = pathIds(a.withdrawnRoutes);
-        set('mpUnreach', {
+        setOnce(out, 'mpUnreach', {
           afi: a.afi,
           safi: a.safi,
           withdrawnRoutes: prefixes(a.withdrawnRoutes),
@@ -142,42 +148,44 @@ export function attributesToJson(attrs: readonly PathAttribute[]): Record<string
         break;
       }
       case 'EXTENDED_COMMUNITIES':
-        set('extendedCommunities', a.extendedCommunities.map(extendedCommunityToJson));
+        setOnce(out, 'extendedCommunities', a.extendedCommunities.map(extendedCommunityToJson));
         break;
       case 'AS4_PATH':
-        set('as4Path', segmentsJson(a.segments));
-        set('as4PathString', formatAsPath(a.segments));
+        setOnce(out, 'as4Path', segmentsJson(a.segments));
+        setOnce(out, 'as4PathString', formatAsPath(a.segments));
         break;
       case 'AS4_AGGREGATOR':
-        set('as4Aggregator', { asNumber: a.asNumber, address: a.address });
+        setOnce(out, 'as4Aggregator', { asNumber: a.asNumber, address: a.address });
         break;
       case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
-        set('ipv6ExtendedCommunities', a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
+        setOnce(out, 'ipv6ExtendedCommunities', a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
         break;
       case 'LARGE_COMMUNITY':
-        set('largeCommunities', a.largeCommunities.map(formatLargeCommunity));
+        setOnce(out, 'largeCommunities', a.largeCommunities.map(formatLargeCommunity));
         break;
       case 'UNKNOWN':
-        unknown.push({ typeCode: a.typeCode, flags: a.flags, value: a.value.toString('hex') });
+        (unknown ??= []).push({ typeCode: a.typeCode, flags: a.flags, value: a.value.toString('hex') });
         break;
     }
   }
-  if (unknown.length > 0) out.unknownAttributes = unknown;
+  if (unknown) out.unknownAttributes = unknown;
   return out;
 }
 
 /**
  * JSON view of an UPDATE: `withdrawnRoutes` and `nlri` (always present, prefix strings), `withdrawnPathIds` /
  * `nlriPathIds` when entries carry ADD-PATH identifiers, the attribute fields of attributesToJson, and `endOfRib`
- * when the UPDATE is an End-of-RIB marker.
+ * when the UPDATE is an End-of-RIB marker. The fields are added to `out` (a new object by default), after the ones
+ * it has (messageToJson passes `{ type: 'UPDATE' }`), and `out` is returned.
  */
-export function updateToJson(msg: UpdateMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = { withdrawnRoutes: prefixes(msg.withdrawnRoutes), nlri: prefixes(msg.nlri) };
+export function updateToJson(msg: UpdateMessage, out: Record<string, unknown> = {}): Record<string, unknown> {
+  out.withdrawnRoutes = prefixes(msg.withdrawnRoutes);
+  out.nlri = prefixes(msg.nlri);
   const wIds = pathIds(msg.withdrawnRoutes);
   if (wIds) out.withdrawnPathIds = wIds;
   const nIds = pathIds(msg.nlri);
   if (nIds) out.nlriPathIds = nIds;
-  Object.assign(out, attributesToJson(msg.pathAttributes));
+  attributesInto(msg.pathAttributes, out);
   const eor = endOfRibFamily(msg);
   if (eor !== undefined) out.endOfRib = eor;
   return out;

@@ -104,7 +104,7 @@ export function messageToJson(msg: BgpMessage): Record<string, unknown> {
       return j;
     }
     case 'UPDATE':
-      return { type: 'UPDATE', ...updateToJson(msg) };
+      return updateToJson(msg, { type: 'UPDATE' });
     default:
       return assertNever(msg);
   }

@@ -18,7 +18,7 @@ import { UpdateSubcode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { AttrIssue } from './attributes.ts';
-import { decodeNlriInto, formatIPv4, formatIPv6, nlriFieldLength, parseAddress, writeNlri } from './nlri.ts';
+import { decodeNlriInto, formatIPv4, formatIPv6, formatPrefixBits, nlriFieldLength, parseAddress, writeNlri } from './nlri.ts';
 import type { CodecContext, NlriEntry, PathAttribute } from './types.ts';
 import { familyOf } from './types.ts';
 
@@ -109,6 +109,71 @@ export function decodeMpUnreach(buf: Buffer, start: number, end: number, flags: 
     return nlriIssue(e);
   }
   return { type: 'MP_UNREACH_NLRI', flags, afi, safi, withdrawnRoutes };
+}
+
+/** One labeled (RFC 8277) or VPN (RFC 4364 §4.3.4, RFC 4659) NLRI: MPLS labels, Route Distinguisher, prefix. */
+export interface LabeledPrefix {
+  /** The 20-bit label values, outermost first. */
+  readonly labels: readonly number[];
+  /** Route Distinguisher text (see formatRouteDistinguisher); VPN NLRI only. */
+  readonly routeDistinguisher?: string;
+  /** Canonical prefix, host bits zeroed. */
+  readonly prefix: string;
+}
+
+/**
+ * Decodes one labeled (SAFI 4, RFC 8277 §2) or, with `vpn`, VPN (SAFI 128, RFC 4364 §4.3.4) NLRI at `buf[off]`:
+ * Length in bits (covering labels, RD and prefix) | labels, 3 octets each, up to the one with the Bottom-of-Stack
+ * bit (or the withdrawal value 0x800000, RFC 8277 §2.4) | Route Distinguisher, 8 octets (VPN) | prefix octets.
+ * @returns the entry and the offset after it.
+ * Throws BgpError 3/10 (Invalid Network Field) when the label stack or RD is truncated, the prefix length left is out
+ * of range for `family`, or the NLRI runs past `end`.
+ */
+export function decodeLabeledPrefixAt(
+  buf: Buffer,
+  off: number,
+  end: number,
+  family: Family,
+  vpn: boolean,
+  where = 'NLRI',
+): { entry: LabeledPrefix; next: number } {
+  if (off >= end) throw BgpError.invalidNetworkField(`${where}: missing NLRI length octet`);
+  const bits = buf[off] as number;
+  const next = off + 1 + ((bits + 7) >>> 3);
+  if (next > end) throw BgpError.invalidNetworkField(`${where}: NLRI of ${bits} bits overruns the field`);
+  let o = off + 1;
+  const labels: number[] = [];
+  for (;;) {
+    if (o + 3 > next) throw BgpError.invalidNetworkField(`${where}: truncated label stack`);
+    const v = ((buf[o] as number) << 16) | ((buf[o + 1] as number) << 8) | (buf[o + 2] as number);
+    labels.push(v >>> 4);
+    o += 3;
+    if (v & 1 || v === 0x800000) break;
+  }
+  let routeDistinguisher: string | undefined;
+  if (vpn) {
+    if (o + 8 > next) throw BgpError.invalidNetworkField(`${where}: truncated Route Distinguisher`);
+    routeDistinguisher = formatRouteDistinguisher(buf, o);
+    o += 8;
+  }
+  const prefixBits = bits - (o - off - 1) * 8;
+  const max = family === 'ipv6-unicast' ? 128 : 32;
+  if (prefixBits < 0 || prefixBits > max) throw BgpError.invalidNetworkField(`${where}: NLRI length ${bits} leaves a prefix of ${prefixBits} bits`);
+  const prefix = formatPrefixBits(buf, o, next, prefixBits, family, where);
+  return { entry: routeDistinguisher !== undefined ? { labels, routeDistinguisher, prefix } : { labels, prefix }, next };
+}
+
+/**
+ * Text of the 8-octet Route Distinguisher at `buf[off]` (RFC 4364 §4.2): type 0 "asn:nn" (2-octet AS, 4-octet
+ * number), type 1 "a.b.c.d:nn", type 2 "asn:nn" (4-octet AS, 2-octet number); other types as 16 hex digits.
+ * The caller guarantees the bounds.
+ */
+export function formatRouteDistinguisher(buf: Buffer, off: number): string {
+  const type = buf.readUInt16BE(off);
+  if (type === 0) return `${buf.readUInt16BE(off + 2)}:${buf.readUInt32BE(off + 4)}`;
+  if (type === 1) return `${formatIPv4(buf, off + 2)}:${buf.readUInt16BE(off + 6)}`;
+  if (type === 2) return `${buf.readUInt32BE(off + 2)}:${buf.readUInt16BE(off + 6)}`;
+  return buf.subarray(off, off + 8).toString('hex');
 }
 
 function nextHopBytes(attr: MpReach): Buffer[] {

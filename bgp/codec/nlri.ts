@@ -300,13 +300,49 @@ export function decodeNlriInto(
       p += 4;
     }
     const bits = buf[p] as number;
-    if (bits > max) throw BgpError.invalidNetworkField(`${where}: prefix length ${bits} > ${max} at offset ${p - start}`);
-    const n = (bits + 7) >>> 3;
-    if (p + 1 + n > end) throw BgpError.invalidNetworkField(`${where}: prefix of /${bits} overruns the field at offset ${p - start}`);
+    const n = checkedPrefixOctets(bits, max, p, end, where, start);
     const prefix = formatPrefixAt(buf, p + 1, bits, v6);
     out.push(addPath ? { prefix, pathId } : { prefix });
     p += 1 + n;
   }
+}
+
+/**
+ * Octets of the address part of a prefix of `bits` whose length octet is at `p`; throws BgpError 3/10 when `bits`
+ * exceeds `max` or the octets run past `end`. `start` is where the field begins (error offsets are relative to it).
+ */
+function checkedPrefixOctets(bits: number, max: number, p: number, end: number, where: string, start: number): number {
+  if (bits > max) throw BgpError.invalidNetworkField(`${where}: prefix length ${bits} > ${max} at offset ${p - start}`);
+  const n = (bits + 7) >>> 3;
+  if (p + 1 + n > end) throw BgpError.invalidNetworkField(`${where}: prefix of /${bits} overruns the field at offset ${p - start}`);
+  return n;
+}
+
+/**
+ * Decodes the one prefix at `buf[off]` in NLRI encoding (RFC 4271 §4.3: a length octet in bits, then ceil(bits/8)
+ * octets; no Path Identifier), for fields that hold a single prefix, such as the prefix of an MRT RIB record
+ * (RFC 6396 §4.3.2). Host bits are zeroed.
+ * @returns the canonical prefix text and the offset after its last octet.
+ * Throws BgpError 3/10 (Invalid Network Field) when `off >= end`, the length exceeds 32/128 or the octets run past
+ * `end`; `where` names the field in the error detail.
+ */
+export function decodePrefixAt(buf: Buffer, off: number, end: number, family: Family, where = 'NLRI'): { prefix: string; next: number } {
+  if (off >= end) throw BgpError.invalidNetworkField(`${where}: missing prefix length octet`);
+  const v6 = family === 'ipv6-unicast';
+  const bits = buf[off] as number;
+  const n = checkedPrefixOctets(bits, v6 ? 128 : 32, off, end, where, off);
+  return { prefix: formatPrefixAt(buf, off + 1, bits, v6), next: off + 1 + n };
+}
+
+/**
+ * Canonical text of the prefix of `bits` whose address octets start at `buf[off]` (the form that stores a length
+ * beside an address, e.g. MRT TABLE_DUMP, RFC 6396 §4.2: octets past ceil(bits/8) are ignored). Host bits are zeroed.
+ * Throws BgpError 3/10 when `bits` exceeds 32/128 or the ceil(bits/8) octets run past `end`.
+ */
+export function formatPrefixBits(buf: Buffer, off: number, end: number, bits: number, family: Family, where = 'prefix'): string {
+  const v6 = family === 'ipv6-unicast';
+  checkedPrefixOctets(bits, v6 ? 128 : 32, off - 1, end, where, off - 1);
+  return formatPrefixAt(buf, off, bits, v6);
 }
 
 /**

@@ -39,7 +39,7 @@ import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, transition } from '../fsm/fsm.ts'
 import type { FsmConfig, FsmData, Transition } from '../fsm/fsm.ts';
 import { SessionState } from '../fsm/state.ts';
 import type { StateReason } from '../fsm/state.ts';
-import type { PeerSession } from '../speaker.ts';
+import type { PeerSession } from '../speaker-types.ts';
 import { ceaseOf, WITHOUT_NOTIFICATION, withHardReset } from './cease.ts';
 import type { CeaseRequest, StopRequest } from './cease.ts';
 import { CandidateSlot, resolveCollision } from './collision.ts';

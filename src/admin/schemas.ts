@@ -82,6 +82,26 @@ export const peerSchema = {
     messages: { type: 'object', properties: { sent: counts, received: counts } },
     prefixes: { type: 'object', properties: { sent: int, received: int } },
     flaps: int,
+    bfd: {
+      type: 'object',
+      description: "The peer's BFD session (RFC 5880), when BFD is on for it; intervals in ms",
+      properties: {
+        state: { type: 'string', description: 'AdminDown, Down, Init or Up' },
+        remoteState: str,
+        diagnostic: str,
+        multihop: bool,
+        localDiscriminator: int,
+        remoteDiscriminator: int,
+        transmitIntervalMs: num,
+        detectionTimeMs: num,
+        ttlCheck: str,
+        ttlCheckReason: str,
+        error: str,
+        stateChanges: int,
+        upSince: str,
+        lastDown: { type: 'object', properties: { at: str, diagnostic: str, remoteState: str, detectionTimeMs: num } },
+      },
+    },
   },
 } as const;
 

@@ -263,7 +263,7 @@ export interface AdminServerOptions {
 export async function buildAdminServer(opts: AdminServerOptions): Promise<FastifyInstance> {
   const base = {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: true } },
-    bodyLimit: 64 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     // Probes hit /healthz and /readyz every few seconds: no per-request log lines. (Through the log controller:
     // the top-level `disableRequestLogging` option is deprecated since fastify 5.x, warning FSTDEP023.)
     logController: new LogController({ disableRequestLogging: true }),

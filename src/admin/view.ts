@@ -53,6 +53,33 @@ export interface PeerView {
   prefixes: { sent: number; received: number };
   /** Times the session left Established. */
   flaps: number;
+  /** The peer's BFD session (RFC 5880), when BFD is on for it. */
+  bfd?: PeerBfdView;
+}
+
+/** A peer's BFD session. Intervals in milliseconds. */
+export interface PeerBfdView {
+  /** RFC 5880 state: AdminDown, Down, Init or Up; remoteState as the router last reported it. */
+  state: string;
+  remoteState: string;
+  /** Why our state last changed (RFC 5880 §4.1 Diag), e.g. "Control Detection Time Expired". */
+  diagnostic: string;
+  multihop: boolean;
+  localDiscriminator: number;
+  remoteDiscriminator: number;
+  /** Negotiated interval of our packets. */
+  transmitIntervalMs: number;
+  /** Silence after which the session is declared down. */
+  detectionTimeMs: number;
+  /** kernel (TTL checked), none (multihop without minimumTtl) or unavailable (see ttlCheckReason). */
+  ttlCheck: string;
+  ttlCheckReason?: string;
+  /** Why the session cannot run (its sockets), when it cannot. */
+  error?: string;
+  stateChanges: number;
+  upSince?: string;
+  /** The last time it left Up; a failure (not AdminDown) resets BGP with Cease / BFD Down. */
+  lastDown?: { at: string; diagnostic: string; remoteState: string; detectionTimeMs: number };
 }
 
 /** One route of a peer's Adj-RIB-Out, with the attributes as sent. */

@@ -118,8 +118,8 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
     return 0;
   }
   if (cmd === 'decode') {
-    // Engineer D's decoder owns its own arguments.
-    const decodeModule = '../decode/cli.ts'; // a variable: the decoder is optional at type-check time
+    // The decoder (tools/decode/) owns its own arguments; loaded only here, so the daemon never loads it.
+    const decodeModule = '../../tools/decode/cli.ts'; // a variable: the decoder is optional at type-check time
     const mod = (await import(decodeModule)) as { runDecode: (argv: string[], out: Output, err: Output) => Promise<number> };
     return mod.runDecode(rest, ctx.out, ctx.err);
   }

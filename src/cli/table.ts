@@ -87,6 +87,13 @@ export function formatPeerDetail(p: PeerView): string {
     if (n.peerBgpIdentifier) rows.push(['Peer router id', n.peerBgpIdentifier]);
   }
   if (p.lastError) rows.push(['Last error', describePeerError(p) + (p.lastError.at ? ` at ${p.lastError.at}` : '')]);
+  if (p.bfd) {
+    const b = p.bfd;
+    const parts = [`${b.state}${b.multihop ? ' multihop' : ''}`, `tx ${b.transmitIntervalMs} ms, detection ${b.detectionTimeMs} ms`, `TTL check ${b.ttlCheck}`];
+    if (b.lastDown) parts.push(`last down ${b.lastDown.at}: ${b.lastDown.diagnostic}`);
+    if (b.error) parts.push(b.error);
+    rows.push(['BFD', parts.join('; ')]);
+  }
   const fmt = (r: Record<string, number>) =>
     Object.entries(r)
       .sort(([a], [b]) => a.localeCompare(b))

@@ -3,14 +3,26 @@
  *
  * Every problem is reported as `path: message` (`peers[1].holdTime: must be 0 or 3..65535 (seconds)`).
  * Structural problems (types, ranges, unknown fields) are all reported together; cross-field checks
- * (`semanticErrors`) run once the structure is valid.
+ * (`semanticErrors`) run once the structure is valid. A value is echoed in a message only when its field cannot
+ * hold a secret (a password written inline is named, never shown).
+ *
+ * Cost (docs/operations.md, "Limits"): the file is read only if it is a regular file of at most
+ * {@link DEFAULT_CONFIG_MAX_BYTES} (`HERALD_CONFIG_MAX_BYTES`); a big `routes:` list takes the fast path of
+ * routes-block.ts; parsing and validation run in slices (slices.ts) so that a reload never holds the event loop for
+ * long; {@link ConfigFile} skips a reload whose file content (SHA-256) is the one it read last.
  */
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { isIP, isIPv4 } from 'node:net';
-import { parseDocument } from 'yaml';
-import type { z } from 'zod';
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
 import type { Config, ConfigIssue } from './schema.ts';
-import { configSchema, formatPath, semanticErrors } from './schema.ts';
+import { configSchema, formatPath, semanticChecks, staticRouteSchema } from './schema.ts';
+import { InputReadError, readRegularFile } from './read.ts';
+import { parseWithRoutesBlock } from './routes-block.ts';
+import { runSliced, runSync } from './slices.ts';
+import type { Steps } from './slices.ts';
+import { LineIndex, parseSingleDocument, problemText } from './yaml.ts';
+import type { YamlProblem } from './yaml.ts';
 
 /** Result of validating a configuration. */
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: ConfigIssue[] };
@@ -30,20 +42,33 @@ export function formatIssues(issues: readonly ConfigIssue[]): string {
   return issues.map((i) => `  ${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('\n');
 }
 
-function describeType(v: unknown): string {
+/** Largest configuration file read, bytes (16 MiB: about 600,000 static routes). */
+export const DEFAULT_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
+/** Environment variable that overrides {@link DEFAULT_CONFIG_MAX_BYTES} (a number of bytes). */
+export const CONFIG_MAX_BYTES_ENV = 'HERALD_CONFIG_MAX_BYTES';
+
+/** Fields whose value may be a secret: named in errors, never shown (`password`, `token`, `*Password`, `*Secret`...). */
+function holdsSecret(path: readonly PropertyKey[]): boolean {
+  const last = path[path.length - 1];
+  if (typeof last === 'string' && (/^(file|env)$/.test(last) || /(File|Env)$/.test(last))) return false;
+  return path.some((p) => typeof p === 'string' && /^(password|token|secret)$|(Password|Token|Secret)$/.test(p));
+}
+
+function describeType(v: unknown, secret: boolean): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
+  if (secret) return `a ${typeof v} (not shown: this field holds a secret)`;
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
   return `${typeof v} ${String(v)}`;
 }
 
 /** Per-parse error map for issues without a schema-level message. */
-const errorMap = (iss: { code?: string; input?: unknown; expected?: unknown; values?: unknown[]; minimum?: unknown; maximum?: unknown; origin?: string; format?: string; prefix?: string }): string | undefined => {
+const errorMap = (iss: { code?: string; input?: unknown; expected?: unknown; values?: unknown[]; minimum?: unknown; maximum?: unknown; origin?: string; format?: string; prefix?: string; path?: PropertyKey[] }): string | undefined => {
   switch (iss.code) {
     case 'invalid_type':
       if (iss.input === undefined) return 'required';
-      return `expected ${iss.expected === 'object' ? 'a mapping' : iss.expected === 'array' ? 'a list' : String(iss.expected)}, got ${describeType(iss.input)}`;
+      return `expected ${iss.expected === 'object' ? 'a mapping' : iss.expected === 'array' ? 'a list' : String(iss.expected)}, got ${describeType(iss.input, holdsSecret(iss.path ?? []))}`;
     case 'invalid_value':
       return `must be one of ${(iss.values ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_small':
@@ -60,6 +85,7 @@ const errorMap = (iss: { code?: string; input?: unknown; expected?: unknown; val
       return undefined;
   }
 };
+const parseParams = { error: errorMap as never };
 
 /** Turn zod issues into ConfigIssues, one per unknown key. */
 function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
@@ -74,47 +100,212 @@ function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
   return out;
 }
 
+/** Static routes validated between two pauses; a longer list is validated in chunks of this many. */
+const ROUTES_PER_CHUNK = 500;
+const routeChunk = z.array(staticRouteSchema);
+const ROOT_KEYS = Object.keys(configSchema.shape);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * The schema over `data`, a long `routes` list in chunks with pauses in between. Same issues, in the same order, as
+ * one `configSchema.safeParse(data)` (zod reports an object's fields in the order of its shape, unknown keys last).
+ */
+function* schemaSteps(data: unknown, chunked: boolean): Steps<{ ok: true; config: Config } | { ok: false; issues: z.core.$ZodIssue[] }> {
+  const routes = isRecord(data) ? data['routes'] : undefined;
+  if (!chunked || !isRecord(data) || !Array.isArray(routes) || routes.length <= ROUTES_PER_CHUNK) {
+    const r = configSchema.safeParse(data, parseParams);
+    return r.success ? { ok: true, config: r.data } : { ok: false, issues: r.error.issues };
+  }
+  const root = configSchema.safeParse({ ...data, routes: [] }, parseParams);
+  yield;
+  const routeIssues: z.core.$ZodIssue[] = [];
+  const parsed: Config['routes'] = [];
+  for (let i = 0; i < routes.length; i += ROUTES_PER_CHUNK) {
+    const r = routeChunk.safeParse(routes.slice(i, i + ROUTES_PER_CHUNK), parseParams);
+    if (r.success) {
+      if (routeIssues.length === 0) for (const x of r.data) parsed.push(x);
+    } else {
+      for (const iss of r.error.issues) routeIssues.push({ ...iss, path: ['routes', i + Number(iss.path[0]), ...iss.path.slice(1)] });
+    }
+    yield;
+  }
+  if (root.success && routeIssues.length === 0) return { ok: true, config: { ...root.data, routes: parsed } };
+  const rootIssues = root.success ? [] : root.error.issues;
+  const routesAt = ROOT_KEYS.indexOf('routes');
+  let at = rootIssues.findIndex((iss) => iss.path.length === 0 || ROOT_KEYS.indexOf(String(iss.path[0])) > routesAt);
+  if (at < 0) at = rootIssues.length;
+  return { ok: false, issues: [...rootIssues.slice(0, at), ...routeIssues, ...rootIssues.slice(at)] };
+}
+
+/** Options of parsing and validation: `fastPath: false` takes the plain library path (one parse, one zod call; tests). */
+export interface ParseOptions {
+  fastPath?: boolean;
+}
+
+/** {@link validateConfig} as pausable work (slices.ts). */
+export function* validateSteps(data: unknown, opts: ParseOptions = {}): Steps<ConfigResult> {
+  const r = yield* schemaSteps(data ?? {}, opts.fastPath !== false);
+  if (!r.ok) return { ok: false, errors: fromZod(r.issues) };
+  const sem = yield* semanticChecks(r.config);
+  if (sem.length > 0) return { ok: false, errors: sem };
+  return { ok: true, config: r.config };
+}
+
 /**
  * Validate a parsed (plain JSON) configuration object.
  * @returns the config with defaults applied, or every problem found.
  */
-export function validateConfig(data: unknown): ConfigResult {
-  const r = configSchema.safeParse(data ?? {}, { error: errorMap as never });
-  if (!r.success) return { ok: false, errors: fromZod(r.error.issues) };
-  const sem = semanticErrors(r.data);
-  if (sem.length > 0) return { ok: false, errors: sem };
-  return { ok: true, config: r.data };
+export function validateConfig(data: unknown, opts: ParseOptions = {}): ConfigResult {
+  return runSync(validateSteps(data, opts));
+}
+
+function yamlErrors(problems: readonly YamlProblem[]): ConfigResult {
+  return { ok: false, errors: problems.map((p) => ({ path: '(yaml)', message: problemText(p) })) };
+}
+
+/** The YAML data of a configuration text: the routes fast path when the file allows it, else the library whole. */
+export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{ ok: true; data: unknown } | { ok: false; problems: YamlProblem[] }> {
+  const index = new LineIndex(text);
+  if (opts.fastPath !== false) {
+    const split = yield* parseWithRoutesBlock(text, index);
+    if (split !== undefined) return split;
+  }
+  const whole = yield* parseSingleDocument(text, index);
+  if (!whole.ok) return whole;
+  return { ok: true, data: whole.doc?.toJS() };
+}
+
+/** {@link parseConfigText} as pausable work (slices.ts). `fastPath: false` parses with the library only (tests). */
+export function* parseConfigSteps(text: string, opts: ParseOptions = {}): Steps<ConfigResult> {
+  const r = yield* configDataSteps(text, opts);
+  if (!r.ok) return yamlErrors(r.problems);
+  return yield* validateSteps(r.data, opts);
 }
 
 /**
  * Parse YAML text and validate it. YAML syntax errors are reported with line and column
  * (path `(yaml)`), and all of them are listed.
  */
-export function parseConfigText(text: string): ConfigResult {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      errors: doc.errors.map((e) => ({ path: '(yaml)', message: (e.message.split('\n')[0] ?? e.message).replace(/:\s*$/, '') })),
-    };
-  }
-  return validateConfig(doc.toJS());
+export function parseConfigText(text: string, opts: ParseOptions = {}): ConfigResult {
+  return runSync(parseConfigSteps(text, opts));
 }
 
 /**
- * Read and validate a configuration file.
+ * The size limit in force: `HERALD_CONFIG_MAX_BYTES` from `env` when set, else {@link DEFAULT_CONFIG_MAX_BYTES}.
+ * @throws ConfigError when the variable is not a positive integer
+ */
+export function configMaxBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env[CONFIG_MAX_BYTES_ENV];
+  if (v === undefined || v === '') return DEFAULT_CONFIG_MAX_BYTES;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError('(environment)', [{ path: CONFIG_MAX_BYTES_ENV, message: `must be a positive integer number of bytes, got ${JSON.stringify(v)}` }]);
+  return n;
+}
+
+/** Options of {@link ConfigFile} and {@link loadConfigFile}. */
+export interface ConfigFileOptions {
+  /** Environment for `HERALD_CONFIG_MAX_BYTES` (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Size limit, bytes (default: {@link configMaxBytes}). */
+  maxBytes?: number;
+}
+
+/**
+ * One configuration file, read again on each reload: a reload whose file content (SHA-256) equals the last one read
+ * is a no-op — whatever that content's outcome — so SIGHUP and the file watcher seeing the same change parse it once.
+ * After a failed apply of a valid file, {@link ConfigFile.forget} lets the next reload try it again.
+ */
+export class ConfigFile {
+  readonly path: string;
+  readonly #opts: ConfigFileOptions;
+  #lastHash: string | undefined;
+  /** The configuration loaded last, whose route objects a changed file reuses where a route did not change. */
+  #last: Config | undefined;
+  /** Parses done (tests: an unchanged reload parses nothing). */
+  parses = 0;
+
+  constructor(path: string, opts: ConfigFileOptions = {}) {
+    this.path = path;
+    this.#opts = opts;
+  }
+
+  /**
+   * Read, parse and validate the file.
+   * @throws ConfigError with every problem (unreadable, too big or not a regular file included).
+   */
+  async load(): Promise<Config> {
+    return (await this.#read(false)) as Config;
+  }
+
+  /**
+   * Read the file again: the new configuration, or undefined when its content is the one read last (nothing to do).
+   * @throws ConfigError as {@link load}
+   */
+  async reload(): Promise<Config | undefined> {
+    return this.#read(true);
+  }
+
+  /** Forget the content read last: the next {@link reload} parses the file even when it is unchanged. */
+  forget(): void {
+    this.#lastHash = undefined;
+  }
+
+  async #read(skipUnchanged: boolean): Promise<Config | undefined> {
+    const maxBytes = this.#opts.maxBytes ?? configMaxBytes(this.#opts.env);
+    let bytes: Buffer;
+    try {
+      bytes = await readRegularFile(this.path, { maxBytes, sizeHint: `raise it with ${CONFIG_MAX_BYTES_ENV}=BYTES` });
+    } catch (err) {
+      const message = err instanceof InputReadError ? (err.code === 'ETOOBIG' ? `file ${err.message}` : `cannot read: ${err.message}`) : `cannot read: ${(err as Error).message}`;
+      throw new ConfigError(this.path, [{ path: '(file)', message }]);
+    }
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    if (skipUnchanged && hash === this.#lastHash) return undefined;
+    this.#lastHash = hash;
+    this.parses++;
+    const last = this.#last;
+    const r = await runSliced(
+      (function* () {
+        const parsed = yield* parseConfigSteps(bytes.toString('utf8'));
+        if (parsed.ok && last !== undefined) yield* reuseUnchangedRoutes(last, parsed.config);
+        return parsed;
+      })(),
+    );
+    if (!r.ok) throw new ConfigError(this.path, r.errors);
+    this.#last = r.config;
+    return r.config;
+  }
+}
+
+/**
+ * Puts `prev`'s route object in `next` wherever a route (same prefix) is unchanged, so that the daemon, which maps
+ * one config route object to one Speaker route, rebuilds only the routes that changed (src/daemon/daemon.ts).
+ */
+function* reuseUnchangedRoutes(prev: Config, next: Config): Steps<void> {
+  if (prev.routes.length === 0) return;
+  const byPrefix = new Map<string, Config['routes'][number]>();
+  for (let i = 0; i < prev.routes.length; i++) {
+    if (i % ROUTES_PER_CHUNK === 0) yield;
+    const r = prev.routes[i] as Config['routes'][number];
+    byPrefix.set(r.prefix, r);
+  }
+  for (let i = 0; i < next.routes.length; i++) {
+    if (i % ROUTES_PER_CHUNK === 0) yield;
+    const r = next.routes[i] as Config['routes'][number];
+    const old = byPrefix.get(r.prefix);
+    if (old !== undefined && isDeepStrictEqual(old, r)) next.routes[i] = old;
+  }
+}
+
+/**
+ * Read and validate a configuration file (at most `HERALD_CONFIG_MAX_BYTES`, default 16 MiB; see {@link ConfigFile}).
  * @throws ConfigError with every problem (unreadable file included).
  */
-export async function loadConfigFile(path: string): Promise<Config> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(path, [{ path: '(file)', message: `cannot read: ${(err as Error).message}` }]);
-  }
-  const r = parseConfigText(text);
-  if (!r.ok) throw new ConfigError(path, r.errors);
-  return r.config;
+export async function loadConfigFile(path: string, opts: ConfigFileOptions = {}): Promise<Config> {
+  return new ConfigFile(path, opts).load();
 }
 
 /** Command-line / environment overrides of the node identity. */
@@ -148,8 +339,8 @@ export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: stri
   if (o.nodeIp === undefined && cfg.node.ip === undefined && envIp !== undefined && isIP(envIp) === 0) issues.push({ path: 'NODE_IP', message: `must be an IP address, got ${JSON.stringify(envIp)}` });
   let routerId = cfg.bgp.routerId;
   if (routerId === undefined) {
-    if (nodeIp !== undefined && isIPv4(nodeIp)) routerId = nodeIp;
-    else issues.push({ path: 'bgp.routerId', message: 'required unless node.ip (or --node-ip / NODE_IP) is an IPv4 address' });
+    if (nodeIp !== undefined && isIPv4(nodeIp) && nodeIp !== '0.0.0.0') routerId = nodeIp;
+    else issues.push({ path: 'bgp.routerId', message: 'required unless node.ip (or --node-ip / NODE_IP) is an IPv4 address other than 0.0.0.0' });
   }
   if (issues.length > 0 || routerId === undefined) throw new ConfigError('(runtime)', issues);
   return { nodeName, routerId, ...(nodeIp !== undefined ? { nodeIp } : {}) };

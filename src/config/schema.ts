@@ -14,8 +14,10 @@
 import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
 import { z } from 'zod';
-import { canonicalCIDR } from '../controller/prefix.ts';
+import { canonicalCIDR, toPrefix } from '../controller/prefix.ts';
 import { parseExtendedCommunityText } from './extended-communities.ts';
+import { runSync } from './slices.ts';
+import type { Steps } from './slices.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaf validators
@@ -35,9 +37,20 @@ const asNumber = z
   .min(1, msg('must be an AS number (integer 1..4294967295)'))
   .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'));
 
-const ipAddress = z.string().refine((s) => isIP(s) !== 0, msg('must be an IP address'));
-const ipv4Address = z.string().refine((s) => isIPv4(s), msg('must be an IPv4 address'));
-const ipv6Address = z.string().refine((s) => isIPv6(s), msg('must be an IPv6 address'));
+/**
+ * An address field. Node's `net.isIP` accepts an IPv6 zone id (`fe80::1%eth0`); the BGP codec, the next hop
+ * attribute and the session sockets take none, so a zone id is refused here with that reason.
+ */
+function address(what: 'an IP address' | 'an IPv4 address' | 'an IPv6 address', test: (s: string) => boolean) {
+  return z.string().superRefine((s, ctx) => {
+    const zone = s.indexOf('%');
+    if (zone >= 0) ctx.addIssue({ code: 'custom', message: `must be ${what} without a zone id ("${s.slice(zone)}"): BGP next hops and Herald's sockets take no interface scope` });
+    else if (!test(s)) ctx.addIssue({ code: 'custom', message: `must be ${what}` });
+  });
+}
+const ipAddress = address('an IP address', (s) => isIP(s) !== 0);
+const ipv4Address = address('an IPv4 address', isIPv4);
+const ipv6Address = address('an IPv6 address', isIPv6);
 
 const port = z
   .number(msg('must be a TCP port (integer 1..65535)'))
@@ -52,12 +65,27 @@ const uint32 = (what: string) =>
     .min(0, msg(`must be ${what} (integer 0..4294967295)`))
     .max(MAX_U32, msg(`must be ${what} (integer 0..4294967295)`));
 
-/** Positive number of seconds, fractions allowed. */
-const positiveSeconds = z.number(msg('must be a number of seconds')).positive(msg('must be > 0 (seconds)'));
-/** Non-negative number of seconds, fractions allowed. */
-const nonNegativeSeconds = z.number(msg('must be a number of seconds')).min(0, msg('must be >= 0 (seconds)'));
+/** Longest duration Herald takes for a timer or a window, seconds (one day; timers of Node.js end at 24.8 days). */
+export const MAX_SECONDS = 86400;
+/** Longest health-check interval or timeout, seconds. */
+export const MAX_PROBE_SECONDS = 3600;
 
-const positiveInt = z.number(msg('must be a positive integer')).int(msg('must be a positive integer')).min(1, msg('must be a positive integer'));
+/** Positive number of seconds up to `max`, fractions allowed (NaN and infinities are no numbers to zod). */
+const positiveSeconds = (max = MAX_SECONDS) =>
+  z.number(msg('must be a number of seconds')).positive(msg('must be > 0 (seconds)')).max(max, msg(`must be at most ${max} (seconds)`));
+/** Non-negative number of seconds up to `max`, fractions allowed. */
+const nonNegativeSeconds = (max = MAX_SECONDS) =>
+  z.number(msg('must be a number of seconds')).min(0, msg('must be >= 0 (seconds)')).max(max, msg(`must be at most ${max} (seconds)`));
+/** Whole seconds 1..65535 (the range of the hold time, RFC 4271 §4.2). */
+const wholeSeconds = z
+  .number(msg('must be an integer number of seconds 1..65535'))
+  .int(msg('must be an integer number of seconds 1..65535'))
+  .min(1, msg('must be an integer number of seconds 1..65535'))
+  .max(65535, msg('must be an integer number of seconds 1..65535'));
+
+const positiveInt = z.number(msg('must be a positive integer')).int(msg('must be a positive integer')).min(1, msg('must be a positive integer')).max(MAX_U32, msg('must be a positive integer'));
+/** Consecutive probe results (rise, fall): 1..100. */
+const probeCount = z.number(msg('must be an integer 1..100')).int(msg('must be an integer 1..100')).min(1, msg('must be an integer 1..100')).max(100, msg('must be an integer 1..100'));
 
 function isCIDR(s: string): boolean {
   try {
@@ -144,10 +172,16 @@ export type FamilyName = (typeof FAMILIES)[number];
 // ---------------------------------------------------------------------------------------------
 
 const passwordSource = z
-  .strictObject({
-    file: z.string().min(1).optional().describe('Read the password from this file (trailing newline removed).'),
-    env: z.string().min(1).optional().describe('Read the password from this environment variable.'),
-  })
+  .strictObject(
+    {
+      file: z.string().min(1).optional().describe('Read the password from this file (trailing newline removed).'),
+      env: z.string().min(1).optional().describe('Read the password from this environment variable.'),
+    },
+    {
+      // A password written inline by mistake: never echo it (docs/operations.md, "Limits").
+      error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? `must be a mapping {file: PATH} or {env: VARIABLE}, got ${typeof iss.input === 'string' ? 'a string' : 'another value'} (not shown: the password is never written inline)` : undefined),
+    },
+  )
   .superRefine((v, ctx) => {
     if ((v.file === undefined) === (v.env === undefined)) ctx.addIssue({ code: 'custom', message: 'set exactly one of file or env' });
   })
@@ -157,6 +191,35 @@ const holdTime = z
   .number(msg('must be 0 or 3..65535 (seconds)'))
   .int(msg('must be 0 or 3..65535 (seconds)'))
   .refine((v) => v === 0 || (v >= 3 && v <= 65535), msg('must be 0 or 3..65535 (seconds)'));
+
+const bfdInterval = z
+  .number(msg('must be an integer number of milliseconds 10..60000'))
+  .int(msg('must be an integer number of milliseconds 10..60000'))
+  .min(10, msg('must be an integer number of milliseconds 10..60000'))
+  .max(60000, msg('must be an integer number of milliseconds 10..60000'));
+
+/** A peer's BFD settings; names and defaults as MetalLB's BFDProfile (intervals in milliseconds). */
+const bfdSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  transmitInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we send once Up (bfd.DesiredMinTxInterval); 1000 until Up.'),
+  receiveInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we accept packets (bfd.RequiredMinRxInterval).'),
+  detectMultiplier: z
+    .number(msg('must be an integer 2..255'))
+    .int(msg('must be an integer 2..255'))
+    .min(2, msg('must be an integer 2..255'))
+    .max(255, msg('must be an integer 2..255'))
+    .default(3)
+    .describe('Packets missed before the session is declared down (bfd.DetectMult).'),
+  passive: z.boolean().default(false).describe('Wait for the router to send first.'),
+  multihop: z.boolean().optional().describe('RFC 5883 multihop (UDP 4784) instead of RFC 5881 single-hop (UDP 3784, TTL 255 required); default: true when ebgpMultihop is 2 or more.'),
+  minimumTtl: z
+    .number(msg('must be a TTL (integer 1..255)'))
+    .int(msg('must be a TTL (integer 1..255)'))
+    .min(1, msg('must be a TTL (integer 1..255)'))
+    .max(255, msg('must be a TTL (integer 1..255)'))
+    .optional()
+    .describe("Multihop only: drop the router's BFD packets that arrive with a lower TTL (default: no check)."),
+});
 
 export const peerSchema = z
   .strictObject({
@@ -169,16 +232,10 @@ export const peerSchema = z
     peerAs: asNumber.describe("The peer's AS number. Equal to bgp.localAs makes an iBGP session."),
     localAddress: ipAddress.optional().describe('Our source address for the session; also the default NEXT_HOP.'),
     holdTime: holdTime.default(90).describe('Hold time offered in OPEN, seconds: 0 (no keepalives) or 3..65535 (RFC 4271 §4.2).'),
-    keepaliveTime: z
-      .number(msg('must be an integer number of seconds >= 1'))
-      .int(msg('must be an integer number of seconds >= 1'))
-      .min(1, msg('must be an integer number of seconds >= 1'))
+    keepaliveTime: wholeSeconds
       .optional()
       .describe('Seconds between KEEPALIVEs; default one third of the negotiated hold time. Must be below holdTime.'),
-    connectRetryTime: z
-      .number(msg('must be an integer number of seconds >= 1'))
-      .int(msg('must be an integer number of seconds >= 1'))
-      .min(1, msg('must be an integer number of seconds >= 1'))
+    connectRetryTime: wholeSeconds
       .default(120)
       .describe('Base ConnectRetry time, seconds (exponential backoff with jitter, capped).'),
     passive: z.boolean().default(false).describe('Never dial; wait for the peer to connect (needs bgp.listen).'),
@@ -214,11 +271,12 @@ export const peerSchema = z
     gracefulShutdown: z
       .strictObject({
         enabled: z.boolean().default(false),
-        waitTime: nonNegativeSeconds.default(15).describe('Seconds between re-announcing with GRACEFUL_SHUTDOWN and closing.'),
+        waitTime: nonNegativeSeconds(3600).default(15).describe('Seconds between re-announcing with GRACEFUL_SHUTDOWN and closing.'),
       })
       .optional()
       .describe('Graceful shutdown (RFC 8326) on drain and on SIGTERM.'),
     maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
+    bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
     nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels)."),
   })
   .describe('A BGP neighbour.');
@@ -232,10 +290,10 @@ const routeHealthCheck = z
     port: port.describe('Port to probe.'),
     path: z.string().startsWith('/').optional().describe('HTTP path for http/https (default /).'),
     expectedStatus: z.array(z.number().int().min(100).max(599)).optional().describe('Accepted HTTP statuses (default 200..399).'),
-    interval: positiveSeconds.optional().describe('Override healthChecks.interval, seconds.'),
-    timeout: positiveSeconds.optional().describe('Override healthChecks.timeout, seconds.'),
-    rise: positiveInt.optional().describe('Override healthChecks.rise.'),
-    fall: positiveInt.optional().describe('Override healthChecks.fall.'),
+    interval: positiveSeconds(MAX_PROBE_SECONDS).optional().describe('Override healthChecks.interval, seconds.'),
+    timeout: positiveSeconds(MAX_PROBE_SECONDS).optional().describe('Override healthChecks.timeout, seconds.'),
+    rise: probeCount.optional().describe('Override healthChecks.rise.'),
+    fall: probeCount.optional().describe('Override healthChecks.fall.'),
   })
   .describe('A check gating a static route: announced only while it passes.');
 
@@ -322,7 +380,10 @@ export const configSchema = z
     bgp: z
       .strictObject({
         localAs: asNumber.describe('Our AS number.'),
-        routerId: ipv4Address.optional().describe('BGP Identifier, dotted quad (default: node.ip when it is IPv4).'),
+        routerId: ipv4Address
+          .refine((s) => s !== '0.0.0.0', { error: 'must not be 0.0.0.0 (the BGP Identifier is non-zero, RFC 6286 §2.1)' })
+          .optional()
+          .describe('BGP Identifier, dotted quad (default: node.ip when it is IPv4).'),
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
@@ -348,10 +409,10 @@ export const configSchema = z
     advertisements: z.array(advertisementSchema).optional().describe('Default (absent or empty): LoadBalancer ingress IPs to every peer.'),
     healthChecks: z
       .strictObject({
-        interval: positiveSeconds.default(5).describe('Seconds between probes.'),
-        timeout: positiveSeconds.default(2).describe('Deadline of one probe, seconds.'),
-        rise: positiveInt.default(2).describe('Consecutive successes before a VIP is announced.'),
-        fall: positiveInt.default(3).describe('Consecutive failures before an announced VIP is withdrawn.'),
+        interval: positiveSeconds(MAX_PROBE_SECONDS).default(5).describe('Seconds between probes.'),
+        timeout: positiveSeconds(MAX_PROBE_SECONDS).default(2).describe('Deadline of one probe, seconds.'),
+        rise: probeCount.default(2).describe('Consecutive successes before a VIP is announced.'),
+        fall: probeCount.default(3).describe('Consecutive failures before an announced VIP is withdrawn.'),
       })
       .default({ interval: 5, timeout: 2, rise: 2, fall: 3 })
       .describe('Defaults for every health check.'),
@@ -369,12 +430,12 @@ export const configSchema = z
       .default({ healthzPort: 10256, checkServices: true }),
     flapControl: z
       .strictObject({
-        holdDown: nonNegativeSeconds.default(10).describe('Minimum seconds between a withdrawal and the next announcement (0 disables).'),
+        holdDown: nonNegativeSeconds().default(10).describe('Minimum seconds between a withdrawal and the next announcement (0 disables).'),
         penalty: z.number().min(0).default(1000).describe('Penalty per withdrawal (0 disables damping).'),
         suppressThreshold: z.number().positive().default(2000).describe('Suppress when the penalty reaches this.'),
         reuseThreshold: z.number().positive().default(750).describe('Usable again once the penalty decays to this.'),
-        halfLife: positiveSeconds.default(60).describe('Penalty half-life, seconds.'),
-        maxSuppress: positiveSeconds.default(300).describe('Longest suppression after the last withdrawal, seconds.'),
+        halfLife: positiveSeconds().default(60).describe('Penalty half-life, seconds.'),
+        maxSuppress: positiveSeconds().default(300).describe('Longest suppression after the last withdrawal, seconds.'),
       })
       .default({ holdDown: 10, penalty: 1000, suppressThreshold: 2000, reuseThreshold: 750, halfLife: 60, maxSuppress: 300 })
       .describe('Hold-down and damping of health-check flaps.'),
@@ -450,20 +511,58 @@ function addressValue(addr: string): bigint {
   return isIPv6(addr) ? new Address6(addr).bigInt() : new Address4(addr).bigInt();
 }
 
-/** "host bits set; did you mean X?" when `cidr` (valid) has bits set beyond its length, else undefined. */
-function hostBitsProblem(cidr: string): string | undefined {
+/**
+ * A valid CIDR's canonical prefix and family, and "host bits set; did you mean X?" when it has bits set beyond its
+ * length. One parse for a host route (/32, /128), two otherwise.
+ */
+function cidrFacts(cidr: string): { prefix: string; family: 'ipv4' | 'ipv6'; hostBits: string | undefined } {
+  const { prefix, family } = canonicalCIDR(cidr);
   const slash = cidr.lastIndexOf('/');
-  const addr = cidr.slice(0, slash);
-  const full = canonicalCIDR(`${addr}/${isIPv6(addr) ? 128 : 32}`).prefix;
-  const net = canonicalCIDR(cidr).prefix;
-  return full.split('/')[0] === net.split('/')[0] ? undefined : `host bits set; did you mean ${net}?`;
+  const length = Number(cidr.slice(slash + 1));
+  if (length === (family === 'ipv6' ? 128 : 32)) return { prefix, family, hostBits: undefined };
+  const host = toPrefix(cidr.slice(0, slash)).prefix;
+  const same = host.slice(0, host.lastIndexOf('/')) === prefix.slice(0, prefix.lastIndexOf('/'));
+  return { prefix, family, hostBits: same ? undefined : `host bits set; did you mean ${prefix}?` };
 }
+
+function hostBitsProblem(cidr: string): string | undefined {
+  return cidrFacts(cidr).hostBits;
+}
+
+/**
+ * Octets of community values one route may carry so that it fits one 4096-octet UPDATE with its other attributes;
+ * the speaker refuses a route above it (`MAX_COMMUNITY_OCTETS` in bgp/rib/adj-rib-out.ts, checked equal by
+ * test/src/config/later-stages.test.ts).
+ */
+export const MAX_COMMUNITY_OCTETS = 3800;
+
+/**
+ * Why the communities of one route cannot be sent, or undefined. Octets as the speaker counts them: 4 per distinct
+ * standard community, 12 per large community, 8 per extended community, 20 per IPv6 address specific one.
+ */
+function communitiesProblem(r: { communities?: readonly string[] | undefined; largeCommunities?: readonly string[] | undefined; extendedCommunities?: readonly string[] | undefined }): string | undefined {
+  let octets = 4 * new Set(r.communities?.map((c) => parseCommunityText(c))).size + 12 * (r.largeCommunities?.length ?? 0);
+  for (const text of r.extendedCommunities ?? []) {
+    const ec = parseExtendedCommunityText(text);
+    octets += 'error' in ec ? 0 : ec.attribute === 'ipv6' ? 20 : 8;
+  }
+  if (octets <= MAX_COMMUNITY_OCTETS) return undefined;
+  return `communities take ${octets} octets (4 per community, 12 per large, 8 per extended, 20 per IPv6 extended community); at most ${MAX_COMMUNITY_OCTETS} fit one 4096-octet UPDATE with the other attributes`;
+}
+
+/** Routes checked between two pauses of {@link semanticChecks}. */
+const ROUTES_PER_STEP = 500;
 
 /**
  * Cross-field checks on a structurally valid config.
  * @returns every problem found (empty when the config is consistent).
  */
 export function semanticErrors(cfg: Config): ConfigIssue[] {
+  return runSync(semanticChecks(cfg));
+}
+
+/** {@link semanticErrors} as pausable work (slices.ts): it pauses every few thousand static routes. */
+export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
   const issues: ConfigIssue[] = [];
   const add = (path: readonly PropertyKey[], message: string) => issues.push({ path: formatPath(path), message });
 
@@ -487,6 +586,8 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
     if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
+    const bfdMultihop = p.bfd?.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1);
+    if (p.bfd?.minimumTtl !== undefined && !bfdMultihop) add(['peers', i, 'bfd', 'minimumTtl'], 'applies to multihop BFD only (single-hop always requires TTL 255); set bfd.multihop or remove it');
     for (const k of ['nextHop', 'nextHopV6'] as const) {
       const nh = p[k];
       const why = nh !== undefined ? nextHopProblem(nh) : undefined;
@@ -500,14 +601,19 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     });
   };
   const routeKeys = new Map<string, number>();
-  cfg.routes.forEach((r, i) => {
+  for (let i = 0; i < cfg.routes.length; i++) {
+    if (i > 0 && i % ROUTES_PER_STEP === 0) yield;
+    const r = cfg.routes[i] as StaticRouteConfig;
     checkPeerRefs(r.peers, ['routes', i, 'peers']);
-    const { prefix, family } = canonicalCIDR(r.prefix);
+    const { prefix, family, hostBits } = cidrFacts(r.prefix);
     const prev = routeKeys.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
     else routeKeys.set(prefix, i);
-    const hostBits = hostBitsProblem(r.prefix);
     if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
+    if (r.communities !== undefined || r.largeCommunities !== undefined || r.extendedCommunities !== undefined) {
+      const why = communitiesProblem(r);
+      if (why !== undefined) add(['routes', i, r.communities !== undefined ? 'communities' : r.largeCommunities !== undefined ? 'largeCommunities' : 'extendedCommunities'], why);
+    }
     if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
       add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
     } else if (r.nextHop !== undefined) {
@@ -528,7 +634,7 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
         if (hc.expectedStatus !== undefined) add(['routes', i, 'healthCheck', 'expectedStatus'], 'only for kind http/https (this check is tcp)');
       }
     }
-  });
+  }
   cfg.serviceCIDRs?.forEach((c, i) => {
     const hostBits = hostBitsProblem(c);
     if (hostBits !== undefined) add(['serviceCIDRs', i], hostBits);
@@ -538,6 +644,8 @@ export function semanticErrors(cfg: Config): ConfigIssue[] {
     if (advNames.has(a.name)) add(['advertisements', i, 'name'], `duplicate advertisement name "${a.name}"`);
     advNames.add(a.name);
     checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
+    const why = communitiesProblem(a);
+    if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
   });
   const poolNames = new Set<string>();
   cfg.pools?.forEach((p, i) => {

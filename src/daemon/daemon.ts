@@ -25,6 +25,7 @@ import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from
 import type { Route } from '../../bgp/rib/route.ts';
 import type { StateReason } from '../../bgp/fsm/state.ts';
 import { describeNotification } from '../../bgp/errors.ts';
+import type { BfdStateEvent } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { DesiredResult, DesiredRoute, DesiredRoutesContext, ServiceDecision } from '../controller/desired-routes.ts';
@@ -176,6 +177,8 @@ export class Daemon implements DaemonView {
   private stopping = false;
   private drainedByApi = false;
   private lastReload: StatusView['lastReload'];
+  /** Message of the last failed reconcile. */
+  private reconcileError: string | undefined;
   private speakerReady = false;
   private speakerError: string | undefined;
   /** BGP listener bind attempts so far, and the timer of the next retry. */
@@ -211,6 +214,7 @@ export class Daemon implements DaemonView {
       this.log.error({ err }, 'speaker error');
     });
     this.speaker.on('drained', () => this.log.info('drain finished: every route withdrawn'));
+    this.speaker.on('bfdState', (e: BfdStateEvent) => this.onBfdState(e));
     deps.metrics.setPeersProvider(() => this.peers());
     deps.health.on('change', (keys: string[], info?: { nodeLevel?: boolean }) => {
       // Service VIP gates are "svc:<ns/name> <address>": recompute those Services (all on a node-level change).
@@ -397,6 +401,14 @@ export class Daemon implements DaemonView {
     else this.log.info(fields, 'session state change');
   }
 
+  private onBfdState(e: BfdStateEvent): void {
+    this.deps.metrics.observeBfdStateChange(e.peer, e.from, e.to);
+    const fields = { peer: e.peer, from: e.from, to: e.to, diagnostic: e.diagnostic, remoteState: e.remoteState, detectionTimeMs: e.detectionTimeMs };
+    if (e.failure) this.log.warn(fields, 'BFD down: forwarding path to the peer failed; resetting the BGP session (Cease / BFD Down)');
+    else if (e.to === 'Up') this.log.info(fields, 'BFD up');
+    else this.log.info(fields, 'BFD state change');
+  }
+
   // ------------------------------------------------------------------------------------------
   // Reconcile
   // ------------------------------------------------------------------------------------------
@@ -537,8 +549,9 @@ export class Daemon implements DaemonView {
    * every time. Everything is recomputed from the controller's last full result on start, reload, a node-level
    * health change, a controller full recompute (`changes.all`: first result, context change, resync) and after a
    * failed reconcile.
+   * @returns false when it failed (logged; the previous routes stay announced)
    */
-  reconcile(why: string): void {
+  reconcile(why: string): boolean {
     const t0 = performance.now();
     const cfg = this.config;
     try {
@@ -702,8 +715,11 @@ export class Daemon implements DaemonView {
       this.needFull = false;
       if (!this.initialSyncMarked && (!source || result !== undefined)) this.maybeMarkInitialSync(this.allSpecs(), size);
       this.log.debug({ why, full, routes: size, changed: changed.length, removed: removed.length }, 'reconciled');
+      return true;
     } catch (err) {
       this.log.error({ err, why }, 'reconcile failed; previous routes stay announced');
+      this.reconcileError = err instanceof Error ? err.message : String(err);
+      return false;
     } finally {
       this.deps.metrics.reconcileDuration.observe((performance.now() - t0) / 1000);
     }
@@ -756,9 +772,11 @@ export class Daemon implements DaemonView {
     if (d.logLevelChanged) this.log.level = eff.logLevel;
     this.applyPeers(peers);
     if (d.policyChanged || d.healthChanged) this.controller?.setContext(this.controllerContext(eff));
-    this.reconcile('reload');
-    this.lastReload = { at: new Date(this.now()).toISOString(), ok: true };
-    this.deps.metrics.configReloads.inc({ result: 'ok' });
+    // A reload whose routes cannot be applied is reported as failed, with the cause.
+    const applied = this.reconcile('reload');
+    const at = new Date(this.now()).toISOString();
+    this.lastReload = applied ? { at, ok: true } : { at, ok: false, errors: [`the new configuration is in force but its routes could not be applied (the previous routes stay announced): ${this.reconcileError ?? 'unknown error'}`] };
+    this.deps.metrics.configReloads.inc({ result: applied ? 'ok' : 'invalid' });
     this.log.info(
       { added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), routesChanged: d.routesChanged, policyChanged: d.policyChanged },
       'configuration reloaded',

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { Address4, Address6 } from 'ip-address';
 import type { PeerConfig as SpeakerPeerConfig, PeerStatus } from '../../bgp/speaker.ts';
+import type { PeerBfdConfig, PeerBfdStatus } from '../../bgp/index.ts';
 import type { Route } from '../../bgp/rib/route.ts';
 import type { Family } from '../../bgp/constants.ts';
 import { describeNotification } from '../../bgp/errors.ts';
@@ -19,7 +20,8 @@ import { canonicalCIDR } from '../controller/prefix.ts';
 import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
 import { parseExtendedCommunityText } from '../config/extended-communities.ts';
-import type { PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
+import { md5KeyProblem } from '../config/secrets.ts';
+import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
 export class MappingError extends Error {
@@ -34,7 +36,7 @@ export class MappingError extends Error {
 /**
  * Read a peer's TCP MD5 password.
  * @returns the password, or undefined when none is configured
- * @throws MappingError when the file cannot be read or the variable is unset/empty
+ * @throws MappingError when the file cannot be read, the variable is unset/empty, or the key is longer than Linux takes
  */
 export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const pw = p.password;
@@ -49,10 +51,14 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
     }
     const v = text.replace(/\r?\n$/, '');
     if (v === '') throw new MappingError([{ path: `${path}.file`, message: `${pw.file} is empty` }]);
+    const long = md5KeyProblem(v);
+    if (long !== undefined) throw new MappingError([{ path: `${path}.file`, message: `${pw.file}: ${long}` }]);
     return v;
   }
   const v = env[pw.env as string];
   if (v === undefined || v === '') throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env} is not set` }]);
+  const long = md5KeyProblem(v);
+  if (long !== undefined) throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env}: ${long}` }]);
   return v;
 }
 
@@ -77,7 +83,20 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): S
   if (p.nextHop !== undefined) out['nextHopIPv4'] = p.nextHop;
   if (p.nextHopV6 !== undefined) out['nextHopIPv6'] = p.nextHopV6;
   if (p.maxPrefixes !== undefined) out['maxPrefixes'] = p.maxPrefixes;
+  if (p.bfd?.enabled) out['bfd'] = toSpeakerBfd(p.bfd);
   return out as unknown as SpeakerPeerConfig;
+}
+
+/** Config `bfd` (MetalLB BFDProfile names, ms) → Speaker PeerBfdConfig (ms suffixed). */
+function toSpeakerBfd(b: NonNullable<PeerConfig['bfd']>): PeerBfdConfig {
+  return {
+    transmitIntervalMs: b.transmitInterval,
+    receiveIntervalMs: b.receiveInterval,
+    detectMultiplier: b.detectMultiplier,
+    passive: b.passive,
+    ...(b.multihop !== undefined ? { multihop: b.multihop } : {}),
+    ...(b.minimumTtl !== undefined ? { minimumTtl: b.minimumTtl } : {}),
+  };
 }
 
 function familyOf(prefix: string): Family {
@@ -209,7 +228,29 @@ export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefi
   }
   const err = h?.lastError ?? errorView(s.lastReason);
   if (err) v.lastError = err;
+  if (s.bfd) v.bfd = bfdView(s.bfd);
   return v;
+}
+
+/** Speaker PeerBfdStatus → admin PeerBfdView (Clock milliseconds → ISO 8601). */
+function bfdView(b: PeerBfdStatus): PeerBfdView {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    state: b.state,
+    remoteState: b.remoteState,
+    diagnostic: b.diagnostic,
+    multihop: b.multihop,
+    localDiscriminator: b.localDiscriminator,
+    remoteDiscriminator: b.remoteDiscriminator,
+    transmitIntervalMs: b.transmitIntervalMs,
+    detectionTimeMs: b.detectionTimeMs,
+    ttlCheck: b.ttlCheck,
+    ...(b.ttlCheckReason !== undefined ? { ttlCheckReason: b.ttlCheckReason } : {}),
+    ...(b.error !== undefined ? { error: b.error } : {}),
+    stateChanges: b.stateChanges,
+    ...(b.upSince !== undefined ? { upSince: iso(b.upSince) } : {}),
+    ...(b.lastDown ? { lastDown: { ...b.lastDown, at: iso(b.lastDown.at) } } : {}),
+  };
 }
 
 function toBig(addr: string): { v: bigint; bits: number } | undefined {

@@ -4,7 +4,7 @@
  * - SIGTERM / SIGINT → graceful shutdown (RFC 8326 when configured), exit 0;
  * - SIGHUP, or a change of the config file (polled every `watchIntervalMs`, which also sees
  *   ConfigMap symlink swaps) → reload: the new file is validated first; a bad file is rejected
- *   with every error logged and the running config stays.
+ *   with every error logged and the running config stays; content read already is not parsed again.
  *
  * Logs are pino JSON lines on stdout.
  */
@@ -13,7 +13,8 @@ import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { loadConfigFile, ConfigError, resolveIdentity } from '../config/load.ts';
+import { ConfigFile, ConfigError, resolveIdentity } from '../config/load.ts';
+import { placeholderWarnings } from '../config/secrets.ts';
 import type { Config } from '../config/schema.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { HeraldMetrics } from '../metrics/metrics.ts';
@@ -28,7 +29,7 @@ import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../cli/version.ts';
 import { Daemon } from './daemon.ts';
 import type { SpeakerLike } from './daemon.ts';
-import { MappingError } from './mapping.ts';
+import { MappingError, resolvePassword } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
 
@@ -135,8 +136,10 @@ function fileStamp(path: string): string {
 export async function runDaemon(opts: RunOptions): Promise<number> {
   const env = opts.env ?? process.env;
   let config: Config;
+  // Reloads of the same content (SIGHUP and the file watcher seeing one change) parse it once.
+  const configFile = new ConfigFile(opts.configPath, { env });
   try {
-    config = await loadConfigFile(opts.configPath);
+    config = await configFile.load();
   } catch (err) {
     process.stderr.write(`herald run: ${(err as Error).message}\n`);
     return 1;
@@ -227,6 +230,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
 
   let token = readToken(config, env, log);
+  for (const w of placeholderWarnings(config, token, (p, i) => resolvePassword(p, i, env))) log.warn(w.fields, w.message);
   try {
     admin = await buildAdminServer({ view: persistingView(daemon, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
@@ -249,7 +253,12 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       log.info({ why, file: opts.configPath }, 'reloading configuration');
       let next: Config;
       try {
-        next = await loadConfigFile(opts.configPath);
+        const changed = await configFile.reload();
+        if (changed === undefined) {
+          log.info({ file: opts.configPath }, 'configuration unchanged since it was last read: nothing to reload');
+          return;
+        }
+        next = changed;
       } catch (err) {
         const issues = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`) : [(err as Error).message];
         log.error({ errors: issues }, 'new configuration rejected; running configuration kept');
@@ -259,7 +268,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       try {
         daemon.reload(next);
         token = readToken(daemon.currentConfig, env, log);
+        if (daemon.status().lastReload?.ok === false) configFile.forget(); // its routes failed: the same file may be retried
       } catch (err) {
+        configFile.forget(); // e.g. a password file not there yet: the same file may be retried
         const issues = err instanceof MappingError ? err.issues.map((i) => `${i.path}: ${i.message}`) : [(err as Error).message];
         log.error({ errors: issues }, 'new configuration rejected; running configuration kept');
         daemon.reloadRejected(issues);

@@ -33,6 +33,9 @@ export class HeraldMetrics {
   readonly buildInfo: Gauge<'version' | 'node'>;
   readonly configReloads: Counter<'result'>;
   readonly drained: Gauge;
+  readonly bfdSessionUp: Gauge<'peer'>;
+  readonly bfdDetectionTime: Gauge<'peer'>;
+  readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
 
   private peersProvider: () => PeerView[] = () => [];
   /** Last per-session message counts seen, to turn them into monotonic counters. */
@@ -149,6 +152,32 @@ export class HeraldMetrics {
     this.buildInfo.set({ version: opts.version, node: opts.node }, 1);
     this.configReloads = new Counter({ name: `${PREFIX}config_reloads_total`, help: 'Configuration reloads, by result (ok, invalid).', labelNames: ['result'], registers });
     this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the speaker is drained (RFC 8326 graceful shutdown in effect).', registers });
+    this.bfdSessionUp = new Gauge({
+      name: `${PREFIX}bfd_session_up`,
+      help: "1 when the peer's BFD session is Up, else 0 (peers with BFD only).",
+      labelNames: ['peer'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of self.peersProvider()) if (p.bfd) this.set({ peer: p.name }, p.bfd.state === 'Up' ? 1 : 0);
+      },
+    });
+    this.bfdDetectionTime = new Gauge({
+      name: `${PREFIX}bfd_detection_time_seconds`,
+      help: "Negotiated BFD Detection Time: the silence after which the peer's session is declared down, seconds (0 while not Up or Init).",
+      labelNames: ['peer'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of self.peersProvider()) if (p.bfd) this.set({ peer: p.name }, p.bfd.detectionTimeMs / 1000);
+      },
+    });
+    this.bfdStateChanges = new Counter({
+      name: `${PREFIX}bfd_session_state_changes_total`,
+      help: 'BFD state transitions (RFC 5880: AdminDown, Down, Init, Up), by peer and from/to state.',
+      labelNames: ['peer', 'from', 'to'],
+      registers,
+    });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -160,6 +189,11 @@ export class HeraldMetrics {
   /** Record one FSM transition (call on every session state change). */
   observeStateChange(peer: string, from: string, to: string): void {
     this.sessionStateChanges.inc({ peer, from, to });
+  }
+
+  /** Record one BFD state transition. */
+  observeBfdStateChange(peer: string, from: string, to: string): void {
+    this.bfdStateChanges.inc({ peer, from, to });
   }
 
   /** Record a NOTIFICATION. */

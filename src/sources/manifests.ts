@@ -12,18 +12,35 @@
  * column, and an 'error' event; the last good version of THAT file stays in force. A deleted
  * file withdraws its objects. When the same object is defined in two files, the file whose name
  * sorts last wins. Objects are the raw YAML data (timestamps stay strings, as in watch events).
+ *
+ * Bounded input (docs/operations.md, "Limits"): only regular files are read — a FIFO, socket or
+ * device (directly or through a symlink) is skipped and reported, never opened for a blocking read
+ * (src/config/read.ts) — of at most `maxFileBytes` (8 MiB), each within `readTimeoutMs`; a file
+ * whose bytes (SHA-256) did not change is not parsed again, and parsing runs in slices of ~10 ms
+ * (manifest-parse.ts) so that BGP timers keep running during a big file.
  */
 import { EventEmitter } from 'node:events';
 import { watch as fsWatch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { ObjectStore } from '../controller/snapshot.ts';
 import type { Snapshot } from '../controller/snapshot.ts';
+import { InputReadError, readRegularFile } from '../config/read.ts';
+import { runSliced } from '../config/slices.ts';
 import { objectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
+import { MANIFEST_KINDS, parseManifestSteps } from './manifest-parse.ts';
+import type { ManifestParse, ParsedObject } from './manifest-parse.ts';
 import type { FileError, Source, SourceStatus } from './source.ts';
+
+export { parseManifest } from './manifest-parse.ts';
+
+/** Largest manifest file read, bytes. */
+export const DEFAULT_MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
+/** Deadline of reading one manifest file, ms. */
+export const DEFAULT_MANIFEST_READ_TIMEOUT_MS = 5000;
 
 /** Options of `ManifestSource`. */
 export interface ManifestSourceOptions {
@@ -35,64 +52,18 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
   /** Use fs.watch (default true). */
   watch?: boolean;
+  /** Largest file read, bytes (default {@link DEFAULT_MANIFEST_MAX_BYTES}); a bigger file is reported and skipped. */
+  maxFileBytes?: number;
+  /** Deadline of reading one file, ms (default {@link DEFAULT_MANIFEST_READ_TIMEOUT_MS}). */
+  readTimeoutMs?: number;
 }
 
-const KINDS: ReadonlySet<string> = new Set<ResourceKind>(['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']);
-
-interface ParsedObject {
-  kind: ResourceKind;
-  obj: KubeObject;
-}
+const KINDS = MANIFEST_KINDS;
 
 interface FileState {
-  text: string;
+  /** SHA-256 of the bytes parsed. */
+  hash: string;
   objects: ParsedObject[];
-}
-
-/**
- * Parse one manifest file's text.
- * @returns the objects of known kinds, or the first error with its 1-based line/column.
- */
-export function parseManifest(path: string, text: string): { objects: ParsedObject[] } | { error: FileError } {
-  const docs = parseAllDocuments(text, { prettyErrors: true });
-  const list = Array.isArray(docs) ? docs : [docs];
-  const objects: ParsedObject[] = [];
-  for (const doc of list) {
-    const err = doc.errors[0];
-    if (err) {
-      const pos = err.linePos?.[0];
-      const first = err.message.split('\n')[0] ?? err.message;
-      const e: FileError = { path, message: first.replace(/ at line \d+, column \d+:?$/, '') };
-      if (pos) {
-        e.line = pos.line;
-        e.column = pos.col;
-      }
-      return { error: e };
-    }
-    const data: unknown = doc.toJS();
-    if (data === null || data === undefined) continue; // empty document
-    const line = doc.contents?.range ? lineOf(text, doc.contents.range[0]) : undefined;
-    const fail = (message: string): { error: FileError } => ({ error: line === undefined ? { path, message } : { path, line, column: 1, message } });
-    if (typeof data !== 'object' || Array.isArray(data)) return fail('document is not a mapping (expected a Kubernetes object)');
-    const items = (data as { kind?: unknown }).kind === 'List' ? ((data as { items?: unknown }).items ?? []) : [data];
-    if (!Array.isArray(items)) return fail('kind List: items is not a sequence');
-    for (const item of items) {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail('List item is not a mapping');
-      const kind = (item as KubeObject).kind;
-      if (typeof kind !== 'string' || !KINDS.has(kind)) continue;
-      const o = item as KubeObject;
-      if (typeof o.metadata?.name !== 'string' || o.metadata.name === '') return fail(`${kind} without metadata.name`);
-      if ((kind === 'Service' || kind === 'EndpointSlice') && !o.metadata.namespace) o.metadata.namespace = 'default';
-      objects.push({ kind: kind as ResourceKind, obj: o });
-    }
-  }
-  return { objects };
-}
-
-function lineOf(text: string, offset: number): number {
-  let n = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
-  return n;
 }
 
 /** See module doc. Events: 'change' (keys), 'synced', 'error' (FileError | Error). */
@@ -109,6 +80,8 @@ export class ManifestSource extends EventEmitter implements Source {
   #scanning: Promise<void> | undefined;
   #rescanAgain = false;
   #dirError = '';
+  /** Aborted by stop(): ends a parse in progress. */
+  #abort = new AbortController();
   /** Completed scans (for tests/metrics). */
   scans = 0;
 
@@ -120,6 +93,7 @@ export class ManifestSource extends EventEmitter implements Source {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
+    if (this.#abort.signal.aborted) this.#abort = new AbortController();
     await this.rescan();
     if (this.#opts.watch !== false) this.#startWatcher();
     const period = this.#opts.rescanIntervalMs ?? 5000;
@@ -131,6 +105,7 @@ export class ManifestSource extends EventEmitter implements Source {
 
   async stop(): Promise<void> {
     this.#running = false;
+    this.#abort.abort();
     this.#watcher?.close();
     this.#watcher = undefined;
     if (this.#interval) clearInterval(this.#interval);
@@ -218,7 +193,7 @@ export class ManifestSource extends EventEmitter implements Source {
     try {
       const entries = await readdir(this.#opts.dir, { withFileTypes: true });
       names = entries
-        .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.') && /\.ya?ml$/i.test(e.name))
+        .filter((e) => !e.isDirectory() && !e.name.startsWith('.') && /\.ya?ml$/i.test(e.name))
         .map((e) => e.name)
         .sort();
       this.#dirError = '';
@@ -234,33 +209,57 @@ export class ManifestSource extends EventEmitter implements Source {
     if (this.#watcher === undefined && this.#running && this.#opts.watch !== false) this.#startWatcher();
     const seen = new Set<string>();
     const newErrors = new Map<string, FileError>();
+    let changed = false;
+    const report = (e: FileError) => {
+      newErrors.set(e.path, e);
+      const prevErr = this.#errors.get(e.path);
+      if (!prevErr || prevErr.message !== e.message || prevErr.line !== e.line) this.#emitError(e);
+    };
     for (const name of names) {
+      if (this.#abort.signal.aborted) return;
       const path = join(this.#opts.dir, name);
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = await readFile(path, 'utf8');
+        bytes = await readRegularFile(path, {
+          maxBytes: this.#opts.maxFileBytes ?? DEFAULT_MANIFEST_MAX_BYTES,
+          timeoutMs: this.#opts.readTimeoutMs ?? DEFAULT_MANIFEST_READ_TIMEOUT_MS,
+          sizeHint: 'split it into several files',
+        });
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // vanished meanwhile
-        if ((e as NodeJS.ErrnoException).code === 'EISDIR') continue;
-        seen.add(path); // unreadable: keep the last good version
-        newErrors.set(path, { path, message: `cannot read: ${(e as Error).message}` });
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') continue; // vanished meanwhile
+        if (code === 'EISDIR') continue; // a symlink to a directory: skipped like a subdirectory
+        seen.add(path); // not usable now: keep the last good version
+        const what = e instanceof InputReadError ? (code === 'ENOTREG' ? `${e.message}; skipped` : code === 'ETOOBIG' ? `file ${e.message}; skipped` : `cannot read: ${e.message}`) : `cannot read: ${(e as Error).message}`;
+        report({ path, message: what });
         continue;
       }
       seen.add(path);
+      const hash = createHash('sha256').update(bytes).digest('hex');
       const prev = this.#files.get(path);
       const prevErr = this.#errors.get(path);
-      if (prev && prev.text === text && !prevErr) continue;
-      const r = parseManifest(path, text);
+      if (prev && prev.hash === hash && !prevErr) continue;
+      let r: ManifestParse;
+      try {
+        r = await runSliced(parseManifestSteps(path, bytes.toString('utf8')), { signal: this.#abort.signal });
+      } catch {
+        return; // stopped during the parse
+      }
       if ('error' in r) {
-        newErrors.set(path, r.error);
-        if (!prevErr || prevErr.message !== r.error.message || prevErr.line !== r.error.line) this.#emitError(r.error);
+        report(r.error);
         continue;
       }
-      this.#files.set(path, { text, objects: r.objects });
+      this.#files.set(path, { hash, objects: r.objects });
+      changed = true;
     }
-    for (const path of [...this.#files.keys()]) if (!seen.has(path)) this.#files.delete(path);
+    for (const path of [...this.#files.keys()]) {
+      if (!seen.has(path)) {
+        this.#files.delete(path);
+        changed = true;
+      }
+    }
     this.#errors = newErrors;
-    this.#applyFiles();
+    if (changed || !this.#synced) this.#applyFiles();
     this.scans++;
     if (!this.#synced) {
       this.#synced = true;
@@ -284,12 +283,14 @@ export class ManifestSource extends EventEmitter implements Source {
         if (!wanted.has(`${kind} ${objectKey(cur)}`)) for (const k of this.#store.remove(kind, cur)) keys.add(k);
       }
     }
-    const current = new Map<string, string>();
+    const current = new Map<string, KubeObject>();
     for (const kind of KINDS as ReadonlySet<ResourceKind>) {
-      for (const cur of this.#store.list(kind)) current.set(`${kind} ${objectKey(cur)}`, JSON.stringify(cur));
+      for (const cur of this.#store.list(kind)) current.set(`${kind} ${objectKey(cur)}`, cur);
     }
     for (const [k, p] of wanted) {
-      if (current.get(k) === JSON.stringify(p.obj)) continue;
+      const cur = current.get(k);
+      // Objects of files not parsed again are the very objects in the store; only re-parsed ones are compared.
+      if (cur === p.obj || (cur !== undefined && JSON.stringify(cur) === JSON.stringify(p.obj))) continue;
       for (const ck of this.#store.apply(p.kind, p.obj)) keys.add(ck);
     }
     if (keys.size > 0) this.emit('change', [...keys]);

@@ -386,6 +386,8 @@ export interface BirdStartOptions {
   routerId?: string;
   /** How long to wait for the control socket, ms (default 10000). */
   startTimeoutMs?: number;
+  /** Run BIRD inside this network namespace (`ip netns exec`, which keeps the PID); birdc works from anywhere. */
+  netns?: string;
 }
 
 let routerIdCounter = 0;
@@ -406,6 +408,7 @@ export class Bird {
   private exited: Promise<void> = Promise.resolve();
   private paused = false;
   private stderr = '';
+  private netns: string | undefined;
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -426,6 +429,7 @@ export class Bird {
   static async start(body: string, options: BirdStartOptions = {}): Promise<Bird> {
     const bird = new Bird(mkdtempSync(join(tmpdir(), 'herald-bird-')));
     bird.routerId = options.routerId ?? defaultRouterId();
+    bird.netns = options.netns;
     bird.writeConfig(body, bird.routerId);
     await bird.spawn(options.startTimeoutMs ?? 10_000);
     return bird;
@@ -437,9 +441,8 @@ export class Bird {
 
   private async spawn(timeoutMs: number): Promise<void> {
     installExitHook();
-    const child = spawn('bird', ['-f', '-c', this.configPath, '-s', this.ctl, '-P', join(this.dir, 'bird.pid')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const args = ['-f', '-c', this.configPath, '-s', this.ctl, '-P', join(this.dir, 'bird.pid')];
+    const child = this.netns === undefined ? spawn('bird', args, { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn('ip', ['netns', 'exec', this.netns, 'bird', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     running.add(this);
     child.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString()));

@@ -9,9 +9,10 @@
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
  * {cmd:'stop', mode, message?, waitTimeSec?} (Speaker.stop, replies with its StopOutcome, exits after) |
- * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'}.
- * Events: {event:'ready'} {event:'peerState', peer, from, to} {event:'idle', peer} (nothing pending after UPDATEs)
- * {event:'reply', cmd, value}.
+ * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'} |
+ * {cmd:'block', ms} (busy-loops the main thread) | {cmd:'bfdAdminDown', timeoutMs?} | {cmd:'bfdAdminUp'}.
+ * Events: {event:'ready'} {event:'peerState', peer, from, to, reason} {event:'idle', peer} (nothing pending after UPDATEs)
+ * {event:'bfdState', ...BfdStateEvent} {event:'reply', cmd, value}.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -55,7 +56,8 @@ async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
   const speaker = new Speaker(cfg.speaker);
   let sent = 0;
-  speaker.on('peerState', (ev: { peer: string; from: string; to: string }) => send({ event: 'peerState', peer: ev.peer, from: ev.from, to: ev.to }));
+  speaker.on('peerState', (ev: { peer: string; from: string; to: string; reason?: unknown }) => send({ event: 'peerState', peer: ev.peer, from: ev.from, to: ev.to, reason: ev.reason }));
+  speaker.on('bfdState', (ev: Record<string, unknown>) => send({ ...ev, event: 'bfdState' }));
   speaker.on('updateSent', (ev: { peer: string; prefixes: number; kind: string }) => {
     sent += ev.prefixes;
     if (ev.kind === 'endOfRib') send({ event: 'endOfRibSent', peer: ev.peer });
@@ -111,6 +113,19 @@ async function main(): Promise<void> {
           // maxRSS is in KiB (getrusage)
           send({ event: 'reply', cmd: c.cmd, value: { maxRssBytes: process.resourceUsage().maxRSS * 1024, rssBytes: process.memoryUsage().rss, sentPrefixes: sent } });
           return;
+        case 'block': {
+          const end = Date.now() + (c.ms as number);
+          while (Date.now() < end) {
+            /* the main event loop is blocked on purpose */
+          }
+          break;
+        }
+        case 'bfdAdminDown':
+          await speaker.bfdAdminDown({ ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs as number } : {}) });
+          break;
+        case 'bfdAdminUp':
+          await speaker.bfdAdminUp();
+          break;
         case 'exit':
           process.exit(0);
       }
@@ -160,10 +175,12 @@ export class SpeakerChild {
     process.once('exit', () => this.kill('SIGKILL'));
   }
 
-  /** Starts a child speaker with `cfg` and waits for its 'ready' event. */
-  static async start(cfg: ChildConfig, timeoutMs = 20_000): Promise<SpeakerChild> {
+  /** Starts a child speaker with `cfg` (inside network namespace `netns` when given) and waits for its 'ready' event. */
+  static async start(cfg: ChildConfig, timeoutMs = 20_000, netns?: string): Promise<SpeakerChild> {
     const script = new URL(import.meta.url).pathname;
-    const child = spawn(process.execPath, [script, JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const args = [script, JSON.stringify(cfg)];
+    // `ip netns exec` execs the command: the PID stays the speaker's
+    const child = netns === undefined ? spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] }) : spawn('ip', ['netns', 'exec', netns, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     const c = new SpeakerChild(child);
     await c.waitEvent((e) => e.event === 'ready', 'child ready', timeoutMs);
     return c;

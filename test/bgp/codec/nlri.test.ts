@@ -10,12 +10,15 @@ import {
   canonicalAddress,
   canonicalPrefix,
   decodeNlri,
+  decodePrefixAt,
   encodeNlri,
   formatIPv6,
+  formatPrefixBits,
   nlriLength,
   parseAddress,
   parsePrefix,
 } from '../../../bgp/codec/nlri.ts';
+import { bgpErrorOf } from '../../helpers/bgp-error.ts';
 import { hex, toHex } from '../../helpers/hex.ts';
 
 t.test('RFC 4271 §4.3: IPv4 prefixes, lengths 0..32', async (t) => {
@@ -99,6 +102,33 @@ t.test('RFC 4271 §6.3 / RFC 7606 §5.3: bad NLRI → BgpError 3/10, empty data'
       t.same({ code: (e as BgpError).code, subcode: (e as BgpError).subcode, data: toHex((e as BgpError).data) }, { code: 3, subcode: 10, data: '' }, name);
     }
   }
+});
+
+t.test('decodePrefixAt: one prefix at an offset (MRT RIB records), host bits zeroed, bounds checked', async (t) => {
+  const wire = hex`ee  19 c0a801ff  77  40 20010db8 00000001  99`;
+  t.same(decodePrefixAt(wire, 1, wire.length, 'ipv4-unicast'), { prefix: '192.168.1.128/25', next: 6 });
+  t.same(decodePrefixAt(wire, 7, wire.length, 'ipv6-unicast'), { prefix: '2001:db8:0:1::/64', next: 16 });
+  t.same(decodePrefixAt(hex`00`, 0, 1, 'ipv6-unicast'), { prefix: '::/0', next: 1 });
+  const bad = { code: 3, subcode: 10, data: '' };
+  t.same(bgpErrorOf(() => decodePrefixAt(wire, 1, 5, 'ipv4-unicast')), bad, 'octets past end');
+  t.same(bgpErrorOf(() => decodePrefixAt(hex`21 0a000000 00`, 0, 6, 'ipv4-unicast')), bad, 'IPv4 length 33');
+  t.same(bgpErrorOf(() => decodePrefixAt(hex`81`, 0, 1, 'ipv6-unicast')), bad, 'IPv6 length 129');
+  t.same(bgpErrorOf(() => decodePrefixAt(wire, wire.length, wire.length, 'ipv4-unicast')), bad, 'no length octet');
+  try {
+    decodePrefixAt(hex`18 0a00`, 0, 3, 'ipv4-unicast', 'RIB prefix');
+  } catch (e) {
+    t.match((e as Error).message, /RIB prefix: prefix of \/24 overruns/, '`where` names the field');
+  }
+});
+
+t.test('formatPrefixBits: a length beside a whole address (MRT TABLE_DUMP), host bits zeroed', async (t) => {
+  const v4 = hex`c0a801ff`;
+  t.equal(formatPrefixBits(v4, 0, 4, 24, 'ipv4-unicast'), '192.168.1.0/24');
+  t.equal(formatPrefixBits(v4, 0, 4, 0, 'ipv4-unicast'), '0.0.0.0/0');
+  t.equal(formatPrefixBits(v4, 0, 4, 32, 'ipv4-unicast'), '192.168.1.255/32');
+  t.equal(formatPrefixBits(hex`20010db8ffffffff 0000000000000000`, 0, 16, 33, 'ipv6-unicast'), '2001:db8:8000::/33');
+  t.same(bgpErrorOf(() => formatPrefixBits(v4, 0, 4, 33, 'ipv4-unicast')), { code: 3, subcode: 10, data: '' }, 'length 33');
+  t.same(bgpErrorOf(() => formatPrefixBits(v4, 2, 4, 24, 'ipv4-unicast')), { code: 3, subcode: 10, data: '' }, 'octets past end');
 });
 
 t.test('nlriLength: octets on the wire without path id', async (t) => {
