@@ -48,7 +48,8 @@ export function parseHeraldYaml(text: string, where: string): Config {
 
 /**
  * Everything that keeps `cfg` from starting and draining in `container` of a hostNetwork pod: the listen port, the
- * admin API off loopback or off the probes' port, the preStop token file, stateDir, password files and variables.
+ * admin API off loopback or off the probes' port, a preStop hook, the admin token file, stateDir, password files and
+ * variables.
  */
 export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
   const errors: string[] = [];
@@ -58,12 +59,10 @@ export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
   if (listen) errors.push(listen);
   if (cfg.admin.address !== '127.0.0.1') errors.push(`admin.address ${cfg.admin.address}: the admin API must stay on loopback (hostNetwork)`);
   if (cfg.admin.port !== container.readinessProbe?.httpGet?.port) errors.push(`admin.port ${cfg.admin.port} is not the probes' port ${container.readinessProbe?.httpGet?.port}`);
-  const stop = container.lifecycle?.preStop?.exec?.command ?? [];
-  const tokenFile = stop[stop.indexOf('--token-file') + 1];
-  if (cfg.admin.tokenFile !== tokenFile) errors.push(`admin.tokenFile ${cfg.admin.tokenFile} is not the preStop drain's ${tokenFile}`);
-  if (tokenFile === undefined || !mounts.includes(dirname(tokenFile))) errors.push(`the token file ${tokenFile} is not in a mounted volume`);
-  const api = stop[stop.indexOf('--api') + 1];
-  if (api !== `http://127.0.0.1:${cfg.admin.port}`) errors.push(`the preStop drain calls ${api}, not the admin API`);
+  // docs/decisions.md "Stop modes": no unconditional drain before a stop (a rolling update is a restart).
+  if (container.lifecycle?.preStop !== undefined) errors.push(`a preStop hook (${JSON.stringify(container.lifecycle.preStop)}): SIGTERM decides restart or departure itself`);
+  const tokenFile = cfg.admin.tokenFile;
+  if (tokenFile === undefined || !mounts.includes(dirname(tokenFile))) errors.push(`admin.tokenFile ${tokenFile} is not in a mounted volume (herald drain/undrain/reset need it)`);
   if (!mounts.includes(cfg.stateDir)) errors.push(`stateDir ${cfg.stateDir} is not a mounted volume`);
   for (const p of cfg.peers) {
     const { file, env: variable } = p.password ?? {};
