@@ -149,6 +149,8 @@ export interface HeraldNodeOptions {
   nodeIpFlag?: boolean;
   /** Merged into the top level of the configuration (e.g. `{shutdown: {onTerm: 'restart'}}`). */
   extra?: Record<string, unknown>;
+  /** Merged into the router peer's configuration (e.g. `{nextHop: '198.51.100.1'}` for GoBGP). */
+  peerExtra?: Record<string, unknown>;
 }
 
 /**
@@ -174,6 +176,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
         families: ['ipv4-unicast'],
         ...(o.gracefulRestart ? { gracefulRestart: { enabled: true, restartTime: 120 } } : {}),
         ...(o.gracefulShutdownWaitSec !== undefined ? { gracefulShutdown: { enabled: true, waitTime: o.gracefulShutdownWaitSec } } : {}),
+        ...o.peerExtra,
       },
     ],
     source: o.source,

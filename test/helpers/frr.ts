@@ -23,6 +23,8 @@ export interface FrrOptions {
   routerId?: string;
   neighbor: string;
   neighborAs: number;
+  /** More peers with the same AS and settings (e.g. the other nodes of an e2e cluster). */
+  moreNeighbors?: string[];
   /** Activate IPv6 unicast for the neighbour too (default true). */
   ipv6?: boolean;
   /** Extra lines inside `router bgp`. */
@@ -58,7 +60,7 @@ export class Frr {
   static async start(options: FrrOptions): Promise<Frr> {
     const f = new Frr(options);
     const dir = f.proc.dir;
-    const n = options.neighbor;
+    const all = [options.neighbor, ...(options.moreNeighbors ?? [])];
     const conf = [
       'frr defaults traditional',
       'hostname herald-test',
@@ -69,15 +71,12 @@ export class Frr {
       ` bgp router-id ${options.routerId ?? '10.254.0.4'}`,
       ' no bgp ebgp-requires-policy',
       ' no bgp network import-check',
-      ` neighbor ${n} remote-as ${options.neighborAs}`,
-      ` neighbor ${n} passive`,
-      ` neighbor ${n} ebgp-multihop 255`,
-      ` neighbor ${n} update-source ${options.local}`,
+      ...all.flatMap((n) => [` neighbor ${n} remote-as ${options.neighborAs}`, ` neighbor ${n} passive`, ` neighbor ${n} ebgp-multihop 255`, ` neighbor ${n} update-source ${options.local}`]),
       options.extra ?? '',
       ' address-family ipv4 unicast',
-      `  neighbor ${n} activate`,
+      ...all.map((n) => `  neighbor ${n} activate`),
       ' exit-address-family',
-      ...(options.ipv6 !== false ? [' address-family ipv6 unicast', `  neighbor ${n} activate`, ' exit-address-family'] : []),
+      ...(options.ipv6 !== false ? [' address-family ipv6 unicast', ...all.map((n) => `  neighbor ${n} activate`), ' exit-address-family'] : []),
       '!',
       '',
     ].filter((l) => l !== '').join('\n');

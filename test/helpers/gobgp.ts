@@ -23,6 +23,8 @@ export interface GobgpOptions {
   /** The peer (Herald). */
   neighbor: string;
   neighborAs: number;
+  /** More Herald peers (same AS as `neighborAs`), e.g. the other nodes of an e2e cluster. */
+  moreNeighbors?: string[];
   families?: ('ipv4-unicast' | 'ipv6-unicast')[];
   /** Accept graceful restart from the neighbour (helper mode, per family too). */
   gracefulRestart?: boolean;
@@ -112,24 +114,26 @@ export class Gobgp {
       `  router-id = "${options.routerId ?? '10.254.0.2'}"`,
       `  port = ${options.port}`,
       `  local-address-list = ["${options.local}"]`,
-      '[[neighbors]]',
-      '  [neighbors.config]',
-      `    neighbor-address = "${options.neighbor}"`,
-      `    peer-as = ${options.neighborAs}`,
-      '  [neighbors.transport.config]',
-      '    passive-mode = true',
-      `    local-address = "${options.local}"`,
-      '  [neighbors.ebgp-multihop.config]',
-      '    enabled = true',
-      '    multihop-ttl = 255',
-      ...(options.gracefulRestart
-        ? ['  [neighbors.graceful-restart.config]', '    enabled = true', '    restart-time = 120', ...(options.notification ? ['    notification-enabled = true'] : [])]
-        : []),
-      ...fams.flatMap((f) => [
-        '  [[neighbors.afi-safis]]',
-        '    [neighbors.afi-safis.config]',
-        `      afi-safi-name = "${f}"`,
-        ...(options.gracefulRestart ? ['    [neighbors.afi-safis.mp-graceful-restart.config]', '      enabled = true'] : []),
+      ...[options.neighbor, ...(options.moreNeighbors ?? [])].flatMap((address) => [
+        '[[neighbors]]',
+        '  [neighbors.config]',
+        `    neighbor-address = "${address}"`,
+        `    peer-as = ${options.neighborAs}`,
+        '  [neighbors.transport.config]',
+        '    passive-mode = true',
+        `    local-address = "${options.local}"`,
+        '  [neighbors.ebgp-multihop.config]',
+        '    enabled = true',
+        '    multihop-ttl = 255',
+        ...(options.gracefulRestart
+          ? ['  [neighbors.graceful-restart.config]', '    enabled = true', '    restart-time = 120', ...(options.notification ? ['    notification-enabled = true'] : [])]
+          : []),
+        ...fams.flatMap((f) => [
+          '  [[neighbors.afi-safis]]',
+          '    [neighbors.afi-safis.config]',
+          `      afi-safi-name = "${f}"`,
+          ...(options.gracefulRestart ? ['    [neighbors.afi-safis.mp-graceful-restart.config]', '      enabled = true'] : []),
+        ]),
       ]),
       '',
     ].join('\n');
