@@ -1,6 +1,21 @@
-// ESLint flat config: typescript-eslint recommended rules over all TypeScript sources.
+// ESLint flat config: typescript-eslint recommended rules over all TypeScript sources, and the layering of
+// docs/architecture.md ("Layers") as import rules, so the picture stays true.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** Import patterns (gitignore style, matched against the import text) with the reason shown when one is used. */
+const BGP_INTERNALS = { group: ['**/bgp/**', '!**/bgp/index.ts'], message: 'src/ uses the BGP library through its façade bgp/index.ts only' };
+const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
+
+/** `src/<folder>` may not import the layers listed (its own layer and those below it are allowed). */
+const SRC_LAYERS = {
+  net: [layer('k8s', 'src/net is the ground floor'), layer('controller', 'src/net is the ground floor'), layer('config', 'src/net is the ground floor'), layer('health', 'src/net is the ground floor'), layer('daemon', 'src/net is the ground floor')],
+  k8s: [layer('controller', 'the object store and informers sit below the controller'), layer('sources', 'src/k8s sits below the sources'), layer('daemon', 'src/k8s sits below the daemon'), layer('health', 'src/k8s knows nothing of health checks'), layer('config', 'src/k8s knows nothing of the config file')],
+  sources: [layer('controller', 'sources feed the controller, never the other way'), layer('daemon', 'sources sit below the daemon'), layer('health', 'sources know nothing of health checks')],
+  config: [layer('controller', 'the config is read by the controller, not the other way'), layer('daemon', 'the config sits below the daemon'), layer('health', 'the config schema stands alone')],
+  controller: [layer('daemon', 'desired routes are computed without the daemon'), layer('health', 'desired routes are pure: the health gate comes after them'), layer('config', 'the controller reads its own context, mapped from the config by the daemon')],
+  health: [layer('daemon', 'health checks sit below the daemon'), layer('controller', 'health checks know nothing of desired routes'), layer('config', 'check specs are built by the daemon from the config')],
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tap/**', 'coverage/**'] },
@@ -22,6 +37,18 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**', '../src/*', '../../src/*'], message: 'bgp/ must not import from src/' }, { group: ['@kubernetes/*', 'fastify', 'pino', 'prom-client'], message: 'bgp/ is a dependency-free protocol library' }] }],
     },
   },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [BGP_INTERNALS] }],
+      // Seams are typed (implements/satisfies), never cast through unknown.
+      'no-restricted-syntax': ['error', { selector: "TSAsExpression > TSAsExpression.expression[typeAnnotation.type='TSUnknownKeyword']", message: 'no `as unknown as` in src/: type the seam (implements/satisfies) instead' }],
+    },
+  },
+  ...Object.entries(SRC_LAYERS).map(([folder, patterns]) => ({
+    files: [`src/${folder}/**/*.ts`],
+    rules: { 'no-restricted-imports': ['error', { patterns: [BGP_INTERNALS, ...patterns] }] },
+  })),
   {
     // `herald decode` is a tool beside the daemon: it uses the BGP library through its façade only, and nothing of
     // the daemon (src/) or the daemon's npm dependencies.

@@ -26,7 +26,7 @@ import { Speaker } from '../bgp/speaker.ts';
 import type { Route } from '../bgp/rib/route.ts';
 import { resolveIdentity, validateConfig } from '../src/config/load.ts';
 import { Daemon } from '../src/daemon/daemon.ts';
-import type { SpeakerLike } from '../src/daemon/daemon.ts';
+import type { SpeakerLike } from '../src/daemon/speaker-like.ts';
 import { HealthManager } from '../src/health/manager.ts';
 import { probeCheck } from '../src/health/probe.ts';
 import { flapControlFromConfig } from '../src/health/specs.ts';
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
       s.setRoutes = (routes: readonly Route[] | ReadonlyMap<string, Route>) => stamp(() => origSet(routes));
       const origUpdate = s.updateRoutes.bind(s);
       s.updateRoutes = (changed: Iterable<Route>, removed?: Iterable<string>) => stamp(() => origUpdate(changed, removed));
-      return s as unknown as SpeakerLike;
+      return s satisfies SpeakerLike;
     },
     health,
     source,

@@ -253,9 +253,10 @@ export const RouteRefreshSubtype = {
   EndOfRouteRefresh: 2,
 } as const;
 
-/** Well-known communities (RFC 1997 §3, RFC 8326 §5 GRACEFUL_SHUTDOWN, RFC 7999 BLACKHOLE). */
+/** Well-known communities (RFC 1997 §3, RFC 8326 §5 GRACEFUL_SHUTDOWN, RFC 7611 ACCEPT_OWN, RFC 7999 BLACKHOLE, RFC 3765 NOPEER). */
 export const WellKnownCommunity = {
   GRACEFUL_SHUTDOWN: 0xffff0000,
+  ACCEPT_OWN: 0xffff0001,
   BLACKHOLE: 0xffff029a,
   NO_EXPORT: 0xffffff01,
   NO_ADVERTISE: 0xffffff02,

@@ -201,6 +201,10 @@ export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody
 export { capabilityToJson, messageToJson } from './codec/json.ts';
 export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
 
+// --- Routes we originate ---
+export type { Route } from './rib/route.ts';
+export type { ExportedRoute } from './rib/adj-rib-out.ts';
+
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
 export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';

@@ -206,12 +206,13 @@ export function endOfRib(family: Family): UpdateMessage {
 // ---------------------------------------------------------------------------------------------------------------
 // Community text
 
-const COMMUNITY_NAMES: Readonly<Record<string, number>> = WellKnownCommunity;
+/** Names accepted by parseCommunity: the well-known table, plus NO_PEER for RFC 3765's NOPEER (as configs write it). */
+const COMMUNITY_NAMES: Readonly<Record<string, number>> = { ...WellKnownCommunity, NO_PEER: WellKnownCommunity.NOPEER };
 
 /**
  * Parses a standard community (RFC 1997): "AS:value" (each 0..65535), a plain 32-bit number, or a well-known name
- * (GRACEFUL_SHUTDOWN, BLACKHOLE, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, NOPEER; case-insensitive, '-' or
- * '_'). @returns the 32-bit value. Throws Error on anything else.
+ * (GRACEFUL_SHUTDOWN, ACCEPT_OWN, BLACKHOLE, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, NOPEER or NO_PEER;
+ * case-insensitive, '-' or '_'). @returns the 32-bit value. Throws Error on anything else.
  */
 export function parseCommunity(text: string): number {
   const t = text.trim();

@@ -1,17 +1,19 @@
 /**
- * Injectable time for the FSM and session timers (RFC 4271 §8: ConnectRetryTimer, HoldTimer, KeepaliveTimer).
+ * Injectable time for everything that waits: the FSM and session timers (RFC 4271 §8: ConnectRetryTimer, HoldTimer,
+ * KeepaliveTimer), and, through bgp/index.ts, the daemon's health checks, work queues, informers and leader election.
  *
- * Production code uses `realClock` (Date.now + setTimeout, timers unref'd so an idle speaker never keeps the process
- * alive on its own). Tests use `FakeClock`, whose timers fire only when `advance(ms)` moves time past them, so a
- * 90-second hold timer test takes microseconds.
+ * Production code uses `realClock`: `now()` is `performance.timeOrigin + performance.now()`, on the epoch time line
+ * but never going backwards, so a wall-clock step neither fires nor delays a timer deadline computed from it; timers
+ * are unref'd so an idle speaker never keeps the process alive on its own. Tests use `FakeClock`, whose timers fire
+ * only when `advance(ms)` moves time past them, so a 90-second hold timer test takes microseconds.
  */
 
 /** Opaque handle of a pending timer. */
 export type TimerHandle = { readonly __timer: unique symbol } | object;
 
-/** The clock interface: all durations in milliseconds. */
+/** The clock interface: all durations and times in milliseconds. */
 export interface Clock {
-  /** Current time in milliseconds (epoch-based for realClock, starts at 0 for FakeClock). */
+  /** Current time in milliseconds on the epoch time line, never decreasing (FakeClock: starts where it is told). */
   now(): number;
   /** Calls `fn` once after `ms` milliseconds (negative treated as 0). */
   setTimer(fn: () => void, ms: number): TimerHandle;
@@ -19,9 +21,9 @@ export interface Clock {
   clearTimer(handle: TimerHandle | undefined): void;
 }
 
-/** Wall clock: Date.now() and unref'd setTimeout. */
+/** The process clock: monotonic epoch milliseconds and unref'd setTimeout. */
 export const realClock: Clock = {
-  now: () => Date.now(),
+  now: () => performance.timeOrigin + performance.now(),
   setTimer(fn, ms) {
     const t = setTimeout(fn, Math.max(0, ms));
     t.unref();

@@ -45,6 +45,7 @@ export const statusSchema = {
     peers: { type: 'object', properties: { configured: int, established: int } },
     routes: { type: 'object', properties: { desired: int } },
     lastReload: { type: 'object', properties: { at: str, ok: bool, errors: strList } },
+    forbidden: { ...strList, description: 'Kubernetes API calls refused with 403 (RBAC): "call: apiserver message"' },
   },
 } as const;
 

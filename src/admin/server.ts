@@ -12,12 +12,12 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { isIP } from 'node:net';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
 import { NotFoundError } from './view.ts';
 import * as S from './schemas.ts';
+import { addressBits, ipFamilyOf } from '../net/address.ts';
 
 /** One admin endpoint. */
 export interface RouteDef {
@@ -215,10 +215,10 @@ export function prefixFilterError(filter: string): string | undefined {
   const parts = filter.split('/');
   if (parts.length > 2) return `invalid prefix filter "${filter}": more than one "/"; ${expected}`;
   const [addr = '', len] = parts;
-  const family = isIP(addr);
-  if (family === 0) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
+  const family = ipFamilyOf(addr);
+  if (family === undefined) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
   if (len !== undefined) {
-    const max = family === 4 ? 32 : 128;
+    const max = addressBits(family);
     if (!/^\d{1,3}$/.test(len) || Number(len) > max) return `invalid prefix filter "${filter}": length "${len}" is not an integer 0-${max}; ${expected}`;
   }
   return undefined;
@@ -253,8 +253,8 @@ export interface AdminServerOptions {
   view: DaemonView;
   /** Current bearer token for mutating endpoints, or undefined when none is configured. Read per request. */
   token: () => string | undefined;
-  /** fastify logger instance (pino) or false. */
-  logger?: false | object;
+  /** fastify logger instance (a pino Logger) or false. */
+  logger?: false | FastifyBaseLogger;
 }
 
 /**
@@ -268,7 +268,7 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     // the top-level `disableRequestLogging` option is deprecated since fastify 5.x, warning FSTDEP023.)
     logController: new LogController({ disableRequestLogging: true }),
   };
-  const app = (opts.logger ? Fastify({ ...base, loggerInstance: opts.logger as FastifyBaseLogger }) : Fastify({ ...base, logger: false })) as unknown as FastifyInstance;
+  const app: FastifyInstance = opts.logger ? Fastify({ ...base, loggerInstance: opts.logger }) : Fastify({ ...base, logger: false });
 
   // An empty POST body (no content-type, or JSON with nothing) means {}; anything else must be a JSON object.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {

@@ -158,6 +158,8 @@ export interface StatusView {
   routes: { desired: number };
   /** Last reload: when, and its outcome. */
   lastReload?: { at: string; ok: boolean; errors?: string[] };
+  /** Kubernetes API calls refused with 403 (RBAC): "call: apiserver message" (src/k8s/forbidden.ts). */
+  forbidden?: string[];
 }
 
 /** Thrown by DaemonView actions for an unknown name (→ HTTP 404). */
@@ -171,7 +173,8 @@ export interface DaemonView {
   /** Liveness: false only when the process is wedged (e.g. shutting down). */
   live(): boolean;
   peers(): PeerView[];
-  routes(filter: { peer?: string; prefix?: string }): RouteView[];
+  /** Routes as exported to the peers (a speaker in a worker thread answers asynchronously). */
+  routes(filter: { peer?: string; prefix?: string }): Promise<RouteView[]>;
   services(): ServiceView[];
   /** Health checks and their state. */
   health(): HealthCheckView[];

@@ -11,7 +11,7 @@ import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } fr
 // config/load.ts (zod, yaml: ~21 MiB of RSS) is imported only by `config check`; `run` loads it in the daemon
 import type { Config, ConfigIssue } from '../config/schema.ts';
 import { AdminClient, ApiError } from './client.ts';
-import { version } from './version.ts';
+import { version } from '../version.ts';
 import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
 
 /** Where the CLI writes. */

@@ -158,6 +158,7 @@ export function formatStatus(s: StatusView): string {
     ['Peers', `${s.peers.established}/${s.peers.configured} established`],
     ['Routes', `${s.routes.desired} desired`],
   ];
+  for (const f of s.forbidden ?? []) rows.push(['Forbidden', f]);
   if (s.lastReload) rows.push(['Last reload', `${s.lastReload.at} ${s.lastReload.ok ? 'ok' : `failed: ${(s.lastReload.errors ?? []).join('; ')}`}`]);
   const w = Math.max(...rows.map(([k]) => k.length)) + 1;
   return rows.map(([k, v]) => `${`${k}:`.padEnd(w)} ${v}`).join('\n') + '\n';

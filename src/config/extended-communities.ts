@@ -12,10 +12,9 @@
  * | `lb:65000:1gbps:non-transitive`        | the same with type 0x40                                               |
  * | `0x0002fde800000064`                   | any 8 octets (16 hex digits); 20 octets (40 hex digits) for an IPv6 one |
  *
- * `soo:` is accepted for `ro:` (FRR's "site of origin"). Names are case-insensitive. Addresses are parsed with
- * `ip-address`; the octets are written by the BGP codec's builders (bgp/index.ts).
+ * `soo:` is accepted for `ro:` (FRR's "site of origin"). Names are case-insensitive. Addresses are recognised by
+ * src/net/address.ts; the octets are written by the BGP codec's builders (bgp/index.ts).
  */
-import { Address4, Address6 } from 'ip-address';
 import {
   ExtCommunitySubtype,
   extendedCommunityFromBytes,
@@ -27,6 +26,7 @@ import {
   twoOctetAsSpecific,
 } from '../../bgp/index.ts';
 import type { ExtendedCommunity, Ipv6ExtendedCommunity } from '../../bgp/index.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 /** A parsed community: an 8-octet one (attribute 16) or a 20-octet IPv6 address specific one (attribute 25). */
 export type ParsedExtendedCommunity =
@@ -61,11 +61,11 @@ function routeTargetOrOrigin(subtype: number, rest: string): ParsedExtendedCommu
   const localText = rest.slice(colon + 1);
   if (global.startsWith('[') && global.endsWith(']')) {
     const addr = global.slice(1, -1);
-    if (addr.includes('%') || !Address6.isValid(addr)) throw new Error(`${JSON.stringify(addr)} is not an IPv6 address`);
+    if (addr.includes('%') || ipFamilyOf(addr) !== 'IPv6') throw new Error(`${JSON.stringify(addr)} is not an IPv6 address`);
     return { attribute: 'ipv6', community: ipv6AddressSpecific(subtype, addr, integer(localText, 0xffff, 'the local part after an IPv6 address')) };
   }
   if (global.includes('.')) {
-    if (global.includes('/') || !Address4.isValid(global)) throw new Error(`${JSON.stringify(global)} is not an IPv4 address`);
+    if (ipFamilyOf(global) !== 'IPv4') throw new Error(`${JSON.stringify(global)} is not an IPv4 address`);
     return { attribute: 'extended', community: ipv4AddressSpecific(subtype, global, integer(localText, 0xffff, 'the local part after an IPv4 address')) };
   }
   const as = integer(global, 0xffffffff, 'the AS');

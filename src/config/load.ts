@@ -12,10 +12,10 @@
  * long; {@link ConfigFile} skips a reload whose file content (SHA-256) is the one it read last.
  */
 import { createHash } from 'node:crypto';
-import { isIP, isIPv4 } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Config, ConfigIssue } from './schema.ts';
+import { ipFamilyOf } from '../net/address.ts';
 import { configSchema, formatPath, semanticChecks, staticRouteSchema } from './schema.ts';
 import { InputReadError, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
@@ -334,12 +334,12 @@ export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: stri
   const nodeName = o.nodeName ?? cfg.node.name ?? env['NODE_NAME'] ?? hostname;
   const nodeIp = o.nodeIp ?? cfg.node.ip ?? env['NODE_IP'];
   const issues: ConfigIssue[] = [];
-  if (o.nodeIp !== undefined && isIP(o.nodeIp) === 0) issues.push({ path: '--node-ip', message: 'must be an IP address' });
+  if (o.nodeIp !== undefined && ipFamilyOf(o.nodeIp) === undefined) issues.push({ path: '--node-ip', message: 'must be an IP address' });
   const envIp = env['NODE_IP'];
-  if (o.nodeIp === undefined && cfg.node.ip === undefined && envIp !== undefined && isIP(envIp) === 0) issues.push({ path: 'NODE_IP', message: `must be an IP address, got ${JSON.stringify(envIp)}` });
+  if (o.nodeIp === undefined && cfg.node.ip === undefined && envIp !== undefined && ipFamilyOf(envIp) === undefined) issues.push({ path: 'NODE_IP', message: `must be an IP address, got ${JSON.stringify(envIp)}` });
   let routerId = cfg.bgp.routerId;
   if (routerId === undefined) {
-    if (nodeIp !== undefined && isIPv4(nodeIp) && nodeIp !== '0.0.0.0') routerId = nodeIp;
+    if (nodeIp !== undefined && ipFamilyOf(nodeIp) === 'IPv4' && nodeIp !== '0.0.0.0') routerId = nodeIp;
     else issues.push({ path: 'bgp.routerId', message: 'required unless node.ip (or --node-ip / NODE_IP) is an IPv4 address other than 0.0.0.0' });
   }
   if (issues.length > 0 || routerId === undefined) throw new ConfigError('(runtime)', issues);

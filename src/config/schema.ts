@@ -11,10 +11,11 @@
  * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
  * BGP Identifier, `holdTime` → holdTimeSec, ...).
  */
-import { BlockList, isIPv4, isIPv6, isIP } from 'node:net';
-import { Address4, Address6 } from 'ip-address';
+import { BlockList } from 'node:net';
 import { z } from 'zod';
-import { canonicalCIDR, toPrefix } from '../controller/prefix.ts';
+import type { Family } from '../../bgp/index.ts';
+import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import { addressValue, canonicalCIDR, ipFamilyOf, toPrefix } from '../net/address.ts';
 import { parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
@@ -38,7 +39,7 @@ const asNumber = z
   .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'));
 
 /**
- * An address field. Node's `net.isIP` accepts an IPv6 zone id (`fe80::1%eth0`); the BGP codec, the next hop
+ * An address field. `ipFamilyOf` (node's `net.isIP`) accepts an IPv6 zone id (`fe80::1%eth0`); the BGP codec, the next hop
  * attribute and the session sockets take none, so a zone id is refused here with that reason.
  */
 function address(what: 'an IP address' | 'an IPv4 address' | 'an IPv6 address', test: (s: string) => boolean) {
@@ -48,9 +49,9 @@ function address(what: 'an IP address' | 'an IPv4 address' | 'an IPv6 address', 
     else if (!test(s)) ctx.addIssue({ code: 'custom', message: `must be ${what}` });
   });
 }
-const ipAddress = address('an IP address', (s) => isIP(s) !== 0);
-const ipv4Address = address('an IPv4 address', isIPv4);
-const ipv6Address = address('an IPv6 address', isIPv6);
+const ipAddress = address('an IP address', (s) => ipFamilyOf(s) !== undefined);
+const ipv4Address = address('an IPv4 address', (s) => ipFamilyOf(s) === 'IPv4');
+const ipv6Address = address('an IPv6 address', (s) => ipFamilyOf(s) === 'IPv6');
 
 const port = z
   .number(msg('must be a TCP port (integer 1..65535)'))
@@ -97,47 +98,21 @@ function isCIDR(s: string): boolean {
 }
 const cidr = z.string().refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
 
-/** Well-known community names (RFC 1997, RFC 7999, RFC 8326) and their values. */
-export const WELL_KNOWN_COMMUNITIES: Readonly<Record<string, number>> = Object.freeze({
-  'graceful-shutdown': 0xffff0000,
-  'accept-own': 0xffff0001,
-  blackhole: 0xffff029a,
-  'no-export': 0xffffff01,
-  'no-advertise': 0xffffff02,
-  'no-export-subconfed': 0xffffff03,
-  'no-peer': 0xffffff04,
-});
-
-/**
- * Parse a standard community (RFC 1997): "ASN:VALUE" (each 0..65535) or a well-known name.
- * @returns the 32-bit value, or undefined when the text is not a community.
- */
-export function parseCommunityText(s: string): number | undefined {
-  const known = WELL_KNOWN_COMMUNITIES[s.toLowerCase()];
-  if (known !== undefined) return known;
-  const m = /^(\d{1,5}):(\d{1,5})$/.exec(s);
-  if (!m) return undefined;
-  const hi = Number(m[1]);
-  const lo = Number(m[2]);
-  if (hi > 65535 || lo > 65535) return undefined;
-  return (hi * 65536 + lo) >>> 0;
+/** True when `parse` accepts `text` (the codec's community parsers throw on anything else). */
+function parses(parse: (text: string) => unknown, text: string): boolean {
+  try {
+    parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-/**
- * Parse a large community (RFC 8092): "GLOBAL:LOCAL1:LOCAL2", each 0..4294967295.
- * @returns the three numbers, or undefined when the text is not a large community.
- */
-export function parseLargeCommunityText(s: string): [number, number, number] | undefined {
-  const m = /^(\d{1,10}):(\d{1,10}):(\d{1,10})$/.exec(s);
-  if (!m) return undefined;
-  const parts = [Number(m[1]), Number(m[2]), Number(m[3])] as [number, number, number];
-  return parts.every((n) => n <= MAX_U32) ? parts : undefined;
-}
-
-const community = z.string().refine((s) => parseCommunityText(s) !== undefined, {
-  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, ...)',
+/** A standard community (RFC 1997) as the BGP codec reads it: "ASN:VALUE", a 32-bit number or a well-known name. */
+const community = z.string().refine((s) => parses(parseCommunity, s), {
+  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, nopeer, blackhole, graceful-shutdown, ...)',
 });
-const largeCommunity = z.string().refine((s) => parseLargeCommunityText(s) !== undefined, {
+const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
 });
 const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
@@ -164,8 +139,8 @@ const labelSelector = z
   })
   .describe('A Kubernetes label selector (matchLabels AND matchExpressions); empty matches everything.');
 
-export const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
-export type FamilyName = (typeof FAMILIES)[number];
+/** Route families a peer may offer: the BGP layer's `Family` names (RFC 4760 AFI/SAFI unicast). */
+const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const satisfies readonly Family[];
 
 // ---------------------------------------------------------------------------------------------
 // Sections
@@ -345,7 +320,7 @@ const poolSchema = z
         z.string().refine((s) => {
           if (s.includes('-')) {
             const [a, b, ...rest] = s.split('-').map((x) => x.trim());
-            return rest.length === 0 && !!a && !!b && isIP(a) !== 0 && isIP(a) === isIP(b);
+            return rest.length === 0 && !!a && !!b && ipFamilyOf(a) !== undefined && ipFamilyOf(a) === ipFamilyOf(b);
           }
           return isCIDR(s);
         }, msg('must be a CIDR or a range "A-B" of one family')),
@@ -494,32 +469,27 @@ const linkLocalV6 = (() => {
 
 /** Why `addr` cannot be a next hop, or undefined when it can. */
 function nextHopProblem(addr: string): string | undefined {
-  const v6 = isIPv6(addr);
+  const v6 = ipFamilyOf(addr) === 'IPv6';
   const type = v6 ? 'ipv6' : 'ipv4';
   if (!badNextHops.check(addr, type)) {
     // A link-local address alone is not a usable next hop: RFC 2545 §3 needs a global one (the link-local may go with it).
     if (v6 && linkLocalV6.check(addr, 'ipv6')) return `${addr} is an IPv6 link-local address; a next hop must be a global (or unique-local) address`;
     return undefined;
   }
-  if (addr === '0.0.0.0' || (v6 && new Address6(addr).bigInt() === 0n)) return `${addr} is the unspecified address, not a usable next hop (leave it out to use the session local address)`;
+  if (addressValue(addr)?.value === 0n) return `${addr} is the unspecified address, not a usable next hop (leave it out to use the session local address)`;
   if (addr === '255.255.255.255') return `${addr} is the broadcast address, not a usable next hop`;
   return `${addr} is a multicast address, not a usable next hop`;
 }
 
-/** Address as a number (IPv4 or IPv6). */
-function addressValue(addr: string): bigint {
-  return isIPv6(addr) ? new Address6(addr).bigInt() : new Address4(addr).bigInt();
-}
-
 /**
- * A valid CIDR's canonical prefix and family, and "host bits set; did you mean X?" when it has bits set beyond its
- * length. One parse for a host route (/32, /128), two otherwise.
+ * A valid CIDR's canonical prefix and route family, and "host bits set; did you mean X?" when it has bits set beyond
+ * its length. One parse for a host route (/32, /128), two otherwise.
  */
-function cidrFacts(cidr: string): { prefix: string; family: 'ipv4' | 'ipv6'; hostBits: string | undefined } {
+function cidrFacts(cidr: string): { prefix: string; family: Family; hostBits: string | undefined } {
   const { prefix, family } = canonicalCIDR(cidr);
   const slash = cidr.lastIndexOf('/');
   const length = Number(cidr.slice(slash + 1));
-  if (length === (family === 'ipv6' ? 128 : 32)) return { prefix, family, hostBits: undefined };
+  if (length === (family === 'ipv6-unicast' ? 128 : 32)) return { prefix, family, hostBits: undefined };
   const host = toPrefix(cidr.slice(0, slash)).prefix;
   const same = host.slice(0, host.lastIndexOf('/')) === prefix.slice(0, prefix.lastIndexOf('/'));
   return { prefix, family, hostBits: same ? undefined : `host bits set; did you mean ${prefix}?` };
@@ -536,12 +506,21 @@ function hostBitsProblem(cidr: string): string | undefined {
  */
 export const MAX_COMMUNITY_OCTETS = 3800;
 
+/** The 32-bit value of a community text, or the text itself when the codec does not parse it (counted apart). */
+function communityValue(text: string): number | string {
+  try {
+    return parseCommunity(text);
+  } catch {
+    return text;
+  }
+}
+
 /**
  * Why the communities of one route cannot be sent, or undefined. Octets as the speaker counts them: 4 per distinct
  * standard community, 12 per large community, 8 per extended community, 20 per IPv6 address specific one.
  */
 function communitiesProblem(r: { communities?: readonly string[] | undefined; largeCommunities?: readonly string[] | undefined; extendedCommunities?: readonly string[] | undefined }): string | undefined {
-  let octets = 4 * new Set(r.communities?.map((c) => parseCommunityText(c))).size + 12 * (r.largeCommunities?.length ?? 0);
+  let octets = 4 * new Set(r.communities?.map(communityValue)).size + 12 * (r.largeCommunities?.length ?? 0);
   for (const text of r.extendedCommunities ?? []) {
     const ec = parseExtendedCommunityText(text);
     octets += 'error' in ec ? 0 : ec.attribute === 'ipv6' ? 20 : 8;
@@ -580,7 +559,7 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
       add(['peers', i, 'keepaliveTime'], `must be below holdTime (${p.holdTime} s)`);
     }
     if (p.passive && !cfg.bgp.listen) add(['peers', i, 'passive'], 'a passive peer needs bgp.listen');
-    if (p.localAddress !== undefined && isIP(p.localAddress) !== isIP(p.address)) {
+    if (p.localAddress !== undefined && ipFamilyOf(p.localAddress) !== ipFamilyOf(p.address)) {
       add(['peers', i, 'localAddress'], `must be of the same address family as address ${p.address}`);
     }
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
@@ -600,22 +579,23 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
       if (!names.has(n)) add([...base, j], `unknown peer "${n}"`);
     });
   };
-  const routeKeys = new Map<string, number>();
+  const prefixes = new Map<string, number>();
   for (let i = 0; i < cfg.routes.length; i++) {
     if (i > 0 && i % ROUTES_PER_STEP === 0) yield;
     const r = cfg.routes[i] as StaticRouteConfig;
     checkPeerRefs(r.peers, ['routes', i, 'peers']);
     const { prefix, family, hostBits } = cidrFacts(r.prefix);
-    const prev = routeKeys.get(prefix);
+    const prev = prefixes.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
-    else routeKeys.set(prefix, i);
+    else prefixes.set(prefix, i);
     if (hostBits !== undefined) add(['routes', i, 'prefix'], hostBits);
     if (r.communities !== undefined || r.largeCommunities !== undefined || r.extendedCommunities !== undefined) {
       const why = communitiesProblem(r);
       if (why !== undefined) add(['routes', i, r.communities !== undefined ? 'communities' : r.largeCommunities !== undefined ? 'largeCommunities' : 'extendedCommunities'], why);
     }
-    if (r.nextHop !== undefined && (isIPv4(r.nextHop) ? 'ipv4' : 'ipv6') !== family) {
-      add(['routes', i, 'nextHop'], `must be an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address for prefix ${prefix}`);
+    const ipFamily = family === 'ipv4-unicast' ? 'IPv4' : 'IPv6';
+    if (r.nextHop !== undefined && ipFamilyOf(r.nextHop) !== ipFamily) {
+      add(['routes', i, 'nextHop'], `must be an ${ipFamily} address for prefix ${prefix}`);
     } else if (r.nextHop !== undefined) {
       const why = nextHopProblem(r.nextHop);
       if (why !== undefined) add(['routes', i, 'nextHop'], why);
@@ -654,7 +634,7 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
     p.addresses.forEach((a, j) => {
       if (a.includes('-')) {
         const [from = '', to = ''] = a.split('-').map((x) => x.trim());
-        if (addressValue(from) > addressValue(to)) add(['pools', i, 'addresses', j], `range is reversed: ${from} comes after ${to} (did you mean ${to}-${from}?)`);
+        if ((addressValue(from)?.value ?? 0n) > (addressValue(to)?.value ?? 0n)) add(['pools', i, 'addresses', j], `range is reversed: ${from} comes after ${to} (did you mean ${to}-${from}?)`);
       } else {
         const hostBits = hostBitsProblem(a);
         if (hostBits !== undefined) add(['pools', i, 'addresses', j], hostBits);

@@ -1,53 +1,65 @@
 /**
- * The controller: turns source change keys into the full desired result for a sink.
+ * The controller: keeps the candidates of every Service (desired-routes.ts `decideService`) up to date with the
+ * source, incrementally, and hands them to a sink.
  *
- * - Nothing is computed or handed to the sink until the source has synced once (every informer
- *   listed once; MetalLB's initialLoadPerformed gate), so a restart never withdraws routes
- *   because of a half-filled cache.
- * - Change keys go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only
- *   that Service's decision (cost proportional to its EndpointSlices); a change of THIS node's
- *   eligibility or labels, `all`, or a context change recomputes every Service (other updates of
- *   this Node, e.g. status heartbeats, are ignored); `servicecidr:*` recomputes the service
- *   CIDRs; other nodes' changes are ignored (they cannot change this node's routes).
- * - When the queue drains, one `emit` key hands the full `DesiredResult` to `sink.onDesired`
- *   (level-triggered: the sink replaces its whole desired set). A throwing/rejecting sink is
- *   retried with backoff; the retry hands over the newest result.
+ * - Nothing is computed or handed to the sink until the source has synced once (every informer listed once;
+ *   MetalLB's initialLoadPerformed gate), so a restart never withdraws routes because of a half-filled cache.
+ * - Change keys (src/k8s/keys.ts) go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only that
+ *   Service (cost proportional to its EndpointSlices); a change of THIS node's eligibility or labels, `all`, or a
+ *   context change recomputes every Service (other updates of this Node, e.g. status heartbeats, are ignored);
+ *   `servicecidr:*` recomputes the service CIDRs; other nodes' changes are ignored (they cannot change this node's
+ *   candidates).
+ * - When the queue drains, one `emit` key hands the candidate set and what changed since the sink last accepted one
+ *   to `sink.onCandidates`. A throwing/rejecting sink is retried with backoff; the retry hands over the newest set.
+ *
+ * The controller knows nothing of health checks: the health gate comes after it (docs/architecture.md).
  */
 import { EventEmitter } from 'node:events';
-import type { DesiredResult, DesiredRoute, DesiredRoutesContext, NodeState, RouteContribution, ServiceCIDRDecision, ServiceDecision } from './desired-routes.ts';
-import { compareRoutes, decideService, evaluateNode, mergePrefix, serviceCIDRContributions } from './desired-routes.ts';
-import type { Clock } from './workqueue.ts';
-import { WorkQueue } from './workqueue.ts';
+import type { Clock } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
+import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } from './desired-routes.ts';
+import { decideService, serviceCIDRContributions } from './desired-routes.ts';
+import type { NodeState } from './node-eligibility.ts';
+import { evaluateNode } from './node-eligibility.ts';
+import { WorkQueue } from './workqueue.ts';
 
 /**
- * What changed since the previous result the sink accepted (for sinks that want to work
- * incrementally; the result itself is always complete). `all` is true after a full recompute
- * (first result, this node changed, context change, resync); the lists are then complete too.
+ * The candidates of this node: a live view of the controller's state, read by the sink while `onCandidates` runs
+ * (and until the next emit; objects inside are never mutated, unchanged ones keep their identity).
  */
-export interface DesiredChanges {
-  all: boolean;
-  /** "ns/name" of Services whose decision may have changed, appeared or disappeared. */
-  services: string[];
-  /** Prefixes whose route may have changed, appeared or disappeared. */
-  prefixes: string[];
+export interface CandidateSet {
+  readonly node: NodeState;
+  readonly serviceCIDRs: ServiceCIDRCandidates;
+  /** The candidates of Service "ns/name", or undefined when it does not exist. */
+  service(key: string): ServiceCandidates | undefined;
+  /** Every Service's candidates, any order. */
+  services(): Iterable<ServiceCandidates>;
 }
 
 /**
- * Receives every new desired result. May be async; throw/reject to have it retried.
- * The result and its arrays are not mutated afterwards; unchanged routes and decisions keep their
- * object identity from one result to the next.
+ * What changed since the previous set the sink accepted. `all` is true after a full recompute (first set, this node
+ * changed, context change, resync); `services` then lists every Service recomputed or removed.
  */
-export interface DesiredSink {
-  onDesired(result: DesiredResult, changes: DesiredChanges): void | Promise<void>;
+export interface CandidateChanges {
+  readonly all: boolean;
+  /** "ns/name" of Services whose candidates may have changed, appeared or disappeared, sorted. */
+  readonly services: readonly string[];
+  /** True when the service CIDR decisions may have changed. */
+  readonly serviceCIDRs: boolean;
+}
+
+/** Receives every new candidate set. May be async; throw/reject to have it retried. */
+export interface CandidateSink {
+  onCandidates(candidates: CandidateSet, changes: CandidateChanges): void | Promise<void>;
 }
 
 /** Options of `Controller`. */
 export interface ControllerOptions {
   source: Source;
   context: DesiredRoutesContext;
-  sink: DesiredSink;
+  sink: CandidateSink;
   clock?: Clock;
   /** First retry delay in ms after a failing sink (default 100). */
   retryBaseMs?: number;
@@ -63,7 +75,7 @@ export interface ControllerStats {
   reconciles: number;
   /** Services recomputed. */
   servicesComputed: number;
-  /** Results handed to the sink successfully. */
+  /** Candidate sets handed to the sink successfully. */
   emits: number;
   /** Sink failures. */
   sinkErrors: number;
@@ -73,66 +85,25 @@ export interface ControllerStats {
 
 const EMIT_KEY = '\u0000emit';
 
-const sameList = (a: readonly (string | number)[], b: readonly (string | number)[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
-
-/** Whether two merged routes are equal field by field. */
-function sameRoute(a: DesiredRoute, b: DesiredRoute): boolean {
-  return (
-    a.prefix === b.prefix &&
-    a.family === b.family &&
-    a.localPref === b.localPref &&
-    a.med === b.med &&
-    (a.peers === 'all' || b.peers === 'all' ? a.peers === b.peers : sameList(a.peers, b.peers)) &&
-    sameList(a.communities, b.communities) &&
-    sameList(a.largeCommunities, b.largeCommunities) &&
-    sameList(a.services, b.services) &&
-    sameList(a.advertisements, b.advertisements) &&
-    Object.keys(a).length === Object.keys(b).length
-  );
-}
-
-/** First index of `arr` (sorted by compareRoutes) whose route is not before `r`. */
-function lowerBound(arr: readonly DesiredRoute[], r: { family: DesiredRoute['family']; prefix: string }): number {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareRoutes(arr[mid] as DesiredRoute, r) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** See module doc. Events: 'desired' (result) after each successful emit, 'error' (key, err) for retried failures. */
+/** See module doc. Events: 'candidates' (set) after each successful emit, 'error' (key, err) for retried failures. */
 export class Controller extends EventEmitter {
   readonly #source: Source;
-  readonly #sink: DesiredSink;
-  readonly #clock: Clock | undefined;
+  readonly #sink: CandidateSink;
+  readonly #clock: Clock;
   readonly #queue: WorkQueue;
   readonly #resyncIntervalMs: number;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
-  readonly #decisions = new Map<string, { decision: ServiceDecision; contributions: RouteContribution[] }>();
-  #cidrs: { decisions: ServiceCIDRDecision[]; contributions: RouteContribution[] } = { decisions: [], contributions: [] };
-  /** prefix -> owner ("service:ns/name" or "cidr") -> its contributions to that prefix */
-  readonly #owners = new Map<string, Map<string, RouteContribution[]>>();
-  /** owner -> prefixes it contributes to */
-  readonly #ownerPrefixes = new Map<string, Set<string>>();
-  readonly #routes = new Map<string, DesiredRoute>();
-  readonly #dirtyPrefixes = new Set<string>();
-  #sortedRoutes: DesiredRoute[] | undefined;
-  #servicesArr: ServiceDecision[] | undefined;
-  readonly #serviceIdx = new Map<string, number>();
-  /** Services changed since #servicesArr was built (membership changes rebuild it). */
-  readonly #patchServices = new Set<string>();
+  readonly #candidates = new Map<string, ServiceCandidates>();
+  #cidrs: ServiceCIDRCandidates = { decisions: [], contributions: [] };
   /** Changes not yet accepted by the sink. */
   readonly #reportServices = new Set<string>();
-  readonly #reportPrefixes = new Set<string>();
   #reportAll = true;
+  #reportCidrs = true;
   #dirty = false;
   #started = false;
   #resyncTimer: ReturnType<typeof setInterval> | undefined;
-  #last: DesiredResult | undefined;
+  #last: CandidateSet | undefined;
   readonly stats: ControllerStats = { reconciles: 0, servicesComputed: 0, emits: 0, sinkErrors: 0, lastEmitAtMs: 0 };
   readonly #onChange = (keys: string[]): void => {
     if (!this.#source.synced()) return; // the full pass after sync covers it
@@ -145,12 +116,12 @@ export class Controller extends EventEmitter {
     this.#source = opts.source;
     this.#sink = opts.sink;
     this.#ctx = opts.context;
-    this.#clock = opts.clock;
+    this.#clock = opts.clock ?? realClock;
     this.#resyncIntervalMs = opts.resyncIntervalMs ?? 300_000;
     this.#queue = new WorkQueue((k) => this.#process(k), {
       baseDelayMs: opts.retryBaseMs ?? 100,
       maxDelayMs: opts.retryMaxMs ?? 30_000,
-      ...(opts.clock ? { clock: opts.clock } : {}),
+      clock: this.#clock,
     });
     this.#queue.on('error', (key: string, err: unknown) => {
       if (this.listenerCount('error') > 0) this.emit('error', key === EMIT_KEY ? 'emit' : key, err);
@@ -192,13 +163,13 @@ export class Controller extends EventEmitter {
     this.invalidate();
   }
 
-  /** Recompute one Service ("ns/name"), or everything (e.g. after a health-check state change). */
-  invalidate(serviceKey?: string): void {
+  /** Recompute everything (resync). */
+  invalidate(): void {
     if (!this.#source.synced()) return;
-    this.#queue.add(serviceKey === undefined ? ALL_KEY : `service:${serviceKey}`);
+    this.#queue.add(ALL_KEY);
   }
 
-  /** True once the source has synced (results flow only from then on). */
+  /** True once the source has synced (candidates flow only from then on). */
   synced(): boolean {
     return this.#source.synced();
   }
@@ -208,17 +179,9 @@ export class Controller extends EventEmitter {
     return { synced: this.#source.synced(), source: this.#source.status(), stats: { ...this.stats }, queued: this.#queue.length, pendingRetries: this.#queue.pendingRetries };
   }
 
-  /** The last result handed to the sink, if any. */
-  last(): DesiredResult | undefined {
+  /** The candidate set last accepted by the sink, if any. */
+  last(): CandidateSet | undefined {
     return this.#last;
-  }
-
-  /**
-   * The route of `prefix` in the newest result handed (or being handed) to the sink, or undefined when that result has
-   * none — an O(1) lookup for sinks that apply `changes.prefixes` incrementally. Same object as in `result.routes`.
-   */
-  route(prefix: string): DesiredRoute | undefined {
-    return this.#routes.get(prefix);
   }
 
   /** Resolves when no key is queued or running (tests, graceful shutdown). */
@@ -230,151 +193,77 @@ export class Controller extends EventEmitter {
     if (key === EMIT_KEY) return this.#emit();
     this.stats.reconciles++;
     const snap = this.#source.snapshot();
-    if (key === `node:${this.#ctx.nodeName}` && this.#node !== undefined) {
+    const me = this.#ctx.nodeName;
+    if (key === `node:${me}` && this.#node !== undefined) {
       // Node status heartbeats change the object but rarely what matters (eligibility, labels).
-      const next = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
+      const next = evaluateNode(snap.node(me), me);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
-    if (key === ALL_KEY || key === `node:${this.#ctx.nodeName}` || this.#node === undefined) {
-      this.#node = evaluateNode(snap.node(this.#ctx.nodeName), this.#ctx.nodeName);
+    if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
+      this.#node = evaluateNode(snap.node(me), me);
       this.#reportAll = true;
-      const stale = new Set(this.#decisions.keys());
+      const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
         const k = objectKey(svc);
         stale.delete(k);
         this.#computeService(k);
       }
       for (const k of stale) this.#computeService(k); // vanished: removes them
-      this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
-      this.#setContributions('cidr', this.#cidrs.contributions);
-      this.#dirty = true;
+      this.#computeCidrs();
     } else if (key.startsWith('service:')) {
       this.#computeService(key.slice('service:'.length));
-      this.#dirty = true;
     } else if (key.startsWith('servicecidr:')) {
-      this.#cidrs = serviceCIDRContributions(snap, this.#node, this.#ctx);
-      this.#setContributions('cidr', this.#cidrs.contributions);
-      this.#dirty = true;
+      this.#computeCidrs();
     }
-    // node:<other> — irrelevant to this node's routes
+    // node:<other> — irrelevant to this node's candidates
   }
 
   #computeService(key: string): void {
     const snap = this.#source.snapshot();
     const svc = snap.service(key);
     if (!svc) {
-      if (this.#decisions.delete(key)) {
-        this.#servicesArr = undefined;
+      if (this.#candidates.delete(key)) {
         this.#reportServices.add(key);
+        this.#dirty = true;
       }
-      this.#setContributions(`service:${key}`, []);
       return;
     }
-    this.stats.servicesComputed++;
-    const d = decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx);
-    if (!this.#decisions.has(key)) this.#servicesArr = undefined;
-    this.#decisions.set(key, d);
-    this.#patchServices.add(key);
+    this.#dirty = true;
     this.#reportServices.add(key);
-    this.#setContributions(`service:${key}`, d.contributions);
+    this.stats.servicesComputed++;
+    this.#candidates.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx));
   }
 
-  /** Replace an owner's contributions; marks the prefixes it touched or touches dirty. */
-  #setContributions(owner: string, contributions: readonly RouteContribution[]): void {
-    const old = this.#ownerPrefixes.get(owner);
-    if (old) {
-      for (const p of old) {
-        this.#owners.get(p)?.delete(owner);
-        this.#dirtyPrefixes.add(p);
-      }
-    }
-    if (contributions.length === 0) {
-      this.#ownerPrefixes.delete(owner);
-      return;
-    }
-    const prefixes = new Set<string>();
-    for (const c of contributions) {
-      let byOwner = this.#owners.get(c.prefix);
-      if (!byOwner) this.#owners.set(c.prefix, (byOwner = new Map()));
-      const l = byOwner.get(owner);
-      if (l) l.push(c);
-      else byOwner.set(owner, [c]);
-      prefixes.add(c.prefix);
-      this.#dirtyPrefixes.add(c.prefix);
-    }
-    this.#ownerPrefixes.set(owner, prefixes);
-  }
-
-  /**
-   * Re-merge dirty prefixes only. The sorted route list of the previous result is copied (pointers only) and patched
-   * in place by binary search (replace, insert or remove one entry per dirty prefix); it is rebuilt and sorted only the
-   * first time or when many prefixes changed at once. O(dirty × log routes) plus one pointer copy.
-   */
-  #currentRoutes(): DesiredRoute[] {
-    const prev = this.#sortedRoutes;
-    let arr = prev !== undefined && this.#dirtyPrefixes.size <= Math.max(64, prev.length >>> 4) ? prev.slice() : undefined;
-    for (const p of this.#dirtyPrefixes) {
-      const old = this.#routes.get(p);
-      const byOwner = this.#owners.get(p);
-      const list: RouteContribution[] = [];
-      if (byOwner) for (const l of byOwner.values()) list.push(...l);
-      let next: DesiredRoute | undefined;
-      if (list.length === 0) {
-        this.#owners.delete(p);
-        this.#routes.delete(p);
-      } else {
-        next = mergePrefix(list);
-        if (old !== undefined && sameRoute(old, next)) next = old; // unchanged: keep the object (sinks compare identity)
-        this.#routes.set(p, next);
-      }
-      if (arr === undefined || old === next) continue;
-      const i = lowerBound(arr, (old ?? next) as DesiredRoute);
-      if (old !== undefined && arr[i] !== old) arr = undefined; // not where expected: rebuild below (never seen)
-      else if (old === undefined) arr.splice(i, 0, next as DesiredRoute);
-      else if (next === undefined) arr.splice(i, 1);
-      else arr[i] = next;
-    }
-    for (const p of this.#dirtyPrefixes) this.#reportPrefixes.add(p);
-    this.#dirtyPrefixes.clear();
-    this.#sortedRoutes = arr ?? [...this.#routes.values()].sort(compareRoutes);
-    return this.#sortedRoutes;
-  }
-
-  /** Sorted Service decisions; rebuilt only when the set of Services changed, else copied and patched. */
-  #currentServices(): ServiceDecision[] {
-    if (!this.#servicesArr) {
-      const keys = [...this.#decisions.keys()].sort();
-      this.#servicesArr = keys.map((k) => (this.#decisions.get(k) as { decision: ServiceDecision }).decision);
-      this.#serviceIdx.clear();
-      keys.forEach((k, i) => this.#serviceIdx.set(k, i));
-    } else if (this.#patchServices.size > 0) {
-      const arr = this.#servicesArr.slice();
-      for (const k of this.#patchServices) arr[this.#serviceIdx.get(k) as number] = (this.#decisions.get(k) as { decision: ServiceDecision }).decision;
-      this.#servicesArr = arr;
-    }
-    this.#patchServices.clear();
-    return this.#servicesArr;
+  #computeCidrs(): void {
+    this.#cidrs = serviceCIDRContributions(this.#source.snapshot(), this.#node as NodeState, this.#ctx);
+    this.#reportCidrs = true;
+    this.#dirty = true;
   }
 
   async #emit(): Promise<void> {
     if (!this.#dirty || !this.#node) return;
     this.#dirty = false;
-    // Both arrays are fresh for this result (never mutated later), built in O(changes) + a pointer copy.
-    const result: DesiredResult = { routes: this.#currentRoutes(), services: this.#currentServices(), serviceCIDRs: this.#cidrs.decisions, node: this.#node };
-    const changes: DesiredChanges = { all: this.#reportAll, services: [...this.#reportServices].sort(), prefixes: [...this.#reportPrefixes].sort() };
+    const candidates = this.#candidates;
+    const set: CandidateSet = {
+      node: this.#node,
+      serviceCIDRs: this.#cidrs,
+      service: (key) => candidates.get(key),
+      services: () => candidates.values(),
+    };
+    const changes: CandidateChanges = { all: this.#reportAll, services: [...this.#reportServices].sort(), serviceCIDRs: this.#reportCidrs || this.#reportAll };
     try {
-      await this.#sink.onDesired(result, changes);
+      await this.#sink.onCandidates(set, changes);
       this.#reportAll = false;
+      this.#reportCidrs = false;
       this.#reportServices.clear();
-      this.#reportPrefixes.clear();
     } catch (e) {
       this.stats.sinkErrors++;
       this.#dirty = true; // retried with backoff by the queue (unless a newer change emits first)
       throw e;
     }
-    this.#last = result;
+    this.#last = set;
     this.stats.emits++;
-    this.stats.lastEmitAtMs = this.#clock ? this.#clock.now() : Date.now();
-    this.emit('desired', result);
+    this.stats.lastEmitAtMs = this.#clock.now();
+    this.emit('candidates', set);
   }
 }

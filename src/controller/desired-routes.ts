@@ -1,41 +1,48 @@
 /**
- * PURE computation of the routes THIS node should announce, with the reason chain behind every
- * Service VIP decision ("why is this VIP not announced from node X?").
+ * PURE computation of what THIS node should announce, with the reason chain behind every Service VIP decision
+ * ("why is this VIP not announced from node X?"). Nothing here reads anything but its arguments.
  *
- * `computeDesiredRoutes(snapshot, ctx)` reads only its arguments (plus the optional `healthGate`
- * callback, which must itself be side-effect free) and returns the whole desired set; callers
- * replace the previous set with it (level-triggered). The per-service pieces (`evaluateNode`,
- * `decideService`, `serviceCIDRContributions`, `mergeRoutes`) are exported so the controller can
- * recompute only the Services a change touched.
+ * Two steps, in pipeline order (docs/architecture.md):
+ * 1. `decideService` turns one Service and its EndpointSlices into **candidates**: every VIP either has blocking
+ *    reasons, or passes every rule below and waits only for its health gate (`candidate: true`, with the route
+ *    pieces it would announce and its usable local endpoints). `serviceCIDRContributions` does the same for the
+ *    service CIDRs, which have no health gate.
+ * 2. `gateService` applies health verdicts to one Service's candidates: a failing verdict turns a candidate into a
+ *    `HealthCheckFailing` decision, a passing one keeps its route pieces. The daemon's health gate stage
+ *    (src/daemon/health-gate.ts) calls it with the health manager's verdicts; `computeDesiredRoutes` composes both
+ *    steps and the merge (route-merge.ts) into the whole desired set, the reference the incremental path is tested
+ *    against.
  *
- * Semantics (docs/kubernetes.md has the table; sources: kubernetes-notes §1–3, decisions.md):
- * - VIPs of a Service: `status.loadBalancer.ingress[].ip` (type LoadBalancer only, not
- *   `ipMode: Proxy`), `spec.externalIPs[]`, `spec.clusterIPs[]` (host routes). Headless and
- *   ExternalName Services have none. Dual-stack Services give one VIP per family.
- * - externalTrafficPolicy governs loadBalancer and externalIP VIPs, internalTrafficPolicy the
- *   clusterIP VIPs. Local needs a usable endpoint on this node, Cluster a usable endpoint
- *   anywhere; both look only at EndpointSlices of the VIP's address family (kube-proxy runs one
- *   proxier per family), all slices of the Service combined. Usable = has an address, ready
- *   (nil = true) and not terminating (nil = false); with `countServingTerminating`, serving
- *   (nil = true) terminating endpoints count too.
- * - Node eligibility: missing Node object, exclude label present, ToBeDeletedByClusterAutoscaler
- *   taint, deletionTimestamp, Ready False/Unknown, NetworkUnavailable True ⇒ nothing announced.
- *   Cordon (spec.unschedulable) alone keeps announcing.
- * - loadBalancerClass: with our class unset only class-less Services' LB IPs are ours; with it
- *   set, only an exact match. The class filters loadBalancer VIPs only.
- * - Advertisements: none configured ⇒ LB ingress IPs to every peer. Otherwise each VIP is
- *   announced by every advertisement selecting its address kind, namespace, Service labels and
- *   this node's labels; `aggregationLength(V6)` widens the prefix. Identical prefixes (several
- *   Services sharing an IP, several advertisements) merge into one route: peers union ('all'
- *   wins), communities union, highest localPref, lowest MED.
+ * Semantics (docs/kubernetes.md has the table; docs/decisions.md the product decisions):
+ * - VIPs of a Service: `status.loadBalancer.ingress[].ip` (type LoadBalancer only, not `ipMode: Proxy`),
+ *   `spec.externalIPs[]`, `spec.clusterIPs[]` (host routes). Headless and ExternalName Services have none.
+ *   Dual-stack Services give one VIP per family.
+ * - externalTrafficPolicy governs loadBalancer and externalIP VIPs, internalTrafficPolicy the clusterIP VIPs.
+ *   Local needs a usable endpoint on this node, Cluster a usable endpoint anywhere, both of the VIP's IP family
+ *   (endpoints.ts has the one rule).
+ * - Node eligibility: node-eligibility.ts.
+ * - loadBalancerClass: with our class unset only class-less Services' LB IPs are ours; with it set, only an exact
+ *   match. The class filters loadBalancer VIPs only.
+ * - Advertisements: none configured ⇒ LB ingress IPs to every peer. Otherwise each VIP is announced by every
+ *   advertisement selecting its address kind, namespace, Service labels and this node's labels;
+ *   `aggregationLength(V6)` widens the prefix.
  */
-import type { EndpointSlice, Node, Service } from '../k8s/types.ts';
+import type { EndpointSlice, Service } from '../k8s/types.ts';
 import { objectKey } from '../k8s/keys.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelector } from '../k8s/selector.ts';
-import type { Snapshot } from './snapshot.ts';
-import type { Family } from './prefix.ts';
-import { addressFamily, canonicalCIDR, toPrefix } from './prefix.ts';
+import type { Family } from '../../bgp/index.ts';
+import type { IpFamily } from '../net/address.ts';
+import { canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
+import type { EndpointCounts } from './endpoints.ts';
+import { countEndpoints } from './endpoints.ts';
+import type { NodeState } from './node-eligibility.ts';
+import { evaluateNode } from './node-eligibility.ts';
+import type { HealthCause, Reason } from './reasons.ts';
+import { ReasonCode } from './reasons.ts';
+import type { DesiredRoute, RouteContribution } from './route-merge.ts';
+import { mergeRoutes } from './route-merge.ts';
 
 /** Kinds of address an advertisement can select. */
 export type AddressKind = 'loadBalancer' | 'externalIP' | 'clusterIP' | 'serviceCIDR';
@@ -70,23 +77,7 @@ export interface Advertisement {
   aggregationLengthV6?: number;
 }
 
-/** Result of a per-VIP health gate (health checks are built elsewhere). */
-export interface HealthGateResult {
-  pass: boolean;
-  reason?: string;
-  /** The health layer's own reasons (e.g. Suppressed, HoldDown, NoLocalEndpoints, ConnectionRefused), kept as data. */
-  causes?: HealthCause[];
-}
-
-/** One machine-readable cause of a failing health gate; `until` (ISO 8601) for time-bound ones (hold-down, suppression). */
-export interface HealthCause {
-  code: string;
-  message: string;
-  since?: string;
-  until?: string;
-}
-
-/** Inputs besides the snapshot. */
+/** Inputs besides the snapshot, all from the configuration. */
 export interface DesiredRoutesContext {
   /** Name of the Node this speaker runs on (kube-proxy's hostname). */
   nodeName: string;
@@ -96,44 +87,15 @@ export interface DesiredRoutesContext {
   advertisements?: Advertisement[];
   /** Service CIDRs from config (announced with the `serviceCIDR` kind, together with ServiceCIDR objects). */
   serviceCIDRs?: string[];
-  /** Count serving-but-terminating endpoints as usable (default false; decisions.md). */
+  /** Count serving-but-terminating endpoints as usable (default false; docs/decisions.md). */
   countServingTerminating?: boolean;
-  /** Optional gate consulted for a VIP that passed every other check. Must not throw. */
-  healthGate?: (service: string, address: string) => HealthGateResult;
 }
 
-/** Machine-readable reason codes. Negative codes block announcing; positive ones explain it. */
-export const ReasonCode = {
-  NodeNotFound: 'NodeNotFound',
-  NodeExcluded: 'NodeExcluded',
-  NodeToBeDeleted: 'NodeToBeDeleted',
-  NodeDeleting: 'NodeDeleting',
-  NodeNotReady: 'NodeNotReady',
-  NodeNetworkUnavailable: 'NodeNetworkUnavailable',
-  ServiceProxyNameSet: 'ServiceProxyNameSet',
-  ForeignLoadBalancerClass: 'ForeignLoadBalancerClass',
-  IPModeProxy: 'IPModeProxy',
-  InvalidAddress: 'InvalidAddress',
-  InvalidAdvertisement: 'InvalidAdvertisement',
-  NoAdvertisement: 'NoAdvertisement',
-  NoReadyEndpoint: 'NoReadyEndpoint',
-  NoLocalReadyEndpoint: 'NoLocalReadyEndpoint',
-  HealthCheckFailing: 'HealthCheckFailing',
-  // service-level notes
-  Headless: 'Headless',
-  ExternalName: 'ExternalName',
-  // positive
-  ReadyEndpoint: 'ReadyEndpoint',
-  LocalReadyEndpoint: 'LocalReadyEndpoint',
-  Advertised: 'Advertised',
-} as const;
-export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
-
-/** One link of a reason chain: a code for machines and a sentence for operators. */
-export interface Reason {
-  code: ReasonCode;
-  message: string;
-  /** For HealthCheckFailing: the health layer's causes, as data (codes and absolute times). */
+/** The health layer's verdict on one VIP that passed every other rule. */
+export interface HealthVerdict {
+  pass: boolean;
+  reason?: string;
+  /** The health layer's own reasons (e.g. Suppressed, HoldDown, NoLocalEndpoints, ConnectionRefused), kept as data. */
   causes?: HealthCause[];
 }
 
@@ -163,21 +125,43 @@ export interface ServiceCIDRDecision {
   reasons: Reason[];
 }
 
-/** One route this node wants announced. */
-export interface DesiredRoute {
-  /** Canonical prefix, host bits zero: "10.0.0.1/32", "2001:db8::1/128". */
-  prefix: string;
-  family: Family;
-  /** Peer names, sorted, or 'all'. */
-  peers: string[] | 'all';
-  communities: string[];
-  largeCommunities: string[];
-  localPref?: number;
-  med?: number;
-  /** "ns/name" of every Service wanting the prefix, sorted. */
-  services: string[];
-  /** Names of the advertisements behind it, sorted. */
-  advertisements: string[];
+/** One VIP before its health gate. */
+export interface VipCandidate {
+  /** The decision when no health check objects: blocked (reasons say why) or announced. Same object as in the Service's decision. */
+  readonly decision: VipDecision;
+  /** True when every rule but the health gate passed: only a failing health verdict can still block it. */
+  readonly candidate: boolean;
+  /** Route pieces it announces once its gate passes (empty when not a candidate). */
+  readonly contributions: readonly RouteContribution[];
+  /** Usable endpoints of the VIP's IP family (endpoints.ts), undefined when the address is not an IP address. */
+  readonly endpoints: EndpointCounts | undefined;
+}
+
+/** One Service before the health gate: what `decideService` computed, and the object it was computed from. */
+export interface ServiceCandidates {
+  /** "ns/name". */
+  readonly service: string;
+  /** The Service object (health check annotations and kube-proxy fields are read from it by the gate). */
+  readonly object: Service;
+  /** The decision when every candidate passes its gate (VIPs in `vips` order). */
+  readonly decision: ServiceDecision;
+  /** Per VIP, in `decision.vips` order. */
+  readonly vips: readonly VipCandidate[];
+  /** Every candidate VIP's route pieces (what the Service announces when every gate passes). */
+  readonly contributions: readonly RouteContribution[];
+}
+
+/** Service CIDR decisions and the route pieces of the announced ones (no health gate applies to them). */
+export interface ServiceCIDRCandidates {
+  readonly decisions: ServiceCIDRDecision[];
+  readonly contributions: RouteContribution[];
+}
+
+/** One Service after its health gate: the final decision and the route pieces announced. */
+export interface GatedService {
+  readonly decision: ServiceDecision;
+  /** `candidates.contributions` itself when every candidate passed (so callers can compare identity). */
+  readonly contributions: readonly RouteContribution[];
 }
 
 /** Output of `computeDesiredRoutes`. Routes and services are sorted for stable comparison. */
@@ -188,64 +172,13 @@ export interface DesiredResult {
   node: NodeState;
 }
 
-/** Eligibility of this node. */
-export interface NodeState {
-  name: string;
-  eligible: boolean;
-  /** Blocking reasons (empty when eligible). */
-  reasons: Reason[];
-  labels: Record<string, string>;
-}
+const NO_CONTRIBUTIONS: readonly RouteContribution[] = Object.freeze([]);
 
-/** A route piece from one (VIP or CIDR, advertisement) pair, before merging. */
-export interface RouteContribution {
-  prefix: string;
-  family: Family;
-  peers: string[] | 'all';
-  communities: string[];
-  largeCommunities: string[];
-  localPref?: number;
-  med?: number;
-  service?: string;
-  advertisement: string;
-}
-
-/** Label whose presence excludes a node (presence rule, decisions.md). */
-export const EXCLUDE_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
-/** Taint set by cluster-autoscaler before scale-down. */
-export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
 /** Label making kube-proxy ignore a Service. */
 export const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
 
 /** The advertisement used when none is configured: LB ingress IPs to every peer. */
 export const DEFAULT_ADVERTISEMENT: Advertisement = { name: 'default', addressKinds: ['loadBalancer'] };
-
-/** Eligibility of node `name` from its Node object (undefined = not found). */
-export function evaluateNode(node: Node | undefined, name: string): NodeState {
-  if (!node) {
-    return { name, eligible: false, labels: {}, reasons: [{ code: ReasonCode.NodeNotFound, message: `Node ${name} is not known; announcing nothing` }] };
-  }
-  const reasons: Reason[] = [];
-  const labels = node.metadata?.labels ?? {};
-  if (Object.hasOwn(labels, EXCLUDE_LABEL)) {
-    reasons.push({ code: ReasonCode.NodeExcluded, message: `Node ${name} has label ${EXCLUDE_LABEL}` });
-  }
-  if ((node.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT)) {
-    reasons.push({ code: ReasonCode.NodeToBeDeleted, message: `Node ${name} has taint ${TO_BE_DELETED_TAINT}` });
-  }
-  if (node.metadata?.deletionTimestamp != null) {
-    reasons.push({ code: ReasonCode.NodeDeleting, message: `Node ${name} is being deleted` });
-  }
-  for (const c of node.status?.conditions ?? []) {
-    if (c.type === 'Ready' && (c.status === 'False' || c.status === 'Unknown')) {
-      reasons.push({ code: ReasonCode.NodeNotReady, message: `Node ${name} condition Ready is ${c.status}` });
-    }
-    if (c.type === 'NetworkUnavailable' && c.status === 'True') {
-      reasons.push({ code: ReasonCode.NodeNetworkUnavailable, message: `Node ${name} condition NetworkUnavailable is True` });
-    }
-  }
-  return { name, eligible: reasons.length === 0, reasons, labels };
-}
 
 function advertisementsOf(ctx: DesiredRoutesContext): Advertisement[] {
   return ctx.advertisements && ctx.advertisements.length > 0 ? ctx.advertisements : [DEFAULT_ADVERTISEMENT];
@@ -253,50 +186,6 @@ function advertisementsOf(ctx: DesiredRoutesContext): Advertisement[] {
 
 function peersOf(ad: Advertisement): string[] | 'all' {
   return ad.peers && ad.peers.length > 0 ? [...ad.peers].sort() : 'all';
-}
-
-interface EndpointCounts {
-  /** usable endpoints on this node */
-  local: number;
-  /** usable endpoints anywhere */
-  total: number;
-  /** terminating endpoints (any node) not counted */
-  terminating: number;
-  /** not-ready, not terminating endpoints (any node) */
-  notReady: number;
-}
-
-function countEndpoints(slices: readonly EndpointSlice[], family: Family, nodeName: string, countServingTerminating: boolean): EndpointCounts {
-  const addressType = family === 'ipv4' ? 'IPv4' : 'IPv6';
-  // Dedupe by address: an endpoint moving between slices may briefly appear twice.
-  const best = new Map<string, { usable: boolean; local: boolean; terminating: boolean }>();
-  for (const slice of slices) {
-    if (slice.addressType !== addressType) continue;
-    for (const ep of slice.endpoints ?? []) {
-      const addr = ep.addresses?.[0];
-      if (!addr) continue;
-      const c = ep.conditions ?? {};
-      const ready = c.ready ?? true;
-      const serving = c.serving ?? true;
-      const terminating = c.terminating ?? false;
-      const usable = (ready && !terminating) || (countServingTerminating && serving && terminating);
-      const local = ep.nodeName === nodeName;
-      const prev = best.get(addr);
-      // Prefer a usable copy, then a local one.
-      if (!prev || (usable && !prev.usable) || (usable === prev.usable && local && !prev.local)) {
-        best.set(addr, { usable, local, terminating });
-      }
-    }
-  }
-  const out: EndpointCounts = { local: 0, total: 0, terminating: 0, notReady: 0 };
-  for (const e of best.values()) {
-    if (e.usable) {
-      out.total++;
-      if (e.local) out.local++;
-    } else if (e.terminating) out.terminating++;
-    else out.notReady++;
-  }
-  return out;
 }
 
 function vipsOf(svc: Service): Array<{ address: string; kind: VipKind; ipMode?: string }> {
@@ -319,41 +208,60 @@ function vipsOf(svc: Service): Array<{ address: string; kind: VipKind; ipMode?: 
   return out;
 }
 
+function route(prefix: string, family: Family, ad: Advertisement, service: string | undefined): RouteContribution {
+  const c: RouteContribution = {
+    prefix,
+    family,
+    peers: peersOf(ad),
+    communities: [...(ad.communities ?? [])],
+    largeCommunities: [...(ad.largeCommunities ?? [])],
+    advertisement: ad.name,
+  };
+  if (ad.localPref !== undefined) c.localPref = ad.localPref;
+  if (ad.med !== undefined) c.med = ad.med;
+  if (service !== undefined) c.service = service;
+  return c;
+}
+
 /**
- * Decide every VIP of one Service on this node and produce its route contributions.
+ * The candidates of one Service on this node: every VIP decided by every rule but its health gate.
+ * Never throws for odd objects: a bad VIP gets an InvalidAddress reason, an advertisement with an impossible
+ * aggregation length an InvalidAdvertisement reason (the other advertisements still apply).
  * @param slices all EndpointSlices labelled for this Service.
  */
-export function decideService(
-  svc: Service,
-  slices: readonly EndpointSlice[],
-  node: NodeState,
-  ctx: DesiredRoutesContext,
-): { decision: ServiceDecision; contributions: RouteContribution[] } {
+export function decideService(svc: Service, slices: readonly EndpointSlice[], node: NodeState, ctx: DesiredRoutesContext): ServiceCandidates {
   const key = objectKey(svc);
   const decision: ServiceDecision = { service: key, vips: [], reasons: [] };
-  const contributions: RouteContribution[] = [];
+  const vips: VipCandidate[] = [];
+  const all: RouteContribution[] = [];
+  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all.length > 0 ? all : NO_CONTRIBUTIONS });
+  const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
+    decision.vips.push(d);
+    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints });
+  };
   const spec = svc.spec ?? {};
   const type = spec.type ?? 'ClusterIP';
   if (type === 'ExternalName') {
     decision.reasons.push({ code: ReasonCode.ExternalName, message: 'ExternalName Services have no IP' });
-    return { decision, contributions };
+    return done();
   }
   if (spec.clusterIP === 'None') {
     decision.reasons.push({ code: ReasonCode.Headless, message: 'headless Service (clusterIP None) has no VIP' });
-    return { decision, contributions };
+    return done();
   }
   const ns = svc.metadata?.namespace ?? '';
   const svcLabels = svc.metadata?.labels ?? {};
   const proxyName = svcLabels[SERVICE_PROXY_NAME_LABEL];
   const ads = advertisementsOf(ctx);
-  const countsByFamily = new Map<Family, EndpointCounts>();
+  const countsByFamily = new Map<IpFamily, EndpointCounts>();
 
   for (const vip of vipsOf(svc)) {
     const blocking: Reason[] = [...node.reasons];
-    const family = addressFamily(vip.address);
+    const family = ipFamilyOf(vip.address);
     if (!family) {
       blocking.push({ code: ReasonCode.InvalidAddress, message: `${JSON.stringify(vip.address)} is not an IP address` });
-      decision.vips.push({ address: vip.address, kind: vip.kind, announced: false, reasons: blocking });
+      blocked(vip, blocking, undefined);
       continue;
     }
     if (proxyName !== undefined) {
@@ -393,35 +301,31 @@ export function decideService(
     const policy = (vip.kind === 'clusterIP' ? spec.internalTrafficPolicy : spec.externalTrafficPolicy) ?? 'Cluster';
     let counts = countsByFamily.get(family);
     if (!counts) countsByFamily.set(family, (counts = countEndpoints(slices, family, node.name, ctx.countServingTerminating ?? false)));
-    const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     const extra = `${counts.notReady} not ready, ${counts.terminating} terminating${ctx.countServingTerminating ? ' and not serving' : ''}`;
     let positive: Reason;
     if (policy === 'Local') {
       if (counts.local === 0) {
         blocking.push({
           code: ReasonCode.NoLocalReadyEndpoint,
-          message: `${policyField} is Local and node ${node.name} has no ready ${fam} endpoint (${counts.total} ready on other nodes; ${extra})`,
+          message: `${policyField} is Local and node ${node.name} has no ready ${family} endpoint (${counts.total} ready on other nodes; ${extra})`,
         });
       }
-      positive = { code: ReasonCode.LocalReadyEndpoint, message: `${policyField} is Local; ${counts.local} ready ${fam} endpoint(s) on node ${node.name}` };
+      positive = { code: ReasonCode.LocalReadyEndpoint, message: `${policyField} is Local; ${counts.local} ready ${family} endpoint(s) on node ${node.name}` };
     } else {
       if (counts.total === 0) {
-        blocking.push({ code: ReasonCode.NoReadyEndpoint, message: `${policyField} is Cluster and no ready ${fam} endpoint exists (${extra})` });
+        blocking.push({ code: ReasonCode.NoReadyEndpoint, message: `${policyField} is Cluster and no ready ${family} endpoint exists (${extra})` });
       }
-      positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${fam} endpoint(s) in the cluster` };
-    }
-    if (blocking.length === 0 && ctx.healthGate) {
-      const g = ctx.healthGate(key, vip.address);
-      if (!g.pass) blocking.push({ code: ReasonCode.HealthCheckFailing, message: g.reason ?? 'health check not passing', ...(g.causes && g.causes.length > 0 ? { causes: g.causes } : {}) });
+      positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster` };
     }
     if (blocking.length > 0) {
-      decision.vips.push({ address: vip.address, kind: vip.kind, announced: false, reasons: blocking });
+      blocked(vip, blocking, counts);
       continue;
     }
     const reasons: Reason[] = [positive];
     const bad: Reason[] = [];
+    const contributions: RouteContribution[] = [];
     for (const ad of matching) {
-      const len = family === 'ipv4' ? ad.aggregationLength : ad.aggregationLengthV6;
+      const len = family === 'IPv4' ? ad.aggregationLength : ad.aggregationLengthV6;
       let prefix: string;
       try {
         prefix = toPrefix(vip.address, len).prefix;
@@ -431,36 +335,45 @@ export function decideService(
         continue;
       }
       const peers = peersOf(ad);
-      contributions.push(route(prefix, family, ad, key));
+      contributions.push(route(prefix, routeFamilyOf(family), ad, key));
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
     }
-    const announced = reasons.length > 1;
-    decision.vips.push({ address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad });
+    const announced = contributions.length > 0;
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad };
+    decision.vips.push(d);
+    vips.push({ decision: d, candidate: true, contributions, endpoints: counts });
+    for (const c of contributions) all.push(c);
   }
-  return { decision, contributions };
+  return done();
 }
 
-function route(prefix: string, family: Family, ad: Advertisement, service: string | undefined): RouteContribution {
-  const c: RouteContribution = {
-    prefix,
-    family,
-    peers: peersOf(ad),
-    communities: [...(ad.communities ?? [])],
-    largeCommunities: [...(ad.largeCommunities ?? [])],
-    advertisement: ad.name,
-  };
-  if (ad.localPref !== undefined) c.localPref = ad.localPref;
-  if (ad.med !== undefined) c.med = ad.med;
-  if (service !== undefined) c.service = service;
-  return c;
+/** The Service's final decision and route pieces under `verdictOf(vip)` for each candidate VIP. Pure. */
+export function gateService(candidates: ServiceCandidates, verdictOf: (vip: VipCandidate) => HealthVerdict): GatedService {
+  let vips: VipDecision[] | undefined;
+  let failed = false;
+  const contributions: RouteContribution[] = [];
+  candidates.vips.forEach((v, i) => {
+    if (!v.candidate) return;
+    const verdict = verdictOf(v);
+    if (verdict.pass) {
+      for (const c of v.contributions) contributions.push(c);
+      return;
+    }
+    failed = true;
+    vips ??= [...candidates.decision.vips];
+    vips[i] = {
+      address: v.decision.address,
+      kind: v.decision.kind,
+      announced: false,
+      reasons: [{ code: ReasonCode.HealthCheckFailing, message: verdict.reason ?? 'health check not passing', ...(verdict.causes && verdict.causes.length > 0 ? { causes: verdict.causes } : {}) }],
+    };
+  });
+  if (!failed) return { decision: candidates.decision, contributions: candidates.contributions };
+  return { decision: { ...candidates.decision, vips: vips ?? candidates.decision.vips }, contributions };
 }
 
 /** Service CIDR decisions and contributions: config CIDRs plus ServiceCIDR objects not being deleted. */
-export function serviceCIDRContributions(
-  snapshot: Snapshot,
-  node: NodeState,
-  ctx: DesiredRoutesContext,
-): { decisions: ServiceCIDRDecision[]; contributions: RouteContribution[] } {
+export function serviceCIDRContributions(snapshot: Snapshot, node: NodeState, ctx: DesiredRoutesContext): ServiceCIDRCandidates {
   const decisions: ServiceCIDRDecision[] = [];
   const contributions: RouteContribution[] = [];
   const sources: Array<{ cidr: string; source: string }> = [];
@@ -500,102 +413,21 @@ export function serviceCIDRContributions(
   return { decisions, contributions };
 }
 
-/** Route order: IPv4 first, then by prefix string. */
-export function compareRoutes(a: { family: Family; prefix: string }, b: { family: Family; prefix: string }): number {
-  if (a.family !== b.family) return a.family === 'ipv4' ? -1 : 1;
-  return a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0;
-}
-
-/** Merge contributions into one route per prefix (see module doc for the merge rules). Sorted ipv4 first, then by prefix. */
-export function mergeRoutes(contributions: Iterable<RouteContribution>): DesiredRoute[] {
-  const byPrefix = new Map<string, RouteContribution[]>();
-  for (const c of contributions) {
-    const l = byPrefix.get(c.prefix);
-    if (l) l.push(c);
-    else byPrefix.set(c.prefix, [c]);
-  }
-  const out: DesiredRoute[] = [];
-  for (const l of byPrefix.values()) out.push(mergePrefix(l));
-  return out.sort(compareRoutes);
-}
-
-const sortedUnique = (xs: readonly string[]): string[] => (xs.length <= 1 ? [...xs] : [...new Set(xs)].sort());
+const PASS: HealthVerdict = { pass: true };
 
 /**
- * Merge the contributions of ONE prefix (non-empty list, all with the same prefix) into its route.
- * @throws Error when the list is empty.
+ * The whole desired state of this node, from scratch: candidates of every Service, gated by `verdict` (every VIP
+ * passes when it is omitted), merged with the service CIDRs. Never throws for odd objects (see `decideService`).
  */
-export function mergePrefix(list: readonly RouteContribution[]): DesiredRoute {
-  const first = list[0];
-  if (!first) throw new Error('mergePrefix: no contribution');
-  if (list.length === 1) {
-    // Fast path: most prefixes have exactly one contributor.
-    const r: DesiredRoute = {
-      prefix: first.prefix,
-      family: first.family,
-      peers: first.peers === 'all' ? 'all' : sortedUnique(first.peers),
-      communities: sortedUnique(first.communities),
-      largeCommunities: sortedUnique(first.largeCommunities),
-      services: first.service === undefined ? [] : [first.service],
-      advertisements: [first.advertisement],
-    };
-    if (first.localPref !== undefined) r.localPref = first.localPref;
-    if (first.med !== undefined) r.med = first.med;
-    return r;
-  }
-  return mergeSlow(list);
-}
-
-function mergeSlow(contributions: readonly RouteContribution[]): DesiredRoute {
-  const acc = new Map<string, { r: DesiredRoute; peers: Set<string> | 'all'; comm: Set<string>; large: Set<string>; svcs: Set<string>; ads: Set<string> }>();
-  for (const c of contributions) {
-    let e = acc.get(c.prefix);
-    if (!e) {
-      e = {
-        r: { prefix: c.prefix, family: c.family, peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: [] },
-        peers: new Set(),
-        comm: new Set(),
-        large: new Set(),
-        svcs: new Set(),
-        ads: new Set(),
-      };
-      acc.set(c.prefix, e);
-    }
-    if (c.peers === 'all' || e.peers === 'all') e.peers = 'all';
-    else for (const p of c.peers) e.peers.add(p);
-    for (const x of c.communities) e.comm.add(x);
-    for (const x of c.largeCommunities) e.large.add(x);
-    if (c.service !== undefined) e.svcs.add(c.service);
-    e.ads.add(c.advertisement);
-    if (c.localPref !== undefined) e.r.localPref = e.r.localPref === undefined ? c.localPref : Math.max(e.r.localPref, c.localPref);
-    if (c.med !== undefined) e.r.med = e.r.med === undefined ? c.med : Math.min(e.r.med, c.med);
-  }
-  const out: DesiredRoute[] = [];
-  for (const e of acc.values()) {
-    e.r.peers = e.peers === 'all' ? 'all' : [...e.peers].sort();
-    e.r.communities = [...e.comm].sort();
-    e.r.largeCommunities = [...e.large].sort();
-    e.r.services = [...e.svcs].sort();
-    e.r.advertisements = [...e.ads].sort();
-    out.push(e.r);
-  }
-  return out[0] as DesiredRoute;
-}
-
-/**
- * The whole desired state of this node.
- * Never throws: a bad VIP or CIDR gets an InvalidAddress reason, an advertisement with an
- * impossible aggregation length an InvalidAdvertisement reason (other advertisements still apply).
- */
-export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext): DesiredResult {
+export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext, verdict?: (service: string, address: string) => HealthVerdict): DesiredResult {
   const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName);
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
   for (const svc of snapshot.services()) {
     const key = objectKey(svc);
-    const r = decideService(svc, snapshot.endpointSlicesFor(key), node, ctx);
-    services.push(r.decision);
-    contributions.push(...r.contributions);
+    const gated = gateService(decideService(svc, snapshot.endpointSlicesFor(key), node, ctx), verdict ? (vip) => verdict(key, vip.decision.address) : () => PASS);
+    services.push(gated.decision);
+    contributions.push(...gated.contributions);
   }
   const cidrs = serviceCIDRContributions(snapshot, node, ctx);
   contributions.push(...cidrs.contributions);

@@ -13,13 +13,13 @@
  * `attributes.communities{standard, wellKnown, large}`, kube-router `kube-router.io/path-prepend.as` / `.repeat-n`
  * per node (their published APIs); none has them per Service, which is what metallb/metallb#934 asks for.
  *
- * Community text is parsed by the config's parsers (src/config/schema.ts `parseCommunityText`,
- * `parseLargeCommunityText`), so a Service accepts exactly what the config file accepts. Each annotation stands
+ * Community text is parsed by the BGP codec's parsers (bgp/index.ts `parseCommunity`, `parseLargeCommunity`), as the
+ * config file's is, so a Service accepts exactly what the config file accepts. Each annotation stands
  * alone: a bad one yields an error and no value for that attribute, the good ones are returned, so the caller can
  * keep announcing with the last good value of the bad one (a bad annotation never withdraws a working announcement).
  */
-import type { AnnotationError } from '../health/annotations.ts';
-import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
+import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import type { AnnotationError } from '../k8s/annotations.ts';
 
 /** Exact annotation names. */
 export const ServiceAttributeAnnotation = {
@@ -79,6 +79,15 @@ function parseInteger(value: string, min: number, max: number, what: string): nu
   return Number(v);
 }
 
+/** The value key of `text` under a codec parser (which throws on anything else), or undefined when it does not parse. */
+function parsedKey(parse: (text: string) => unknown, text: string): string | undefined {
+  try {
+    return String(parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
 /** A name folded for typo matching: lower case, no separators, no plural ("Large_Community" ~ "large-communities"). */
 function folded(name: string): string {
   return name.toLowerCase().replace(/[-_.]/g, '').replace(/ies$/, 'y').replace(/s$/, '');
@@ -106,11 +115,11 @@ export function parseServiceAttributes(annotations: Readonly<Record<string, stri
     }
   };
   const communities = field(ServiceAttributeAnnotation.Communities, (v) =>
-    parseList(v, (x) => parseCommunityText(x)?.toString(), ['community', 'communities'], '"ASN:VALUE" (0-65535 each) or a well-known name such as no-export'),
+    parseList(v, (x) => parsedKey(parseCommunity, x), ['community', 'communities'], '"ASN:VALUE" (0-65535 each) or a well-known name such as no-export'),
   );
   if (communities !== undefined) out.communities = communities;
   const large = field(ServiceAttributeAnnotation.LargeCommunities, (v) =>
-    parseList(v, (x) => parseLargeCommunityText(x)?.join(':'), ['large community', 'large communities'], '"GLOBAL:LOCAL1:LOCAL2" (0-4294967295 each)'),
+    parseList(v, (x) => parsedKey(parseLargeCommunity, x), ['large community', 'large communities'], '"GLOBAL:LOCAL1:LOCAL2" (0-4294967295 each)'),
   );
   if (large !== undefined) out.largeCommunities = large;
   const med = field(ServiceAttributeAnnotation.Med, (v) => parseInteger(v, 0, 4294967295, 'a MED'));

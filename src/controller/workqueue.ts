@@ -13,24 +13,8 @@
  * Time for retries comes from an injectable `Clock`, so tests run without real waiting.
  */
 import { EventEmitter } from 'node:events';
-
-/** Timer source (injectable for tests). Delays in milliseconds. */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The real clock (timers are unref'd so a pending retry never keeps the process alive). */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, delayMs) => {
-    const h = setTimeout(fn, delayMs);
-    h.unref();
-    return h;
-  },
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 
 /** Options of `WorkQueue`. */
 export interface WorkQueueOptions {
@@ -60,7 +44,7 @@ export class WorkQueue extends EventEmitter {
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
-  readonly #retryTimers = new Map<string, unknown>();
+  readonly #retryTimers = new Map<string, TimerHandle>();
   #running = 0;
   #shutDown = false;
   #pumpScheduled = false;
@@ -94,7 +78,7 @@ export class WorkQueue extends EventEmitter {
     if (this.#shutDown) return;
     if (delayMs <= 0) return this.add(key);
     if (this.#retryTimers.has(key)) return;
-    const h = this.#clock.setTimeout(() => {
+    const h = this.#clock.setTimer(() => {
       this.#retryTimers.delete(key);
       this.add(key);
     }, delayMs);
@@ -130,7 +114,7 @@ export class WorkQueue extends EventEmitter {
   /** Stop accepting keys, cancel retries, and wait for running handlers to finish. Queued keys are dropped. */
   async shutDown(): Promise<void> {
     this.#shutDown = true;
-    for (const h of this.#retryTimers.values()) this.#clock.clearTimeout(h);
+    for (const h of this.#retryTimers.values()) this.#clock.clearTimer(h);
     this.#retryTimers.clear();
     for (const k of this.#queue) this.#dirty.delete(k);
     this.#queue.length = 0;

@@ -4,21 +4,17 @@
  *
  * - config peer → Speaker PeerConfig (`holdTime` → `holdTimeSec`, `nextHop` → `nextHopIPv4`, ...),
  *   with the TCP MD5 password read from its file or environment variable;
+ * - config → the controller's context (advertisements, class, service CIDRs);
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
 import { readFileSync } from 'node:fs';
-import { Address4, Address6 } from 'ip-address';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus } from '../../bgp/speaker.ts';
-import type { PeerBfdConfig, PeerBfdStatus } from '../../bgp/index.ts';
-import type { Route } from '../../bgp/rib/route.ts';
-import type { Family } from '../../bgp/constants.ts';
-import { describeNotification } from '../../bgp/errors.ts';
-import type { StateReason } from '../../bgp/fsm/state.ts';
-import type { DesiredRoute } from '../controller/desired-routes.ts';
-import { canonicalCIDR } from '../controller/prefix.ts';
-import type { ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
-import { parseCommunityText, parseLargeCommunityText } from '../config/schema.ts';
+import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
+import { describeNotification, formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import type { DesiredRoutesContext } from '../controller/desired-routes.ts';
+import type { DesiredRoute } from '../controller/route-merge.ts';
+import { canonicalCIDR } from '../net/address.ts';
+import type { Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
 import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
@@ -64,7 +60,7 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
 
 /** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
 export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): SpeakerPeerConfig {
-  const out: Record<string, unknown> = {
+  return {
     name: p.name,
     address: p.address,
     port: p.port,
@@ -73,18 +69,17 @@ export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): S
     connectRetryTimeSec: p.connectRetryTime,
     passive: p.passive,
     ttlSecurity: p.ttlSecurity,
-    families: [...p.families] as Family[],
+    families: [...p.families],
     gracefulRestart: p.gracefulRestart?.enabled ? { restartTimeSec: p.gracefulRestart.restartTime } : false,
+    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : {}),
+    ...(p.keepaliveTime !== undefined ? { keepaliveTimeSec: p.keepaliveTime } : {}),
+    ...(md5Password !== undefined ? { md5Password } : {}),
+    ...(p.ebgpMultihop !== undefined ? { ebgpMultihop: p.ebgpMultihop } : {}),
+    ...(p.nextHop !== undefined ? { nextHopIPv4: p.nextHop } : {}),
+    ...(p.nextHopV6 !== undefined ? { nextHopIPv6: p.nextHopV6 } : {}),
+    ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+    ...(p.bfd?.enabled ? { bfd: toSpeakerBfd(p.bfd) } : {}),
   };
-  if (p.localAddress !== undefined) out['localAddress'] = p.localAddress;
-  if (p.keepaliveTime !== undefined) out['keepaliveTimeSec'] = p.keepaliveTime;
-  if (md5Password !== undefined) out['md5Password'] = md5Password;
-  if (p.ebgpMultihop !== undefined) out['ebgpMultihop'] = p.ebgpMultihop;
-  if (p.nextHop !== undefined) out['nextHopIPv4'] = p.nextHop;
-  if (p.nextHopV6 !== undefined) out['nextHopIPv6'] = p.nextHopV6;
-  if (p.maxPrefixes !== undefined) out['maxPrefixes'] = p.maxPrefixes;
-  if (p.bfd?.enabled) out['bfd'] = toSpeakerBfd(p.bfd);
-  return out as unknown as SpeakerPeerConfig;
 }
 
 /** Config `bfd` (MetalLB BFDProfile names, ms) → Speaker PeerBfdConfig (ms suffixed). */
@@ -99,29 +94,32 @@ function toSpeakerBfd(b: NonNullable<PeerConfig['bfd']>): PeerBfdConfig {
   };
 }
 
-function familyOf(prefix: string): Family {
-  return prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast';
+/** The controller's context from a configuration, for node `nodeName`. */
+export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRoutesContext {
+  return {
+    nodeName,
+    ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
+    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
+    ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
+    countServingTerminating: cfg.countServingTerminating,
+  };
 }
 
+/** Community texts (validated by the config schema) → distinct 32-bit values, or undefined for none. */
 function communities(list: readonly string[] | undefined): number[] | undefined {
   if (!list || list.length === 0) return undefined;
-  return [...new Set(list.map((c) => parseCommunityText(c) as number))];
+  return [...new Set(list.map(parseCommunity))];
 }
 
-function largeCommunities(list: readonly string[] | undefined): [number, number, number][] | undefined {
+function largeCommunities(list: readonly string[] | undefined): LargeCommunity[] | undefined {
   if (!list || list.length === 0) return undefined;
-  return list.map((c) => parseLargeCommunityText(c) as [number, number, number]);
-}
-
-/** The health gate key of a static route: "route:<canonical prefix>". */
-export function staticRouteGate(r: StaticRouteConfig): string {
-  return `route:${canonicalCIDR(r.prefix).prefix}`;
+  return list.map(parseLargeCommunity);
 }
 
 /** A (validated) static route → Speaker Route. */
 export function staticRoute(r: StaticRouteConfig): Route {
-  const { prefix } = canonicalCIDR(r.prefix);
-  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix, family: familyOf(prefix) };
+  const { prefix, family } = canonicalCIDR(r.prefix);
+  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix, family };
   if (r.nextHop !== undefined) out.nextHop = r.nextHop;
   const c = communities(r.communities);
   if (c) out.communities = c;
@@ -141,7 +139,7 @@ export function staticRoute(r: StaticRouteConfig): Route {
 
 /** A controller DesiredRoute → Speaker Route ('all' peers → no peer filter). */
 export function desiredRoute(d: DesiredRoute): Route {
-  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix: d.prefix, family: d.family === 'ipv6' ? 'ipv6-unicast' : 'ipv4-unicast' };
+  const out: { -readonly [K in keyof Route]: Route[K] } = { prefix: d.prefix, family: d.family };
   const c = communities(d.communities);
   if (c) out.communities = c;
   const lc = largeCommunities(d.largeCommunities);
@@ -150,11 +148,6 @@ export function desiredRoute(d: DesiredRoute): Route {
   if (d.med !== undefined) out.med = d.med;
   if (d.peers !== 'all') out.peers = [...d.peers];
   return out;
-}
-
-/** 32-bit community → "ASN:VALUE". */
-export function communityText(c: number): string {
-  return `${Math.floor(c / 65536)}:${c % 65536}`;
 }
 
 const ORIGIN_NAMES = ['igp', 'egp', 'incomplete'];
@@ -167,8 +160,8 @@ export function routeView(peer: string, r: Route & { nextHop?: string; asPath?: 
   if (r.asPath !== undefined) out.asPath = [...r.asPath];
   if (r.localPref !== undefined) out.localPref = r.localPref;
   if (r.med !== undefined) out.med = r.med;
-  if (r.communities && r.communities.length > 0) out.communities = r.communities.map(communityText);
-  if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map((l) => l.join(':'));
+  if (r.communities && r.communities.length > 0) out.communities = r.communities.map(formatCommunity);
+  if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map(formatLargeCommunity);
   return out;
 }
 
@@ -231,7 +224,6 @@ export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefi
   if (s.bfd) v.bfd = bfdView(s.bfd);
   return v;
 }
-
 /** Speaker PeerBfdStatus → admin PeerBfdView (Clock milliseconds → ISO 8601). */
 function bfdView(b: PeerBfdStatus): PeerBfdView {
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -251,36 +243,4 @@ function bfdView(b: PeerBfdStatus): PeerBfdView {
     ...(b.upSince !== undefined ? { upSince: iso(b.upSince) } : {}),
     ...(b.lastDown ? { lastDown: { ...b.lastDown, at: iso(b.lastDown.at) } } : {}),
   };
-}
-
-function toBig(addr: string): { v: bigint; bits: number } | undefined {
-  try {
-    if (addr.includes(':')) return { v: BigInt(`0x${new Address6(addr).canonicalForm().replace(/:/g, '')}`), bits: 128 };
-    return { v: BigInt(`0x${new Address4(addr).toHex().replace(/:/g, '')}`), bits: 32 };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Does `routePrefix` match the `?prefix=` filter? The filter may be a prefix (matches routes equal
- * to it or inside it) or an address (matches routes containing it). A malformed filter matches nothing
- * (the admin API rejects it with 400 before: `prefixFilterError` in src/admin/server.ts).
- */
-export function prefixMatches(routePrefix: string, filter: string): boolean {
-  const [ra, rl] = routePrefix.split('/');
-  const r = toBig(ra ?? '');
-  if (!r) return false;
-  const rLen = Number(rl ?? r.bits);
-  const fParts = filter.split('/');
-  if (fParts.length > 2) return false; // "10.1.0.0/24/5" is no prefix
-  const [fa, fl] = fParts;
-  const f = toBig(fa ?? '');
-  if (!f || f.bits !== r.bits) return false;
-  const mask = (len: number) => (len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(r.bits - len));
-  if (fl === undefined) return (f.v & mask(rLen)) === (r.v & mask(rLen));
-  if (!/^\d{1,3}$/.test(fl)) return false;
-  const fLen = Number(fl);
-  if (fLen > r.bits) return false;
-  return rLen >= fLen && (r.v & mask(fLen)) === (f.v & mask(fLen));
 }

@@ -23,15 +23,15 @@ import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RunningAllocator } from '../ipam/run.ts';
-import type { DesiredChanges } from '../controller/controller.ts';
-import type { DesiredResult } from '../controller/desired-routes.ts';
 import type { Source } from '../sources/source.ts';
-import { version as packageVersion } from '../cli/version.ts';
+import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
-import type { SpeakerLike } from './daemon.ts';
+import type { DecisionChanges, DecisionSet } from './health-gate.ts';
+import type { SpeakerLike } from './speaker-like.ts';
 import { MappingError, resolvePassword } from './mapping.ts';
 import type { DaemonView } from '../admin/view.ts';
 import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
+import { ForbiddenCalls } from '../k8s/forbidden.ts';
 
 /** Options of {@link runDaemon}. */
 export interface RunOptions {
@@ -91,7 +91,7 @@ function startErrorLog(err: unknown): object {
  * The daemon as the admin API sees it, with `drain`/`undrain` recorded in `stateDir` (drain.json) so a
  * restart keeps the node drained. A state directory that cannot be written is logged; the action still runs.
  */
-function persistingView(daemon: Daemon, stateDir: string, log: Logger): DaemonView {
+function persistingView(view: DaemonView, stateDir: string, log: Logger): DaemonView {
   const record = (drained: boolean) => {
     try {
       writeDrained(stateDir, drained, Date.now());
@@ -100,22 +100,22 @@ function persistingView(daemon: Daemon, stateDir: string, log: Logger): DaemonVi
     }
   };
   return {
-    status: () => daemon.status(),
-    live: () => daemon.live(),
-    peers: () => daemon.peers(),
-    routes: (f) => daemon.routes(f),
-    services: () => daemon.services(),
-    health: () => daemon.health(),
-    resetPeer: (name, soft) => daemon.resetPeer(name, soft),
-    metrics: () => daemon.metrics(),
+    status: () => view.status(),
+    live: () => view.live(),
+    peers: () => view.peers(),
+    routes: (f) => view.routes(f),
+    services: () => view.services(),
+    health: () => view.health(),
+    resetPeer: (name, soft) => view.resetPeer(name, soft),
+    metrics: () => view.metrics(),
     drain: async (o) => {
       // A drain that only precedes a stop (preStop hook) must not leave the next start drained.
       record(o?.persist ?? true);
-      await daemon.drain();
+      await view.drain();
     },
     undrain: async () => {
       record(false);
-      await daemon.undrain();
+      await view.undrain();
     },
   };
 }
@@ -182,6 +182,11 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     },
   });
 
+  // Kubernetes writes refused by RBAC: warned once each, shown in `herald status` until they succeed.
+  const forbidden = new ForbiddenCalls({
+    onForbidden: (c) => log.warn({ call: c.call, err: c.message }, 'Kubernetes API call forbidden (403): grant it in the RBAC rules (deploy/kubernetes/rbac.yaml)'),
+    onAllowed: (call) => log.info({ call }, 'Kubernetes API call allowed again'),
+  });
   let daemon: Daemon;
   let source: Source | undefined;
   let kc: KubeConfig | undefined;
@@ -190,19 +195,20 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   try {
     ({ source, kc } = await createSource(config, identity.nodeName));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
-    let onResult: ((r: DesiredResult, c?: DesiredChanges) => void) | undefined;
+    let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
       const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
       const { AnnouncementEvents } = await import('./service-events.ts');
-      const recorder = new EventRecorder(new KubernetesEventSink(kc, 'herald', identity.nodeName), {
+      const sink = new KubernetesEventSink(kc, 'herald', identity.nodeName);
+      const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
       });
       const events = new AnnouncementEvents(identity.nodeName, recorder);
-      onResult = (r, c) => events.observe(r, c);
+      onDecisions = (d, c) => events.observe(d, c);
     }
-    const { Speaker } = await import('../../bgp/speaker.ts');
+    const { Speaker } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
-      createSpeaker: (o) => new Speaker(o) as unknown as SpeakerLike,
+      createSpeaker: (o) => new Speaker(o) satisfies SpeakerLike,
       health,
       ...(source ? { source } : {}),
       logger: log,
@@ -210,7 +216,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       version,
       restarting: restart.restarting,
       env,
-      ...(onResult ? { onResult } : {}),
+      ...(onDecisions ? { onDecisions } : {}),
+      forbidden: () => forbidden.list(),
     });
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
@@ -232,7 +239,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let token = readToken(config, env, log);
   for (const w of placeholderWarnings(config, token, (p, i) => resolvePassword(p, i, env))) log.warn(w.fields, w.message);
   try {
-    admin = await buildAdminServer({ view: persistingView(daemon, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
+    admin = await buildAdminServer({ view: persistingView(daemon.view, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
     const a = admin.server.address();
     log.info({ address: config.admin.address, port: typeof a === 'object' && a ? a.port : config.admin.port }, 'admin API listening');
@@ -268,7 +275,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       try {
         daemon.reload(next);
         token = readToken(daemon.currentConfig, env, log);
-        if (daemon.status().lastReload?.ok === false) configFile.forget(); // its routes failed: the same file may be retried
+        if (daemon.view.status().lastReload?.ok === false) configFile.forget(); // its routes failed: the same file may be retried
       } catch (err) {
         configFile.forget(); // e.g. a password file not there yet: the same file may be retried
         const issues = err instanceof MappingError ? err.issues.map((i) => `${i.path}: ${i.message}`) : [(err as Error).message];
@@ -325,7 +332,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (kc && source) {
       try {
         const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
       } catch (err) {
         log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
       }

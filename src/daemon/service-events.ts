@@ -1,34 +1,20 @@
 /**
- * Kubernetes Events on a Service when this node's announcement of one of its VIPs changes (issue: "a Kubernetes Event
- * on the Service when a node's announcement changes (rate-limited)"). Reasons: `Announced` and `Withdrawn`, the
- * message names the node, the VIP and, for a withdrawal, the reason chain (e.g. HealthCheckFailing, NoLocalReadyEndpoint).
+ * Kubernetes Events on a Service when this node's announcement of one of its VIPs changes (rate-limited by the
+ * EventRecorder). Reasons: `Announced` and `Withdrawn`; the message names the node, the VIP and, for a withdrawal,
+ * the reason chain (e.g. HealthCheckFailing, NoLocalReadyEndpoint).
  *
- * The first full result only records the state (a restart must not post one Event per VIP); afterwards each result's
+ * The first full pass only records the state (a restart must not post one Event per VIP); afterwards each pass's
  * changed Services are compared with what was last seen. Rate limiting and de-duplication are the EventRecorder's.
  */
-import type { DesiredChanges } from '../controller/controller.ts';
-import type { DesiredResult } from '../controller/desired-routes.ts';
 import type { ServiceEvent } from '../events/recorder.ts';
+import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 
 /** Where Events go: an EventRecorder in production, an array in tests. */
 export interface ServiceEventSink {
   record(event: ServiceEvent): unknown;
 }
 
-/** The decision of Service `key` in `services` (sorted by key), or undefined. */
-function findService(services: readonly DesiredResult['services'][number][], key: string): DesiredResult['services'][number] | undefined {
-  let lo = 0;
-  let hi = services.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = services[mid]!.service;
-    if (k === key) return services[mid];
-    if (k < key) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
-}
-
+/** See the module comment. */
 export class AnnouncementEvents {
   private readonly nodeName: string;
   private readonly sink: ServiceEventSink;
@@ -42,12 +28,12 @@ export class AnnouncementEvents {
   }
 
   /** Compares the Services named in `changes` (all of them when absent or `all`) with their last known state. */
-  observe(result: DesiredResult, changes?: DesiredChanges): void {
+  observe(decisions: DecisionSet, changes?: DecisionChanges): void {
     const full = !changes || changes.all || !this.primed;
-    const wanted = full ? undefined : new Set(changes.services);
+    const wanted = full ? undefined : [...changes.services].sort();
     const seen = new Set<string>();
-    // Only the changed Services are looked at (result.services is sorted by key): O(changes), not O(Services).
-    const todo = wanted ? [...wanted].sort().map((k) => findService(result.services, k)).filter((s) => s !== undefined) : result.services;
+    // Only the changed Services are looked at: O(changes), not O(Services).
+    const todo = wanted ? wanted.map((k) => decisions.service(k)).filter((s) => s !== undefined) : decisions.services();
     for (const s of todo) {
       seen.add(s.service);
       const before = this.last.get(s.service);
@@ -71,7 +57,7 @@ export class AnnouncementEvents {
       this.last.set(s.service, now);
     }
     // Services that disappeared (deleted): forget them without an Event (the Service is gone).
-    const gone = full ? [...this.last.keys()].filter((k) => !seen.has(k)) : [...(wanted ?? [])].filter((k) => !seen.has(k));
+    const gone = full ? [...this.last.keys()].filter((k) => !seen.has(k)) : (wanted ?? []).filter((k) => !seen.has(k));
     for (const k of gone) this.last.delete(k);
     this.primed = true;
   }

@@ -1,6 +1,6 @@
 /**
- * Kubernetes Events on Services, rate-limited and de-duplicated (the JS client has no EventRecorder;
- * ../shared/design/kubernetes-notes.md §4.5). Uses legacy core/v1 Events: the Event lives in the Service's namespace,
+ * Kubernetes Events on Services, rate-limited and de-duplicated (@kubernetes/client-node has no EventRecorder like
+ * client-go's). Uses legacy core/v1 Events: the Event lives in the Service's namespace,
  * `involvedObject` names the Service, `eventTime` stays unset.
  *
  * De-duplication: the same (service, reason, message) is not sent again within `repeatAfterSec` (default 600 s).

@@ -15,8 +15,9 @@
  *
  * Any other `herald.io/health-check-*` annotation is an error (catches typos).
  */
-import net from 'node:net';
+import type { AnnotationError } from '../k8s/annotations.ts';
 import type { CheckTiming } from './types.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 export const ANNOTATION_PREFIX = 'herald.io/health-check-';
 
@@ -41,13 +42,6 @@ export interface AnnotationCheck extends CheckTiming {
   expectedStatus?: number[];
   /** Probe this address instead of the Service's local endpoints. */
   address?: string;
-}
-
-/** One bad annotation. */
-export interface AnnotationError {
-  annotation: string;
-  value: string | undefined;
-  message: string;
 }
 
 export type AnnotationParse = { ok: true; check: AnnotationCheck | null } | { ok: false; errors: AnnotationError[] };
@@ -155,7 +149,7 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
   const fall = field(HealthAnnotation.Fall, (v) => parseInteger(v, 1, 100)) ?? defaults.fall;
   const address = field(HealthAnnotation.Address, (v) => {
     const ip = v.trim();
-    if (net.isIP(ip) === 0) throw new Error(`must be an IPv4 or IPv6 address, got ${JSON.stringify(v)}`);
+    if (ipFamilyOf(ip) === undefined) throw new Error(`must be an IPv4 or IPv6 address, got ${JSON.stringify(v)}`);
     return ip;
   });
   if (errors.length > 0) return { ok: false, errors };
@@ -173,9 +167,4 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
       ...(address !== undefined ? { address } : {}),
     },
   };
-}
-
-/** One line per error: `herald.io/health-check-port="x": must be an integer 1-65535, got "x"`. */
-export function formatAnnotationErrors(errors: readonly AnnotationError[]): string {
-  return errors.map((e) => `${e.annotation}${e.value !== undefined ? `=${JSON.stringify(e.value)}` : ''}: ${e.message}`).join('; ');
 }

@@ -6,7 +6,7 @@
  * and the same target keep their state (timing changes are applied in place), changed targets restart
  * as `unknown`, missing ones are stopped (their in-flight probe is aborted).
  *
- * Gate rule (docs/health-checks.md, shared design decisions "Health checks"):
+ * Gate rule (docs/health-checks.md, docs/decisions.md "Health checks"):
  * - every check of the key (and every node-scope check) must be `up`;
  * - a check still `unknown` blocks a key that is **not** announced (reason `Pending`) but keeps a key
  *   that is announced (a route already out stays until the check has failed `fall` times); an invalid
@@ -26,17 +26,17 @@
  * effective interval stretches instead of the queue staying full.
  */
 import { EventEmitter } from 'node:events';
-import net from 'node:net';
-import type { Clock, TimerHandle } from './clock.ts';
-import { systemClock } from './clock.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { DamperStatus, FlapControlParams } from './flap-damper.ts';
 import { DEFAULT_FLAP_CONTROL, FlapDamper, validateFlapControl } from './flap-damper.ts';
 import { probeCheck } from './probe.ts';
 import { RiseFall } from './rise-fall.ts';
 import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
-import type { CheckSpec, HealthState, ProbeResult, Reason } from './types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, ProbeResult, Reason } from './types.ts';
 import { CheckKind, ReasonCode } from './types.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 /** Probe function: must not reject (a rejection is recorded as a `NetworkError` failure). */
 export type ProbeFn = (spec: CheckSpec, signal: AbortSignal) => Promise<ProbeResult>;
@@ -55,19 +55,9 @@ export interface HealthManagerOptions {
   random?: () => number;
 }
 
-/** Result of `gate(key)`: may the key be announced, and if not (or if only kept), why. */
-export interface GateResult {
-  pass: boolean;
-  reasons: Reason[];
-}
-
 export interface GateOptions {
   /** Key under which the route is reported to `setAnnounced` (default: the gate key itself). */
   announcedAs?: string;
-}
-
-export interface ChangeInfo {
-  nodeLevel: boolean;
 }
 
 /** Outcome of one `setChecks` call (check keys). */
@@ -149,7 +139,7 @@ export function checkSpecError(spec: CheckSpec): string | null {
   if (typeof spec.gate !== 'string' || (spec.gate === '' && spec.scope !== 'node')) return 'gate must be a non-empty string';
   if (!(Object.values(CheckKind) as string[]).includes(spec.kind)) return `unknown kind ${JSON.stringify(spec.kind)}`;
   if (!Array.isArray(spec.hosts) || spec.hosts.length === 0) return 'hosts must list at least one IP address';
-  for (const h of spec.hosts) if (net.isIP(h) === 0) return `host ${JSON.stringify(h)} is not an IP address`;
+  for (const h of spec.hosts) if (ipFamilyOf(h) === undefined) return `host ${JSON.stringify(h)} is not an IP address`;
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) return `port must be 1-65535, got ${spec.port}`;
   if (!(Number.isFinite(spec.intervalSec) && spec.intervalSec > 0)) return `interval must be > 0 seconds, got ${spec.intervalSec}`;
   if (!(Number.isFinite(spec.timeoutSec) && spec.timeoutSec > 0)) return `timeout must be > 0 seconds, got ${spec.timeoutSec}`;
@@ -176,7 +166,7 @@ function isNode(s: CheckSpec): boolean {
   return s.scope === 'node';
 }
 
-export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo] }> {
+export class HealthManager extends EventEmitter<HealthEvents> implements HealthLike {
   private readonly clock: Clock;
   private readonly probe: ProbeFn;
   private readonly sem: Semaphore;
@@ -201,7 +191,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
   /** @throws RangeError on invalid options (flap control, maxConcurrent, jitter) */
   constructor(opts: HealthManagerOptions = {}) {
     super();
-    this.clock = opts.clock ?? systemClock;
+    this.clock = opts.clock ?? realClock;
     this.probe = opts.probe ?? probeCheck;
     this.sem = new Semaphore(opts.maxConcurrent ?? 64);
     this.flap = { ...DEFAULT_FLAP_CONTROL, ...opts.flapControl };
@@ -272,7 +262,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       } else {
         res.added.push(key);
       }
-      const entry: Entry = { spec, identity, rf: new RiseFall(spec.rise, spec.fall, this.clock.nowMs()), timer: null, abort: null, stopped: false };
+      const entry: Entry = { spec, identity, rf: new RiseFall(spec.rise, spec.fall, this.clock.now()), timer: null, abort: null, stopped: false };
       this.entries.set(key, entry);
       this.index(entry);
       this.touchSpec(spec);
@@ -293,7 +283,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       return;
     }
     this.announced.delete(key);
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     let d = this.dampers.get(key);
     if (!d) {
       d = new FlapDamper(this.flap);
@@ -311,11 +301,11 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private armDamperTimer(key: string): void {
     const old = this.damperTimers.get(key);
-    if (old !== undefined) this.clock.clearTimeout(old);
+    if (old !== undefined) this.clock.clearTimer(old);
     this.damperTimers.delete(key);
     const d = this.dampers.get(key);
     if (!d || this.closed) return;
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     const until = d.blockedUntil(now);
     let at: number;
     if (until !== null) {
@@ -330,7 +320,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     }
     this.damperTimers.set(
       key,
-      this.clock.setTimeout(() => {
+      this.clock.setTimer(() => {
         this.damperTimers.delete(key);
         if (until !== null) this.touch(key, false);
         this.armDamperTimer(key);
@@ -346,9 +336,9 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
    * the VIP's route, then announce if any Service passes).
    */
   gate(key: string, opts: GateOptions = {}): GateResult {
-    const now = this.clock.nowMs();
-    const routeKey = opts.announcedAs ?? key;
-    const announced = this.announced.has(routeKey);
+    const now = this.clock.now();
+    const announcedKey = opts.announcedAs ?? key;
+    const announced = this.announced.has(announcedKey);
     const reasons: Reason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
@@ -393,7 +383,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
       }
     }
     if (!announced) {
-      const d = this.dampers.get(routeKey);
+      const d = this.dampers.get(announcedKey);
       if (d) {
         const st = d.status(now);
         if (st.suppressed) {
@@ -442,7 +432,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   /** Everything for the admin API and metrics. */
   status(): HealthStatus {
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     const checks: CheckStatus[] = [];
     for (const e of this.entries.values()) {
       const s: RiseFallSnapshot = e.rf.snapshot();
@@ -483,7 +473,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   /** Counters for metrics, O(checks) without allocation per check. */
   stats(): HealthStats {
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     let up = 0;
     let down = 0;
     let unknown = 0;
@@ -522,7 +512,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     this.entries.clear();
     this.byGate.clear();
     this.nodeChecks.clear();
-    for (const t of this.damperTimers.values()) this.clock.clearTimeout(t);
+    for (const t of this.damperTimers.values()) this.clock.clearTimer(t);
     this.damperTimers.clear();
     await Promise.all([...this.inFlight]);
   }
@@ -552,7 +542,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private stopEntry(e: Entry): void {
     e.stopped = true;
-    if (e.timer !== null) this.clock.clearTimeout(e.timer);
+    if (e.timer !== null) this.clock.clearTimer(e.timer);
     e.timer = null;
     e.abort?.abort();
   }
@@ -566,7 +556,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
 
   private schedule(e: Entry, delayMs: number): void {
     if (e.stopped || this.closed) return;
-    e.timer = this.clock.setTimeout(() => {
+    e.timer = this.clock.setTimer(() => {
       e.timer = null;
       const p = this.run(e);
       this.inFlight.add(p);
@@ -582,7 +572,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     }
     // Measured from when the probe got its permit: time spent queueing is not made up, so that
     // under overload every check slows down instead of the queue staying full.
-    const startedAt = this.clock.nowMs();
+    const startedAt = this.clock.now();
     const ac = new AbortController();
     e.abort = ac;
     let result: ProbeResult;
@@ -597,7 +587,7 @@ export class HealthManager extends EventEmitter<{ change: [string[], ChangeInfo]
     if (e.stopped) return;
     this.probesTotal++;
     if (!result.ok) this.probeFailuresTotal++;
-    const now = this.clock.nowMs();
+    const now = this.clock.now();
     if (e.rf.record(result, now)) this.touchSpec(e.spec);
     const intervalMs = e.spec.intervalSec * 1000;
     const nextIn = intervalMs * (1 + this.jitter * (2 * this.random() - 1)) - (now - startedAt);

@@ -16,6 +16,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { ipFamilyOf } from '../net/address.ts';
 import type { CheckKind, CheckSpec, ProbeFailureCode, ProbeResult } from './types.ts';
 import { ReasonCode } from './types.ts';
 
@@ -73,7 +74,7 @@ function endpoint(host: string, port: number): string {
  */
 export function probeOnce(target: ProbeTarget, signal?: AbortSignal): Promise<ProbeResult> {
   const startMs = performance.now();
-  if (net.isIP(target.host) === 0) {
+  if (ipFamilyOf(target.host) === undefined) {
     return Promise.resolve(fail({ code: ReasonCode.NetworkError, message: `not an IP literal: ${JSON.stringify(target.host)}` }, startMs));
   }
   if (signal?.aborted) return Promise.resolve(fail({ code: ReasonCode.Timeout, message: 'aborted' }, startMs));

@@ -4,7 +4,8 @@
 export class Semaphore {
   private readonly max: number;
   private active = 0;
-  private readonly queue: Array<() => void> = [];
+  /** Waiters in FIFO order; entries before `head` were handed a permit and are cleared. */
+  private readonly queue: Array<(() => void) | undefined> = [];
   private head = 0;
 
   /** @throws RangeError when `max` is not an integer >= 1 */
@@ -44,14 +45,14 @@ export class Semaphore {
       if (released) return;
       released = true;
       if (this.head < this.queue.length) {
-        const next = this.queue[this.head] as () => void;
-        this.queue[this.head] = undefined as unknown as () => void;
+        const next = this.queue[this.head];
+        this.queue[this.head] = undefined;
         this.head++;
         if (this.head > 1024 && this.head * 2 > this.queue.length) {
           this.queue.splice(0, this.head);
           this.head = 0;
         }
-        next(); // the permit passes to the next waiter; `active` stays the same
+        next?.(); // the permit passes to the next waiter; `active` stays the same
       } else {
         this.active--;
       }

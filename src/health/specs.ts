@@ -7,10 +7,10 @@
  * - `annotation:<gate>`                       per-Service annotation check of a VIP
  * - `route:<gate>`                            static-route check
  */
-import net from 'node:net';
 import type { AnnotationCheck } from './annotations.ts';
 import type { FlapControlParams } from './flap-damper.ts';
 import type { CheckSpec, CheckTiming } from './types.ts';
+import { ipFamilyOf } from '../net/address.ts';
 
 /**
  * Default timing (config `healthChecks`): interval 5 s, timeout 2 s, rise 2, fall 3.
@@ -46,15 +46,15 @@ export function flapControlFromConfig(
 }
 
 /**
- * Pick the node address of the VIP's family (decisions.md: probe the node's InternalIP of the VIP's family).
+ * Pick the node address of the VIP's family (docs/decisions.md: probes go to the node address of the VIP's family).
  * @param vip IPv4 or IPv6 address (a `/len` suffix is ignored)
  * @param nodeAddresses the node's InternalIPs, in preference order
  * @returns the first address of the same family, or null
  */
 export function nodeAddressFor(vip: string, nodeAddresses: readonly string[]): string | null {
-  const fam = net.isIP(vip.split('/')[0] ?? '');
-  if (fam === 0) return null;
-  return nodeAddresses.find((a) => net.isIP(a) === fam) ?? null;
+  const fam = ipFamilyOf(vip.split('/')[0] ?? '');
+  if (fam === undefined) return null;
+  return nodeAddresses.find((a) => ipFamilyOf(a) === fam) ?? null;
 }
 
 /**

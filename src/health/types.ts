@@ -1,9 +1,12 @@
 /**
- * Shared data shapes of the health subsystem: probe results, reasons, check specifications.
+ * Shared data shapes of the health subsystem: probe results, reasons, check specifications, gate verdicts, and
+ * `HealthLike`, what a health checker offers the daemon.
  *
  * Durations carry their unit in the name (`intervalSec`, `latencyMs`). Timestamps (`since`,
  * `until`, `atMs`) are epoch milliseconds on the manager's {@link Clock}.
  */
+import type { EventEmitter } from 'node:events';
+
 
 /**
  * Reason codes. Probe outcomes (one per probe) and gate outcomes (why a VIP may not be announced).
@@ -131,3 +134,52 @@ export interface CheckSpec extends CheckTiming {
 
 /** Health state of one check. */
 export type HealthState = 'unknown' | 'up' | 'down';
+
+/** Result of `gate(key)`: may the key be announced, and if not (or if only kept), why. */
+export interface GateResult {
+  pass: boolean;
+  reasons: Reason[];
+}
+
+/** What a `change` event says besides the keys: a node-scope check changed (re-evaluate every key). */
+export interface ChangeInfo {
+  nodeLevel: boolean;
+}
+
+/** Events of a health checker: `change` (gate keys whose verdict may have changed, and whether node checks did). */
+export type HealthEvents = { change: [keys: string[], info: ChangeInfo] };
+
+/** One check as the admin view shows it (a subset of the manager's `CheckStatus`). */
+export interface CheckSummary {
+  key: string;
+  gate: string;
+  scope: 'gate' | 'node';
+  kind: string;
+  target: string;
+  state: HealthState;
+  since: number;
+  intervalSec: number;
+  rise: number;
+  fall: number;
+  consecutiveOk: number;
+  consecutiveFail: number;
+  latencyMs: number | null;
+  lastFailure: { code?: string; message: string } | null;
+}
+
+/**
+ * What the daemon's health gate needs from a health checker (the HealthManager implements it; tests fake it).
+ * Keys are the gate texts of src/daemon/gate-key.ts; the checker treats them as opaque.
+ */
+export interface HealthLike extends EventEmitter<HealthEvents> {
+  /** Replace the whole set of checks (level-triggered); bad specs are returned, never thrown. */
+  setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
+  /** May `key` be announced from this node? */
+  gate(key: string): GateResult;
+  /** Whether `key` is announced from this node now (announced → withdrawn feeds hold-down and damping). */
+  setAnnounced(key: string, announced: boolean): void;
+  /** Checks and invalid specs, for the admin API. */
+  status(): { checks: readonly CheckSummary[]; invalid: ReadonlyArray<{ key: string; gate: string; message: string }> };
+  /** Stop every probe and timer. */
+  close(): Promise<void>;
+}

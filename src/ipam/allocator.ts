@@ -8,11 +8,13 @@
  *
  * Annotations (docs/ipam.md): `herald.io/loadBalancerIPs` (comma-separated requested IPs; an error together with
  * the deprecated `spec.loadBalancerIP`), `herald.io/address-pool` (pool name), `herald.io/allow-shared-ip`
- * (sharing key). Semantics follow MetalLB's documented rules (kubernetes-notes §1.2–1.4, decisions.md).
+ * (sharing key). Semantics follow MetalLB's documented rules (docs/ipam.md, docs/decisions.md "Pools").
  */
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Service } from '../k8s/types.ts';
-import { addressToInt, canonicalAddress, poolAddresses, poolContains, type IpFamily, type Pool } from './pool.ts';
+import { addressValue, canonicalAddress } from '../net/address.ts';
+import type { IpFamily } from '../net/address.ts';
+import { poolAddresses, poolContains, type Pool } from './pool.ts';
 
 export const ANNOTATION_REQUESTED_IPS = 'herald.io/loadBalancerIPs';
 export const ANNOTATION_POOL = 'herald.io/address-pool';
@@ -42,7 +44,7 @@ export interface AllocationPlan {
 }
 
 export interface AllocatorOptions {
-  /** Herald's loadBalancerClass; unset = handle only Services without a class (kubernetes-notes §1.3). */
+  /** Herald's loadBalancerClass; unset = handle only Services without a class (core/v1 `spec.loadBalancerClass`). */
   readonly loadBalancerClass?: string;
 }
 
@@ -57,7 +59,7 @@ export function isOurClass(svc: Service, loadBalancerClass: string | undefined):
 }
 
 function familyOfAddress(ip: string): IpFamily | undefined {
-  return addressToInt(ip)?.family;
+  return addressValue(ip)?.family;
 }
 
 function currentIps(svc: Service): string[] {

@@ -5,9 +5,11 @@
  * Service list each time, so a missed event is healed by the next pass.
  *
  * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
- * with 409 instead of overwriting its successor's (kubernetes-notes §4.6: "there is no fencing").
+ * with 409 instead of overwriting its successor's (a Lease gives no fencing: the resourceVersion guard is the fence).
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { Service } from '../k8s/types.ts';
 import type { EventRecorder } from '../events/recorder.ts';
 import { planAllocations, type AllocatorOptions } from './allocator.ts';
@@ -33,8 +35,8 @@ export interface AllocatorControllerOptions extends AllocatorOptions {
   readonly recorder?: EventRecorder;
   /** Called with each write failure (logged by the daemon); the next pass retries. */
   readonly onError?: (err: unknown, service: string) => void;
-  /** Clock in ms (tests); default Date.now. */
-  readonly nowMs?: () => number;
+  /** Time source (tests); default the shared realClock. */
+  readonly clock?: Clock;
 }
 
 /** How long our own successful writes override a Service view that has not caught up with them yet. */
@@ -80,7 +82,7 @@ export class AllocatorController {
   }
 
   private now(): number {
-    return (this.options.nowMs ?? Date.now)();
+    return (this.options.clock ?? realClock).now();
   }
 
   /**
@@ -156,7 +158,7 @@ export class KubernetesStatusWriter implements StatusWriter {
 
   async patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void> {
     const [namespace = 'default', name = ''] = service.split('/');
-    // Merge patch: the ingress array is replaced wholesale; null clears it (kubernetes-notes §4.4).
+    // Merge patch: the ingress array is replaced wholesale; null clears it (RFC 7386 JSON merge patch).
     const body = {
       ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
       status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: 'VIP' })) : null } },

@@ -4,14 +4,12 @@
  *
  * Config shape (docs/configuration.md, `pools[]`): `{name, addresses: string[], autoAssign?: boolean (default true),
  * avoidBuggyIPs?: boolean, namespaces?: string[], serviceSelector?: LabelSelector, priority?: number}`.
- * Decisions (../shared/design/decisions.md): a CIDR's network and broadcast addresses are usable except with
+ * Decisions (docs/decisions.md): a CIDR's network and broadcast addresses are usable except with
  * `avoidBuggyIPs`, which skips IPv4 addresses ending in .0 and .255.
  */
-import { isIP } from 'node:net';
-import { Address4, Address6 } from 'ip-address';
 import type { LabelSelector } from '../k8s/selector.ts';
-
-export type IpFamily = 'IPv4' | 'IPv6';
+import type { IpFamily } from '../net/address.ts';
+import { addressBits, addressValue, formatAddressValue } from '../net/address.ts';
 
 /** An inclusive range of addresses of one family, as integers. */
 export interface AddressRange {
@@ -49,31 +47,12 @@ export class PoolError extends Error {
   }
 }
 
-/** Canonical text of an address ("10.0.0.1", "2001:db8::1") → integer and family; undefined if not an address. */
-export function addressToInt(address: string): { family: IpFamily; value: bigint } | undefined {
-  const kind = isIP(address);
-  if (kind === 4) return { family: 'IPv4', value: new Address4(address).bigInt() };
-  if (kind === 6) return { family: 'IPv6', value: new Address6(address).bigInt() };
-  return undefined;
-}
-
-/** Integer → canonical address text (IPv6 in RFC 5952 compressed form). */
-export function intToAddress(family: IpFamily, value: bigint): string {
-  return family === 'IPv4' ? Address4.fromBigInt(value).address : Address6.fromBigInt(value).correctForm();
-}
-
-/** Canonical form of an address string, or undefined when it is not one. */
-export function canonicalAddress(address: string): string | undefined {
-  const parsed = addressToInt(address.trim());
-  return parsed ? intToAddress(parsed.family, parsed.value) : undefined;
-}
-
 function parseOne(text: string, path: string): AddressRange {
   const s = text.trim();
   const dash = s.indexOf('-');
   if (dash > 0) {
-    const a = addressToInt(s.slice(0, dash).trim());
-    const b = addressToInt(s.slice(dash + 1).trim());
+    const a = addressValue(s.slice(0, dash).trim());
+    const b = addressValue(s.slice(dash + 1).trim());
     if (!a || !b) throw new PoolError(path, `"${text}" is not a range of two addresses (A-B)`);
     if (a.family !== b.family) throw new PoolError(path, `"${text}" mixes IPv4 and IPv6`);
     if (a.value > b.value) throw new PoolError(path, `"${text}": the first address is after the last`);
@@ -81,18 +60,18 @@ function parseOne(text: string, path: string): AddressRange {
   }
   const slash = s.indexOf('/');
   if (slash > 0) {
-    const base = addressToInt(s.slice(0, slash));
+    const base = addressValue(s.slice(0, slash));
     const lenText = s.slice(slash + 1);
     const len = /^\d+$/.test(lenText) ? Number(lenText) : NaN;
     if (!base) throw new PoolError(path, `"${text}" is not a CIDR`);
-    const bits = base.family === 'IPv4' ? 32 : 128;
+    const bits = addressBits(base.family);
     if (!(len >= 0 && len <= bits)) throw new PoolError(path, `"${text}": prefix length must be 0..${bits}`);
     const size = 1n << BigInt(bits - len);
     const first = base.value - (base.value % size);
-    if (first !== base.value) throw new PoolError(path, `"${text}" has host bits set (did you mean ${intToAddress(base.family, first)}/${len}?)`);
+    if (first !== base.value) throw new PoolError(path, `"${text}" has host bits set (did you mean ${formatAddressValue(base.family, first)}/${len}?)`);
     return { family: base.family, first, last: first + size - 1n };
   }
-  const single = addressToInt(s);
+  const single = addressValue(s);
   if (!single) throw new PoolError(path, `"${text}" is neither a CIDR, a range A-B nor an address`);
   return { family: single.family, first: single.value, last: single.value };
 }
@@ -110,7 +89,7 @@ export function parsePool(config: PoolConfig, index = 0): Pool {
 
 /** True when the pool's ranges contain `address`. */
 export function poolContains(pool: Pool, address: string): boolean {
-  const parsed = addressToInt(address);
+  const parsed = addressValue(address);
   if (!parsed) return false;
   return pool.ranges.some((r) => r.family === parsed.family && parsed.value >= r.first && parsed.value <= r.last);
 }
@@ -131,7 +110,7 @@ export function* poolAddresses(pool: Pool, family: IpFamily): Generator<string> 
     if (r.family !== family) continue;
     for (let v = r.first; v <= r.last; v++) {
       if (pool.config.avoidBuggyIPs && isBuggyIp(family, v)) continue;
-      yield intToAddress(family, v);
+      yield formatAddressValue(family, v);
     }
   }
 }

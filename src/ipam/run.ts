@@ -1,6 +1,6 @@
 /**
  * Runs LoadBalancer IP allocation inside `herald run` when `pools` are configured with the Kubernetes source: one
- * LeaderElector per instance (Lease `herald-allocator` in Herald's namespace, holder = node name; decisions.md) and an
+ * LeaderElector per instance (Lease `herald-allocator` in Herald's namespace, holder = node name; docs/decisions.md "Pools") and an
  * AllocatorController that acts only while this instance leads. Passes are triggered by Service changes from the
  * source, by winning the election, and every `resyncSec` (level-triggered: a missed event is healed by the next pass).
  *
@@ -12,9 +12,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
-import { LeaderElector } from '../leader/election.ts';
+import { ForbiddenCalls } from '../k8s/forbidden.ts';
+import { LeaderElector, type LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
-import { AllocatorController, KubernetesStatusWriter } from './controller.ts';
+import { AllocatorController, KubernetesStatusWriter, type StatusWriter } from './controller.ts';
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -40,6 +41,8 @@ export interface AllocatorRunOptions {
   readonly log: Logger;
   readonly env?: NodeJS.ProcessEnv;
   readonly resyncSec?: number;
+  /** Records the Lease, status and Event calls refused with 403 (default: a private registry). */
+  readonly forbidden?: ForbiddenCalls;
 }
 
 /** A running allocator: `isLeader()` for status, `stop()` releases the Lease. */
@@ -57,15 +60,25 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   const pools: Pool[] = o.pools.map((p, i) => parsePool(p, i));
   const namespace = heraldNamespace(o.env);
   const log = o.log.child({ component: 'allocator' });
-  const elector = new LeaderElector({ identity: o.nodeName, store: new KubernetesLeaseStore(o.kc, namespace) });
-  const recorder = new EventRecorder(new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName), {
+  const forbidden = o.forbidden ?? new ForbiddenCalls();
+  const leases = new KubernetesLeaseStore(o.kc, namespace);
+  const store: LeaseStore = {
+    get: () => forbidden.track('get leases', () => leases.get()),
+    create: (r) => forbidden.track('create leases', () => leases.create(r)),
+    update: (r, rv) => forbidden.track('update leases', () => leases.update(r, rv)),
+  };
+  const statusWriter = new KubernetesStatusWriter(o.kc);
+  const writer: StatusWriter = { patchIngress: (s, ips, rv) => forbidden.track('patch services/status', () => statusWriter.patchIngress(s, ips, rv)) };
+  const sink = new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName);
+  const elector = new LeaderElector({ identity: o.nodeName, store });
+  const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
     onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
   });
   const controller = new AllocatorController({
     services: () => [...o.source.snapshot().services()],
     pools: () => pools,
     isLeader: () => elector.isLeader() && o.source.synced(),
-    writer: new KubernetesStatusWriter(o.kc),
+    writer,
     recorder,
     ...(o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     onError: (err, service) => log.warn({ service, err: (err as Error).message }, 'status write failed; retried on the next pass'),

@@ -1,5 +1,5 @@
 /**
- * KubeConfig loading with Herald's precedence (decisions.md):
+ * KubeConfig loading with Herald's precedence (docs/decisions.md "Kubeconfig precedence"):
  * `source.kubernetes.kubeconfig` (a file path) > `KUBECONFIG` env (several files merged, as
  * kubectl does) > in-cluster service account (KUBERNETES_SERVICE_HOST/PORT + token file).
  * Source: @kubernetes/client-node 2.x `KubeConfig.loadFromFile/loadFromDefault/loadFromCluster`.

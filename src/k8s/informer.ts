@@ -1,5 +1,5 @@
 /**
- * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (kubernetes-notes §4.3).
+ * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (docs/kubernetes.md "Apiserver outages").
  *
  * client-node's informer STOPS after any error other than 410/inactivity timeout (list failure,
  * non-200 watch, connection refused/reset). This wrapper restarts it with jittered exponential
@@ -17,8 +17,9 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { ListWatch, Watch } from '@kubernetes/client-node';
-import type { Clock } from '../controller/workqueue.ts';
-import { realClock } from '../controller/workqueue.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
+import { apiErrorText } from './forbidden.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
 export interface InformerStats {
@@ -39,6 +40,8 @@ export interface InformerStats {
   lastListAtMs: number;
   /** Message of the last error, '' if none. */
   lastError: string;
+  /** The list or watch is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>"; '' once data flows again. */
+  forbidden: string;
   /** Objects in the cache. */
   objects: number;
 }
@@ -76,10 +79,14 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
 class StoppableWatch extends Watch {
   stopped = false;
   readonly #open = new Set<AbortController>();
+  readonly #onOpen: () => void;
 
-  constructor(kc: KubeConfig, timeoutMs: number | undefined) {
+  /** `onOpen`: called when a watch request was answered 200 (the stream is open). */
+  constructor(kc: KubeConfig, timeoutMs: number | undefined, onOpen: () => void) {
     super(kc);
-    if (timeoutMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
+    // client-node keeps the watch request timeout in a private field without a setter or constructor option.
+    if (timeoutMs !== undefined) Reflect.set(this, 'requestTimeoutMs', timeoutMs);
+    this.#onOpen = onOpen;
   }
 
   override async watch(
@@ -88,7 +95,7 @@ class StoppableWatch extends Watch {
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    const box: { ctl?: AbortController } = {};
+    const box: { ctl?: AbortController; ended?: boolean } = {};
     const c = await super.watch(
       path,
       queryParams,
@@ -96,6 +103,7 @@ class StoppableWatch extends Watch {
         if (!this.stopped) callback(phase, obj, raw);
       },
       (err) => {
+        box.ended = true;
         if (box.ctl) this.#open.delete(box.ctl);
         done(err);
       },
@@ -103,6 +111,8 @@ class StoppableWatch extends Watch {
     box.ctl = c;
     this.#open.add(c);
     if (this.stopped) c.abort();
+    // client-node settles a refused or failed request (done with the error) before it returns.
+    else if (!box.ended) this.#onOpen();
     return c;
   }
 
@@ -136,7 +146,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   readonly #lw: ListWatch<T>;
   #running = false;
   #backoffMs = 0;
-  #restartTimer: unknown;
+  #restartTimer: TimerHandle | undefined;
   #syncPending = false;
   readonly stats: InformerStats = {
     synced: false,
@@ -148,6 +158,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     lastEventAtMs: 0,
     lastListAtMs: 0,
     lastError: '',
+    forbidden: '',
     objects: 0,
   };
 
@@ -156,7 +167,10 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.name = opts.name;
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
-    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs);
+    // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
+    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs, () => {
+      this.stats.forbidden = '';
+    });
     const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
       // client-node puts no timeout on a list: a hung apiserver would stall the informer forever.
@@ -208,7 +222,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
   async stop(): Promise<void> {
     this.#running = false;
     this.#watch.stopped = true;
-    if (this.#restartTimer !== undefined) this.#clock.clearTimeout(this.#restartTimer);
+    if (this.#restartTimer !== undefined) this.#clock.clearTimer(this.#restartTimer);
     this.#restartTimer = undefined;
     await this.#lw.stop();
     this.#watch.abortAll();
@@ -231,6 +245,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.lastListAtMs = now;
     this.stats.lastEventAtMs = now;
     this.stats.notServed = false;
+    this.stats.forbidden = '';
     this.stats.objects = this.#lw.list().length;
     this.#backoffMs = 0;
     if (!this.stats.synced) {
@@ -245,6 +260,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
       // O(1) bookkeeping: client-node fires 'add' only for objects new to its cache.
       if (event === 'add') this.stats.objects++;
       else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
+      this.stats.forbidden = '';
       this.#backoffMs = 0;
     }
     try {
@@ -263,6 +279,11 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     this.stats.errors++;
     this.stats.lastError = errText(e);
     const code = httpCode(e);
+    if (code === 403) {
+      // client-node: a refused list throws ApiException (`code`), a refused watch an Error with `statusCode`.
+      const verb = typeof (e as { statusCode?: unknown }).statusCode === 'number' ? 'watch' : 'list';
+      this.stats.forbidden = `${verb} ${this.#opts.path.split('/').pop()}: ${apiErrorText(e)}`;
+    }
     // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
     const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
     if (unavailable) this.stats.notServed = code === 404;
@@ -278,7 +299,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
     this.stats.restarts++;
     this.#emitSafe('restart', delayMs);
-    this.#restartTimer = this.#clock.setTimeout(() => {
+    this.#restartTimer = this.#clock.setTimer(() => {
       this.#restartTimer = undefined;
       if (this.#running) void this.#startOnce();
     }, delayMs);

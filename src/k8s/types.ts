@@ -3,7 +3,7 @@
  *
  * These are the raw JSON shapes (as delivered by watch events and by manifest files), not the
  * `@kubernetes/client-node` model classes: the informer cache holds a mix of deserialized class
- * instances and raw JSON (kubernetes-notes §4.2), so nothing here relies on `instanceof` or on
+ * instances and raw JSON (watch events are not deserialized into classes), so nothing here relies on `instanceof` or on
  * `Date` methods. Timestamps are therefore typed `unknown` and only tested for presence.
  *
  * Source: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.

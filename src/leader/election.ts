@@ -9,9 +9,11 @@
  * Safety margin (client-go's rule): leaseDuration > renewDeadline > retryPeriod × 1.2. `isLeader()` is true only
  * while the last successful renewal is younger than `renewDeadlineSec`, so a paused (SIGSTOPped) leader cannot act
  * on stale leadership after it resumes. Decisions: the Lease is `herald-allocator` in Herald's namespace; the holder
- * identity is the node name (../shared/design/decisions.md).
+ * identity is the node name (docs/decisions.md).
  */
 import { EventEmitter } from 'node:events';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 
 /** The Lease fields the algorithm uses (coordination.k8s.io/v1 LeaseSpec). Times are RFC 3339 strings with µs. */
 export interface LeaseRecord {
@@ -46,19 +48,6 @@ export interface LeaseStore {
   update(record: LeaseRecord, resourceVersion: string): Promise<StoredLease>;
 }
 
-/** Timers and time, injectable for tests (milliseconds). */
-export interface ElectionClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realElectionClock: ElectionClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
 export interface ElectionOptions {
   /** Our holder identity (the node name). */
   readonly identity: string;
@@ -69,7 +58,7 @@ export interface ElectionOptions {
   readonly renewDeadlineSec?: number;
   /** Seconds between attempts (client-go default 2). */
   readonly retryPeriodSec?: number;
-  readonly clock?: ElectionClock;
+  readonly clock?: Clock;
   /** Random source in [0,1) for jitter; injectable for deterministic tests. */
   readonly random?: () => number;
 }
@@ -93,14 +82,14 @@ export class LeaderElector extends EventEmitter {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  private readonly clock: ElectionClock;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private observed: StoredLease | undefined;
   private observedAtMs = 0;
   private lastRenewMs = -Infinity;
   private leading = false;
   private running = false;
-  private timer: unknown;
+  private timer: TimerHandle | undefined;
   private inFlight: Promise<void> | undefined;
 
   /** @throws Error when the timing parameters break client-go's safety rule. */
@@ -111,7 +100,7 @@ export class LeaderElector extends EventEmitter {
     this.leaseDurationMs = (options.leaseDurationSec ?? 15) * 1000;
     this.renewDeadlineMs = (options.renewDeadlineSec ?? 10) * 1000;
     this.retryPeriodMs = (options.retryPeriodSec ?? 2) * 1000;
-    this.clock = options.clock ?? realElectionClock;
+    this.clock = options.clock ?? realClock;
     this.random = options.random ?? Math.random;
     if (!(this.leaseDurationMs > this.renewDeadlineMs)) throw new Error('leaseDuration must be greater than renewDeadline');
     if (!(this.renewDeadlineMs > this.retryPeriodMs * 1.2)) throw new Error('renewDeadline must be greater than retryPeriod × 1.2');
@@ -137,7 +126,7 @@ export class LeaderElector extends EventEmitter {
   /** Stops the loop; a leader releases the Lease (holder cleared) so others need not wait for expiry. */
   async stop(): Promise<void> {
     this.running = false;
-    this.clock.clearTimeout(this.timer);
+    this.clock.clearTimer(this.timer);
     await this.inFlight;
     if (this.leading && this.observed && this.observed.record.holderIdentity === this.identity) {
       try {
@@ -201,7 +190,7 @@ export class LeaderElector extends EventEmitter {
 
   private schedule(ms: number): void {
     if (!this.running) return;
-    this.timer = this.clock.setTimeout(() => {
+    this.timer = this.clock.setTimer(() => {
       this.inFlight = this.tick();
     }, ms);
   }

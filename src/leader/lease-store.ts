@@ -1,10 +1,10 @@
 /**
  * `LeaseStore` over the Kubernetes API: coordination.k8s.io/v1 Lease read, create and replace with
  * @kubernetes/client-node 2.x (object-parameter calls; failures are ApiException with `.code`).
- * Source: ../shared/design/kubernetes-notes.md §4.2 and §4.6 (MicroTime fields must carry 6 fractional digits;
- * replace is guarded by metadata.resourceVersion, a 409 means someone else wrote first).
+ * Source: coordination.k8s.io/v1 Lease (MicroTime fields carry 6 fractional digits; a replace is guarded by
+ * metadata.resourceVersion, and a 409 means someone else wrote first).
  */
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore, type StoredLease } from './election.ts';
 
 function statusCode(err: unknown): number | undefined {
@@ -14,7 +14,7 @@ function statusCode(err: unknown): number | undefined {
 
 function toStored(lease: V1Lease): StoredLease {
   const spec = lease.spec ?? {};
-  // MicroTime fields come back from the typed API as raw strings (kubernetes-notes §4.2); keep them as text.
+  // MicroTime fields come back from the typed API as raw strings or Dates; keep them as text.
   const text = (v: unknown) => (v === undefined || v === null ? undefined : v instanceof Date ? v.toISOString() : String(v));
   const record: LeaseRecord = {
     holderIdentity: spec.holderIdentity ?? undefined,
@@ -26,17 +26,38 @@ function toStored(lease: V1Lease): StoredLease {
   return { record, resourceVersion: lease.metadata?.resourceVersion ?? '' };
 }
 
+/**
+ * A MicroTime that serializes as the exact text it was made from: the record's times are already MicroTime text
+ * ("…123000Z", or another holder's "…123456Z"), and a Date would round them to milliseconds.
+ */
+class MicroTimeText extends V1MicroTime {
+  readonly #text: string;
+  constructor(text: string) {
+    super(Date.parse(text));
+    this.#text = text;
+  }
+  override toISOString(): string {
+    return this.#text;
+  }
+}
+
 function toBody(name: string, namespace: string, record: LeaseRecord, resourceVersion?: string): V1Lease {
+  const spec: V1LeaseSpec = {
+    ...(record.holderIdentity !== undefined ? { holderIdentity: record.holderIdentity } : {}),
+    ...(record.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: record.leaseDurationSeconds } : {}),
+    ...(record.acquireTime !== undefined ? { acquireTime: new MicroTimeText(record.acquireTime) } : {}),
+    ...(record.renewTime !== undefined ? { renewTime: new MicroTimeText(record.renewTime) } : {}),
+    ...(record.leaseTransitions !== undefined ? { leaseTransitions: record.leaseTransitions } : {}),
+  };
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
-    // The record's times are already MicroTime text ("…123000Z"); the serializer passes strings through.
-    spec: record as unknown as V1Lease['spec'],
+    spec,
   };
 }
 
-/** One named Lease in one namespace (default name `herald-allocator`, decisions.md). */
+/** One named Lease in one namespace (default name `herald-allocator`, docs/decisions.md "Pools"). */
 export class KubernetesLeaseStore implements LeaseStore {
   private readonly api: CoordinationV1Api;
   private readonly name: string;

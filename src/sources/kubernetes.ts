@@ -4,14 +4,14 @@
  *
  * An apiserver outage never clears the cache: the last known state stays in force and is
  * reconciled after the informers reconnect (a relist emits deletions for objects that vanished).
- * Paths and list calls: kubernetes-notes §4.3, §5.
+ * Paths, list calls and RBAC: docs/kubernetes.md "What is read".
  */
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { ObjectStore } from '../controller/snapshot.ts';
-import type { Snapshot } from '../controller/snapshot.ts';
-import type { Clock } from '../controller/workqueue.ts';
+import { ObjectStore } from '../k8s/object-store.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
+import type { Clock } from '../../bgp/index.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import type { Source, SourceStatus } from './source.ts';
@@ -130,6 +130,7 @@ export class KubernetesSource extends EventEmitter implements Source {
         watchConnects: i.stats.connects,
         lastEventAtMs: i.stats.lastEventAtMs,
         lastError: i.stats.lastError,
+        ...(i.stats.forbidden !== '' ? { forbidden: i.stats.forbidden } : {}),
       })),
     };
   }

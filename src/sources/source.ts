@@ -4,7 +4,7 @@
  * (src/k8s/keys.ts) that the controller coalesces.
  */
 import type { EventEmitter } from 'node:events';
-import type { Snapshot } from '../controller/snapshot.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 import type { ResourceKind } from '../k8s/types.ts';
 
 /** Per-resource status of a source. Times in ms since the epoch (0 = never). */
@@ -22,6 +22,8 @@ export interface ResourceStatus {
   /** Last time data arrived (ms since the epoch); staleness = now - lastEventAtMs. */
   lastEventAtMs: number;
   lastError: string;
+  /** Listing or watching is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>". */
+  forbidden?: string;
 }
 
 /** A problem with one input file (manifest source). `line`/`column` are 1-based. */

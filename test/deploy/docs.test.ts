@@ -7,7 +7,7 @@ import t from 'tap';
 import { existsSync, globSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { ReasonCode as VipReason } from '../../src/controller/desired-routes.ts';
+import { ReasonCode as VipReason } from '../../src/controller/reasons.ts';
 import { ReasonCode as HealthReason } from '../../src/health/types.ts';
 import { renderKustomization } from './kustomize.ts';
 import { grantedPermissions } from './k8s-schema.ts';

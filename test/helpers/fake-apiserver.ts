@@ -12,7 +12,10 @@
  *   the `/status` subresource (other content types → 415), DELETE; `labelSelector` (equality,
  *   `!=`, existence) and `fieldSelector` (metadata.name / metadata.namespace);
  * - faults: `goDown('refuse' | '500' | 'hang')`, `comeBack()`, `hangWatches()`, `closeWatches()`,
- *   `compact()`.
+ *   `compact()`; `failResource(plural, 403)` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
+ *   Forbidden Status (reason Forbidden, details {group, kind}, a message naming user, verb, resource and scope) — a
+ *   real kube-apiserver refuses even granted calls with 403 for a moment after it starts, until its RBAC
+ *   authorizer has read the roles (seen in test/control-plane/outages.test.ts).
  *
  * Resources are generic (group, version, plural, kind, namespaced); `registerResource()` adds more.
  */
@@ -85,6 +88,22 @@ function status(code: number, reason: string, message: string, details?: Obj): O
   return s;
 }
 
+/**
+ * The Status of a request RBAC refuses, as kube-apiserver writes it (its forbidden responder): e.g.
+ * `endpointslices.discovery.k8s.io is forbidden: User "system:anonymous" cannot list resource "endpointslices" in
+ * API group "discovery.k8s.io" at the cluster scope`. The fake has no authentication: the user is system:anonymous.
+ */
+function forbidden(rt: ResourceType, method: string, q: Record<string, string>, ns: string | undefined, name: string | undefined, sub: string | undefined): Obj {
+  const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+  const verb = method === 'GET' ? (name !== undefined ? 'get' : q.watch === 'true' || q.watch === '1' ? 'watch' : 'list') : (verbs[method] ?? method.toLowerCase());
+  // A list or watch selecting one name (fieldSelector metadata.name=X) is authorized, and refused, for that name.
+  const named = name ?? /^metadata\.name==?([^,]+)$/.exec(q.fieldSelector ?? '')?.[1];
+  const what = `${rt.plural}${rt.group ? `.${rt.group}` : ''}${named !== undefined ? ` "${named}"` : ''}`;
+  const resource = `${rt.plural}${sub !== undefined ? `/${sub}` : ''}`;
+  const scope = ns !== undefined ? `in the namespace "${ns}"` : 'at the cluster scope';
+  return status(403, 'Forbidden', `${what} is forbidden: User "system:anonymous" cannot ${verb} resource "${resource}" in API group "${rt.group}" ${scope}`, { ...(named !== undefined ? { name: named } : {}), group: rt.group, kind: rt.plural });
+}
+
 /** RFC 7386 JSON merge patch. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
@@ -141,6 +160,8 @@ export class FakeApiServer {
   #mode: 'up' | 'refuse' | '500' | 'hang' = 'up';
   #hungRequests = new Set<http.ServerResponse>();
   readonly #failing = new Map<string, number>(); // plural -> HTTP status
+  /** Until then every request is refused with 403 (an apiserver whose RBAC authorizer has not synced yet). */
+  #forbiddenUntilMs = 0;
   /** How an expired watch RV is reported: an ERROR event (apiserver) or an HTTP 410 (some proxies). */
   expiredAs: 'event' | 'http' = 'event';
   /** Every request received, in order. */
@@ -220,10 +241,14 @@ export class FakeApiServer {
     else this.closeWatches(true);
   }
 
-  /** End an outage (re-listen on the same port after 'refuse'). */
-  async comeBack(): Promise<void> {
+  /**
+   * End an outage (re-listen on the same port after 'refuse'). `forbiddenForMs`: answer every request with 403 for
+   * that long first, as a real apiserver does right after it starts.
+   */
+  async comeBack(o: { forbiddenForMs?: number } = {}): Promise<void> {
     const wasRefusing = this.#mode === 'refuse';
     this.#mode = 'up';
+    this.#forbiddenUntilMs = o.forbiddenForMs !== undefined ? Date.now() + o.forbiddenForMs : 0;
     for (const r of this.#hungRequests) r.destroy();
     this.#hungRequests.clear();
     if (wasRefusing) await this.start();
@@ -410,9 +435,10 @@ export class FakeApiServer {
     if (!rt || rest.length > 3 || (sub !== undefined && sub !== 'status')) {
       return this.#reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     }
-    const failCode = this.#failing.get(rt.plural);
-    if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, failCode === 403 ? 'Forbidden' : 'InternalError', `injected failure for ${rt.plural}`));
     const method = req.method ?? 'GET';
+    const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : this.#failing.get(rt.plural);
+    if (failCode === 403) return this.#reply(res, 403, forbidden(rt, method, q, ns, name, sub));
+    if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, 'InternalError', `injected failure for ${rt.plural}`));
     if (name === undefined) {
       if (method === 'GET') return q.watch === 'true' || q.watch === '1' ? this.#watch(res, rt, ns, q) : this.#list(res, rt, ns, q);
       if (method === 'POST') return this.#create(res, rt, ns, body);

@@ -3,7 +3,8 @@
  * (SIGSTOP, a partition) or dropped (kill -9); and an in-memory Lease with resourceVersion-guarded updates, like the
  * apiserver's optimistic concurrency.
  */
-import { LeaseConflictError, type ElectionClock, type LeaseRecord, type LeaseStore, type StoredLease } from '../../src/leader/election.ts';
+import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import { LeaseConflictError, type LeaseRecord, type LeaseStore, type StoredLease } from '../../src/leader/election.ts';
 
 /** An in-memory Lease with resourceVersion-guarded updates, like the apiserver's optimistic concurrency. */
 export class MemoryLeaseStore implements LeaseStore {
@@ -28,15 +29,14 @@ export class MemoryLeaseStore implements LeaseStore {
 /** One simulated time line; each process gets a clock whose timers can be paused (SIGSTOP) or dropped (kill -9). */
 export class Sim {
   now = 0;
-  timers: { at: number; fn: () => void; owner: string; id: number }[] = [];
+  timers: { at: number; fn: () => void; owner: string; handle: TimerHandle }[] = [];
   paused = new Set<string>();
   killed = new Set<string>();
-  private id = 0;
-  clockFor(owner: string): ElectionClock {
+  clockFor(owner: string): Clock {
     return {
       now: () => this.now,
-      setTimeout: (fn, ms) => { const id = ++this.id; this.timers.push({ at: this.now + ms, fn, owner, id }); return id; },
-      clearTimeout: (h) => { this.timers = this.timers.filter((x) => x.id !== h); },
+      setTimer: (fn, ms) => { const handle: TimerHandle = {}; this.timers.push({ at: this.now + ms, fn, owner, handle }); return handle; },
+      clearTimer: (h) => { this.timers = this.timers.filter((x) => x.handle !== h); },
     };
   }
   /** Runs every timer due up to `until`, letting promise chains settle after each; `check` runs after each step. */

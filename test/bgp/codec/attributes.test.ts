@@ -207,6 +207,10 @@ t.test('community text (RFC 1997, RFC 8092)', async (t) => {
   t.equal(b.parseCommunity('no-export'), 0xffffff01);
   t.equal(b.parseCommunity('NO_EXPORT_SUBCONFED'), 0xffffff03);
   t.equal(b.parseCommunity('blackhole'), 0xffff029a);
+  // Names configs use for RFC 7611 ACCEPT_OWN and RFC 3765 NOPEER.
+  t.equal(b.parseCommunity('accept-own'), 0xffff0001);
+  t.equal(b.parseCommunity('no-peer'), 0xffffff04);
+  t.equal(b.parseCommunity('NOPEER'), 0xffffff04);
   t.equal(b.parseCommunity('4294967295'), 0xffffffff);
   t.equal(b.parseCommunity('65000:100'), (65000 * 65536 + 100) >>> 0);
   t.throws(() => b.parseCommunity('65536:1'));

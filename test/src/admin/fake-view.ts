@@ -92,7 +92,7 @@ export class FakeView implements DaemonView {
   peers(): PeerView[] {
     return PEERS;
   }
-  routes(f: { peer?: string; prefix?: string }): RouteView[] {
+  async routes(f: { peer?: string; prefix?: string }): Promise<RouteView[]> {
     return ROUTES.filter((r) => (f.peer === undefined || r.peer === f.peer) && (f.prefix === undefined || r.prefix === f.prefix));
   }
   services(): ServiceView[] {

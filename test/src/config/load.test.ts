@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, loadConfigFile, parseConfigText, resolveIdentity, validateConfig } from '../../../src/config/load.ts';
-import { parseCommunityText, parseLargeCommunityText } from '../../../src/config/schema.ts';
 import type { ConfigIssue } from '../../../src/config/schema.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -211,14 +210,17 @@ t.test('loadConfigFile and ConfigError', async (t) => {
   t.match((missing as ConfigError).issues[0], { path: '(file)', message: /cannot read/ });
 });
 
-t.test('communities', async (t) => {
-  t.equal(parseCommunityText('65535:65281'), 0xffffff01);
-  t.equal(parseCommunityText('no-export'), 0xffffff01);
-  t.equal(parseCommunityText('1:2'), 65538);
-  t.equal(parseCommunityText('65536:0'), undefined);
-  t.equal(parseCommunityText('1:2:3'), undefined);
-  t.same(parseLargeCommunityText('4294967295:0:1'), [4294967295, 0, 1]);
-  t.equal(parseLargeCommunityText('4294967296:0:1'), undefined);
+t.test('communities: the config accepts what the BGP codec parses', async (t) => {
+  const routes = (communities: string[], largeCommunities: string[] = []) => validateConfig({ bgp: { localAs: 1, routerId: '10.0.0.1' }, routes: [{ prefix: '10.0.0.0/24', communities, largeCommunities }] });
+  t.equal(routes(['65535:65281', 'no-export', 'NO_EXPORT', '1:2', 'graceful-shutdown', 'blackhole'], ['4294967295:0:1']).ok, true);
+  for (const bad of ['65536:0', '1:2:3', 'no-such-name', '']) {
+    const r = routes([bad]);
+    t.equal(r.ok, false, `${JSON.stringify(bad)} rejected`);
+    if (!r.ok) t.match(r.errors, [{ path: 'routes[0].communities[0]', message: /must be a community/ }]);
+  }
+  const large = routes([], ['4294967296:0:1']);
+  t.equal(large.ok, false);
+  if (!large.ok) t.match(large.errors, [{ path: 'routes[0].largeCommunities[0]', message: /large community/ }]);
 });
 
 t.test('resolveIdentity: flag > config > env; routerId from IPv4 node IP', async (t) => {

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../../bgp/speaker.ts';
-import type { Route } from '../../../bgp/rib/route.ts';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions } from '../../../bgp/index.ts';
 import { ConfigFile, ConfigError, validateConfig } from '../../../src/config/load.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
-import type { HealthLike, SpeakerLike } from '../../../src/daemon/daemon.ts';
+import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
+import type { GateResult, HealthEvents, HealthLike } from '../../../src/health/types.ts';
 import { runDaemon } from '../../../src/daemon/run.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { freePort } from '../../helpers/bird.ts';
@@ -94,12 +94,17 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
     this.localAs = opts.localAs;
   }
   async ready() {}
+  async retryListen() {}
   addPeer(_cfg: SpeakerPeerConfig) {}
   updatePeer(_cfg: SpeakerPeerConfig) {}
   async removePeer(_name: string) {}
-  setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
+  setRoutes(routes: ReadonlyMap<string, Route>) {
     if (this.failing) throw new Error('2 invalid route(s): 10.6.0.0/24: next hop cannot be encoded');
-    this.routes = [...routes.values()].length;
+    this.routes = routes.size;
+  }
+  updateRoutes(changed: readonly Route[], removed: readonly string[]) {
+    if (this.failing) throw new Error('2 invalid route(s): 10.6.0.0/24: next hop cannot be encoded');
+    this.routes += changed.length - removed.length;
   }
   markInitialSyncDone() {}
   async drain() {}
@@ -114,14 +119,17 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
   }
 }
 
-class NoHealth extends EventEmitter implements HealthLike {
+class NoHealth extends EventEmitter<HealthEvents> implements HealthLike {
   setChecks() {
     return { errors: [] };
   }
-  gate() {
+  gate(): GateResult {
     return { pass: true, reasons: [] };
   }
   setAnnounced() {}
+  status() {
+    return { checks: [], invalid: [] };
+  }
   async close() {}
 }
 
@@ -145,10 +153,10 @@ t.test('a reload whose routes cannot be applied is reported failed, with the cau
   await daemon.start();
   t.equal(speaker.routes, 1);
   daemon.reload(cfg([{ prefix: '10.5.0.0/24' }, { prefix: '10.7.0.0/24' }]));
-  t.match(daemon.status().lastReload, { ok: true });
+  t.match(daemon.view.status().lastReload, { ok: true });
   speaker.failing = true;
   daemon.reload(cfg([{ prefix: '10.5.0.0/24' }, { prefix: '10.6.0.0/24' }]));
-  const last = daemon.status().lastReload;
+  const last = daemon.view.status().lastReload;
   t.match(last, { ok: false, errors: [/routes could not be applied.*10\.6\.0\.0\/24: next hop cannot be encoded/] }, 'failed, with the cause');
   t.equal(speaker.routes, 2, 'the previous routes stay');
   t.match(await metrics.registry.getSingleMetricAsString('herald_config_reloads_total'), /result="invalid"\} 1/);

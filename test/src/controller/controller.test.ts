@@ -1,11 +1,12 @@
 import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Controller } from '../../../src/controller/controller.ts';
-import type { DesiredResult } from '../../../src/controller/desired-routes.ts';
-import type { DesiredChanges } from '../../../src/controller/controller.ts';
-import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
-import type { Snapshot } from '../../../src/controller/snapshot.ts';
+import type { CandidateChanges, CandidateSet } from '../../../src/controller/controller.ts';
+import type { DesiredResult, ServiceCandidates } from '../../../src/controller/desired-routes.ts';
+import { computeDesiredRoutes, gateService } from '../../../src/controller/desired-routes.ts';
+import { mergeRoutes } from '../../../src/controller/route-merge.ts';
+import { ObjectStore } from '../../../src/k8s/object-store.ts';
+import type { Snapshot } from '../../../src/k8s/object-store.ts';
 import type { Source, SourceStatus } from '../../../src/sources/source.ts';
 import type { KubeObject, ResourceKind } from '../../../src/k8s/types.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
@@ -44,18 +45,31 @@ class FakeSource extends EventEmitter implements Source {
 }
 
 const ME = 'n1';
+
+/** The candidates of a set at one moment (the set is a live view), by Service. */
+const capture = (set: CandidateSet): Map<string, ServiceCandidates> => new Map([...set.services()].map((c) => [c.service, c]));
+
+/** What a candidate set announces when every health gate passes: the same shape computeDesiredRoutes returns. */
+function resultOf(set: CandidateSet | undefined): DesiredResult | undefined {
+  if (!set) return undefined;
+  const gated = [...set.services()].map((c) => gateService(c, () => ({ pass: true })));
+  const services = gated.map((g) => g.decision).sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+  return { routes: mergeRoutes([...gated.flatMap((g) => g.contributions), ...set.serviceCIDRs.contributions]), services, serviceCIDRs: set.serviceCIDRs.decisions, node: set.node };
+}
 const prefixes = (r: DesiredResult | undefined): string[] => (r?.routes ?? []).map((x) => x.prefix);
 
-t.test('nothing reaches the sink before sync; then the full result; then incremental updates', async (tt) => {
+t.test('nothing reaches the sink before sync; then every Service; then only what changed', async (tt) => {
   const src = new FakeSource();
   const results: DesiredResult[] = [];
-  const changes: DesiredChanges[] = [];
+  const captured: Map<string, ServiceCandidates>[] = [];
+  const changes: CandidateChanges[] = [];
   const c = new Controller({
     source: src,
     context: { nodeName: ME },
     sink: {
-      onDesired: (r, ch) => {
-        results.push(r);
+      onCandidates: (set, ch) => {
+        results.push(resultOf(set) as DesiredResult);
+        captured.push(capture(set));
         changes.push(ch);
       },
     },
@@ -68,20 +82,21 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   src.apply('Service', service('a', { lbIPs: ['192.0.2.1'] }));
   src.apply('EndpointSlice', slice('a-1', 'a', [['10.0.0.1', ME]]));
   await c.whenIdle();
-  tt.equal(results.length, 0, 'no result before sync');
+  tt.equal(results.length, 0, 'no candidates before sync');
   src.markSynced();
   await c.whenIdle();
   tt.equal(results.length, 1);
   tt.strictSame(prefixes(results[0]), ['192.0.2.1/32']);
-  // burst of changes coalesces into one result
+  tt.strictSame(changes[0], { all: true, services: ['default/a'], serviceCIDRs: true }, 'first set is a full one');
+  // burst of changes coalesces into one set
   src.apply('Service', service('b', { lbIPs: ['192.0.2.2'] }));
   src.apply('EndpointSlice', slice('b-1', 'b', [['10.0.0.2', 'n2']]));
   src.apply('Service', service('c', { lbIPs: ['192.0.2.3'], etp: 'Local' }));
   src.apply('EndpointSlice', slice('c-1', 'c', [['10.0.0.3', 'n2']]));
   await c.whenIdle();
-  tt.equal(results.length, 2, 'one result for the burst');
+  tt.equal(results.length, 2, 'one set for the burst');
   tt.strictSame(prefixes(results[1]), ['192.0.2.1/32', '192.0.2.2/32']);
-  // the incremental result equals a from-scratch computation
+  // the incremental candidates give what a from-scratch computation gives
   tt.strictSame(results[1], computeDesiredRoutes(src.store, { nodeName: ME }));
   // another node's change does not recompute services
   const before = c.stats.servicesComputed;
@@ -99,13 +114,11 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   await c.whenIdle();
   tt.equal(c.stats.servicesComputed, before + 1, 'only the touched service recomputed');
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32']);
-  tt.strictSame(changes.at(-1), { all: false, services: ['default/c'], prefixes: ['192.0.2.3/32'] }, 'changes name only what was touched');
-  tt.equal(changes[0]?.all, true, 'first result is a full one');
-  const prev = results.at(-2)!;
-  const prevRoutes = [...prev.routes];
-  tt.equal(results.at(-1)!.routes[0], prev.routes[0], 'unchanged route keeps its identity');
-  tt.equal(results.at(-1)!.services[0], prev.services[0], 'unchanged decision keeps its identity');
-  tt.not(results.at(-1)!.routes, prev.routes, 'each result has its own array');
+  tt.strictSame(changes.at(-1), { all: false, services: ['default/c'], serviceCIDRs: false }, 'changes name only what was touched');
+  const prev = captured.at(-2)!;
+  const prevJson = JSON.stringify([...prev.values()]);
+  tt.equal(captured.at(-1)!.get('default/a'), prev.get('default/a'), 'unchanged candidates keep their identity');
+  tt.not(captured.at(-1)!.get('default/c'), prev.get('default/c'), 'changed ones are new objects');
   // this node going NotReady recomputes everything and withdraws all
   src.apply('Node', node(ME, { ready: 'False' }));
   await c.whenIdle();
@@ -116,18 +129,19 @@ t.test('nothing reaches the sink before sync; then the full result; then increme
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.2/32', '192.0.2.3/32']);
   tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME }));
-  tt.strictSame(prev.routes, prevRoutes, 'an earlier result is never mutated');
-  tt.equal(c.last(), results.at(-1));
+  tt.equal(JSON.stringify([...prev.values()]), prevJson, 'earlier candidates are never mutated');
+  tt.strictSame(resultOf(c.last()), results.at(-1));
   const st = c.status();
   tt.equal(st.synced, true);
   tt.equal(st.stats.emits, results.length);
   tt.equal(st.queued, 0);
 });
 
-t.test('context change and invalidate recompute; health gate consulted', async (tt) => {
+t.test('a context change and invalidate recompute every Service', async (tt) => {
   const src = new FakeSource();
   const results: DesiredResult[] = [];
-  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onDesired: (r) => void results.push(r) }, resyncIntervalMs: 0 });
+  const changes: CandidateChanges[] = [];
+  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onCandidates: (set, ch) => void (results.push(resultOf(set) as DesiredResult), changes.push(ch)) }, resyncIntervalMs: 0 });
   tt.teardown(() => c.stop());
   src.apply('Node', node(ME));
   src.apply('Service', service('a', { lbIPs: ['192.0.2.1'], clusterIPs: ['10.96.0.1'] }));
@@ -136,18 +150,18 @@ t.test('context change and invalidate recompute; health gate consulted', async (
   await c.start();
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32'], 'already synced at start: full pass');
-  let healthy = true;
-  c.setContext({ nodeName: ME, advertisements: [{ name: 'x', addressKinds: ['clusterIP', 'loadBalancer'] }], healthGate: () => ({ pass: healthy, reason: 'probe failed' }) });
+  c.setContext({ nodeName: ME, advertisements: [{ name: 'x', addressKinds: ['clusterIP', 'loadBalancer'] }] });
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['10.96.0.1/32', '192.0.2.1/32']);
-  healthy = false;
-  c.invalidate('default/a');
+  tt.equal(changes.at(-1)?.all, true);
+  const computed = c.stats.servicesComputed;
+  c.invalidate();
   await c.whenIdle();
-  tt.strictSame(prefixes(results.at(-1)), []);
-  tt.equal(results.at(-1)?.services[0]?.vips[0]?.reasons[0]?.code, 'HealthCheckFailing');
+  tt.equal(c.stats.servicesComputed, computed + 1, 'invalidate recomputes every Service');
+  tt.equal(changes.at(-1)?.all, true);
 });
 
-t.test('a failing sink is retried and gets the newest result', async (tt) => {
+t.test('a failing sink is retried and gets the newest candidates', async (tt) => {
   const src = new FakeSource();
   let fail = 2;
   const seen: string[][] = [];
@@ -157,8 +171,8 @@ t.test('a failing sink is retried and gets the newest result', async (tt) => {
     source: src,
     context: { nodeName: ME },
     sink: {
-      onDesired: async (r, ch) => {
-        seen.push(prefixes(r));
+      onCandidates: async (set, ch) => {
+        seen.push(prefixes(resultOf(set)));
         allFlags.push(ch.all);
         if (fail-- > 0) throw new Error('speaker busy');
       },
@@ -174,17 +188,17 @@ t.test('a failing sink is retried and gets the newest result', async (tt) => {
   src.markSynced();
   await c.start();
   const keepAlive = setInterval(() => {}, 1000); // retry timers are unref'd
-  await new Promise<void>((resolve) => c.once('desired', () => resolve()));
+  await new Promise<void>((resolve) => c.once('candidates', () => resolve()));
   clearInterval(keepAlive);
   tt.strictSame(errors, ['emit', 'emit']);
   tt.equal(seen.length, 3);
-  tt.strictSame(prefixes(c.last()), ['192.0.2.1/32']);
+  tt.strictSame(prefixes(resultOf(c.last())), ['192.0.2.1/32']);
   tt.equal(c.stats.sinkErrors, 2);
   tt.strictSame(allFlags, [true, true, true], 'unaccepted changes are reported again');
   tt.equal(c.stats.emits, 1);
 });
 
-t.test('incremental results always equal a from-scratch computation (seeded random operations)', async (tt) => {
+t.test('incremental candidates always give the result of a from-scratch computation (seeded random operations)', async (tt) => {
   const src = new FakeSource();
   const ctx = {
     nodeName: ME,
@@ -195,22 +209,22 @@ t.test('incremental results always equal a from-scratch computation (seeded rand
       { name: 'cidr', addressKinds: ['serviceCIDR' as const], nodeSelector: { matchLabels: { gw: 'true' } } },
     ],
   };
-  // The change report must cover every difference from the previous accepted result.
-  let prevResult: DesiredResult | undefined;
+  // The change report must cover every difference from the previous accepted set.
+  let prev: Map<string, string> | undefined;
+  let prevCidrs = '';
   let missed = 0;
   let reports = 0;
   const sink = {
-    onDesired: (r: DesiredResult, ch: DesiredChanges): void => {
-      if (prevResult && !ch.all) {
+    onCandidates: (set: CandidateSet, ch: CandidateChanges): void => {
+      const now = new Map([...set.services()].map((x) => [x.service, JSON.stringify(x)]));
+      const cidrs = JSON.stringify(set.serviceCIDRs);
+      if (prev && !ch.all) {
         reports++;
-        const before = new Map(prevResult.services.map((d) => [d.service, JSON.stringify(d)]));
-        const after = new Map(r.services.map((d) => [d.service, JSON.stringify(d)]));
-        for (const k of new Set([...before.keys(), ...after.keys()])) if (before.get(k) !== after.get(k) && !ch.services.includes(k)) missed++;
-        const rb = new Map(prevResult.routes.map((x) => [x.prefix, JSON.stringify(x)]));
-        const ra = new Map(r.routes.map((x) => [x.prefix, JSON.stringify(x)]));
-        for (const k of new Set([...rb.keys(), ...ra.keys()])) if (rb.get(k) !== ra.get(k) && !ch.prefixes.includes(k)) missed++;
+        for (const k of new Set([...prev.keys(), ...now.keys()])) if (prev.get(k) !== now.get(k) && !ch.services.includes(k)) missed++;
+        if (cidrs !== prevCidrs && !ch.serviceCIDRs) missed++;
       }
-      prevResult = r;
+      prev = now;
+      prevCidrs = cidrs;
     },
   };
   const c = new Controller({ source: src, context: ctx, sink, resyncIntervalMs: 0 });
@@ -259,9 +273,10 @@ t.test('incremental results always equal a from-scratch computation (seeded rand
     }
     if (rnd(3) === 0) {
       await c.whenIdle();
-      tt.strictSame(c.last(), computeDesiredRoutes(src.store, ctx), `step ${step}`);
+      const got = resultOf(c.last());
+      tt.strictSame(got, computeDesiredRoutes(src.store, ctx), `step ${step}`);
       compared++;
-      if ((c.last()?.routes.length ?? 0) >= 2) nonTrivial++;
+      if ((got?.routes.length ?? 0) >= 2) nonTrivial++;
     }
   }
   tt.ok(compared > 100, `${compared} comparisons`);

@@ -1,7 +1,7 @@
 // Property tests of computeDesiredRoutes over random small clusters (fast-check).
 import t from 'tap';
 import fc from 'fast-check';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
 import type { KubeObject, ResourceKind } from '../../../src/k8s/types.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';

@@ -3,9 +3,11 @@
 // (announced, or its blocking reason codes) are asserted.
 import t from 'tap';
 import type { Test } from 'tap';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
-import type { DesiredResult, DesiredRoute, DesiredRoutesContext } from '../../../src/controller/desired-routes.ts';
-import { computeDesiredRoutes, EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/desired-routes.ts';
+import { ObjectStore } from '../../../src/k8s/object-store.ts';
+import type { DesiredResult, DesiredRoutesContext } from '../../../src/controller/desired-routes.ts';
+import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
+import { EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/node-eligibility.ts';
+import type { DesiredRoute } from '../../../src/controller/route-merge.ts';
 import { node, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'node-a';
@@ -15,7 +17,7 @@ const OTHER = 'node-b';
 function r(prefix: string, services: string[], extra: Partial<DesiredRoute> = {}): DesiredRoute {
   return {
     prefix,
-    family: prefix.includes(':') ? 'ipv6' : 'ipv4',
+    family: prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast',
     peers: 'all',
     communities: [],
     largeCommunities: [],
@@ -333,11 +335,11 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   store.apply('ServiceCIDR', serviceCIDR('kubernetes', ['10.96.0.0/12', 'fd00:96::/112']));
   const ctx: DesiredRoutesContext = { nodeName: ME, advertisements, serviceCIDRs: ['10.100.0.1/16'] };
   const pub: DesiredRoute = {
-    prefix: '192.0.2.60/32', family: 'ipv4', peers: ['tor-1', 'tor-2', 'tor-3'], communities: ['65000:100', '65000:200'], largeCommunities: [],
+    prefix: '192.0.2.60/32', family: 'ipv4-unicast', peers: ['tor-1', 'tor-2', 'tor-3'], communities: ['65000:100', '65000:200'], largeCommunities: [],
     localPref: 200, med: 10, services: ['default/pub'], advertisements: ['also-public', 'public'],
   };
-  const agg4: DesiredRoute = { prefix: '198.51.100.0/24', family: 'ipv4', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1', 'prod/p2'], advertisements: ['agg'] };
-  const agg6: DesiredRoute = { prefix: '2001:db8:1:2::/64', family: 'ipv6', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1'], advertisements: ['agg'] };
+  const agg4: DesiredRoute = { prefix: '198.51.100.0/24', family: 'ipv4-unicast', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1', 'prod/p2'], advertisements: ['agg'] };
+  const agg6: DesiredRoute = { prefix: '2001:db8:1:2::/64', family: 'ipv6-unicast', peers: 'all', communities: [], largeCommunities: ['65000:1:2'], services: ['prod/p1'], advertisements: ['agg'] };
   let res = computeDesiredRoutes(store, ctx);
   tt.strictSame(res.routes, [pub, agg4, agg6]);
   tt.equal(vips(res)['default/unselected loadBalancer 192.0.2.61'], 'NoAdvertisement');
@@ -351,7 +353,7 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   // this node becomes a gateway: service CIDRs are announced (host bits zeroed)
   store.apply('Node', node(ME, { labels: { role: 'gateway' } }));
   res = computeDesiredRoutes(store, ctx);
-  const cidr = (p: string): DesiredRoute => ({ prefix: p, family: p.includes(':') ? 'ipv6' : 'ipv4', peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: ['gw-cidr'] });
+  const cidr = (p: string): DesiredRoute => ({ prefix: p, family: p.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast', peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: ['gw-cidr'] });
   tt.strictSame(res.routes, [cidr('10.100.0.0/16'), cidr('10.96.0.0/12'), pub, agg4, agg6, cidr('fd00:96::/112')]);
 
   // one aggregated service loses its endpoint: the aggregate stays for the other
@@ -372,12 +374,9 @@ t.test('health gate is consulted only for otherwise announceable VIPs', async (t
   store.apply('Service', service('noep', { lbIPs: ['192.0.2.72'] }));
   store.apply('EndpointSlice', slice('h-1', 'h', [['10.0.0.1', ME]]));
   const asked: string[] = [];
-  const res = computeDesiredRoutes(store, {
-    nodeName: ME,
-    healthGate: (svc, addr) => {
-      asked.push(`${svc} ${addr}`);
-      return addr === '192.0.2.71' ? { pass: false, reason: 'http://10.0.0.1:31000/ answered 503' } : { pass: true };
-    },
+  const res = computeDesiredRoutes(store, { nodeName: ME }, (svc, addr) => {
+    asked.push(`${svc} ${addr}`);
+    return addr === '192.0.2.71' ? { pass: false, reason: 'http://10.0.0.1:31000/ answered 503' } : { pass: true };
   });
   tt.strictSame(asked.sort(), ['default/h 192.0.2.70', 'default/h 192.0.2.71']);
   tt.strictSame(res.routes, [r('192.0.2.70/32', ['default/h'])]);

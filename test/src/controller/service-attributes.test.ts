@@ -1,7 +1,7 @@
 // Per-Service path attribute annotations (src/controller/service-attributes.ts): good and bad values of each
 // annotation, one error per bad annotation naming it and the fix, the good ones kept next to a bad one, typo hints.
 import t from 'tap';
-import { formatAnnotationErrors } from '../../../src/health/annotations.ts';
+import { formatAnnotationErrors } from '../../../src/k8s/annotations.ts';
 import { MAX_COMMUNITIES_PER_ANNOTATION, parseServiceAttributes } from '../../../src/controller/service-attributes.ts';
 
 const A = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [`herald.io/${k}`, v]));

@@ -1,37 +1,9 @@
 import t from 'tap';
-import type { Clock } from '../../../src/controller/workqueue.ts';
+import { FakeClock } from '../../../bgp/index.ts';
 import { WorkQueue } from '../../../src/controller/workqueue.ts';
 
-/** Manual clock: timers fire only when `advance()` passes their due time. */
-class FakeClock implements Clock {
-  t = 0;
-  timers = new Map<number, { due: number; fn: () => void }>();
-  #id = 0;
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, delayMs: number): unknown {
-    const id = ++this.#id;
-    this.timers.set(id, { due: this.t + delayMs, fn });
-    return id;
-  }
-  clearTimeout(h: unknown): void {
-    this.timers.delete(h as number);
-  }
-  /** Delays of the pending timers, sorted. */
-  pending(): number[] {
-    return [...this.timers.values()].map((x) => x.due - this.t).sort((a, b) => a - b);
-  }
-  advance(ms: number): void {
-    this.t += ms;
-    for (const [id, x] of [...this.timers]) {
-      if (x.due <= this.t) {
-        this.timers.delete(id);
-        x.fn();
-      }
-    }
-  }
-}
+/** Delays of the pending timers of the shared fake clock (at most one retry timer per key here). */
+const pendingDelays = (clock: FakeClock): number[] => (clock.pending === 0 ? [] : [clock.nextDueInMs() as number]);
 
 const deferred = (): { promise: Promise<void>; resolve: () => void } => {
   let resolve!: () => void;
@@ -119,19 +91,19 @@ t.test('failures are retried with capped exponential backoff; success resets', a
   q.add('k');
   await q.whenIdle();
   tt.equal(calls, 1);
-  tt.strictSame(clock.pending(), [10]);
+  tt.strictSame(pendingDelays(clock), [10]);
   tt.equal(q.pendingRetries, 1);
   const expected = [20, 40, 50, 50];
   for (const d of expected) {
-    clock.advance(clock.pending()[0] as number);
+    clock.advance(clock.nextDueInMs() as number);
     await q.whenIdle();
-    tt.strictSame(clock.pending(), [d]);
+    tt.strictSame(pendingDelays(clock), [d]);
   }
   tt.equal(q.failures('k'), 5);
   clock.advance(50);
   await q.whenIdle();
   tt.equal(calls, 6);
-  tt.strictSame(clock.pending(), [], 'no retry after success');
+  tt.strictSame(pendingDelays(clock), [], 'no retry after success');
   tt.equal(q.failures('k'), 0, 'success resets the failure count');
   tt.strictSame(errors.map((e) => e[1]), [10, 20, 40, 50, 50]);
   tt.equal(q.failed, 5);
@@ -139,9 +111,9 @@ t.test('failures are retried with capped exponential backoff; success resets', a
   failUntil = 7;
   q.add('k');
   await q.whenIdle();
-  tt.strictSame(clock.pending(), [10]);
+  tt.strictSame(pendingDelays(clock), [10]);
   await q.shutDown();
-  tt.strictSame(clock.pending(), [], 'shutDown cancels retries');
+  tt.strictSame(pendingDelays(clock), [], 'shutDown cancels retries');
 });
 
 t.test('an add during a failing run is processed at once, not after the backoff', async (tt) => {
@@ -164,7 +136,7 @@ t.test('an add during a failing run is processed at once, not after the backoff'
   gate.resolve();
   await q.whenIdle();
   tt.equal(calls, 2);
-  tt.strictSame(clock.pending(), []);
+  tt.strictSame(pendingDelays(clock), []);
 });
 
 t.test('shutDown waits for running handlers and ignores later adds', async (tt) => {

@@ -1,174 +1,17 @@
 // Daemon wiring with a fake Speaker, a fake HealthManager and a fake Source: what reaches
 // speaker.setRoutes, when markInitialSyncDone is called, reload as a diff, state-change bookkeeping.
 import t from 'tap';
-import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, SpeakerOptions } from '../../../bgp/speaker.ts';
-import type { Route } from '../../../bgp/rib/route.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import { ObjectStore } from '../../../src/controller/snapshot.ts';
+import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
-import type { SpeakerLike } from '../../../src/daemon/daemon.ts';
-import { MappingError } from '../../../src/daemon/mapping.ts';
+import { desiredRoute, desiredRoutesContext, MappingError, staticRoute } from '../../../src/daemon/mapping.ts';
+import { gateKeyText, serviceGate } from '../../../src/daemon/gate-key.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { NotFoundError } from '../../../src/admin/view.ts';
-import type { CheckSpec } from '../../../src/health/types.ts';
-import type { Source, SourceStatus } from '../../../src/sources/source.ts';
+import { FakeHealth, FakeSource, FakeSpeaker } from './fakes.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
-
-class FakeSpeaker extends EventEmitter implements SpeakerLike {
-  readonly localAs: number;
-  calls: string[] = [];
-  peerCfgs = new Map<string, SpeakerPeerConfig>();
-  states = new Map<string, string>();
-  routesSet: Route[][] = [];
-  draining = false;
-  readonly opts: SpeakerOptions;
-  constructor(opts: SpeakerOptions) {
-    super();
-    this.opts = opts;
-    this.localAs = opts.localAs;
-  }
-  async ready() {}
-  addPeer(cfg: SpeakerPeerConfig) {
-    this.calls.push(`add ${cfg.name}`);
-    this.peerCfgs.set(cfg.name, cfg);
-  }
-  updatePeer(cfg: SpeakerPeerConfig) {
-    this.calls.push(`update ${cfg.name}`);
-    this.peerCfgs.set(cfg.name, cfg);
-  }
-  async removePeer(name: string) {
-    this.calls.push(`remove ${name}`);
-    this.peerCfgs.delete(name);
-  }
-  onSet: ((routes: Route[]) => void) | undefined;
-  setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
-    this.routesSet.push([...routes.values()]);
-    this.onSet?.([...routes.values()]);
-  }
-  markInitialSyncDone() {
-    this.calls.push('markInitialSyncDone');
-  }
-  async drain(o: { waitTimeSec: number }) {
-    this.draining = true;
-    this.calls.push(`drain ${o.waitTimeSec}`);
-  }
-  undrain() {
-    this.draining = false;
-    this.calls.push('undrain');
-  }
-  async shutdown(o: { graceful: boolean; message?: string; waitTimeSec?: number }) {
-    this.calls.push(`shutdown graceful=${o.graceful} wait=${o.waitTimeSec}`);
-  }
-  resetPeer(name: string, o: { soft: boolean }) {
-    this.calls.push(`reset ${name} ${o.soft}`);
-  }
-  peers(): PeerStatus[] {
-    return [...this.peerCfgs.values()].map((c) => ({
-      name: c.name,
-      address: c.address,
-      port: c.port ?? 179,
-      peerAs: c.peerAs,
-      state: this.states.get(c.name) ?? 'Idle',
-      uptimeSec: undefined,
-      negotiated: undefined,
-      lastReason: undefined,
-      lastNotificationSent: undefined,
-      lastNotificationReceived: undefined,
-      messagesSent: {},
-      messagesReceived: {},
-      prefixesAdvertised: this.adjRibOut(c.name).length,
-      prefixesReceived: 0,
-      endOfRibReceived: [],
-      endOfRibSent: [],
-      gracefulShutdown: false,
-    }));
-  }
-  adjRibOut(peer: string) {
-    const last = this.routesSet.at(-1) ?? [];
-    return last.filter((r) => !r.peers || r.peers.includes(peer)).map((r) => ({ ...r, nextHop: '127.0.0.1', asPath: [this.localAs] }));
-  }
-  get last(): string[] {
-    return (this.routesSet.at(-1) ?? []).map((r) => r.prefix).sort();
-  }
-}
-
-class FakeHealth extends EventEmitter {
-  failing = new Set<string>();
-  specs: CheckSpec[] = [];
-  announced = new Map<string, boolean>();
-  invalid = new Set<string>();
-  calls = 0;
-  /** setChecks call number in which each gate first had a check. */
-  firstSeen = new Map<string, number>();
-  setChecks(specs: readonly CheckSpec[]) {
-    this.calls++;
-    for (const x of specs) if (!this.firstSeen.has(x.gate)) this.firstSeen.set(x.gate, this.calls);
-    this.specs = [...specs];
-    // Like HealthManager: a spec with an error fails its gate with InvalidCheck.
-    this.invalid = new Set(specs.filter((x) => x.error !== undefined).map((x) => x.gate));
-    return { errors: specs.filter((x) => x.error !== undefined).map((x) => ({ key: x.key, gate: x.gate, message: x.error as string })) };
-  }
-  /** Gates read while no check for them had been registered yet. */
-  readBeforeRegistered = new Set<string>();
-  /** Gates that have been read passing while their check was registered. */
-  passedWhileRegistered = new Set<string>();
-  gate(key: string) {
-    if (!this.firstSeen.has(key)) this.readBeforeRegistered.add(key);
-    else if (!this.invalid.has(key) && !this.failing.has(key)) this.passedWhileRegistered.add(key);
-    if (this.invalid.has(key)) return { pass: false, reasons: [{ code: 'InvalidCheck', message: 'invalid check' }] };
-    return this.failing.has(key) ? { pass: false, reasons: [{ code: 'Pending', message: `${key} not up yet` }] } : { pass: true, reasons: [] };
-  }
-  /** Every setAnnounced call, in order. */
-  announceCalls: Array<[string, boolean]> = [];
-  setAnnounced(key: string, a: boolean) {
-    this.announceCalls.push([key, a]);
-    this.announced.set(key, a);
-  }
-  status() {
-    return {
-      checks: this.specs
-        .filter((x) => x.error === undefined)
-        .map((x) => ({ key: x.key, gate: x.gate, scope: x.scope ?? ('gate' as const), kind: x.kind, target: `${x.hosts[0]}:${x.port}`, state: this.failing.has(x.gate) ? 'down' : 'up', since: 0, intervalSec: x.intervalSec, rise: x.rise, fall: x.fall, consecutiveOk: 0, consecutiveFail: 3, latencyMs: 1.5, lastFailure: this.failing.has(x.gate) ? { code: 'ConnectionRefused', message: 'refused' } : null })),
-      invalid: this.specs.filter((x) => x.error !== undefined).map((x) => ({ key: x.key, gate: x.gate, message: x.error as string })),
-    };
-  }
-  async close() {}
-}
-
-/** A FakeSpeaker with the incremental API: keeps the current desired set like bgp/speaker.ts does. */
-class IncrementalSpeaker extends FakeSpeaker {
-  current = new Map<string, Route>();
-  updates: Array<{ changed: Route[]; removed: string[] }> = [];
-  override setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>) {
-    super.setRoutes(routes);
-    this.current = new Map([...routes.values()].map((r) => [r.prefix, r]));
-  }
-  updateRoutes(changed: Iterable<Route>, removed: Iterable<string>) {
-    const u = { changed: [...changed], removed: [...removed] };
-    this.updates.push(u);
-    for (const p of u.removed) this.current.delete(p);
-    for (const r of u.changed) this.current.set(r.prefix, r);
-  }
-}
-
-class FakeSource extends EventEmitter implements Source {
-  store = new ObjectStore();
-  isSynced = false;
-  async start() {}
-  async stop() {}
-  synced() {
-    return this.isSynced;
-  }
-  snapshot() {
-    return this.store;
-  }
-  status(): SourceStatus {
-    return { type: 'manifests', synced: this.isSynced, resources: [] };
-  }
-}
 
 function cfg(data: object): Config {
   const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
@@ -178,13 +21,13 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; incremental?: boolean } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
   const logger = pino({ level: 'silent' });
   const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', ...(o.nodeIp === null ? {} : { nodeIp: o.nodeIp ?? '127.0.0.1' }) }, {
-    createSpeaker: (opts) => (speaker = o.incremental ? new IncrementalSpeaker(opts) : new FakeSpeaker(opts)),
+    createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health,
     ...(o.source ? { source: o.source } : {}),
     logger,
@@ -208,11 +51,11 @@ t.test('static routes only: peers added, routes set, initial sync at once', asyn
   const routes = speaker.routesSet.at(-1)!;
   t.same(routes.find((r) => r.prefix === '192.0.2.10/32'), { prefix: '192.0.2.10/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1], peers: ['a'] });
   t.same(routes.find((r) => r.prefix === '2001:db8::/64'), { prefix: '2001:db8::/64', family: 'ipv6-unicast', med: 5 });
-  t.equal(daemon.status().ready, true);
-  t.same(daemon.routes({ peer: 'b' }).map((r) => r.prefix), ['2001:db8::/64']);
-  t.same(daemon.routes({ prefix: '192.0.2.0/24' }).map((r) => r.prefix), ['192.0.2.10/32']);
-  t.same(daemon.routes({ prefix: '192.0.2.10' }).map((r) => r.prefix), ['192.0.2.10/32']);
-  t.same(daemon.routes({ peer: 'a' })[0]?.communities, ['65000:1']);
+  t.equal(daemon.view.status().ready, true);
+  t.same((await daemon.view.routes({ peer: 'b' })).map((r) => r.prefix), ['2001:db8::/64']);
+  t.same((await daemon.view.routes({ prefix: '192.0.2.0/24' })).map((r) => r.prefix), ['192.0.2.10/32']);
+  t.same((await daemon.view.routes({ prefix: '192.0.2.10' })).map((r) => r.prefix), ['192.0.2.10/32']);
+  t.same((await daemon.view.routes({ peer: 'a' }))[0]?.communities, ['65000:1']);
 });
 
 t.test('health-checked static route: announced only while its gate passes', async (t) => {
@@ -234,7 +77,7 @@ t.test('health-checked static route: announced only while its gate passes', asyn
   await tick();
   t.same(speaker.last, ['192.0.2.21/32']);
   t.equal(health.announced.get('route:192.0.2.20/32'), false, 'withdrawal reported to the flap damper');
-  t.match(daemon.health(), [{ gate: 'route:192.0.2.20/32', kind: 'tcp', target: '127.0.0.1:8080', state: 'down', since: '1970-01-01T00:00:00.000Z', latencyMs: 1.5, lastFailure: { code: 'ConnectionRefused', message: 'refused' } }]);
+  t.match(daemon.view.health(), [{ gate: 'route:192.0.2.20/32', kind: 'tcp', target: '127.0.0.1:8080', state: 'down', since: '1970-01-01T00:00:00.000Z', latencyMs: 1.5, lastFailure: { code: 'ConnectionRefused', message: 'refused' } }]);
 });
 
 t.test('a health-checked static route with nothing to probe gets an invalid check, never an unchecked announcement', async (t) => {
@@ -242,7 +85,7 @@ t.test('a health-checked static route with nothing to probe gets an invalid chec
   await daemon.start();
   t.equal(health.specs.length, 1);
   t.match(health.specs[0], { gate: 'route:192.0.2.40/32', error: /no address to probe/ });
-  t.match(daemon.health(), [{ gate: 'route:192.0.2.40/32', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: /no address to probe/ } }]);
+  t.match(daemon.view.health(), [{ gate: 'route:192.0.2.40/32', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: /no address to probe/ } }]);
 });
 
 t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelector peers', async (t) => {
@@ -252,8 +95,8 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   await daemon.start();
   t.same(speaker.calls, ['add a'], 'b is not selected (no node labels yet); no EoR before sync');
   t.same(speaker.last, ['192.0.2.30/32'], 'static routes announced before sync');
-  t.equal(daemon.status().ready, false);
-  t.match(daemon.status().notReady, ['manifests source not synced', 'initial route computation pending']);
+  t.equal(daemon.view.status().ready, false);
+  t.match(daemon.view.status().notReady, ['manifests source not synced', 'initial route computation pending']);
   source.store.apply('Node', node('node-a', { labels: { rack: 'r1' } }));
   source.store.apply('Service', service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' }));
   source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
@@ -264,8 +107,8 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   await daemon.idle();
   t.same(speaker.calls, ['add a', 'add b', 'markInitialSyncDone']);
   t.same(speaker.last, ['192.0.2.30/32', '198.51.100.1/32']);
-  t.equal(daemon.status().ready, true);
-  const svcs = daemon.services();
+  t.equal(daemon.view.status().ready, true);
+  const svcs = daemon.view.services();
   t.same(svcs.map((s) => [s.service, s.vips.filter((v) => v.kind === 'loadBalancer').map((v) => v.announced)]), [['default/web', [true]], ['shop/cart', [false]]]);
   t.match(svcs[1]?.vips.find((v) => v.kind === 'loadBalancer')?.reasons, [{ code: 'NoLocalReadyEndpoint' }]);
   // The VIP's health gate fails: the controller recomputes that Service and the route goes.
@@ -273,7 +116,7 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
   await daemon.idle();
   t.same(speaker.last, ['192.0.2.30/32']);
-  t.match(daemon.services()[0]?.vips.find((v) => v.kind === 'loadBalancer'), { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
+  t.match(daemon.view.services()[0]?.vips.find((v) => v.kind === 'loadBalancer'), { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
   t.equal(health.announced.get('svc:default/web 198.51.100.1'), false);
   health.failing.clear();
   health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
@@ -305,7 +148,7 @@ t.test('annotation health checks: a VIP waits for its check to be registered and
   source.store.apply('Service', api);
   source.store.apply('EndpointSlice', slice('api-1', 'api', [['10.1.0.8', 'node-a']]));
   let uncheckedAnnouncement = false;
-  speaker.onSet = (routes) => {
+  speaker.onChange = (routes) => {
     // Announced only after its gate was read passing while its check was registered (setChecks runs only when the
     // set of checks changes, so "registered in an earlier setChecks call" is not the criterion).
     if (routes.some((r) => r.prefix === '198.51.100.3/32') && !health.passedWhileRegistered.has('svc:default/api 198.51.100.3')) uncheckedAnnouncement = true;
@@ -321,7 +164,7 @@ t.test('annotation health checks: a VIP waits for its check to be registered and
   t.match(badSpec, { error: /health-check-port="80x"/ });
   t.same(speaker.last, ['198.51.100.3/32'], 'nothing announced while checks are failing or invalid; api passes');
   t.notOk(uncheckedAnnouncement, 'api was never announced before its check was registered');
-  t.match(daemon.services().find((x) => x.service === 'default/web')?.vips[0], { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
+  t.match(daemon.view.services().find((x) => x.service === 'default/web')?.vips[0], { announced: false, reasons: [{ code: 'HealthCheckFailing' }] });
   health.failing.clear();
   health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
   await daemon.idle();
@@ -339,8 +182,8 @@ t.test('reload applies a peer diff and re-announces changed routes', async (t) =
   t.same(speaker.last, ['192.0.2.2/32']);
   t.same(d.peers.changed.map((c) => [c.name, c.sessionReset]), [['a', true]]);
   speaker.emit('peerState', { peer: 'b', from: 'Established', to: 'Idle', reason: { kind: 'notificationSent', code: 6, subcode: 3 } });
-  t.same(daemon.peers().map((p) => p.name).sort(), ['a', 'c'], 'a removed peer leaves nothing behind');
-  t.match(daemon.status().lastReload, { ok: true });
+  t.same(daemon.view.peers().map((p) => p.name).sort(), ['a', 'c'], 'a removed peer leaves nothing behind');
+  t.match(daemon.view.status().lastReload, { ok: true });
   // Unchanged reload: no peer calls at all.
   speaker.calls = [];
   daemon.reload(cfg({ peers: [{ ...peerA, holdTime: 30 }, { name: 'c', address: '127.0.0.4', peerAs: 65003 }], routes: [{ prefix: '192.0.2.2/32' }] }));
@@ -366,23 +209,23 @@ t.test('session events: history, metrics; actions', async (t) => {
   speaker.emit('peerState', { peer: 'a', from: 'OpenConfirm', to: 'Established', reason: { kind: 'started' } });
   speaker.states.set('a', 'Idle');
   speaker.emit('peerState', { peer: 'a', from: 'Established', to: 'Idle', reason: { kind: 'notificationReceived', code: 6, subcode: 2, text: 'maint' } });
-  const p = daemon.peers()[0]!;
+  const p = daemon.view.peers()[0]!;
   t.equal(p.flaps, 1);
   t.match(p.lastError, { kind: 'notificationReceived', code: 6, subcode: 2, description: /Cease/, message: 'maint' });
-  const text = (await daemon.metrics()).body;
+  const text = (await daemon.view.metrics()).body;
   t.match(text, /herald_bgp_notifications_total\{peer="a",direction="received",code="6",subcode="2"\} 1/);
   t.match(text, /herald_bgp_session_state_changes_total\{peer="a",from="Established",to="Idle"\} 1/);
   t.match(text, /herald_bgp_session_up\{peer="a"\} 0/);
   t.equal(metrics.registry.getSingleMetric('herald_build_info') !== undefined, true);
   speaker.states.set('a', 'Established'); // the RFC 8326 wait applies only with an Established session (operator.test.ts)
   await daemon.resetPeer('a', true);
-  await t.rejects(daemon.resetPeer('zz', false), NotFoundError);
+  await t.rejects(daemon.view.resetPeer('zz', false), NotFoundError);
   await daemon.drain();
-  t.equal(daemon.status().drained, true);
+  t.equal(daemon.view.status().drained, true);
   await daemon.undrain();
   await daemon.shutdown('SIGTERM');
   t.same(speaker.calls.slice(-4), ['reset a true', 'drain 7', 'undrain', 'shutdown graceful=true wait=7']);
-  t.equal(daemon.live(), false);
+  t.equal(daemon.view.live(), false);
 });
 
 // Regression: kube-proxy checks ran only with the Kubernetes source, so the manifests-driven demo's kube-proxy 503 never
@@ -437,8 +280,7 @@ t.test('one EndpointSlice change among 5,000 Services costs O(1): one decision, 
   const N = 5000;
   const source = new FakeSource();
   const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, routes: [{ prefix: '192.0.2.99/32' }] });
-  const { daemon, speaker: sp, health } = make(c, { source, incremental: true });
-  const speaker = sp as IncrementalSpeaker;
+  const { daemon, speaker, health } = make(c, { source });
   const vip = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
   source.store.apply('Node', node('node-a'));
   for (let i = 0; i < N; i++) {
@@ -531,7 +373,87 @@ t.test('a failing health gate keeps its causes as data in the service view (code
   source.isSynced = true;
   source.emit('synced');
   await daemon.idle();
-  const vip = daemon.services()[0]?.vips.find((v) => v.kind === 'loadBalancer');
+  const vip = daemon.view.services()[0]?.vips.find((v) => v.kind === 'loadBalancer');
   t.match(vip, { announced: false, reasons: [{ code: 'HealthCheckFailing', causes: [{ code: 'Suppressed', since: '1970-01-01T00:00:01.000Z', until: '1970-01-01T00:01:01.000Z' }] }] });
+  await daemon.shutdown('test');
+});
+
+// The production path is incremental (the controller's candidate changes, the gate's verdict changes, route
+// assembly's per-prefix merge, updateRoutes); the reference is computeDesiredRoutes from scratch. They must agree
+// after any sequence of object changes and verdict flips, Services sharing VIPs and aggregated prefixes included.
+t.test('the incremental pipeline always equals a from-scratch computation (seeded random operations, flapping gates)', async (t) => {
+  const source = new FakeSource();
+  // Two owners of one /31 with different communities: the merged route's attributes follow which Services exist.
+  const advertisements = [
+    { name: 'lb', addressKinds: ['loadBalancer'] },
+    { name: 'agg', addressKinds: ['loadBalancer'], aggregationLength: 31, communities: ['65000:7'] },
+    { name: 'ext', addressKinds: ['externalIP'], aggregationLength: 31, communities: ['65000:9'], localPref: 300 },
+  ];
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, routes: [{ prefix: '192.0.2.99/32' }, { prefix: '192.0.2.3/32', communities: ['65000:1'] }] });
+  const { daemon, speaker, health } = make(c, { source });
+  await daemon.start();
+  source.store.apply('Node', node('node-a'));
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  let seed = 4242;
+  const rnd = (n: number): number => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) % n;
+  };
+  const change = (keys: string[]) => source.emit('change', keys);
+  const gateText = (svc: string, address: string) => gateKeyText(serviceGate(svc, address));
+  let compared = 0;
+  let nonTrivial = 0;
+  let flips = 0;
+  for (let step = 0; step < 300; step++) {
+    const i = rnd(6);
+    switch (rnd(7)) {
+      case 0:
+        change(source.store.apply('Service', service(`s${i}`, { lbIPs: [`192.0.2.${rnd(4)}`], externalIPs: rnd(2) ? [`192.0.2.${rnd(4)}`] : [], etp: rnd(2) ? 'Local' : 'Cluster' })));
+        break;
+      case 1:
+        change(source.store.remove('Service', service(`s${i}`)));
+        break;
+      case 2:
+      case 3:
+        change(source.store.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, rnd(2) ? 'node-a' : 'node-b', { ready: rnd(4) > 0 }]])));
+        break;
+      case 4:
+        change(source.store.remove('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [])));
+        break;
+      case 5: {
+        // A verdict flips: the gate re-gates that Service from its cached candidates.
+        const g = gateText(`default/s${i}`, `192.0.2.${rnd(4)}`);
+        if (health.failing.has(g)) health.failing.delete(g);
+        else health.failing.add(g);
+        health.emit('change', [g], { nodeLevel: false });
+        flips++;
+        break;
+      }
+      case 6:
+        if (rnd(8) === 0) change(source.store.apply('Node', node('node-a', { ready: rnd(2) ? 'True' : 'False' })));
+        break;
+    }
+    if (rnd(3) !== 0) continue;
+    await daemon.idle();
+    const want = computeDesiredRoutes(source.store, desiredRoutesContext(c, 'node-a'), (svc, address) => ({ pass: !health.failing.has(gateText(svc, address)) }));
+    const wantRoutes = new Map(want.routes.map((d) => [d.prefix, desiredRoute(d)]));
+    for (const r of c.routes) wantRoutes.set(staticRoute(r).prefix, staticRoute(r));
+    t.same(new Map([...speaker.current].sort()), new Map([...wantRoutes].sort()), `routes at step ${step}`);
+    const codes = (svcs: readonly { service: string; vips: { address: string; kind: string; announced: boolean; reasons: { code: string }[] }[] }[]) =>
+      svcs.map((s) => [s.service, s.vips.map((v) => [v.address, v.kind, v.announced, v.reasons.map((r) => r.code)])]);
+    t.same(codes(daemon.view.services()), codes(want.services), `decisions at step ${step}`);
+    compared++;
+    if (want.routes.length >= 2) nonTrivial++;
+  }
+  t.ok(compared > 60, `${compared} comparisons`);
+  t.ok(nonTrivial > 20, `${nonTrivial} comparisons with at least 2 Service routes`);
+  t.ok(flips > 20, `${flips} verdict flips`);
+  t.ok(speaker.updates.length > 20, `the incremental path (updateRoutes) carried the changes: ${speaker.updates.length} updates`);
+  t.equal(speaker.routesSet.length, daemon.reconcileStats.full, 'whole sets only from full passes (start, node changes)');
+  t.ok(daemon.reconcileStats.incremental > 5 * daemon.reconcileStats.full, 'most passes are incremental');
   await daemon.shutdown('test');
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { formatAnnotationErrors, parseHealthAnnotations, parseSeconds, parseStatusList } from '../../../src/health/annotations.ts';
+import { parseHealthAnnotations, parseSeconds, parseStatusList } from '../../../src/health/annotations.ts';
+import { formatAnnotationErrors } from '../../../src/k8s/annotations.ts';
 import type { CheckTiming } from '../../../src/health/types.ts';
 
 const D: CheckTiming = { intervalSec: 5, timeoutSec: 2, rise: 2, fall: 3 };

@@ -1,6 +1,6 @@
 // HealthManager on a fake clock with a scripted probe: no network, no real time.
 import t from 'tap';
-import { FakeClock } from '../../../src/health/clock.ts';
+import { FakeClock } from '../../../bgp/index.ts';
 import { HealthManager } from '../../../src/health/manager.ts';
 import type { ProbeFn } from '../../../src/health/manager.ts';
 import type { CheckSpec, ProbeFailureCode, ProbeResult } from '../../../src/health/types.ts';
@@ -191,7 +191,7 @@ t.test('hold-down after a withdrawal, visible with time left', async (t) => {
   const g = hm.gate('vip1');
   t.equal(g.pass, false);
   t.same(g.reasons.map((r) => r.code), ['HoldDown']);
-  t.equal(g.reasons[0]?.until, clock.nowMs() + 5000);
+  t.equal(g.reasons[0]?.until, clock.now() + 5000);
   t.match(g.reasons[0]?.message, /5\.0 s left/);
   await run(2000);
   t.match(hm.gate('vip1').reasons[0]?.message, /3\.0 s left/);
@@ -216,12 +216,12 @@ t.test('a flapping key gets suppressed, with the time left, then reused', async 
   t.equal(g.pass, false);
   t.same(g.reasons.map((r) => r.code), ['Suppressed'], 'suppression hides the shorter hold-down');
   const until = g.reasons[0]?.until as number;
-  t.ok(until > clock.nowMs() + 60_000, 'suppressed for more than a minute');
+  t.ok(until > clock.now() + 60_000, 'suppressed for more than a minute');
   t.match(g.reasons[0]?.message, /suppressed after 3 withdrawals, penalty \d+ \(reuse at 750\), \d+\.\d s left/);
   const d = hm.status().dampers.find((x) => x.key === 'vip1');
   t.equal(d?.suppressed, true);
   t.equal(d?.suppressedUntilMs, until);
-  await run(until - clock.nowMs() - 1000, 1000);
+  await run(until - clock.now() - 1000, 1000);
   t.equal(hm.gate('vip1').pass, false, 'still suppressed just before');
   await run(1000, 1000);
   t.equal(hm.gate('vip1').pass, true, 'reused once the penalty decayed');
@@ -290,7 +290,7 @@ t.test('idle dampers are dropped once their penalty has decayed', async (t) => {
   t.equal(hm.status().dampers.length, 1, 'kept while the penalty is above 1');
   await run(60_000 * 6, 10_000);
   t.equal(hm.status().dampers.length, 0, 'dropped after ~10 half-lives');
-  t.equal(clock.pending(), 0, 'no timer left behind');
+  t.equal(clock.pending, 0, 'no timer left behind');
 });
 
 t.test('change events are batched per microtask', async (t) => {

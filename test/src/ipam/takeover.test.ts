@@ -37,7 +37,7 @@ function instance(id: string, sim: Sim, leases: MemoryLeaseStore, store: Service
     patchIngress: (key, ips, rv) =>
       new Promise<void>((resolve, reject) => {
         // The write reaches the apiserver after a random delay, on this instance's time line (a pause delays it).
-        clock.setTimeout(() => {
+        clock.setTimer(() => {
           try {
             store.patch(key, ips, rv);
             resolve();
@@ -47,14 +47,14 @@ function instance(id: string, sim: Sim, leases: MemoryLeaseStore, store: Service
         }, Math.floor(random() * 1500));
       }),
   };
-  const ctl = new AllocatorController({ services: () => view, pools: () => [parsePool({ name: 'p', addresses: ['10.0.0.0/26'] })], isLeader: () => elector.isLeader(), writer, nowMs: () => sim.now });
+  const ctl = new AllocatorController({ services: () => view, pools: () => [parsePool({ name: 'p', addresses: ['10.0.0.0/26'] })], isLeader: () => elector.isLeader(), writer, clock });
   const tick = () => {
     view = store.snapshot(); // the informer catches up
     void ctl.reconcile();
-    clock.setTimeout(tick, 500 + Math.floor(random() * 500));
+    clock.setTimer(tick, 500 + Math.floor(random() * 500));
   };
   elector.start();
-  clock.setTimeout(tick, Math.floor(random() * 500));
+  clock.setTimer(tick, Math.floor(random() * 500));
   return { id, elector, ctl };
 }
 

@@ -7,7 +7,17 @@ import { waitFor } from '../../helpers/k8s-wait.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 import { Controller } from '../../../src/controller/controller.ts';
-import type { DesiredResult } from '../../../src/controller/desired-routes.ts';
+import type { CandidateSet } from '../../../src/controller/controller.ts';
+import type { ServiceDecision } from '../../../src/controller/desired-routes.ts';
+import { gateService } from '../../../src/controller/desired-routes.ts';
+import type { DesiredRoute } from '../../../src/controller/route-merge.ts';
+import { mergeRoutes } from '../../../src/controller/route-merge.ts';
+
+/** What a candidate set announces with every health gate passing. */
+function announced(set: CandidateSet): { routes: DesiredRoute[]; services: ServiceDecision[] } {
+  const gated = [...set.services()].map((c) => gateService(c, () => ({ pass: true })));
+  return { routes: mergeRoutes(gated.flatMap((g) => g.contributions)), services: gated.map((g) => g.decision) };
+}
 
 function kubeConfig(url: string): KubeConfig {
   const kc = new KubeConfig();
@@ -111,8 +121,8 @@ t.test('Controller over the fake apiserver: nothing before every informer synced
   api.failResource('endpointslices', 403); // RBAC not yet granted
   const src = new KubernetesSource({ kc: kubeConfig(api.url), initialBackoffMs: 20, maxBackoffMs: 100, reconnectDelayFn: () => new Promise((r) => setTimeout(r, 10)) });
   src.on('error', () => {});
-  const results: DesiredResult[] = [];
-  const c = new Controller({ source: src, context: { nodeName: 'n1' }, sink: { onDesired: (r) => void results.push(r) }, resyncIntervalMs: 0 });
+  const results: ReturnType<typeof announced>[] = [];
+  const c = new Controller({ source: src, context: { nodeName: 'n1' }, sink: { onCandidates: (set) => void results.push(announced(set)) }, resyncIntervalMs: 0 });
   tt.teardown(async () => {
     await c.stop();
     await api.stop();

@@ -1,14 +1,14 @@
 /**
- * Snapshot: the read-only view of cluster state that `computeDesiredRoutes` consumes, and
- * `ObjectStore`, the mutable in-memory store both sources (Kubernetes informers, manifest files)
- * keep it in.
+ * Snapshot: the read-only view of cluster state that the controller reads, and `ObjectStore`, the mutable
+ * in-memory store both sources (Kubernetes informers, manifest files) keep it in. `apply` and `remove` are the one
+ * place objects enter and leave it, for both sources.
  *
  * EndpointSlices are indexed by the Service they belong to (label `kubernetes.io/service-name`,
- * same namespace; kubernetes-notes §2), keyed by slice name, so reading one Service's endpoints
+ * same namespace; discovery.k8s.io/v1 well-known labels), keyed by slice name, so reading one Service's endpoints
  * costs O(its slices) and one slice change touches at most two Services (old and new label).
  */
-import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from '../k8s/types.ts';
-import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from '../k8s/keys.ts';
+import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
+import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
 /** Read-only view of the cluster state for one reconcile. */
 export interface Snapshot {

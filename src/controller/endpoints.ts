@@ -1,0 +1,69 @@
+/**
+ * The one rule for "a usable endpoint", and for "a local ready endpoint" (a usable one on this node). It decides
+ * whether a VIP may be announced (desired-routes.ts), which addresses an annotation health check probes
+ * (src/daemon/check-specs.ts) and the counts shown in the reason chain of `/api/v1/services`.
+ *
+ * An endpoint is usable when it has an address, `ready` is true or unset (unset means true) and `terminating` is
+ * false or unset; with `countServingTerminating`, a terminating endpoint that is serving (true or unset) is usable
+ * too (docs/decisions.md "Terminating endpoints"). Only slices of the VIP's IP family count (`addressType`; kube-proxy
+ * runs one proxier per family); FQDN slices never do. An endpoint is its first address (kube-proxy uses only that
+ * one); the same address in two slices (an endpoint moving between slices) counts once, the usable copy first, then
+ * the local one. Source: discovery.k8s.io/v1 EndpointConditions.
+ */
+import type { EndpointSlice } from '../k8s/types.ts';
+import type { IpFamily } from '../net/address.ts';
+
+const NO_ADDRESSES: readonly string[] = Object.freeze([]);
+
+/** The endpoints of one Service in one IP family, as seen from one node. */
+export interface EndpointCounts {
+  /** Usable endpoints on this node. */
+  local: number;
+  /** Usable endpoints anywhere (this node included). */
+  total: number;
+  /** Terminating endpoints (any node) not counted as usable. */
+  terminating: number;
+  /** Not-ready, not terminating endpoints (any node). */
+  notReady: number;
+  /** Addresses of the usable endpoints on this node, in slice order (what annotation checks probe). */
+  localAddresses: readonly string[];
+}
+
+/**
+ * Count the endpoints of `family` in `slices` (all slices of one Service) as seen from node `nodeName`.
+ * Never throws for missing fields (an absent condition takes its Kubernetes default).
+ */
+export function countEndpoints(slices: readonly EndpointSlice[], family: IpFamily, nodeName: string, countServingTerminating: boolean): EndpointCounts {
+  const best = new Map<string, { usable: boolean; local: boolean; terminating: boolean }>();
+  for (const slice of slices) {
+    if (slice.addressType !== family) continue;
+    for (const ep of slice.endpoints ?? []) {
+      const addr = ep.addresses?.[0];
+      if (!addr) continue;
+      const c = ep.conditions ?? {};
+      const ready = c.ready ?? true;
+      const serving = c.serving ?? true;
+      const terminating = c.terminating ?? false;
+      const usable = (ready && !terminating) || (countServingTerminating && serving && terminating);
+      const local = ep.nodeName === nodeName;
+      const prev = best.get(addr);
+      if (!prev || (usable && !prev.usable) || (usable === prev.usable && local && !prev.local)) {
+        best.set(addr, { usable, local, terminating });
+      }
+    }
+  }
+  let local: string[] | undefined;
+  const out: EndpointCounts = { local: 0, total: 0, terminating: 0, notReady: 0, localAddresses: NO_ADDRESSES };
+  for (const [addr, e] of best) {
+    if (e.usable) {
+      out.total++;
+      if (e.local) {
+        out.local++;
+        (local ??= []).push(addr);
+      }
+    } else if (e.terminating) out.terminating++;
+    else out.notReady++;
+  }
+  if (local) out.localAddresses = local;
+  return out;
+}

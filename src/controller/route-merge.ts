@@ -1,0 +1,118 @@
+/**
+ * Route pieces and how they merge. Every (VIP or service CIDR, advertisement) pair that is announced contributes one
+ * `RouteContribution`; identical prefixes (several Services sharing an IP, several advertisements, an aggregation
+ * length that folds VIPs together) merge into one `DesiredRoute`: peers union ('all' wins), communities union,
+ * highest LOCAL_PREF, lowest MED (docs/kubernetes.md "Which routes", docs/decisions.md "Services sharing an IP").
+ */
+import type { Family } from '../../bgp/index.ts';
+
+/** A route piece from one (VIP or CIDR, advertisement) pair, before merging. */
+export interface RouteContribution {
+  prefix: string;
+  family: Family;
+  peers: string[] | 'all';
+  communities: string[];
+  largeCommunities: string[];
+  localPref?: number;
+  med?: number;
+  service?: string;
+  advertisement: string;
+}
+
+/** One route this node wants announced. */
+export interface DesiredRoute {
+  /** Canonical prefix, host bits zero: "10.0.0.1/32", "2001:db8::1/128". */
+  prefix: string;
+  family: Family;
+  /** Peer names, sorted, or 'all'. */
+  peers: string[] | 'all';
+  communities: string[];
+  largeCommunities: string[];
+  localPref?: number;
+  med?: number;
+  /** "ns/name" of every Service wanting the prefix, sorted. */
+  services: string[];
+  /** Names of the advertisements behind it, sorted. */
+  advertisements: string[];
+}
+
+/** Route order: IPv4 unicast first, then by prefix string. */
+export function compareRoutes(a: { family: Family; prefix: string }, b: { family: Family; prefix: string }): number {
+  if (a.family !== b.family) return a.family === 'ipv4-unicast' ? -1 : 1;
+  return a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0;
+}
+
+/** Merge contributions into one route per prefix. Sorted by {@link compareRoutes}. */
+export function mergeRoutes(contributions: Iterable<RouteContribution>): DesiredRoute[] {
+  const byPrefix = new Map<string, RouteContribution[]>();
+  for (const c of contributions) {
+    const l = byPrefix.get(c.prefix);
+    if (l) l.push(c);
+    else byPrefix.set(c.prefix, [c]);
+  }
+  const out: DesiredRoute[] = [];
+  for (const l of byPrefix.values()) out.push(mergePrefix(l));
+  return out.sort(compareRoutes);
+}
+
+const sortedUnique = (xs: readonly string[]): string[] => (xs.length <= 1 ? [...xs] : [...new Set(xs)].sort());
+
+/**
+ * Merge the contributions of ONE prefix (non-empty list, all with the same prefix) into its route.
+ * @throws Error when the list is empty.
+ */
+export function mergePrefix(list: readonly RouteContribution[]): DesiredRoute {
+  const first = list[0];
+  if (!first) throw new Error('mergePrefix: no contribution');
+  const r: DesiredRoute = { prefix: first.prefix, family: first.family, peers: 'all', communities: [], largeCommunities: [], services: [], advertisements: [] };
+  if (list.length === 1) {
+    // Most prefixes have exactly one contributor.
+    r.peers = first.peers === 'all' ? 'all' : sortedUnique(first.peers);
+    r.communities = sortedUnique(first.communities);
+    r.largeCommunities = sortedUnique(first.largeCommunities);
+    r.services = first.service === undefined ? [] : [first.service];
+    r.advertisements = [first.advertisement];
+    if (first.localPref !== undefined) r.localPref = first.localPref;
+    if (first.med !== undefined) r.med = first.med;
+    return r;
+  }
+  let peers: Set<string> | 'all' = new Set();
+  const comm = new Set<string>();
+  const large = new Set<string>();
+  const svcs = new Set<string>();
+  const ads = new Set<string>();
+  for (const c of list) {
+    if (c.peers === 'all' || peers === 'all') peers = 'all';
+    else for (const p of c.peers) peers.add(p);
+    for (const x of c.communities) comm.add(x);
+    for (const x of c.largeCommunities) large.add(x);
+    if (c.service !== undefined) svcs.add(c.service);
+    ads.add(c.advertisement);
+    if (c.localPref !== undefined) r.localPref = r.localPref === undefined ? c.localPref : Math.max(r.localPref, c.localPref);
+    if (c.med !== undefined) r.med = r.med === undefined ? c.med : Math.min(r.med, c.med);
+  }
+  r.peers = peers === 'all' ? 'all' : [...peers].sort();
+  r.communities = [...comm].sort();
+  r.largeCommunities = [...large].sort();
+  r.services = [...svcs].sort();
+  r.advertisements = [...ads].sort();
+  return r;
+}
+
+const sameList = (a: readonly (string | number)[], b: readonly (string | number)[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Whether two merged routes are equal field by field (an unchanged route keeps its object: consumers compare identity). */
+export function sameRoute(a: DesiredRoute, b: DesiredRoute): boolean {
+  return (
+    a.prefix === b.prefix &&
+    a.family === b.family &&
+    a.localPref === b.localPref &&
+    a.med === b.med &&
+    (a.peers === 'all' || b.peers === 'all' ? a.peers === b.peers : sameList(a.peers, b.peers)) &&
+    sameList(a.communities, b.communities) &&
+    sameList(a.largeCommunities, b.largeCommunities) &&
+    sameList(a.services, b.services) &&
+    sameList(a.advertisements, b.advertisements) &&
+    Object.keys(a).length === Object.keys(b).length
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * The running daemon as the admin API, the metrics and the CLI see it: the {@link DaemonView} implementation.
+ * Read methods assemble plain JSON-able views from the stages (peer set, health gate, health checker, speaker);
+ * actions go to the daemon (reset, drain, undrain). Nothing here changes what is announced.
+ */
+import type { Clock } from '../../bgp/index.ts';
+import type { RuntimeIdentity } from '../config/load.ts';
+import type { HealthLike } from '../health/types.ts';
+import type { HeraldMetrics } from '../metrics/metrics.ts';
+import type { Source } from '../sources/source.ts';
+import { prefixMatches } from '../net/address.ts';
+import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { DecisionSet } from './health-gate.ts';
+import { routeView } from './mapping.ts';
+import type { PeerSet } from './peer-set.ts';
+import type { SpeakerLike } from './speaker-like.ts';
+
+/** What the view reads from the daemon's lifecycle, and the actions it forwards. */
+export interface DaemonLifecycle {
+  localAs(): number;
+  /** Why the daemon is not ready (empty when ready). */
+  notReady(): string[];
+  stopping(): boolean;
+  /** Routes in the desired set. */
+  desiredRoutes(): number;
+  lastReload(): StatusView['lastReload'];
+  /** Kubernetes calls refused with 403 until they succeed ("call: apiserver message"). */
+  forbidden(): string[];
+  /** @throws NotFoundError for a peer that does not run */
+  resetPeer(name: string, soft: boolean): Promise<void>;
+  drain(): Promise<void>;
+  undrain(): Promise<void>;
+}
+
+/** Options of {@link AdminView}. */
+export interface AdminViewOptions {
+  version: string;
+  identity: RuntimeIdentity;
+  clock: Clock;
+  startedAtMs: number;
+  speaker: SpeakerLike;
+  peers: PeerSet;
+  decisions: DecisionSet;
+  health: HealthLike;
+  metrics: HeraldMetrics;
+  source: Source | undefined;
+  daemon: DaemonLifecycle;
+}
+
+/** See the module comment. */
+export class AdminView implements DaemonView {
+  readonly #o: AdminViewOptions;
+
+  constructor(opts: AdminViewOptions) {
+    this.#o = opts;
+  }
+
+  live(): boolean {
+    return !this.#o.daemon.stopping();
+  }
+
+  status(): StatusView {
+    const o = this.#o;
+    const notReady = o.daemon.notReady();
+    const peers = o.speaker.peers();
+    const now = o.clock.now();
+    const s: StatusView = {
+      version: o.version,
+      node: o.identity.nodeName,
+      routerId: o.identity.routerId,
+      localAs: o.daemon.localAs(),
+      startedAt: new Date(o.startedAtMs).toISOString(),
+      uptimeSec: Math.round(now - o.startedAtMs) / 1000,
+      ready: notReady.length === 0,
+      notReady,
+      drained: o.speaker.draining,
+      peers: { configured: peers.length, established: peers.filter((p) => p.state === 'Established').length },
+      routes: { desired: o.daemon.desiredRoutes() },
+    };
+    const lastReload = o.daemon.lastReload();
+    if (lastReload) s.lastReload = lastReload;
+    const forbidden = o.daemon.forbidden();
+    if (forbidden.length > 0) s.forbidden = forbidden;
+    return s;
+  }
+
+  peers(): PeerView[] {
+    return this.#o.peers.views();
+  }
+
+  async routes(filter: { peer?: string; prefix?: string }): Promise<RouteView[]> {
+    const out: RouteView[] = [];
+    for (const p of this.#o.speaker.peers()) {
+      if (filter.peer !== undefined && p.name !== filter.peer) continue;
+      for (const r of await this.#o.speaker.adjRibOut(p.name)) {
+        if (filter.prefix !== undefined && !prefixMatches(r.prefix, filter.prefix)) continue;
+        out.push(routeView(p.name, r));
+      }
+    }
+    return out;
+  }
+
+  services(): ServiceView[] {
+    // The gate's decisions already have the view's shape (read-only; no copy of the decisions per request).
+    return [...this.#o.decisions.services()];
+  }
+
+  health(): HealthCheckView[] {
+    const st = this.#o.health.status();
+    const out: HealthCheckView[] = st.checks.map((c) => {
+      const v: HealthCheckView = {
+        key: c.key,
+        gate: c.gate,
+        scope: c.scope,
+        kind: c.kind,
+        target: c.target,
+        state: c.state,
+        since: new Date(c.since).toISOString(),
+        intervalSec: c.intervalSec,
+        rise: c.rise,
+        fall: c.fall,
+        consecutiveOk: c.consecutiveOk,
+        consecutiveFail: c.consecutiveFail,
+      };
+      if (c.latencyMs !== null) v.latencyMs = Math.round(c.latencyMs * 1000) / 1000;
+      if (c.lastFailure) v.lastFailure = { code: c.lastFailure.code ?? 'error', message: c.lastFailure.message };
+      return v;
+    });
+    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: i.message } });
+    return out.sort((a, b) => (a.gate < b.gate ? -1 : a.gate > b.gate ? 1 : a.key < b.key ? -1 : 1));
+  }
+
+  resetPeer(name: string, soft: boolean): Promise<void> {
+    return this.#o.daemon.resetPeer(name, soft);
+  }
+
+  drain(): Promise<void> {
+    return this.#o.daemon.drain();
+  }
+
+  undrain(): Promise<void> {
+    return this.#o.daemon.undrain();
+  }
+
+  async metrics(): Promise<{ contentType: string; body: string }> {
+    const { source, metrics, speaker } = this.#o;
+    if (source) {
+      for (const r of source.status().resources) if (r.lastEventAtMs > 0) metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+    }
+    metrics.drained.set(speaker.draining ? 1 : 0);
+    return metrics.text();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The peer set: which configured BGP neighbours this node runs (a peer's `nodeSelector` against this node's labels),
+ * with their passwords resolved; applying a new list as a diff (diff.ts: unchanged peers keep their sessions,
+ * changed ones are updated, removed ones get Cease / Peer De-configured, new ones start); and each peer's history
+ * from the speaker's `peerState` events (since when in this state, flaps, last error) for the admin API, metrics
+ * and logs, with its BFD state changes (`bfdState`) for metrics and logs.
+ */
+import type { Logger } from 'pino';
+import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
+import { describeNotification, describeReason } from '../../bgp/index.ts';
+import type { Config } from '../config/schema.ts';
+import { matchesSelector } from '../k8s/selector.ts';
+import type { PeerView } from '../admin/view.ts';
+import type { HeraldMetrics } from '../metrics/metrics.ts';
+import { diffPeers } from './diff.ts';
+import type { PeerHistory } from './mapping.ts';
+import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.ts';
+
+/** True when some peer depends on this node's labels (its set follows the Node object). */
+export function followsNodeLabels(cfg: Config): boolean {
+  return cfg.peers.some((p) => p.nodeSelector !== undefined);
+}
+
+/**
+ * Speaker configs of the peers that apply to a node with `labels` (nodeSelector), passwords resolved.
+ * @throws MappingError listing every peer whose password cannot be read
+ */
+export function resolvePeers(cfg: Config, labels: Record<string, string>, env: NodeJS.ProcessEnv): SpeakerPeerConfig[] {
+  const issues: MappingError['issues'] = [];
+  const out: SpeakerPeerConfig[] = [];
+  cfg.peers.forEach((p, i) => {
+    if (p.nodeSelector && !matchesSelector(p.nodeSelector, labels)) return;
+    try {
+      out.push(toSpeakerPeer(p, resolvePassword(p, i, env)));
+    } catch (err) {
+      if (err instanceof MappingError) issues.push(...err.issues);
+      else throw err;
+    }
+  });
+  if (issues.length > 0) throw new MappingError(issues);
+  return out;
+}
+
+/** Options of {@link PeerSet}. */
+export interface PeerSetOptions {
+  speaker: Pick<SpeakerLike, 'localAs' | 'addPeer' | 'updatePeer' | 'removePeer' | 'peers'>;
+  log: Logger;
+  metrics: HeraldMetrics;
+  clock: Clock;
+}
+
+/** See the module comment. */
+export class PeerSet {
+  readonly #speaker: PeerSetOptions['speaker'];
+  readonly #log: Logger;
+  readonly #metrics: HeraldMetrics;
+  readonly #clock: Clock;
+  /** Speaker peer configs applied, by name. */
+  readonly #applied = new Map<string, SpeakerPeerConfig>();
+  readonly #history = new Map<string, PeerHistory>();
+
+  constructor(opts: PeerSetOptions) {
+    this.#speaker = opts.speaker;
+    this.#log = opts.log;
+    this.#metrics = opts.metrics;
+    this.#clock = opts.clock;
+  }
+
+  /** True when a peer of that name runs. */
+  has(name: string): boolean {
+    return this.#applied.has(name);
+  }
+
+  /** Apply a desired peer list as a diff against what runs. */
+  apply(next: SpeakerPeerConfig[]): void {
+    const d = diffPeers([...this.#applied.values()], next, []);
+    for (const p of d.removed) {
+      this.#log.info({ peer: p.name }, 'peer removed: Cease / Peer De-configured');
+      this.#applied.delete(p.name);
+      this.#history.delete(p.name);
+      this.#speaker.removePeer(p.name).catch((err: unknown) => this.#log.warn({ err, peer: p.name }, 'removing peer failed'));
+    }
+    for (const c of d.changed) {
+      this.#log.info({ peer: c.name, fields: c.fields }, 'peer changed');
+      this.#applied.set(c.name, c.after);
+      this.#speaker.updatePeer(c.after);
+    }
+    for (const p of d.added) {
+      this.#log.info({ peer: p.name, address: p.address, port: p.port, peerAs: p.peerAs }, 'peer added');
+      this.#applied.set(p.name, p);
+      this.#history.set(p.name, { flaps: 0, since: this.#now() });
+      this.#speaker.addPeer(p);
+    }
+  }
+
+  /** Record one session state change: history (kept only for peers that still run), metrics, a log line. */
+  observe(e: PeerStateEvent): void {
+    const at = this.#now();
+    const h = this.#history.get(e.peer) ?? { flaps: 0 };
+    h.since = at;
+    if (e.from === 'Established' && e.to !== 'Established') h.flaps += 1;
+    const err = errorView(e.reason, at);
+    if (err && e.to !== 'Established') h.lastError = err;
+    if (this.#applied.has(e.peer)) this.#history.set(e.peer, h); // a removed peer's last transitions are logged, not kept
+    this.#metrics.observeStateChange(e.peer, e.from, e.to);
+    if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
+      this.#metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);
+    }
+    const fields = { peer: e.peer, from: e.from, to: e.to, reason: e.reason ? describeReason(e.reason, describeNotification) : 'unknown', ...(e.reason ? { reasonKind: e.reason.kind } : {}) };
+    if (e.to === 'Established') this.#log.info(fields, 'session established');
+    else if (e.from === 'Established') this.#log.warn(fields, 'session down');
+    else this.#log.info(fields, 'session state change');
+  }
+
+  /** Record one BFD state change of a peer's session (RFC 5880): metrics and a log line (a failure resets BGP). */
+  observeBfd(e: BfdStateEvent): void {
+    this.#metrics.observeBfdStateChange(e.peer, e.from, e.to);
+    const fields = { peer: e.peer, from: e.from, to: e.to, diagnostic: e.diagnostic, remoteState: e.remoteState, detectionTimeMs: e.detectionTimeMs };
+    if (e.failure) this.#log.warn(fields, 'BFD down: forwarding path to the peer failed; resetting the BGP session (Cease / BFD Down)');
+    else if (e.to === 'Up') this.#log.info(fields, 'BFD up');
+    else this.#log.info(fields, 'BFD state change');
+  }
+
+  /** Every peer as the admin API shows it. */
+  views(): PeerView[] {
+    return this.#speaker.peers().map((p) => peerView(p, this.#speaker.localAs, this.#history.get(p.name)));
+  }
+
+  #now(): string {
+    return new Date(this.#clock.now()).toISOString();
+  }
+}

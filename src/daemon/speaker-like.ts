@@ -1,0 +1,64 @@
+/**
+ * The seam between the daemon and the BGP speaker. bgp/index.ts's `Speaker` satisfies it (src/daemon/run.ts checks
+ * that with `satisfies`); unit tests use fakes; a proxy to a speaker in a worker thread can implement it without a
+ * change to the daemon:
+ * - every command is fire-and-forget (`void`) or returns a Promise, and its arguments are plain data (structured
+ *   clone safe: Maps, arrays and plain objects);
+ * - state comes back as events (below) and as views a proxy may serve from a cache refreshed by those events
+ *   (`peers()`, `draining`); `adjRibOut` may answer with a Promise.
+ *
+ * Events: `peerState` ({@link PeerStateEvent}), `updateSent` ({@link UpdateSentEvent}), `bfdState`
+ * ({@link BfdStateEvent}, bgp/index.ts), `drained` (), `error` (err; a listener that cannot bind has
+ * `syscall: 'listen'`).
+ */
+import type { EventEmitter } from 'node:events';
+import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason } from '../../bgp/index.ts';
+
+export type { BfdStateEvent };
+
+/** Payload of `peerState`: one session state change (RFC 4271 §8 state names). */
+export interface PeerStateEvent {
+  peer: string;
+  from: string;
+  to: string;
+  reason?: StateReason;
+}
+
+/** Payload of `updateSent` (fields the daemon reads): packing time of one UPDATE, ms. */
+export interface UpdateSentEvent {
+  peer: string;
+  packMs?: number;
+}
+
+/** What the daemon needs from the BGP speaker. Routes are keyed by canonical prefix. */
+export interface SpeakerLike extends EventEmitter {
+  readonly localAs: number;
+  /** Resolves once the BGP listener is bound; rejects with the OS error (also emitted as `error`). */
+  ready(): Promise<void>;
+  /** Bind the listener again after ready() rejected; rejects with the OS error again. */
+  retryListen(): Promise<void>;
+  addPeer(cfg: PeerConfig): void;
+  /** Apply a changed peer config; the speaker restarts the session only for session-relevant fields. */
+  updatePeer(cfg: PeerConfig): void;
+  /** Cease / Peer De-configured (RFC 4486 subcode 3), then forget the peer. */
+  removePeer(name: string): Promise<void>;
+  /** Replace the whole desired set. */
+  setRoutes(routes: ReadonlyMap<string, Route>): void;
+  /** Change the desired set: `changed` routes are added or replaced, `removed` prefixes withdrawn. */
+  updateRoutes(changed: readonly Route[], removed: readonly string[]): void;
+  /** The first complete desired set is in place: End-of-RIB may follow (RFC 4724 §4.1). */
+  markInitialSyncDone(): void;
+  /** RFC 8326 graceful shutdown of every session, then withdraw everything after `waitTimeSec`. */
+  drain(opts: { waitTimeSec: number }): Promise<void>;
+  undrain(): void;
+  readonly draining: boolean;
+  shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void>;
+  resetPeer(name: string, opts: { soft: boolean }): void;
+  /** Status of every configured peer (a proxy serves it from a cache). */
+  peers(): readonly PeerStatus[];
+  /** The routes as exported to one peer (for the admin API). */
+  adjRibOut(peerName: string): readonly ExportedRoute[] | Promise<readonly ExportedRoute[]>;
+}
+
+/** Makes the speaker from the daemon's options (injected: the real Speaker, a fake, a worker proxy). */
+export type SpeakerFactory = (opts: SpeakerOptions) => SpeakerLike;

@@ -1,0 +1,121 @@
+/**
+ * IP addresses and prefixes as src/ reads them from users (config, annotations, pools, API filters) and writes them.
+ *
+ * Two words, one each: an address's **IP family** is Kubernetes' `IPFamily` (`'IPv4'`/`'IPv6'`, the spelling of
+ * `spec.ipFamilies` and EndpointSlice `addressType`), and a prefix's **route family** is the BGP layer's `Family`
+ * (`'ipv4-unicast'`/`'ipv6-unicast'`, RFC 4760 AFI/SAFI), the family a Speaker Route carries.
+ *
+ * Address literals are recognised by `node:net` `isIP` (dotted quad, RFC 4291 text, no `/len`; it accepts an IPv6
+ * zone id such as `%eth0`, which the BGP encoder refuses); their numeric
+ * value comes from `ip-address`. Every canonical text (host bits zeroed, IPv6 in RFC 5952 form, IPv4-mapped IPv6 in
+ * mixed notation, §5) comes from the BGP codec's `canonicalPrefix` / `formatAddress`, so the controller's prefixes,
+ * the config's and the Speaker's agree byte for byte.
+ */
+import { isIP } from 'node:net';
+import { Address4, Address6 } from 'ip-address';
+import type { Family } from '../../bgp/index.ts';
+import { canonicalPrefix, formatAddress } from '../../bgp/index.ts';
+
+/** The IP family of an address (Kubernetes core/v1 IPFamily). */
+export type IpFamily = 'IPv4' | 'IPv6';
+
+/** IP family of an address literal ("10.0.0.1", "2001:db8::1"; no `/len`), or undefined when `text` is not one. */
+export function ipFamilyOf(text: string): IpFamily | undefined {
+  const v = isIP(text);
+  return v === 4 ? 'IPv4' : v === 6 ? 'IPv6' : undefined;
+}
+
+/** The route family that carries prefixes of an IP family (unicast: RFC 4760 AFI 1/2, SAFI 1). */
+export function routeFamilyOf(family: IpFamily): Family {
+  return family === 'IPv4' ? 'ipv4-unicast' : 'ipv6-unicast';
+}
+
+/** Bits of an address of `family`: 32 or 128. */
+export function addressBits(family: IpFamily): 32 | 128 {
+  return family === 'IPv4' ? 32 : 128;
+}
+
+/** An address literal as an unsigned integer (IPv4: 32 bits, IPv6: 128 bits); undefined when it is not one. */
+export function addressValue(text: string): { family: IpFamily; value: bigint } | undefined {
+  const family = ipFamilyOf(text);
+  if (family === undefined) return undefined;
+  return { family, value: family === 'IPv4' ? new Address4(text).bigInt() : new Address6(text).bigInt() };
+}
+
+/**
+ * Canonical text of an address given as an integer.
+ * @throws RangeError when `value` does not fit the family
+ */
+export function formatAddressValue(family: IpFamily, value: bigint): string {
+  const len = family === 'IPv4' ? 4 : 16;
+  if (value < 0n || value >= 1n << BigInt(len * 8)) throw new RangeError(`${value} is not an ${family} address value`);
+  const bytes = new Uint8Array(len);
+  let v = value;
+  for (let i = len - 1; i >= 0; i--) {
+    bytes[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return formatAddress(bytes, 0, len);
+}
+
+/** Canonical text of an address literal ("2001:DB8:0::1" → "2001:db8::1"), or undefined when it is not one. */
+export function canonicalAddress(text: string): string | undefined {
+  const a = addressValue(text.trim());
+  return a === undefined ? undefined : formatAddressValue(a.family, a.value);
+}
+
+/** A canonical prefix and the route family that carries it. */
+export interface CanonicalPrefix {
+  /** "10.0.0.0/24", "2001:db8::/64": host bits zero, address in canonical text. */
+  readonly prefix: string;
+  readonly family: Family;
+}
+
+/**
+ * Canonical prefix of `address` masked to `length` bits.
+ * @param length prefix length; defaults to the host length (32 or 128).
+ * @throws Error when `address` is not an IP address or `length` is out of range for its family.
+ */
+export function toPrefix(address: string, length?: number): CanonicalPrefix {
+  const family = ipFamilyOf(address);
+  if (family === undefined) throw new Error(`not an IP address: ${JSON.stringify(address)}`);
+  const max = addressBits(family);
+  const len = length ?? max;
+  if (!Number.isInteger(len) || len < 0 || len > max) throw new Error(`prefix length ${len} out of range 0..${max} for ${address}`);
+  return { prefix: canonicalPrefix(`${address}/${len}`), family: routeFamilyOf(family) };
+}
+
+/**
+ * Canonical form of a CIDR text "addr/len" (host bits zeroed).
+ * @throws Error when the text is not a CIDR.
+ */
+export function canonicalCIDR(cidr: string): CanonicalPrefix {
+  const slash = cidr.lastIndexOf('/');
+  if (slash < 0) throw new Error(`not a CIDR (missing /len): ${JSON.stringify(cidr)}`);
+  const lenText = cidr.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(lenText)) throw new Error(`not a CIDR (bad length): ${JSON.stringify(cidr)}`);
+  return toPrefix(cidr.slice(0, slash), Number(lenText));
+}
+
+/**
+ * Does the route `routePrefix` ("addr/len", canonical) match a filter? The filter is a prefix (matches routes equal
+ * to it or inside it) or an address (matches routes containing it). A malformed filter matches nothing.
+ */
+export function prefixMatches(routePrefix: string, filter: string): boolean {
+  const [ra = '', rl] = routePrefix.split('/');
+  const r = addressValue(ra);
+  if (!r) return false;
+  const bits = addressBits(r.family);
+  const rLen = rl === undefined ? bits : Number(rl);
+  const fParts = filter.split('/');
+  if (fParts.length > 2) return false; // "10.1.0.0/24/5" is no prefix
+  const [fa = '', fl] = fParts;
+  const f = addressValue(fa);
+  if (!f || f.family !== r.family) return false;
+  const mask = (len: number) => (len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(bits - len));
+  if (fl === undefined) return (f.value & mask(rLen)) === (r.value & mask(rLen));
+  if (!/^\d{1,3}$/.test(fl)) return false;
+  const fLen = Number(fl);
+  if (fLen > bits) return false;
+  return rLen >= fLen && (r.value & mask(fLen)) === (f.value & mask(fLen));
+}
