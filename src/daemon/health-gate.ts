@@ -191,10 +191,16 @@ export class HealthGate implements DecisionSet {
     return out;
   }
 
-  /** Registered gates whose checks have not given their first verdict yet (`Pending`). */
+  /**
+   * Checks that have not given their first verdict yet: registered gates still `Pending`, and node-scope checks
+   * (kube-proxy's `/healthz`) still unknown, which hold back every VIP of the node while they are.
+   */
   pendingChecks(): number {
     let n = 0;
     for (const g of this.#registered) if (this.#health.gate(g).reasons.some((r) => r.code === 'Pending')) n++;
+    if (this.#configSpecs.some((x) => x.scope === 'node')) {
+      for (const c of this.#health.status().checks) if (c.scope === 'node' && c.state === 'unknown') n++;
+    }
     return n;
   }
 
