@@ -131,7 +131,7 @@ export class Speaker extends EventEmitter {
   /**
    * Tries to bind the listener again after ready() rejected (e.g. EADDRINUSE while another process held the port);
    * ready() then follows this attempt. Resolves once bound, rejects with the OS error. No-op without a listener or
-   * after shutdown().
+   * after stop().
    */
   retryListen(): Promise<void> {
     if (this.listener === undefined || this.closed) return Promise.resolve();
@@ -528,30 +528,6 @@ export class Speaker extends EventEmitter {
     await this.listener?.close();
     await this.bfd.close();
     return { mode: opts.mode, peers };
-  }
-
-  /**
-   * SIGTERM path. `graceful: true`: RFC 8326 re-announce with 65535:0, wait `waitTimeSec` (default 5), then Cease /
-   * Administrative Shutdown (6/2) with the RFC 9003 `message` on every session. `graceful: false`: Cease at once.
-   * Closes the listener. Idempotent.
-   */
-  async shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void> {
-    if (this.closed) return;
-    if (opts.graceful) {
-      this.setGracefulShutdown(true);
-      await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
-    }
-    this.closed = true;
-    await this.bfd.adminDown(); // the peers' BFD must not take our going away for a path failure (RFC 5882 §3.2)
-    const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
-    const stops: Promise<void>[] = [];
-    for (const entry of this.peersByName.values()) {
-      entry.rib.reset();
-      stops.push(entry.session.stop(cease).catch(() => undefined));
-    }
-    await Promise.all(stops);
-    await this.listener?.close();
-    await this.bfd.close();
   }
 
   /**

@@ -17,6 +17,7 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
+import type { Node } from '../k8s/types.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
 import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } from './desired-routes.ts';
@@ -94,6 +95,8 @@ export class Controller extends EventEmitter {
   readonly #resyncIntervalMs: number;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
+  /** The last Node object seen for this node. */
+  #lastSeen: Node | undefined;
   readonly #candidates = new Map<string, ServiceCandidates>();
   #cidrs: ServiceCIDRCandidates = { decisions: [], contributions: [] };
   /** Changes not yet accepted by the sink. */
@@ -195,12 +198,13 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     const me = this.#ctx.nodeName;
     if (key === `node:${me}` && this.#node !== undefined) {
-      // Node status heartbeats change the object but rarely what matters (eligibility, labels).
-      const next = evaluateNode(snap.node(me), me);
+      // Node status heartbeats change the object but rarely what matters (eligibility, departure, labels,
+      // addresses, the drain annotation).
+      const next = this.#evaluateNode();
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
-      this.#node = evaluateNode(snap.node(me), me);
+      this.#node = this.#evaluateNode();
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -216,6 +220,14 @@ export class Controller extends EventEmitter {
       this.#computeCidrs();
     }
     // node:<other> — irrelevant to this node's candidates
+  }
+
+  /** This node's state; a Node seen once and gone since departs with its last labels (node-eligibility.ts). */
+  #evaluateNode(): NodeState {
+    const me = this.#ctx.nodeName;
+    const obj = this.#source.snapshot().node(me);
+    if (obj) this.#lastSeen = obj;
+    return evaluateNode(obj, me, { departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) });
   }
 
   #computeService(key: string): void {

@@ -89,6 +89,8 @@ export interface DesiredRoutesContext {
   serviceCIDRs?: string[];
   /** Count serving-but-terminating endpoints as usable (default false; docs/decisions.md). */
   countServingTerminating?: boolean;
+  /** Node departure signals drain instead of withdrawing at once (some peer has gracefulShutdown; node-eligibility.ts). */
+  departureDrains?: boolean;
 }
 
 /** The health layer's verdict on one VIP that passed every other rule. */
@@ -420,7 +422,7 @@ const PASS: HealthVerdict = { pass: true };
  * passes when it is omitted), merged with the service CIDRs. Never throws for odd objects (see `decideService`).
  */
 export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext, verdict?: (service: string, address: string) => HealthVerdict): DesiredResult {
-  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName);
+  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false });
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
   for (const svc of snapshot.services()) {

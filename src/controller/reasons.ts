@@ -8,6 +8,7 @@ export const ReasonCode = {
   NodeNotFound: 'NodeNotFound',
   NodeExcluded: 'NodeExcluded',
   NodeToBeDeleted: 'NodeToBeDeleted',
+  NodeOutOfService: 'NodeOutOfService',
   NodeDeleting: 'NodeDeleting',
   NodeNotReady: 'NodeNotReady',
   NodeNetworkUnavailable: 'NodeNetworkUnavailable',

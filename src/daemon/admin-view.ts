@@ -28,8 +28,11 @@ export interface DaemonLifecycle {
   forbidden(): string[];
   /** @throws NotFoundError for a peer that does not run */
   resetPeer(name: string, soft: boolean): Promise<void>;
-  drain(): Promise<void>;
-  undrain(): Promise<void>;
+  /** The operator's drain (`reason` is recorded with it); resolves with what was done. */
+  drain(reason?: string): Promise<string>;
+  undrain(): Promise<string>;
+  /** The sources holding this node drained, as texts (empty when not drained). */
+  drainSources(): readonly string[];
 }
 
 /** Options of {@link AdminView}. */
@@ -74,6 +77,7 @@ export class AdminView implements DaemonView {
       ready: notReady.length === 0,
       notReady,
       drained: o.speaker.draining,
+      drain: [...o.daemon.drainSources()],
       peers: { configured: peers.length, established: peers.filter((p) => p.state === 'Established').length },
       routes: { desired: o.daemon.desiredRoutes() },
     };
@@ -126,7 +130,7 @@ export class AdminView implements DaemonView {
       if (c.lastFailure) v.lastFailure = { code: c.lastFailure.code ?? 'error', message: c.lastFailure.message };
       return v;
     });
-    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: i.message } });
+    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: i.scope ?? 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: i.code ?? 'InvalidCheck', message: i.message } });
     return out.sort((a, b) => (a.gate < b.gate ? -1 : a.gate > b.gate ? 1 : a.key < b.key ? -1 : 1));
   }
 
@@ -134,11 +138,11 @@ export class AdminView implements DaemonView {
     return this.#o.daemon.resetPeer(name, soft);
   }
 
-  drain(): Promise<void> {
-    return this.#o.daemon.drain();
+  drain(opts: { reason?: string } = {}): Promise<string> {
+    return this.#o.daemon.drain(opts.reason);
   }
 
-  undrain(): Promise<void> {
+  undrain(): Promise<string> {
     return this.#o.daemon.undrain();
   }
 

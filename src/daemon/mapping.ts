@@ -102,7 +102,13 @@ export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRout
     ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
     ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
     countServingTerminating: cfg.countServingTerminating,
+    departureDrains: gracefulShutdownConfigured(cfg),
   };
+}
+
+/** Some peer has RFC 8326 graceful shutdown enabled: drains and departures re-announce with 65535:0 and wait. */
+export function gracefulShutdownConfigured(cfg: Config): boolean {
+  return cfg.peers.some((p) => p.gracefulShutdown?.enabled === true);
 }
 
 /** Community texts (validated by the config schema) → distinct 32-bit values, or undefined for none. */

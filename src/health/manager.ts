@@ -34,12 +34,20 @@ import { probeCheck } from './probe.ts';
 import { RiseFall } from './rise-fall.ts';
 import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
-import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, ProbeResult, Reason } from './types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, InvalidCheckCode, ProbeResult, Reason } from './types.ts';
 import { CheckKind, ReasonCode } from './types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
 /** Probe function: must not reject (a rejection is recorded as a `NetworkError` failure). */
 export type ProbeFn = (spec: CheckSpec, signal: AbortSignal) => Promise<ProbeResult>;
+
+/** A spec that could not be used: its gate (or every gate, `node`) fails closed with `code`. */
+interface InvalidEntry {
+  gate: string;
+  message: string;
+  node: boolean;
+  code: InvalidCheckCode;
+}
 
 export interface HealthManagerOptions {
   clock?: Clock;
@@ -113,7 +121,7 @@ export interface HealthStats {
 export interface HealthStatus {
   nowMs: number;
   checks: CheckStatus[];
-  invalid: Array<{ key: string; gate: string; scope: 'gate' | 'node'; message: string }>;
+  invalid: Array<{ key: string; gate: string; scope: 'gate' | 'node'; message: string; code: InvalidCheckCode }>;
   dampers: Array<{ key: string } & DamperStatus>;
   announced: number;
   probes: { inFlight: number; waiting: number; maxConcurrent: number };
@@ -176,7 +184,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
   private readonly entries = new Map<string, Entry>();
   private readonly byGate = new Map<string, Set<string>>();
   private readonly nodeChecks = new Set<string>();
-  private invalid = new Map<string, { gate: string; message: string; node: boolean }>();
+  private invalid = new Map<string, InvalidEntry>();
   private readonly announced = new Set<string>();
   private readonly dampers = new Map<string, FlapDamper>();
   private readonly damperTimers = new Map<string, TimerHandle>();
@@ -211,7 +219,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     if (this.closed) throw new Error('HealthManager is closed');
     const res: SetChecksResult = { added: [], restarted: [], kept: [], removed: [], errors: [] };
     const desired = new Map<string, CheckSpec>();
-    const invalid = new Map<string, { gate: string; message: string; node: boolean }>();
+    const invalid = new Map<string, InvalidEntry>();
     for (const raw of specs) {
       const err = checkSpecError(raw);
       const key = typeof raw?.key === 'string' ? raw.key : String(raw?.key);
@@ -222,7 +230,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       }
       if (err !== null) {
         res.errors.push({ key, gate, message: err });
-        invalid.set(key, { gate, message: err, node: raw?.scope === 'node' });
+        invalid.set(key, { gate, message: err, node: raw?.scope === 'node', code: raw?.error !== undefined ? (raw.errorCode ?? ReasonCode.InvalidCheck) : ReasonCode.InvalidCheck });
         continue;
       }
       desired.set(key, { ...raw, hosts: [...raw.hosts], ...(raw.expectedStatus ? { expectedStatus: [...raw.expectedStatus] } : {}) });
@@ -360,7 +368,8 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       // annotation must not withdraw a working VIP.
       if (!inv.node && inv.gate !== key) continue;
       if (!announced) pass = false;
-      reasons.push({ code: ReasonCode.InvalidCheck, message: `check ${ck} is invalid: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
+      const what = inv.code === ReasonCode.NodeAddressUnknown ? `check ${ck} cannot be built` : `check ${ck} is invalid`;
+      reasons.push({ code: inv.code, message: `${what}: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
     }
     const keys = this.byGate.get(key);
     if (keys) {
@@ -464,7 +473,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     return {
       nowMs: now,
       checks,
-      invalid: [...this.invalid].map(([key, v]) => ({ key, gate: v.gate, scope: v.node ? ('node' as const) : ('gate' as const), message: v.message })),
+      invalid: [...this.invalid].map(([key, v]) => ({ key, gate: v.gate, scope: v.node ? ('node' as const) : ('gate' as const), message: v.message, code: v.code })),
       dampers,
       announced: this.announced.size,
       probes: { inFlight: this.sem.inFlight, waiting: this.sem.waiting, maxConcurrent: this.sem.size },

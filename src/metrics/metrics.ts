@@ -33,6 +33,7 @@ export class HeraldMetrics {
   readonly buildInfo: Gauge<'version' | 'node'>;
   readonly configReloads: Counter<'result'>;
   readonly drained: Gauge;
+  readonly nodeDeparting: Gauge;
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
@@ -151,7 +152,8 @@ export class HeraldMetrics {
     this.buildInfo = new Gauge({ name: `${PREFIX}build_info`, help: 'Always 1; labels carry the version and node name.', labelNames: ['version', 'node'], registers });
     this.buildInfo.set({ version: opts.version, node: opts.node }, 1);
     this.configReloads = new Counter({ name: `${PREFIX}config_reloads_total`, help: 'Configuration reloads, by result (ok, invalid).', labelNames: ['result'], registers });
-    this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the speaker is drained (RFC 8326 graceful shutdown in effect).', registers });
+    this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the node is drained (RFC 8326 graceful shutdown in effect): by the herald.io/drain annotation, the stateDir record (standalone) or a departure.', registers });
+    this.nodeDeparting = new Gauge({ name: `${PREFIX}node_departing`, help: "1 while this node's Node object says it is leaving service (deletion, autoscaler or out-of-service taint, Ready False/Unknown, exclude label).", registers });
     this.bfdSessionUp = new Gauge({
       name: `${PREFIX}bfd_session_up`,
       help: "1 when the peer's BFD session is Up, else 0 (peers with BFD only).",

@@ -1,5 +1,5 @@
 // Speaker over scripted fake sessions (no sockets): fan-out, export per peer, GR options and End-of-RIB gating,
-// route refresh, drain/undrain (RFC 8326), shutdown (Cease 6/2 + RFC 9003 text), updatePeer, peers() status.
+// route refresh, drain/undrain (RFC 8326), the stop modes (restart, departure), updatePeer, peers() status.
 import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Speaker } from '../../bgp/speaker.ts';
@@ -200,27 +200,6 @@ t.test('drain: 65535:0 re-announce (LOCAL_PREF 0 to iBGP), wait, withdraw; undra
   t.notOk(back[0]!.attrs.has(8), 'no community after undrain');
 });
 
-t.test('shutdown graceful: 65535:0, wait, then Cease 6/2 with the RFC 9003 text; not graceful: at once', async (t) => {
-  const { speaker, sessions, clock } = setup();
-  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
-  speaker.setRoutes([r4(1)]);
-  const e = sessions[0]!;
-  e.establish();
-  e.pull();
-  const done = speaker.shutdown({ graceful: true, message: 'node drain', waitTimeSec: 10 });
-  t.equal(e.pull()[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000');
-  t.same(e.stopped, [], 'no Cease before the wait');
-  clock.advance(10_000);
-  await done;
-  t.same(e.stopped, [{ subcode: 2, shutdownCommunication: 'node drain' }]);
-  t.throws(() => speaker.addPeer({ name: 'x', address: '127.0.0.5', peerAs: 1 }), /shut down/);
-
-  const b = setup();
-  b.speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
-  await b.speaker.shutdown({ graceful: false });
-  t.same(b.sessions[0]!.stopped, [{ subcode: 2 }]);
-});
-
 t.test('stop restart: nothing withdrawn, no 65535:0; each session ends by what graceful restart it agreed', async (t) => {
   const { speaker, sessions } = setup();
   speaker.addPeer({ name: 'n', address: '127.0.0.2', peerAs: 65001 });
@@ -283,6 +262,7 @@ t.test('stop departure: 65535:0, the wait, the withdrawal handed to the sessions
   t.same(outcome, { mode: 'departure', peers: [{ peer: 'n', ending: 'hardReset' }, { peer: 'gr', ending: 'cease' }] });
   t.same(n.stopped, [{ subcode: 2, shutdownCommunication: 'node leaving', hardReset: true }]);
   t.same(gr.stopped, [{ subcode: 2, shutdownCommunication: 'node leaving' }]);
+  t.throws(() => speaker.addPeer({ name: 'x', address: '127.0.0.5', peerAs: 1 }), /shut down/);
 });
 
 t.test('stop departure after a finished drain: no second wait', async (t) => {

@@ -82,6 +82,7 @@ const API_PERMISSIONS: Record<string, { group: string; resource: string; verbs: 
   listServiceForAllNamespaces: { group: '', resource: 'services', verbs: ['list', 'watch'] },
   listNode: { group: '', resource: 'nodes', verbs: ['list', 'watch'] },
   readNode: { group: '', resource: 'nodes', verbs: ['get'] },
+  patchNode: { group: '', resource: 'nodes', verbs: ['patch'] },
   readNamespacedService: { group: '', resource: 'services', verbs: ['get'] },
   listEndpointSliceForAllNamespaces: { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['list', 'watch'] },
   listServiceCIDR: { group: 'networking.k8s.io', resource: 'servicecidrs', verbs: ['list', 'watch'] },

@@ -9,7 +9,7 @@
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
  * {cmd:'stop', mode, message?, waitTimeSec?} (Speaker.stop, replies with its StopOutcome, exits after) |
- * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'} |
+ * {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'} |
  * {cmd:'block', ms} (busy-loops the main thread) | {cmd:'bfdAdminDown', timeoutMs?} | {cmd:'bfdAdminUp'}.
  * Events: {event:'ready'} {event:'peerState', peer, from, to, reason} {event:'idle', peer} (nothing pending after UPDATEs)
  * {event:'bfdState', ...BfdStateEvent} {event:'reply', cmd, value}.
@@ -95,11 +95,6 @@ async function main(): Promise<void> {
           process.exit(0);
           break;
         }
-        case 'shutdown':
-          await speaker.shutdown({ graceful: c.graceful as boolean, message: c.message as string | undefined, waitTimeSec: c.waitTimeSec as number | undefined });
-          send({ event: 'reply', cmd: c.cmd, value: true });
-          process.exit(0);
-          break;
         case 'peers':
           send({ event: 'reply', cmd: c.cmd, value: speaker.peers() });
           return;
