@@ -87,7 +87,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       t.same((await allPaths(bird)).map((p) => p.split(',').includes(protos[i]!)), want.map((p) => p.split(',').includes(protos[i]!)), `${what}: BIRD keeps ${names[i]}'s paths while it is away`);
       h.respawn();
       await waitHeraldUp(h);
-      await withLogs(() => bird.waitFor(() => grDone(protos[i]!) > before || undefined, `${what}: BIRD ends the graceful restart of ${protos[i]}`, 90_000), heralds, names);
+      await withLogs(() => bird.waitFor(async () => grDone(protos[i]!) > before || undefined, `${what}: BIRD ends the graceful restart of ${protos[i]}`, 90_000), heralds, names);
       t.same(await allPaths(bird), want, `${what}: every path back`);
       t.same(removals(), [], `${what}: no VIP path removed in BIRD's route trace so far`);
     };
