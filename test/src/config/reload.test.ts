@@ -64,7 +64,7 @@ t.test('herald run: SIGHUP and the file watcher seeing one change reload once', 
   const running = runDaemon({ configPath, env: {}, stopSignal, watchIntervalMs: 50, logStream: { write: (l) => void lines.push(l) } });
   const msgs = () => lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
   const waitFor = async (pred: () => boolean, what: string) => {
-    for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 2400 && !pred(); i++) await new Promise((r) => setTimeout(r, 25)); // up to 60 s: the Speaker thread boots slowly on a loaded machine
     if (!pred()) throw new Error(`timed out: ${what}\n${msgs().join('\n')}`);
   };
   await waitFor(() => msgs().includes('admin API listening'), 'started');
@@ -142,7 +142,7 @@ t.test('a reload whose routes cannot be applied is reported failed, with the cau
     return r.config;
   };
   let speaker!: StubSpeaker;
-  const metrics = new HeraldMetrics({ version: 'test', node: 'n', defaultMetrics: false });
+  const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
   const daemon = new Daemon(cfg([{ prefix: '10.5.0.0/24' }]), { nodeName: 'n', routerId: '10.0.0.1', nodeIps: [] }, {
     createSpeaker: (o) => (speaker = new StubSpeaker(o)),
     health: new NoHealth(),

@@ -23,7 +23,7 @@ async function setup(t: Test, etp: 'Cluster' | 'Local') {
   const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001 }], source: { manifests: '/nonexistent' } });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   const daemon = new Daemon(r.config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] }, {
-    createSpeaker: (o) => (speaker = new FakeSpeaker(o)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false }), version: 'test', restarting: false, env: {}, clock,
+    createSpeaker: (o) => (speaker = new FakeSpeaker(o)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }), version: 'test', restarting: false, env: {}, clock,
   });
   t.teardown(() => daemon.shutdown('test'));
   for (const n of ['node-a', 'node-b', 'node-c']) source.store.apply('Node', node(n));
