@@ -176,7 +176,7 @@ export class BfdHandle extends EventEmitter implements BfdClient {
         },
       };
     }
-    const worker = new Worker(new URL('./worker.ts', import.meta.url));
+    const worker = new Worker(new URL('../thread-entry.js', import.meta.url), { argv: [new URL('./worker.ts', import.meta.url).href] });
     worker.unref(); // BFD alone never keeps the process alive
     worker.on('message', (m: BfdMessage) => this.onMessage(m));
     worker.on('error', (err) => this.crashed(`BFD worker failed: ${err.message}`));

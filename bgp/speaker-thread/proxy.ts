@@ -77,7 +77,7 @@ export class SpeakerProxy extends EventEmitter {
    */
   static start(options: SpeakerThreadOptions, thread: { readonly resourceLimits?: ResourceLimits } = {}): SpeakerProxy {
     const proxy = new SpeakerProxy(options);
-    const worker = new Worker(new URL('./worker.ts', import.meta.url), { workerData: options, ...(thread.resourceLimits ? { resourceLimits: thread.resourceLimits } : {}) });
+    const worker = new Worker(new URL('../thread-entry.js', import.meta.url), { argv: [new URL('./worker.ts', import.meta.url).href], workerData: options, ...(thread.resourceLimits ? { resourceLimits: thread.resourceLimits } : {}) });
     worker.on('message', (batch: ThreadMessage[]) => proxy.#receive(batch));
     let crash: string | undefined;
     worker.on('error', (err) => (crash = `${err.name}: ${err.message}`));
