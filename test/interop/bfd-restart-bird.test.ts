@@ -5,6 +5,8 @@
 //   BFD down for a graceful restart, keeps the routes stale; Herald started again in the same stateDir brings BFD
 //   Up and BGP back, and BIRD's trace shows no removal at any point;
 // - `bfd graceful`: a departure (`herald drain`, then SIGTERM): 65535:0, the withdrawals, then BFD and BGP end;
+// - `bfd graceful`, the trade-off: kill -STOP of Herald (a dead node) is detected in BFD time, yet BIRD keeps the
+//   routes stale until Herald's graceful restart time runs out;
 // - plain `bfd on`: the same SIGTERM restart drops the routes (BIRD 2.0.12 resets BGP on a neighbour's AdminDown,
 //   docs/routers.md), recorded here so that the docs' claim is tested.
 // kill -STOP detection is test/interop/bfd-bird.test.ts. One BFD daemon at a time on the host (test/helpers/bfd.ts).
@@ -27,7 +29,7 @@ const T = { timeout: 240_000, skip };
 t.setTimeout(720_000);
 
 /** BIRD (`bfd graceful` or `bfd on`) and one `herald run` that can be stopped and started again in its stateDir. */
-async function setup(t: Test, bfd: 'graceful' | 'on') {
+async function setup(t: Test, bfd: 'graceful' | 'on', restartTimeSec = 120) {
   const addr = loopbackPair();
   const birdPort = await freePort(addr.bird);
   const adminPort = await freePort('127.0.0.1');
@@ -46,7 +48,7 @@ async function setup(t: Test, bfd: 'graceful' | 'on') {
     peers: [
       {
         name: 'bird', address: addr.bird, port: birdPort, peerAs: 65002, localAddress: addr.ours, holdTime: 30, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'],
-        gracefulRestart: { enabled: true, restartTime: 120 },
+        gracefulRestart: { enabled: true, restartTime: restartTimeSec },
         gracefulShutdown: { enabled: true, waitTime: 3 },
         bfd: { enabled: true, transmitInterval: 100, receiveInterval: 100, detectMultiplier: 3 },
       },
@@ -129,14 +131,17 @@ t.test('bfd graceful: a departure (herald drain, then SIGTERM): 65535:0, the wit
   const logFrom = bird.log().length;
   const drained = await cli('drain', '--reason', 'bfd-restart test');
   t.equal(drained.code, 0, `herald drain: ${drained.out}${drained.err}`);
-  await bird.waitFor(
-    async () => {
-      const rs = await bird.routes('table master4 protocol herald');
-      return rs.length === PREFIXES.length && rs.every((r) => r.communities.includes('65535:0'));
-    },
-    'GRACEFUL_SHUTDOWN (65535:0) on every route during the wait',
-    3_000,
-    50,
+  t.ok(
+    await bird.waitFor(
+      async () => {
+        const rs = await bird.routes('table master4 protocol herald');
+        return rs.length === PREFIXES.length && rs.every((r) => r.communities.includes('65535:0'));
+      },
+      'GRACEFUL_SHUTDOWN (65535:0) on every route during the wait',
+      3_000,
+      50,
+    ),
+    'BIRD sees 65535:0 on every route first',
   );
   await bird.waitFor(async () => (await bird.routes('table master4 protocol herald')).length === 0, 'the routes withdrawn after the wait', 20_000);
   t.equal((await bfdSession())?.state, 'Up', 'BFD still Up after the withdrawals');
@@ -155,6 +160,10 @@ t.test('bfd graceful: a departure (herald drain, then SIGTERM): 65535:0, the wit
   t.equal(removed.length, PREFIXES.length, 'each route removed once');
   t.ok(removed.every((e) => log.indexOf(e.line) < end), 'every removal precedes the end of BFD and BGP');
   t.notOk(await present(), 'nothing kept stale');
+  // With bfd graceful BIRD takes the AdminDown that follows the withdrawals for a restart too and closes the
+  // connection itself, so our Cease does not reach it; it has nothing left to keep.
+  t.match(log, /Neighbor graceful restart detected/, 'BIRD: a graceful restart with no routes to keep');
+  t.notMatch(log, /Received: /, 'our Cease arrives after BIRD closed the connection (recorded)');
 });
 
 t.test('bfd on (BIRD 2.0.12): the same SIGTERM restart drops the routes ("BFD session down"), as docs/routers.md says', T, async (t) => {
@@ -171,4 +180,30 @@ t.test('bfd on (BIRD 2.0.12): the same SIGTERM restart drops the routes ("BFD se
   t.notOk(await present(), 'no route kept');
   await up('restart in the same stateDir');
   t.ok(await present(), 'the routes come back with the session');
+});
+
+t.test('bfd graceful, the trade-off: kill -STOP is detected by BFD, yet BIRD keeps the routes stale until the restart time (8 s) ends', T, async (t) => {
+  const RESTART_TIME_SEC = 8;
+  const { bird, proc, up, bfdSession, present, removals } = await setup(t, 'graceful', RESTART_TIME_SEC);
+  await up('start');
+  await bird.waitFor(async () => (await bfdSession())?.timeoutSec === 0.3, 'negotiated 100 ms × 3', 20_000);
+  const logFrom = bird.log().length;
+  const pid = proc.child?.pid;
+  if (pid === undefined) throw new Error('no herald pid');
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await bird.waitFor(async () => ((await bfdSession())?.state !== 'Up' && /BFD session down/.test(bird.log().slice(logFrom))) || undefined, 'BIRD detects the stopped Herald by BFD', 10_000, 20);
+    t.match(bird.log().slice(logFrom), /Neighbor graceful restart detected/, 'BIRD takes the BFD down for a graceful restart');
+    const detected = Date.now();
+    await new Promise((r) => setTimeout(r, 2000));
+    t.ok(await present(), "2 s after BFD detected the dead node (Detection Time 0.3 s), BIRD still holds its routes (stale): no fast failover");
+    t.same(removals(), [], 'nothing removed yet');
+    await bird.waitFor(async () => removals().length === PREFIXES.length || undefined, 'BIRD removes the stale routes when the restart time ends', (RESTART_TIME_SEC + 30) * 1000);
+    t.comment(`routes removed ${Date.now() - detected} ms after BIRD's BFD detection (restart time ${RESTART_TIME_SEC} s)`);
+    const log = bird.log().slice(logFrom);
+    t.match(log, /graceful restart timeout/i, `BIRD says why: ${/[^\n]*graceful restart timeout[^\n]*/i.exec(log)?.[0]}`);
+    t.notOk(await present(), 'the routes are gone');
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
 });
