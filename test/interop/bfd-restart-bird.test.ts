@@ -112,7 +112,10 @@ t.test('bfd graceful: a SIGTERM restart sets BFD AdminDown, BIRD keeps the route
   if (process.env['HERALD_TEST_DUMP']) t.comment(`BIRD log of the stop:\n${bfdLog()}`);
   const s = await bfdSession();
   t.not(s?.state, 'Up', `BIRD's BFD session left Up (${s?.state})`);
-  t.match(bfdLog(), new RegExp(`Session to ${addr.ours.replace(/\./g, '\\.')} changed state from Up to Down`), "BIRD's BFD log: Up → Down");
+  t.match(stopLog, /"from":"Up","to":"AdminDown","diagnostic":"Administratively Down"[^\n]*"msg":"BFD state change"/, 'Herald set its BFD session AdminDown (diagnostic Administratively Down)');
+  const bfdDown = bfdLog().search(new RegExp(`Session to ${addr.ours.replace(/\./g, '\\.')} changed state from Up to Down`));
+  t.ok(bfdDown >= 0, "BIRD's BFD log: Up → Down");
+  t.ok(bfdDown < bfdLog().indexOf('BGP session closed'), "BIRD's BFD session went Down before its BGP session closed");
   const away = await bird.protocol('herald');
   t.match(away?.raw ?? '', /Neighbor graceful restart active/, 'BIRD runs a graceful restart for us (bfd graceful)');
   t.ok(await present(), 'the routes are kept (stale) while Herald is away');
