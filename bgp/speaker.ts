@@ -441,10 +441,11 @@ export class Speaker extends EventEmitter {
   /**
    * RFC 8326 drain: re-announce every route with GRACEFUL_SHUTDOWN (65535:0; LOCAL_PREF 0 toward iBGP), wait
    * `waitTimeSec` so peers move traffic away, then withdraw everything. Routes set meanwhile are kept for undrain().
+   * A wait of 0 withdraws before drain() returns (nothing set afterwards is sent).
    */
   async drain(opts: { waitTimeSec: number }): Promise<void> {
     this.setGracefulShutdown(true);
-    await this.sleep(Math.max(0, opts.waitTimeSec) * 1000);
+    if (opts.waitTimeSec > 0) await this.sleep(opts.waitTimeSec * 1000);
     if (!this.gracefulShutdown || this.drained) return; // undrain() came first, or a departure withdrew already
     this.withdrawAll();
   }

@@ -265,6 +265,8 @@ export class Daemon {
         }
       }
       const candidates = this.#candidates;
+      // Before the routes go to the speaker: a node found drained announces nothing, not even for a moment.
+      this.#drains.observe(candidates?.node);
       this.#followNodeAddresses(candidates);
       if (full) this.#passes.full++;
       else if (candidates) this.#passes.incremental++;
@@ -281,7 +283,6 @@ export class Daemon {
       this.#deps.metrics.desiredRoutes.set(flushed.routes);
       if (candidates && (full || gated.decisionsChanged.length > 0)) this.#observe({ all: full, services: gated.decisionsChanged });
       if (!this.#initialSync.done && (!this.#deps.source || candidates !== undefined)) this.#initialSync.observe(this.#gate.pendingChecks(), this.#gate.specs(), flushed.routes);
-      this.#drains.observe(candidates?.node);
       this.#log.debug({ why, full, routes: flushed.routes, changed: flushed.changed, removed: flushed.removed }, 'reconciled');
       return true;
     } catch (err) {

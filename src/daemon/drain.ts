@@ -232,7 +232,8 @@ export class DrainControl {
     const was = this.#active.length > 0;
     this.#active = texts;
     if (texts.length > 0 && !was) {
-      const waitTimeSec = this.#o.waitSec();
+      // Starting drained: this node's routes left the routers before it stopped; none is announced now (no wait).
+      const waitTimeSec = first ? 0 : this.#o.waitSec();
       if (first) this.#o.log.warn({ sources: texts }, `starting drained: ${texts.join('; ')} (nothing is announced until it ends)`);
       else this.#o.log.info({ sources: texts, waitTimeSec }, `drain: ${texts.join('; ')}: graceful shutdown (RFC 8326), then every route withdrawn`);
       this.#phase = 'gracefulShutdown';

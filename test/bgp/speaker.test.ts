@@ -200,6 +200,22 @@ t.test('drain: 65535:0 re-announce (LOCAL_PREF 0 to iBGP), wait, withdraw; undra
   t.notOk(back[0]!.attrs.has(8), 'no community after undrain');
 });
 
+t.test('drain with no wait: withdrawn before drain() returns; routes set after it are not sent (a node starting drained)', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  const e = sessions[0]!;
+  e.establish();
+  e.pull();
+  const done = speaker.drain({ waitTimeSec: 0 });
+  t.equal(speaker.draining, true);
+  speaker.setRoutes([r4(1)]);
+  t.same(e.pull().flatMap((m) => m.announced), [], 'nothing announced');
+  await done;
+  t.same(e.pull(), [], 'still nothing');
+  speaker.undrain();
+  t.same(e.pull().flatMap((m) => m.announced), ['ipv4-unicast 192.0.2.1/32'], 'undrain announces the set');
+});
+
 t.test('stop restart: nothing withdrawn, no 65535:0; each session ends by what graceful restart it agreed', async (t) => {
   const { speaker, sessions } = setup();
   speaker.addPeer({ name: 'n', address: '127.0.0.2', peerAs: 65001 });

@@ -151,6 +151,8 @@ export interface HeraldNodeOptions {
   extra?: Record<string, unknown>;
   /** Merged into the router peer's configuration (e.g. `{nextHop: '198.51.100.1'}` for GoBGP). */
   peerExtra?: Record<string, unknown>;
+  /** HERALD_ADMIN_TOKEN of the process (the mutating admin endpoints: drain, undrain, reset). */
+  adminToken?: string;
 }
 
 /**
@@ -193,7 +195,8 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   const args = [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, ...(o.nodeIpFlag === false ? [] : ['--node-ip', o.node.ip])];
-  const respawn = (): void => proc.spawn(process.execPath, args);
+  const env = o.adminToken !== undefined ? { env: { ...process.env, HERALD_ADMIN_TOKEN: o.adminToken } } : {};
+  const respawn = (): void => proc.spawn(process.execPath, args, env);
   respawn();
   return { proc, adminPort, respawn };
 }

@@ -15,7 +15,7 @@ import { birdAvailable, freePort } from '../helpers/bird.ts';
 import type { Bird } from '../helpers/bird.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { loopbackBlock, pathsFor, protoName, startBird, startHerald, startKubeProxies, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
+import { adminJson, loopbackBlock, pathsFor, protoName, startBird, startHerald, startKubeProxies, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
 import type { NodeSpec, RestartableHerald } from './harness.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 
@@ -43,7 +43,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const api = new FakeApiServer();
     await api.start();
     t.teardown(() => api.stop());
-    for (const n of nodes) api.upsert('nodes', node(n.name));
+    for (const n of nodes) api.upsert('nodes', node(n.name, { addresses: [{ type: 'InternalIP', address: n.ip }] }));
     const kp = await startKubeProxies(nodes.map((n) => n.ip));
     t.teardown(() => kp.close());
     const local = service('web', { etp: 'Local', lbIPs: [LOCAL_VIP.split('/')[0]!] });
@@ -60,7 +60,11 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.teardown(() => bird.stop());
     const heralds: RestartableHerald[] = [];
     for (const n of nodes) {
-      const h = await startHerald({ node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, gracefulRestart: true, extra: { healthChecks: SLOW_CHECKS } });
+      const h = await startHerald({
+        node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, gracefulRestart: true, extra: { healthChecks: SLOW_CHECKS },
+        // node-c without --node-ip: its kube-proxy checks probe the Node's InternalIP
+        ...(n.name === 'node-c' ? { nodeIpFlag: false } : {}),
+      });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
     }
@@ -69,6 +73,9 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     for (const h of heralds) await waitHeraldUp(h);
     await withLogs(() => bird.waitFor(async () => ((await allPaths(bird)).join(' ') === want.join(' ') ? true : undefined), 'the Local VIP from node-b and node-c, the Cluster VIP from all three', 90_000), heralds, names);
     t.ok(kp.proxies.get(nodes[0]!.ip)!.requests > 0, "node-a probes its kube-proxy (the node check)");
+    t.ok(kp.proxies.get(nodes[2]!.ip)!.requests > 0, "node-c, started without --node-ip, probes kube-proxy on its Node's InternalIP");
+    const cHealth = ((await adminJson(heralds[2]!.adminPort, '/api/v1/health')) ?? []) as { kind: string; target: string }[];
+    t.same(cHealth.filter((c) => c.kind.startsWith('kube-proxy')).map((c) => `${c.kind} ${c.target}`).sort(), [`kube-proxy-node ${nodes[2]!.ip}:${kp.port}/healthz`, `kube-proxy-service ${nodes[2]!.ip}:${kp.port}/health`], "node-c's kube-proxy checks target its Node's InternalIP");
 
     const grDone = (proto: string) => bird.log().split('\n').filter((l) => l.includes(proto) && /graceful restart done/i.test(l)).length;
     const removals = () => bird.routeTrace().filter((e) => protos.includes(e.protocol) && e.action === 'removed' && (e.prefix === LOCAL_VIP || e.prefix === CLUSTER_VIP));
@@ -87,7 +94,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       t.same((await allPaths(bird)).map((p) => p.split(',').includes(protos[i]!)), want.map((p) => p.split(',').includes(protos[i]!)), `${what}: BIRD keeps ${names[i]}'s paths while it is away`);
       h.respawn();
       await waitHeraldUp(h);
-      await withLogs(() => bird.waitFor(() => grDone(protos[i]!) > before || undefined, `${what}: BIRD ends the graceful restart of ${protos[i]}`, 90_000), heralds, names);
+      await withLogs(() => bird.waitFor(async () => grDone(protos[i]!) > before || undefined, `${what}: BIRD ends the graceful restart of ${protos[i]}`, 90_000), heralds, names);
       t.same(await allPaths(bird), want, `${what}: every path back`);
       t.same(removals(), [], `${what}: no VIP path removed in BIRD's route trace so far`);
     };
