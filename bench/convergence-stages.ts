@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     health,
     source,
     logger: pino({ level: 'warn' }),
-    metrics: new HeraldMetrics({ version: 'bench', node: OURS, defaultMetrics: false }),
+    metrics: new HeraldMetrics({ version: 'bench', defaultMetrics: false }),
     version: 'bench',
     restarting: false,
   });

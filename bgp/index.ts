@@ -31,6 +31,10 @@
  *   The Speaker (speaker.ts) joins it all up: peers, fan-out of the desired route set, graceful restart,
  *   graceful shutdown and the stop modes (stop-modes.ts: restart keeps the routers' forwarding state, departure
  *   moves traffic away first).
+ * - SpeakerProxy (speaker-thread/) runs a Speaker in its own worker thread and offers the same API on the calling
+ *   thread over a typed message channel, so that no work of the caller can delay a KEEPALIVE or a hold timer. Routes
+ *   cross in a columnar form (speaker-thread/route-batch.ts); peers() and draining are served from views the thread
+ *   pushes.
  *
  * Errors. One bad peer never disturbs another. A BgpError ends only its own session, with the NOTIFICATION it
  * describes. RFC 7606 outcomes keep the session up. Local misuse (bad configuration or address text) throws
@@ -66,140 +70,15 @@
  * The codec is documented in docs/codec.md (API, the JSON form, the error table, the RFC 7606 outcomes).
  */
 
-// --- Constants and errors (RFC 4271 §4, IANA registries) ---
-export * from './constants.ts';
-export { BgpError, MAX_NOTIFICATION_DATA_LENGTH, describeNotification, encodeShutdownCommunication } from './errors.ts';
+// --- The codec: constants, errors, message shapes, decode/encode, NLRI text, builders, JSON forms ---
+// (its own public entry, bgp/codec/index.ts, for programs that need only the codec)
+export * from './codec/index.ts';
 
 // --- Wire: framing, reading, writing ---
 export { MessageFramer } from './wire/framer.ts';
 export { ByteReader } from './wire/reader.ts';
 export type { OverrunFactory } from './wire/reader.ts';
 export { ByteWriter } from './wire/writer.ts';
-
-// --- Codec: message shapes and whole messages ---
-export { DEFAULT_CONTEXT, MESSAGE_TYPE_CODE, familyOf } from './codec/types.ts';
-export type {
-  AfiSafi,
-  AsPathSegment,
-  BgpMessage,
-  Capability,
-  CodecContext,
-  ExtendedCommunity,
-  Ipv6ExtendedCommunity,
-  KeepaliveMessage,
-  LargeCommunity,
-  NlriEntry,
-  NotificationMessage,
-  OpenMessage,
-  PathAttribute,
-  PathAttributeType,
-  RouteRefreshMessage,
-  UpdateDecodeResult,
-  UpdateMessage,
-} from './codec/types.ts';
-export { decodeMessage, decodeMessageDetailed, encodeMessage, maxMessageLength } from './codec/message.ts';
-export type { DecodedMessage } from './codec/message.ts';
-export { MIN_LENGTH, checkHeader, decodeHeader, writeHeader } from './codec/header.ts';
-export type { MessageHeader } from './codec/header.ts';
-
-// --- OPEN, capabilities, negotiation (RFC 4271 §4.2, RFC 5492, RFC 9072) ---
-export {
-  buildOpen,
-  codecContextFor,
-  decodeOpen,
-  encodeOpenBody,
-  formatIdentifier,
-  hasCapabilityCode,
-  negotiate,
-  openAs,
-  parseIdentifier,
-  validateOpen,
-} from './codec/open.ts';
-export type { AddPathFamilies, GracefulRestartMode, Negotiated, OpenExpectations } from './codec/open.ts';
-export { CAPABILITY_CODE, CAPABILITY_NAMES, capabilityCode, decodeCapabilities, decodeCapability, encodeCapability } from './codec/capabilities.ts';
-
-// --- UPDATE and path attributes (RFC 4271 §4.3, §5, RFC 4760, RFC 7606) ---
-export { decodeUpdate, encodeUpdate, endOfRibFamily, validateUpdateStrict } from './codec/update.ts';
-export {
-  ATTRIBUTE_INFO,
-  attributeTypeCode,
-  attributeValueLength,
-  decodePathAttributes,
-  defaultFlags,
-  encodePathAttributes,
-  invalidNextHopReason,
-  writeAttribute,
-} from './codec/attributes.ts';
-export type { AttributeInfo, ErrorAction } from './codec/attributes.ts';
-export {
-  AS_PATH_SEGMENT_NAMES,
-  asPathLength,
-  decodeAsPathSegments,
-  effectiveAggregator,
-  effectiveAsPath,
-  formatAsPath,
-  mergeAs4Path,
-  writeAsPathSegments,
-} from './codec/as-path.ts';
-export { addPathFor, decodeLabeledPrefixAt, familyAfiSafi, formatRouteDistinguisher } from './codec/mp-nlri.ts';
-export type { LabeledPrefix } from './codec/mp-nlri.ts';
-export {
-  canonicalAddress,
-  canonicalPrefix,
-  decodeNlri,
-  decodePrefixAt,
-  encodeNlri,
-  familyOfPrefix,
-  formatAddress,
-  formatIPv4,
-  formatIPv6,
-  formatPrefixBits,
-  maxPrefixBits,
-  nlriFieldLength,
-  nlriLength,
-  parseAddress,
-  parsePrefix,
-} from './codec/nlri.ts';
-/** Builders of path attributes and UPDATEs with the RFC default flags: `build.origin('IGP')`, `build.update({...})`. */
-export * as build from './codec/build.ts';
-export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './codec/build.ts';
-
-// --- Extended communities (RFC 4360, RFC 5668, RFC 5701, RFC 10005 link bandwidth) ---
-export {
-  ExtCommunityBit,
-  ExtCommunitySubtype,
-  ExtCommunityType,
-  extendedCommunityFromBytes,
-  extendedCommunityKind,
-  extendedCommunityView,
-  fourOctetAsSpecific,
-  ipv4AddressSpecific,
-  ipv6AddressSpecific,
-  ipv6ExtendedCommunityFromBytes,
-  ipv6ExtendedCommunityKind,
-  ipv6ExtendedCommunityView,
-  linkBandwidth,
-  linkBandwidthOf,
-  opaque,
-  twoOctetAsSpecific,
-} from './codec/ext-communities.ts';
-export type { ExtCommunityKind, ExtendedCommunityView, Ipv6ExtendedCommunityView, LinkBandwidth } from './codec/ext-communities.ts';
-
-// --- NOTIFICATION, KEEPALIVE, ROUTE-REFRESH (RFC 4271 §4.4, §4.5, RFC 9003, RFC 2918, RFC 7313) ---
-export {
-  decodeNotification,
-  encodeNotificationBody,
-  notificationFromError,
-  notificationMessage,
-  parseShutdownCommunication,
-  shutdownCommunicationOf,
-} from './codec/notification.ts';
-export { KEEPALIVE, decodeKeepalive, keepaliveMessage } from './codec/keepalive.ts';
-export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody } from './codec/route-refresh.ts';
-
-// --- JSON forms (docs/codec.md) ---
-export { capabilityToJson, messageToJson } from './codec/json.ts';
-export { attributesToJson, extendedCommunityToJson, ipv6ExtendedCommunityToJson, updateToJson } from './codec/attributes-json.ts';
 
 // --- Routes we originate ---
 export type { Route } from './rib/route.ts';
@@ -225,3 +104,8 @@ export { DEFAULT_BFD_DETECT_MULTIPLIER, DEFAULT_BFD_INTERVAL_MS } from './bfd/pe
 export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
 export { BfdDiag, decodeControlPacket, describeDiag, encodeControlPacket } from './bfd/packet.ts';
 export type { BfdState, ControlPacket } from './bfd/packet.ts';
+
+// --- The Speaker in its own thread: the main-thread proxy and the channel's types (bgp/speaker-thread/) ---
+export { SPEAKER_THREAD_EXIT, SpeakerProxy } from './speaker-thread/proxy.ts';
+export type { SpeakerEvents, SpeakerThreadOptions } from './speaker-thread/protocol.ts';
+export type { UnsentRoutes } from './rib/adj-rib-out.ts';

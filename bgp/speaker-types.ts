@@ -12,6 +12,7 @@ import type { CeaseRequest, SessionOptions, StopRequest, TxSource } from './sess
 import type { AcceptingSession } from './session/listener.ts';
 import type { BfdClient } from './bfd/handle.ts';
 import type { PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+import type { UnsentRoutes } from './rib/adj-rib-out.ts';
 
 /** One configured BGP neighbour. Durations in seconds. */
 export interface PeerConfig {
@@ -152,4 +153,6 @@ export interface PeerStatus {
   readonly gracefulShutdown: boolean;
   /** The peer's BFD session, when BFD is configured for it. */
   readonly bfd?: PeerBfdStatus;
+  /** Desired routes that cannot be encoded toward this peer, by reason (present only when there are some). */
+  readonly unsentRoutes?: readonly UnsentRoutes[];
 }

@@ -15,6 +15,8 @@
  * - 'routeRefresh'{ peer, family }                    ROUTE-REFRESH received (we resend that family)
  * - 'drained'     { }                                 drain() finished withdrawing
  * - 'bfdState'    BfdStateEvent                       a peer's BFD session changed state (bgp/bfd/peers.ts)
+ * - 'unsentRoutes'{ peer, reason, example }           routes toward a peer cannot be encoded (once per session and
+ *                                                     reason; PeerStatus.unsentRoutes counts them; the others go out)
  *
  * BFD (RFC 5880/5881/5883, bgp/bfd/): a peer with `bfd` gets a BFD session in the BFD worker thread; when it goes
  * from Up to Down (a forwarding-path failure), the BGP session is reset with Cease / BFD Down (RFC 5882 §10.2,
@@ -147,7 +149,7 @@ export class Speaker extends EventEmitter {
     const entry: PeerEntry = {
       cfg,
       session: this.createSession(this.sessionOptions(cfg, grOptions)),
-      rib: new AdjRibOut(),
+      rib: new AdjRibOut({ onUnsendable: (reason, example) => this.emit('unsentRoutes', { peer: cfg.name, reason, example }) }),
       endOfRibReceived: new Set(),
       grOptions,
       restartDone: false,
@@ -578,6 +580,7 @@ export class Speaker extends EventEmitter {
       const st = s.stats;
       const established = s.state === 'Established';
       const gr = n?.gracefulRestart;
+      const unsent = entry.rib.unsentRoutes();
       out.push({
         name: entry.cfg.name,
         address: entry.cfg.address,
@@ -618,6 +621,7 @@ export class Speaker extends EventEmitter {
         endOfRibSent: [...entry.rib.endOfRibSent],
         gracefulShutdown: this.gracefulShutdown && entry.rib.active,
         ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
+        ...(unsent.length > 0 ? { unsentRoutes: unsent } : {}),
       });
     }
     return out;

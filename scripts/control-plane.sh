@@ -28,30 +28,11 @@ STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-g
   kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils pod-security-admission
   sample-apiserver sample-cli-plugin sample-controller streaming)
 
-CACHE=${HERALD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/tools}
+# shellcheck source=scripts/go-tools.sh
+. "$(dirname "$0")/go-tools.sh"
 ETCD_BIN=$CACHE/etcd-$ETCD_VERSION
 APISERVER_BIN=$CACHE/kube-apiserver-$K8S_VERSION
 KCM_BIN=$CACHE/kube-controller-manager-$K8S_VERSION
-
-GO=${GO:-$(command -v go || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)}
-# The installed toolchain only: never fetch another one behind the caller's back.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-export CGO_ENABLED=0
-
-# Prints why Go cannot build the pinned versions (empty when it can).
-go_problem() {
-  if [ -z "$GO" ]; then
-    echo "Go is not installed (need go1.$GO_MIN_MINOR or newer at /usr/local/go or on PATH)"
-    return
-  fi
-  local v
-  v=$("$GO" env GOVERSION 2>/dev/null || true)
-  local minor=${v#go1.}
-  minor=${minor%%.*}
-  if ! [[ "$minor" =~ ^[0-9]+$ ]] || [ "$minor" -lt "$GO_MIN_MINOR" ]; then
-    echo "Go '$v' at $GO is too old (need go1.$GO_MIN_MINOR or newer)"
-  fi
-}
 
 print_paths() {
   echo "etcd=$ETCD_BIN"

@@ -18,28 +18,9 @@ set -euo pipefail
 HELM_VERSION=v4.3.1     # helm.sh/helm/v4
 GO_MIN_MINOR=26         # go1.26 or newer
 
-CACHE=${HERALD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/tools}
+# shellcheck source=scripts/go-tools.sh
+. "$(dirname "$0")/go-tools.sh"
 HELM_BIN=$CACHE/helm-$HELM_VERSION
-
-GO=${GO:-$(command -v go || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)}
-# The installed toolchain only: never fetch another one behind the caller's back.
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-export CGO_ENABLED=0
-
-# Prints why Go cannot build the pinned version (empty when it can).
-go_problem() {
-  if [ -z "$GO" ]; then
-    echo "Go is not installed (need go1.$GO_MIN_MINOR or newer at /usr/local/go or on PATH)"
-    return
-  fi
-  local v minor
-  v=$("$GO" env GOVERSION 2>/dev/null || true)
-  minor=${v#go1.}
-  minor=${minor%%.*}
-  if ! [[ "$minor" =~ ^[0-9]+$ ]] || [ "$minor" -lt "$GO_MIN_MINOR" ]; then
-    echo "Go '$v' at $GO is too old (need go1.$GO_MIN_MINOR or newer)"
-  fi
-}
 
 build() {
   local problem

@@ -3,6 +3,13 @@
  * The field names are a documented contract (docs/codec.md, "UPDATE and path attributes"); add fields, never
  * rename them.
  *
+ * One definition, as text: `updateJsonText` / `attributesJsonText` write the JSON text directly (no intermediate
+ * objects: the hot path of `herald decode`, which prints every UPDATE of a dump), and the object views
+ * `updateToJson` / `attributesToJson` are that text parsed. The text is exactly what `JSON.stringify` prints for
+ * the object view (no spaces, field order as listed): strings written without escaping are made only of digits,
+ * hex, '.', ':', '/', ' ', '{', '}', '(', ')', '[', ']', ',' and names from constant tables; the two extended
+ * community lists are `JSON.stringify` of their object views.
+ *
  * Shapes (all optional except withdrawnRoutes/nlri in updateToJson):
  *   withdrawnRoutes: string[]; nlri: string[]; nlriPathIds / withdrawnPathIds: number[] (ADD-PATH only)
  *   origin: "IGP" | "EGP" | "INCOMPLETE"
@@ -35,18 +42,57 @@ import {
 import type { AsPathSegment, ExtendedCommunity, Ipv6ExtendedCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 import { endOfRibFamily } from './update.ts';
 
-const ORIGIN_NAMES = ['IGP', 'EGP', 'INCOMPLETE'] as const;
+const ORIGIN_TEXT = ['"IGP"', '"EGP"', '"INCOMPLETE"'];
 
-function segmentsJson(segments: readonly AsPathSegment[]): { type: string; asns: number[] }[] {
-  return segments.map((s) => ({ type: AS_PATH_SEGMENT_NAMES[s.type] ?? String(s.type), asns: [...s.asns] }));
+/** `"s"`, for strings that need no JSON escaping (see the module comment). */
+function quoted(s: string): string {
+  return '"' + s + '"';
 }
 
-function prefixes(entries: readonly NlriEntry[]): string[] {
-  return entries.map((e) => e.prefix);
+/** `["a","b"]` of strings that need no JSON escaping. */
+function quotedList(items: readonly string[]): string {
+  if (items.length === 0) return '[]';
+  let s = '["' + items[0];
+  for (let i = 1; i < items.length; i++) s += '","' + items[i];
+  return s + '"]';
 }
 
-function pathIds(entries: readonly NlriEntry[]): number[] | undefined {
-  return entries.some((e) => e.pathId !== undefined) ? entries.map((e) => e.pathId ?? 0) : undefined;
+/** `["10.0.0.0/8",...]`: the prefixes of NLRI entries. */
+function prefixList(entries: readonly NlriEntry[]): string {
+  if (entries.length === 0) return '[]';
+  let s = '["' + (entries[0] as NlriEntry).prefix;
+  for (let i = 1; i < entries.length; i++) s += '","' + (entries[i] as NlriEntry).prefix;
+  return s + '"]';
+}
+
+/** `[1,2]`: the path ids of NLRI entries (0 when absent), or undefined when no entry has one (no ADD-PATH). */
+function pathIdList(entries: readonly NlriEntry[]): string | undefined {
+  if (!entries.some((e) => e.pathId !== undefined)) return undefined;
+  return '[' + entries.map((e) => e.pathId ?? 0).join(',') + ']';
+}
+
+/** `[{"type":"AS_SEQUENCE","asns":[1,2]},...]`. */
+function segmentList(segments: readonly AsPathSegment[]): string {
+  let s = '[';
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i] as AsPathSegment;
+    if (i > 0) s += ',';
+    s += '{"type":"' + (AS_PATH_SEGMENT_NAMES[seg.type] ?? String(seg.type)) + '","asns":[' + seg.asns.join(',') + ']}';
+  }
+  return s + ']';
+}
+
+/** `{"asNumber":n,"address":"a.b.c.d"}` of AGGREGATOR / AS4_AGGREGATOR. */
+function aggregatorText(asNumber: number, address: string): string {
+  return '{"asNumber":' + asNumber + ',"address":"' + address + '"}';
+}
+
+/** `["65000:1",...]` (formatCommunity). */
+function communityList(communities: readonly number[]): string {
+  if (communities.length === 0) return '[]';
+  let s = '["' + formatCommunity(communities[0] as number);
+  for (let i = 1; i < communities.length; i++) s += '","' + formatCommunity(communities[i] as number);
+  return s + '"]';
 }
 
 /**
@@ -78,115 +124,129 @@ export function ipv6ExtendedCommunityToJson(c: Ipv6ExtendedCommunity): string | 
   return { type: c.type, subtype: c.subtype, kind, transitive: v.transitive, value: `[${v.globalAdministrator}]:${v.localAdministrator}` };
 }
 
-/** Sets `out[k]` unless an earlier attribute of the same type set it (repeated types: the first wins). */
-function setOnce(out: Record<string, unknown>, k: string, v: unknown): void {
-  if (!(k in out)) out[k] = v;
-}
-
-/** JSON view of a path attribute list (field names in the module comment). Repeated types: the first wins. */
-export function attributesToJson(attrs: readonly PathAttribute[]): Record<string, unknown> {
-  return attributesInto(attrs, {});
-}
-
-/** Adds the JSON fields of `attrs` to `out` (which holds no attribute field yet) and returns it. */
-function attributesInto(attrs: readonly PathAttribute[], out: Record<string, unknown>): Record<string, unknown> {
-  let unknown: { typeCode: number; flags: number; value: string }[] | undefined;
+/**
+ * The JSON fields of a path attribute list, each as `,"name":value` (field names in the module comment). When a type
+ * appears twice the first wins; `unknownAttributes` comes last.
+ */
+function attributeFields(attrs: readonly PathAttribute[]): string {
+  let s = '';
+  let unknown = '';
+  const seen = new Set<string>();
   for (const a of attrs) {
+    if (a.type === 'UNKNOWN') {
+      unknown += (unknown === '' ? '[' : ',') + '{"typeCode":' + a.typeCode + ',"flags":' + a.flags + ',"value":"' + a.value.toString('hex') + '"}';
+      continue;
+    }
+    if (seen.has(a.type)) continue;
+    seen.add(a.type);
     switch (a.type) {
       case 'ORIGIN':
-        setOnce(out, 'origin', ORIGIN_NAMES[a.origin] ?? a.origin);
+        s += ',"origin":' + (ORIGIN_TEXT[a.origin] ?? String(a.origin));
         break;
       case 'AS_PATH':
-        setOnce(out, 'asPath', segmentsJson(a.segments));
-        setOnce(out, 'asPathString', formatAsPath(a.segments));
+        s += ',"asPath":' + segmentList(a.segments) + ',"asPathString":' + quoted(formatAsPath(a.segments));
         break;
       case 'NEXT_HOP':
-        setOnce(out, 'nextHop', a.nextHop);
+        s += ',"nextHop":' + quoted(a.nextHop);
         break;
       case 'MULTI_EXIT_DISC':
-        setOnce(out, 'med', a.med);
+        s += ',"med":' + a.med;
         break;
       case 'LOCAL_PREF':
-        setOnce(out, 'localPref', a.localPref);
+        s += ',"localPref":' + a.localPref;
         break;
       case 'ATOMIC_AGGREGATE':
-        setOnce(out, 'atomicAggregate', true);
+        s += ',"atomicAggregate":true';
         break;
       case 'AGGREGATOR':
-        setOnce(out, 'aggregator', { asNumber: a.asNumber, address: a.address });
+        s += ',"aggregator":' + aggregatorText(a.asNumber, a.address);
         break;
       case 'COMMUNITIES':
-        setOnce(out, 'communities', a.communities.map(formatCommunity));
+        s += ',"communities":' + communityList(a.communities);
         break;
       case 'ORIGINATOR_ID':
-        setOnce(out, 'originatorId', a.originatorId);
+        s += ',"originatorId":' + quoted(a.originatorId);
         break;
       case 'CLUSTER_LIST':
-        setOnce(out, 'clusterList', [...a.clusterIds]);
+        s += ',"clusterList":' + quotedList(a.clusterIds);
         break;
       case 'MP_REACH_NLRI': {
-        const ids = pathIds(a.nlri);
-        setOnce(out, 'mpReach', {
-          afi: a.afi,
-          safi: a.safi,
-          nextHops: [...a.nextHops],
-          nlri: prefixes(a.nlri),
-          ...(ids ? { nlriPathIds: ids } : {}),
-          ...(a.raw ? { raw: a.raw.toString('hex') } : {}),
-        });
+        const ids = pathIdList(a.nlri);
+        s += ',"mpReach":{"afi":' + a.afi + ',"safi":' + a.safi + ',"nextHops":' + quotedList(a.nextHops) + ',"nlri":' + prefixList(a.nlri);
+        if (ids !== undefined) s += ',"nlriPathIds":' + ids;
+        if (a.raw) s += ',"raw":"' + a.raw.toString('hex') + '"';
+        s += '}';
         break;
       }
       case 'MP_UNREACH_NLRI': {
-        const ids = pathIds(a.withdrawnRoutes);
-        setOnce(out, 'mpUnreach', {
-          afi: a.afi,
-          safi: a.safi,
-          withdrawnRoutes: prefixes(a.withdrawnRoutes),
-          ...(ids ? { withdrawnPathIds: ids } : {}),
-          ...(a.raw ? { raw: a.raw.toString('hex') } : {}),
-        });
+        const ids = pathIdList(a.withdrawnRoutes);
+        s += ',"mpUnreach":{"afi":' + a.afi + ',"safi":' + a.safi + ',"withdrawnRoutes":' + prefixList(a.withdrawnRoutes);
+        if (ids !== undefined) s += ',"withdrawnPathIds":' + ids;
+        if (a.raw) s += ',"raw":"' + a.raw.toString('hex') + '"';
+        s += '}';
         break;
       }
       case 'EXTENDED_COMMUNITIES':
-        setOnce(out, 'extendedCommunities', a.extendedCommunities.map(extendedCommunityToJson));
+        s += ',"extendedCommunities":' + JSON.stringify(a.extendedCommunities.map(extendedCommunityToJson));
         break;
       case 'AS4_PATH':
-        setOnce(out, 'as4Path', segmentsJson(a.segments));
-        setOnce(out, 'as4PathString', formatAsPath(a.segments));
+        s += ',"as4Path":' + segmentList(a.segments) + ',"as4PathString":' + quoted(formatAsPath(a.segments));
         break;
       case 'AS4_AGGREGATOR':
-        setOnce(out, 'as4Aggregator', { asNumber: a.asNumber, address: a.address });
+        s += ',"as4Aggregator":' + aggregatorText(a.asNumber, a.address);
         break;
       case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
-        setOnce(out, 'ipv6ExtendedCommunities', a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
+        s += ',"ipv6ExtendedCommunities":' + JSON.stringify(a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
         break;
       case 'LARGE_COMMUNITY':
-        setOnce(out, 'largeCommunities', a.largeCommunities.map(formatLargeCommunity));
-        break;
-      case 'UNKNOWN':
-        (unknown ??= []).push({ typeCode: a.typeCode, flags: a.flags, value: a.value.toString('hex') });
+        s += ',"largeCommunities":' + quotedList(a.largeCommunities.map(formatLargeCommunity));
         break;
     }
   }
-  if (unknown) out.unknownAttributes = unknown;
-  return out;
+  return unknown === '' ? s : s + ',"unknownAttributes":' + unknown + ']';
 }
 
 /**
- * JSON view of an UPDATE: `withdrawnRoutes` and `nlri` (always present, prefix strings), `withdrawnPathIds` /
- * `nlriPathIds` when entries carry ADD-PATH identifiers, the attribute fields of attributesToJson, and `endOfRib`
- * when the UPDATE is an End-of-RIB marker. The fields are added to `out` (a new object by default), after the ones
- * it has (messageToJson passes `{ type: 'UPDATE' }`), and `out` is returned.
+ * JSON text of a path attribute list: an object with the fields of the module comment (`{}` for no attributes).
+ * Repeated types: the first wins. Never throws.
  */
-export function updateToJson(msg: UpdateMessage, out: Record<string, unknown> = {}): Record<string, unknown> {
-  out.withdrawnRoutes = prefixes(msg.withdrawnRoutes);
-  out.nlri = prefixes(msg.nlri);
-  const wIds = pathIds(msg.withdrawnRoutes);
-  if (wIds) out.withdrawnPathIds = wIds;
-  const nIds = pathIds(msg.nlri);
-  if (nIds) out.nlriPathIds = nIds;
-  attributesInto(msg.pathAttributes, out);
+export function attributesJsonText(attrs: readonly PathAttribute[]): string {
+  const fields = attributeFields(attrs);
+  return fields === '' ? '{}' : '{' + fields.slice(1) + '}';
+}
+
+/** JSON view of a path attribute list: `JSON.parse(attributesJsonText(attrs))`. */
+export function attributesToJson(attrs: readonly PathAttribute[]): Record<string, unknown> {
+  return JSON.parse(attributesJsonText(attrs)) as Record<string, unknown>;
+}
+
+/**
+ * The fields of an UPDATE's JSON text without the braces: `"withdrawnRoutes":[...],"nlri":[...]`, then
+ * `withdrawnPathIds` / `nlriPathIds` when entries carry ADD-PATH identifiers, the attribute fields, and `endOfRib`
+ * when the UPDATE is an End-of-RIB marker (RFC 4724 §2). For messageJsonText (json.ts), which puts `type` first.
+ */
+export function updateJsonFields(msg: UpdateMessage): string {
+  let s = '"withdrawnRoutes":' + prefixList(msg.withdrawnRoutes) + ',"nlri":' + prefixList(msg.nlri);
+  const wIds = pathIdList(msg.withdrawnRoutes);
+  if (wIds !== undefined) s += ',"withdrawnPathIds":' + wIds;
+  const nIds = pathIdList(msg.nlri);
+  if (nIds !== undefined) s += ',"nlriPathIds":' + nIds;
+  s += attributeFields(msg.pathAttributes);
   const eor = endOfRibFamily(msg);
-  if (eor !== undefined) out.endOfRib = eor;
-  return out;
+  if (eor !== undefined) s += ',"endOfRib":"' + eor + '"';
+  return s;
+}
+
+/**
+ * JSON text of an UPDATE: `withdrawnRoutes` and `nlri` (always present, prefix strings), `withdrawnPathIds` /
+ * `nlriPathIds` with ADD-PATH, the attribute fields of attributesJsonText, and `endOfRib` for an End-of-RIB marker.
+ * Never throws.
+ */
+export function updateJsonText(msg: UpdateMessage): string {
+  return '{' + updateJsonFields(msg) + '}';
+}
+
+/** JSON view of an UPDATE: `JSON.parse(updateJsonText(msg))`, its fields added to `out` when given. */
+export function updateToJson(msg: UpdateMessage, out: Record<string, unknown> = {}): Record<string, unknown> {
+  return Object.assign(out, JSON.parse(updateJsonText(msg)) as Record<string, unknown>);
 }

@@ -1,13 +1,14 @@
 /**
  * Stable JSON form of BGP messages for logs, the admin API and `herald decode`. Field names are RFC vocabulary and
- * documented in docs/codec.md; octet strings are lowercase hex without separators.
+ * documented in docs/codec.md; octet strings are lowercase hex without separators. `messageJsonText` is the form as
+ * text (what `JSON.stringify(messageToJson(msg))` prints), written directly for UPDATEs (attributes-json.ts).
  */
 import { describeNotification } from '../errors.ts';
 import { CAPABILITY_NAMES, capabilityCode } from './capabilities.ts';
 import { ROUTE_REFRESH_SUBTYPE_NAMES } from './route-refresh.ts';
 import { familyOf } from './types.ts';
 import type { BgpMessage, Capability } from './types.ts';
-import { updateToJson } from './attributes-json.ts';
+import { updateJsonFields, updateToJson } from './attributes-json.ts';
 
 const ADD_PATH_MODES: Readonly<Record<number, string>> = { 1: 'receive', 2: 'send', 3: 'send/receive' };
 
@@ -108,6 +109,15 @@ export function messageToJson(msg: BgpMessage): Record<string, unknown> {
     default:
       return assertNever(msg);
   }
+}
+
+/**
+ * JSON text of any message: exactly `JSON.stringify(messageToJson(msg))`. UPDATEs (`{"type":"UPDATE",...}`, the
+ * fields of updateJsonText) are written without building the object view; the other types are rare and stringified.
+ * Never throws.
+ */
+export function messageJsonText(msg: BgpMessage): string {
+  return msg.type === 'UPDATE' ? '{"type":"UPDATE",' + updateJsonFields(msg) + '}' : JSON.stringify(messageToJson(msg));
 }
 
 function assertNever(x: never): never {

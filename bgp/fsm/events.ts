@@ -44,8 +44,11 @@ export type FsmEvent =
   | { readonly type: 'TcpConnectionFails'; readonly message: string; readonly closedByPeer?: boolean }
   /** Event 19 BGPOpen: a valid OPEN; `holdTimeSec` is the peer's Hold Time (already checked not to be 1 or 2). */
   | { readonly type: 'BgpOpen'; readonly holdTimeSec: number }
-  /** Events 21, 22, 28 (BGPHeaderErr, BGPOpenMsgErr, UpdateMsgErr) and any other session-fatal error to send. */
-  | { readonly type: 'MessageError'; readonly error: BgpError }
+  /**
+   * Events 21, 22, 28 (BGPHeaderErr, BGPOpenMsgErr, UpdateMsgErr) and any other session-fatal error to send;
+   * `cause`: the local failure behind a Cease / Out of Resources (an exception in our own code), for the reason.
+   */
+  | { readonly type: 'MessageError'; readonly error: BgpError; readonly cause?: string }
   /** Event 23 OpenCollisionDump: this connection lost §6.8 collision resolution. */
   | { readonly type: 'OpenCollisionDump'; readonly error: BgpError }
   /**

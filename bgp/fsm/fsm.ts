@@ -116,11 +116,15 @@ function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError | u
   return move(fsm, SessionState.Idle, actions, reason, { connectRetryCounter, holdTimeSec: 0, keepaliveTimeSec: 0 });
 }
 
-function sentReason(error: BgpError): StateReason {
+function sentReason(error: BgpError, cause?: string): StateReason {
   const text = shutdownCommunicationOf(error.code, error.subcode, error.data);
-  return text !== undefined
-    ? { kind: 'notificationSent', code: error.code, subcode: error.subcode, text }
-    : { kind: 'notificationSent', code: error.code, subcode: error.subcode };
+  return {
+    kind: 'notificationSent',
+    code: error.code,
+    subcode: error.subcode,
+    ...(text !== undefined ? { text } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  };
 }
 
 function receivedReason(event: { code: number; subcode: number; text?: string }): StateReason {
@@ -212,7 +216,7 @@ function endConnection(fsm: FsmData, event: ConnectionEndingEvent): Transition {
     case 'HoldTimerExpires':
       return toIdle(fsm, { kind: 'holdTimerExpired' }, { notify: BgpError.holdTimerExpired(), countFailure: true });
     case 'MessageError':
-      return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
+      return toIdle(fsm, sentReason(event.error, event.cause), { notify: event.error, countFailure: true });
     case 'OpenCollisionDump':
       return toIdle(fsm, { kind: 'collision' }, { notify: event.error, countFailure: true });
     case 'NotifMsg':
@@ -269,6 +273,7 @@ function connectOrActive(fsm: FsmData, event: FsmEvent, config: FsmConfig): Tran
     case 'NotifMsg':
       return move(fsm, SessionState.Idle, [...STOP_ALL, DROP], receivedReason(event), { connectRetryCounter: fsm.connectRetryCounter + 1 });
     case 'MessageError':
+      return toIdle(fsm, sentReason(event.error, event.cause), { notify: event.error, countFailure: true });
     case 'OpenCollisionDump':
       return toIdle(fsm, sentReason(event.error), { notify: event.error, countFailure: true });
     case 'BgpOpen':

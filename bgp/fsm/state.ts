@@ -17,10 +17,10 @@ export type SessionState = (typeof SessionState)[keyof typeof SessionState];
 /**
  * Why a session changed state: data, not text (logs, metrics and the admin API render it).
  * `notificationSent`/`notificationReceived` carry the NOTIFICATION code/subcode and, for Cease 2/4, the RFC 9003
- * shutdown communication in `text`.
+ * shutdown communication in `text`; a NOTIFICATION we sent because of a local failure says what failed in `cause`.
  */
 export type StateReason =
-  | { readonly kind: 'notificationSent'; readonly code: number; readonly subcode: number; readonly text?: string }
+  | { readonly kind: 'notificationSent'; readonly code: number; readonly subcode: number; readonly text?: string; readonly cause?: string }
   | { readonly kind: 'notificationReceived'; readonly code: number; readonly subcode: number; readonly text?: string }
   | { readonly kind: 'holdTimerExpired' }
   | { readonly kind: 'transportError'; readonly message: string }
@@ -43,7 +43,8 @@ export function describeReason(reason: StateReason | undefined, describe: (code:
     case 'notificationReceived': {
       const dir = reason.kind === 'notificationSent' ? 'sent' : 'received';
       const text = reason.text !== undefined ? ` "${reason.text}"` : '';
-      return `NOTIFICATION ${dir}: ${describe(reason.code, reason.subcode)}${text}`;
+      const cause = reason.kind === 'notificationSent' && reason.cause !== undefined ? ` (${reason.cause})` : '';
+      return `NOTIFICATION ${dir}: ${describe(reason.code, reason.subcode)}${text}${cause}`;
     }
     case 'holdTimerExpired':
       return 'hold timer expired';

@@ -96,6 +96,20 @@ interface AttrGroup {
   cleanEnd: number;
 }
 
+/**
+ * Routes that cannot be sent to this peer although they are desired and exported to it: their path attributes (or
+ * MP_REACH_NLRI next hop) cannot be encoded, e.g. an IPv6 next hop with a zone id ("fe80::1%eth0"). Grouped by
+ * reason. They are withdrawn if the peer had them; every other route is sent as usual.
+ */
+export interface UnsentRoutes {
+  /** What cannot be encoded and why, e.g. `ipv6-unicast next hop "fe80::1%eth0" cannot be encoded: ...`. */
+  readonly reason: string;
+  /** How many desired routes it keeps from the peer. */
+  readonly prefixes: number;
+  /** One of them (a canonical prefix). */
+  readonly example: string;
+}
+
 /** What the last `nextMessage()` call returned, for counters and events. */
 export interface SentInfo {
   readonly kind: 'withdraw' | 'announce' | 'endOfRib';
@@ -154,6 +168,14 @@ const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
  * re-check until the next change (`changeSeq`).
  */
 export class AdjRibOut {
+  /**
+   * `onUnsendable` is called once per session and reason when routes turn out impossible to encode toward this peer
+   * (see UnsentRoutes), with one affected prefix.
+   */
+  constructor(opts: { onUnsendable?: (reason: string, example: string) => void } = {}) {
+    this.onUnsendable = opts.onUnsendable;
+  }
+
   /** Export context while the session is Established; undefined otherwise (nothing is pending then). */
   private peer: ExportPeer | undefined;
   private desired: ReadonlyMap<RouteKey, RouteRecord> = EMPTY;
@@ -173,6 +195,13 @@ export class AdjRibOut {
   private readonly eorDue = new Set<Family>();
   private initialSyncDone = false;
   private readonly scratch: ParsedPrefix[] = [];
+  /** signature → why routes of that signature cannot be encoded toward this peer (their groupsBySig entry is null). */
+  private unsendable = new Map<string, string>();
+  /** Desired routes kept from the peer by `unsendable`: key → reason. */
+  private readonly unsent = new Map<RouteKey, string>();
+  /** Reasons already reported through `onUnsendable` on this session. */
+  private readonly reported = new Set<string>();
+  private readonly onUnsendable: ((reason: string, example: string) => void) | undefined;
   /** Families whose End-of-RIB was sent on the current session. */
   readonly endOfRibSent = new Set<Family>();
   /** Set by every `nextMessage()` that returned a message. */
@@ -240,6 +269,9 @@ export class AdjRibOut {
     this.advertised.clear();
     this.groupsBySig = new Map();
     this.groupsByBytes = new Map();
+    this.unsendable = new Map();
+    this.unsent.clear();
+    this.reported.clear();
     this.eorDue.clear();
     this.endOfRibSent.clear();
   }
@@ -247,6 +279,7 @@ export class AdjRibOut {
   /** Rebuilds every queue from desired vs advertised (after a context change, or to compact long queues). */
   private requeueAll(): void {
     this.clearQueues();
+    this.unsent.clear();
     for (const rec of this.desired.values()) this.schedule(rec);
     for (const [key, g] of this.advertised) {
       if (this.desired.has(key)) continue;
@@ -282,6 +315,7 @@ export class AdjRibOut {
     if (this.peer === undefined) return;
     this.peer = peer;
     this.groupsBySig = new Map();
+    this.unsendable = new Map();
     this.requeueAll();
   }
 
@@ -300,7 +334,10 @@ export class AdjRibOut {
     const wBefore = new Map<WithdrawQueue, boolean>();
     for (const w of this.withdrawQueue.values()) wBefore.set(w, w.head >= w.queue.length);
     for (const rec of d.changed) this.schedule(rec);
-    for (const rec of d.removed) if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
+    for (const rec of d.removed) {
+      if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
+      if (this.unsent.size > 0) this.unsent.delete(rec.key);
+    }
     this.markClean(before, wBefore);
     // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
     if (this.queued > 2 * (this.desired.size + this.advertised.size) + 10_000) this.requeueAll();
@@ -324,6 +361,17 @@ export class AdjRibOut {
     this.initialSyncDone = true;
   }
 
+  /** Desired routes that cannot be sent to this peer, by reason (empty while all can). */
+  unsentRoutes(): UnsentRoutes[] {
+    const byReason = new Map<string, { reason: string; prefixes: number; example: string }>();
+    for (const [key, reason] of this.unsent) {
+      const u = byReason.get(reason);
+      if (u === undefined) byReason.set(reason, { reason, prefixes: 1, example: key });
+      else u.prefixes++;
+    }
+    return [...byReason.values()];
+  }
+
   /** The routes the peer holds from us, with the attributes we sent. */
   advertisedRoutes(): ExportedRoute[] {
     const out: ExportedRoute[] = [];
@@ -340,8 +388,17 @@ export class AdjRibOut {
     if ('skip' in ex) {
       g = null;
     } else {
-      const attrs = encodeAttributes(ex.attributes, peer.fourOctetAs);
-      const mpNextHop = ex.family === 'ipv6-unicast' ? ipv6NextHopBytes(ex.nextHop) : undefined;
+      const encoded = encodeGroup(ex, peer.fourOctetAs);
+      if ('unsendable' in encoded) {
+        this.unsendable.set(rec.sig, encoded.unsendable);
+        this.groupsBySig.set(rec.sig, null);
+        if (!this.reported.has(encoded.unsendable)) {
+          this.reported.add(encoded.unsendable);
+          this.onUnsendable?.(encoded.unsendable, rec.key);
+        }
+        return null;
+      }
+      const { attrs, mpNextHop } = encoded;
       const bytesKey = `${ex.family} ${attrs.toString('latin1')} ${mpNextHop?.toString('latin1') ?? ''}`;
       g = this.groupsByBytes.get(bytesKey) ?? null;
       if (g === null) {
@@ -373,6 +430,10 @@ export class AdjRibOut {
     } else if (adv !== undefined) {
       this.pushWithdraw(rec);
     }
+    if (this.unsendable.size === 0) return;
+    const reason = target === null ? this.unsendable.get(rec.sig) : undefined;
+    if (reason !== undefined) this.unsent.set(rec.key, reason);
+    else this.unsent.delete(rec.key);
   }
 
   /** The group a key should be advertised with now, or null (withdraw / never). */
@@ -423,7 +484,7 @@ export class AdjRibOut {
     }
     for (const g of this.pendingGroups) {
       const cap = announceCapacity(g.family, g.attrs, g.mpNextHop, maxLength);
-      if (cap < 17) throw new RangeError(`path attributes too long for a ${maxLength}-octet UPDATE`);
+      if (cap < MAX_NLRI_OCTETS) throw new RangeError(`path attributes too long for a ${maxLength}-octet UPDATE`);
       let used = 0;
       const q = g.queue;
       let i = g.head;
@@ -467,6 +528,42 @@ export class AdjRibOut {
     }
     return undefined;
   }
+}
+
+/**
+ * Encodes the attributes of one group toward a peer: the path attributes (`encodeAttributes`) and, for IPv6, the
+ * MP_REACH_NLRI next hop (RFC 2545 §3). What the encoder refuses (an IPv6 next hop with a zone id, a value out of
+ * range, attributes too long for a 4096-octet UPDATE) comes back as `{ unsendable: reason }`, never as a throw:
+ * a throw here would end the session with Cease / Out of Resources and send nothing at all.
+ */
+function encodeGroup(ex: ExportedAttributes, fourOctetAs: boolean): { attrs: Buffer; mpNextHop: Buffer | undefined } | { unsendable: string } {
+  let mpNextHop: Buffer | undefined;
+  if (ex.family === 'ipv6-unicast') {
+    try {
+      mpNextHop = ipv6NextHopBytes(ex.nextHop);
+    } catch (err) {
+      return { unsendable: `${ex.family} next hop ${JSON.stringify(ex.nextHop)} cannot be encoded: ${errorText(err)}` };
+    }
+  }
+  let attrs: Buffer;
+  try {
+    attrs = encodeAttributes(ex.attributes, fourOctetAs);
+  } catch (err) {
+    return { unsendable: `${ex.family} path attributes cannot be encoded: ${errorText(err)}` };
+  }
+  if (announceCapacity(ex.family, attrs, mpNextHop, MIN_MAX_MESSAGE_LENGTH) < MAX_NLRI_OCTETS) {
+    return { unsendable: `${ex.family} path attributes take ${attrs.length} octets: too long for a ${MIN_MAX_MESSAGE_LENGTH}-octet UPDATE` };
+  }
+  return { attrs, mpNextHop };
+}
+
+/** The smallest maximum message length a session can have (RFC 4271 §4.1; RFC 8654 raises it to 65535). */
+const MIN_MAX_MESSAGE_LENGTH = 4096;
+/** Octets of the longest NLRI entry (an IPv6 /128: length octet + 16). */
+const MAX_NLRI_OCTETS = 17;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Turns exported attributes back into a Route-shaped description. */

@@ -493,13 +493,16 @@ export class Session extends EventEmitter implements PeerSession {
   }
 
   private protocolError(conn: Connection, e: unknown): void {
+    // Not the peer's fault: an exception in our own code ends the session with Cease / Out of Resources, and the
+    // reason says what failed (a bug to report; the encoder's refusals never get here, see bgp/rib/adj-rib-out.ts).
     const error = e instanceof BgpError ? e : BgpError.cease(CeaseSubcode.OutOfResources);
-    if (!(e instanceof BgpError)) this.reason = { kind: 'transportError', message: `internal error: ${(e as Error).message}` };
+    const cause = e instanceof BgpError ? undefined : `internal error: ${e instanceof Error ? e.message : String(e)}`;
     if (conn === this.candidate.conn) {
+      if (cause !== undefined) this.reason = { kind: 'transportError', message: cause };
       this.dropCandidate(error);
       return;
     }
-    this.feed(conn, { type: 'MessageError', error });
+    this.feed(conn, cause !== undefined ? { type: 'MessageError', error, cause } : { type: 'MessageError', error });
   }
 
   /** A message on the FSM's connection. Throws BgpError (see readMessage). */

@@ -26,7 +26,11 @@ export const okSchema = {
 export const healthSchema = {
   type: 'object',
   required: ['ok'],
-  properties: { ok: bool, reasons: strList },
+  properties: {
+    ok: bool,
+    reasons: strList,
+    quarantined: { ...strList, description: 'Objects treated as absent because Herald cannot use them: "Kind namespace/name: reason" (readiness is not affected)' },
+  },
 } as const;
 
 export const statusSchema = {
@@ -47,6 +51,11 @@ export const statusSchema = {
     routes: { type: 'object', properties: { desired: int } },
     lastReload: { type: 'object', properties: { at: str, ok: bool, errors: strList } },
     forbidden: { ...strList, description: 'Kubernetes API calls refused with 403 (RBAC): "call: apiserver message"' },
+    quarantined: {
+      type: 'array',
+      description: 'Objects the controller cannot use, treated as absent (an EndpointSlice: its endpoints count as not ready)',
+      items: { type: 'object', properties: { kind: str, name: str, reason: str, since: str } },
+    },
   },
 } as const;
 
@@ -84,6 +93,11 @@ export const peerSchema = {
     messages: { type: 'object', properties: { sent: counts, received: counts } },
     prefixes: { type: 'object', properties: { sent: int, received: int } },
     flaps: int,
+    unsentRoutes: {
+      type: 'array',
+      description: 'Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the other routes are sent',
+      items: { type: 'object', properties: { reason: str, prefixes: int, example: str } },
+    },
     bfd: {
       type: 'object',
       description: "The peer's BFD session (RFC 5880), when BFD is on for it; intervals in ms",

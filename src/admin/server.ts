@@ -55,12 +55,13 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     url: '/readyz',
     summary:
-      'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. A drained node stays ready (a DaemonSet rollout must not stall on it) and lists the drain among the reasons ("drained: ...").',
+      'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. A drained node stays ready (a DaemonSet rollout must not stall on it) and lists the drain among the reasons ("drained: ..."). Quarantined objects are listed, without affecting readiness.',
     response: { 200: S.healthSchema, 503: S.healthSchema },
     handler: async (view, _req, reply) => {
       const s = view.status();
       reply.code(s.ready ? 200 : 503);
-      return { ok: s.ready, reasons: [...s.notReady, ...s.drain.map((d) => `drained: ${d}`)] };
+      const quarantined = (s.quarantined ?? []).map((q) => `${q.kind} ${q.name}: ${q.reason}`);
+      return { ok: s.ready, reasons: [...s.notReady, ...s.drain.map((d) => `drained: ${d}`)], ...(quarantined.length > 0 ? { quarantined } : {}) };
     },
   },
   {

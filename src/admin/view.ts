@@ -8,7 +8,7 @@
 
 /** Why a session last went down, or the NOTIFICATION last exchanged. */
 export interface PeerErrorView {
-  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ... */
+  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ...; unsentRoutes while routes cannot be sent. */
   kind: string;
   /** NOTIFICATION error code / subcode (RFC 4271 §4.5), when one was sent or received. */
   code?: number;
@@ -55,6 +55,8 @@ export interface PeerView {
   flaps: number;
   /** The peer's BFD session (RFC 5880), when BFD is on for it. */
   bfd?: PeerBfdView;
+  /** Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the others are sent. */
+  unsentRoutes?: { reason: string; prefixes: number; example: string }[];
 }
 
 /** A peer's BFD session. Intervals in milliseconds. */
@@ -163,6 +165,18 @@ export interface StatusView {
   lastReload?: { at: string; ok: boolean; errors?: string[] };
   /** Kubernetes API calls refused with 403 (RBAC): "call: apiserver message" (src/k8s/forbidden.ts). */
   forbidden?: string[];
+  /** Objects the controller cannot use, treated as absent (src/controller/quarantine.ts; docs/operations.md). */
+  quarantined?: QuarantineView[];
+}
+
+/** One quarantined Kubernetes object. */
+export interface QuarantineView {
+  kind: string;
+  /** "namespace/name" (Node, ServiceCIDR: name). */
+  name: string;
+  reason: string;
+  /** Since when (ISO 8601). */
+  since: string;
 }
 
 /** Thrown by DaemonView actions for an unknown name (→ HTTP 404). */

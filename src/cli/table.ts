@@ -159,6 +159,7 @@ export function formatStatus(s: StatusView): string {
     ['Routes', `${s.routes.desired} desired`],
   ];
   for (const f of s.forbidden ?? []) rows.push(['Forbidden', f]);
+  for (const q of s.quarantined ?? []) rows.push(['Quarantined', `${q.kind} ${q.name} since ${q.since}: ${q.reason}`]);
   if (s.lastReload) rows.push(['Last reload', `${s.lastReload.at} ${s.lastReload.ok ? 'ok' : `failed: ${(s.lastReload.errors ?? []).join('; ')}`}`]);
   const w = Math.max(...rows.map(([k]) => k.length)) + 1;
   return rows.map(([k, v]) => `${`${k}:`.padEnd(w)} ${v}`).join('\n') + '\n';

@@ -14,9 +14,9 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import type { Config, ConfigIssue } from './schema.ts';
+import type { Config, ConfigIssue, ListenerAddress } from './schema.ts';
 import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
-import { configSchema, formatPath, semanticChecks, staticRouteSchema } from './schema.ts';
+import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
 import { InputReadError, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
 import { runSliced, runSync } from './slices.ts';
@@ -353,4 +353,22 @@ export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: stri
   }
   if (issues.length > 0 || routerId === undefined) throw new ConfigError('(runtime)', issues);
   return { nodeName, routerId, nodeIps };
+}
+
+/**
+ * Where the metrics-only listener binds (docs/metrics.md): `metrics.address`, else the node's first address
+ * (`nodeIps` of {@link resolveIdentity}: --node-ip, node.ip or NODE_IP); undefined when the config has no `metrics`
+ * section.
+ * @throws ConfigError when no address is set nor known, or when it overlaps the admin API's address and port.
+ */
+export function metricsListener(cfg: Config, identity: RuntimeIdentity): ListenerAddress | undefined {
+  if (!cfg.metrics) return undefined;
+  const address = cfg.metrics.address ?? identity.nodeIps[0];
+  if (address === undefined) {
+    throw new ConfigError('(runtime)', [{ path: 'metrics.address', message: "not set, and the node's address is unknown: set metrics.address, or node.ip (or --node-ip / NODE_IP)" }]);
+  }
+  const listener = { address, port: cfg.metrics.port };
+  const clash = listenerClash(cfg.admin, listener);
+  if (clash !== undefined) throw new ConfigError('(runtime)', [{ path: cfg.metrics.address !== undefined ? 'metrics.address' : 'metrics.address (the node address)', message: clash }]);
+  return listener;
 }

@@ -443,6 +443,15 @@ export const configSchema = z
       })
       .default({ onTerm: 'auto' })
       .describe('Stop modes (docs/decisions.md "Stop modes").'),
+    metrics: z
+      .strictObject({
+        address: ipAddress
+          .optional()
+          .describe("Address of the metrics-only listener. Default: the node's address (node.ip, --node-ip or NODE_IP; the DaemonSet passes the node's address as --node-ip)."),
+        port: z.number().int().min(0).max(65535).default(9179).describe('Port of the metrics-only listener (0 = any free port). The same port as admin.port is fine on another address.'),
+      })
+      .optional()
+      .describe('Metrics-only HTTP listener for Prometheus: GET /metrics and nothing else, no token (docs/metrics.md). Absent: none; the admin API still serves /metrics on its own address.'),
     stateDir: z
       .string()
       .min(1)
@@ -665,8 +674,34 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
       }
     });
   });
+  if (cfg.metrics?.address !== undefined) {
+    const clash = listenerClash(cfg.admin, { address: cfg.metrics.address, port: cfg.metrics.port });
+    if (clash !== undefined) add(['metrics', 'address'], clash);
+  }
   const fc = cfg.flapControl;
   if (fc.suppressThreshold <= fc.reuseThreshold) add(['flapControl', 'suppressThreshold'], 'must be above reuseThreshold');
   if (cfg.healthChecks.timeout > cfg.healthChecks.interval) add(['healthChecks', 'timeout'], 'must not exceed interval');
   return issues;
+}
+
+/** An HTTP listener's address and port (0 = any free port). */
+export interface ListenerAddress {
+  address: string;
+  port: number;
+}
+
+/**
+ * Why the metrics listener cannot bind beside the admin API, or undefined when both can: on one port, equal
+ * addresses clash, and so does an unspecified address (`0.0.0.0` with any IPv4 address, `::`, which Node opens
+ * dual-stack, with any address). Port 0 never clashes (each gets a free port).
+ */
+export function listenerClash(admin: ListenerAddress, metrics: ListenerAddress): string | undefined {
+  if (admin.port === 0 || metrics.port !== admin.port) return undefined;
+  const a = addressValue(admin.address);
+  const m = addressValue(metrics.address);
+  if (!a || !m) return undefined;
+  const unspecified = (x: { family: string; value: bigint }, other: { family: string }) => x.value === 0n && (x.family === 'IPv6' || other.family === 'IPv4');
+  const clash = (a.family === m.family && a.value === m.value) || unspecified(a, m) || unspecified(m, a);
+  if (!clash) return undefined;
+  return `${metrics.address}:${metrics.port} overlaps the admin API on ${admin.address}:${admin.port}: use another metrics.port, or a specific address (the node's, the default) beside an admin API on 127.0.0.1`;
 }

@@ -12,6 +12,10 @@
  * - When the queue drains, one `emit` key hands the candidate set and what changed since the sink last accepted one
  *   to `sink.onCandidates`. A throwing/rejecting sink is retried with backoff; the retry hands over the newest set.
  *
+ * - An object it cannot use (quarantine.ts) is treated as absent and reported; a Service whose decision throws gets
+ *   no VIP (never its earlier decision) and every other Service is decided as usual: nothing here is retried for
+ *   an object's sake, and nothing but a failing sink reaches the queue's retry.
+ *
  * The controller knows nothing of health checks: the health gate comes after it (docs/architecture.md).
  */
 import { EventEmitter } from 'node:events';
@@ -22,9 +26,14 @@ import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
 import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } from './desired-routes.ts';
 import { decideService, serviceCIDRContributions } from './desired-routes.ts';
-import type { NodeState } from './node-eligibility.ts';
+import type { EvaluateNodeOptions, NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import { WorkQueue } from './workqueue.ts';
+import { Quarantine } from './quarantine.ts';
+import type { QuarantineEntry } from './quarantine.ts';
+import { ReasonCode } from './reasons.ts';
+import type { EndpointSlice, Service } from '../k8s/types.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
 
 /**
  * The candidates of this node: a live view of the controller's state, read by the sink while `onCandidates` runs
@@ -68,6 +77,8 @@ export interface ControllerOptions {
   retryMaxMs?: number;
   /** Periodic full recompute in ms (default 300000; 0 disables). client-node has no resync of its own. */
   resyncIntervalMs?: number;
+  /** Where objects the controller cannot use are recorded (default: its own). */
+  quarantine?: Quarantine;
 }
 
 /** Plain-number counters for metrics. */
@@ -93,6 +104,8 @@ export class Controller extends EventEmitter {
   readonly #clock: Clock;
   readonly #queue: WorkQueue;
   readonly #resyncIntervalMs: number;
+  /** Objects treated as absent, with the reason (quarantine.ts). */
+  readonly quarantine: Quarantine;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
   /** The last Node object seen for this node. */
@@ -121,6 +134,7 @@ export class Controller extends EventEmitter {
     this.#ctx = opts.context;
     this.#clock = opts.clock ?? realClock;
     this.#resyncIntervalMs = opts.resyncIntervalMs ?? 300_000;
+    this.quarantine = opts.quarantine ?? new Quarantine({ clock: this.#clock });
     this.#queue = new WorkQueue((k) => this.#process(k), {
       baseDelayMs: opts.retryBaseMs ?? 100,
       maxDelayMs: opts.retryMaxMs ?? 30_000,
@@ -200,11 +214,11 @@ export class Controller extends EventEmitter {
     if (key === `node:${me}` && this.#node !== undefined) {
       // Node status heartbeats change the object but rarely what matters (eligibility, departure, labels,
       // addresses, the drain annotation).
-      const next = this.#evaluateNode();
+      const next = this.#evaluateNode(snap);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
-      this.#node = this.#evaluateNode();
+      this.#node = this.#evaluateNode(snap);
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -222,18 +236,36 @@ export class Controller extends EventEmitter {
     // node:<other> — irrelevant to this node's candidates
   }
 
-  /** This node's state; a Node seen once and gone since departs with its last labels (node-eligibility.ts). */
-  #evaluateNode(): NodeState {
+  /**
+   * This node's state; a Node seen once and gone since departs with its last labels (node-eligibility.ts); its Node
+   * object quarantined (or throwing) counts as missing: nothing is announced.
+   */
+  #evaluateNode(snap: Snapshot): NodeState {
     const me = this.#ctx.nodeName;
-    const obj = this.#source.snapshot().node(me);
-    if (obj) this.#lastSeen = obj;
-    return evaluateNode(obj, me, { departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) });
+    const obj = snap.node(me);
+    let problem = obj === undefined ? undefined : this.quarantine.problem('Node', obj);
+    const opts = (): EvaluateNodeOptions => ({ departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) });
+    let state: NodeState | undefined;
+    if (obj !== undefined && problem === undefined) {
+      try {
+        state = evaluateNode(obj, me, opts());
+        this.#lastSeen = obj;
+      } catch (err) {
+        problem = `cannot be evaluated: ${errorText(err)}`;
+      }
+    }
+    this.quarantine.set('node', problem === undefined ? [] : [{ kind: 'Node', name: me, reason: problem }]);
+    if (state !== undefined) return state;
+    if (problem === undefined) return evaluateNode(undefined, me, opts());
+    return { name: me, eligible: false, labels: {}, departing: [], addresses: {}, reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
   }
 
   #computeService(key: string): void {
     const snap = this.#source.snapshot();
     const svc = snap.service(key);
+    const owner = `service:${key}`;
     if (!svc) {
+      this.quarantine.set(owner, []);
       if (this.#candidates.delete(key)) {
         this.#reportServices.add(key);
         this.#dirty = true;
@@ -243,11 +275,43 @@ export class Controller extends EventEmitter {
     this.#dirty = true;
     this.#reportServices.add(key);
     this.stats.servicesComputed++;
-    this.#candidates.set(key, decideService(svc, snap.endpointSlicesFor(key), this.#node as NodeState, this.#ctx));
+    const entries: QuarantineEntry[] = [];
+    const problem = this.quarantine.problem('Service', svc);
+    let candidates: ServiceCandidates | undefined;
+    if (problem !== undefined) {
+      entries.push({ kind: 'Service', name: key, reason: `${problem} (the Service has no VIP until it is fixed)` });
+    } else {
+      const slices: EndpointSlice[] = [];
+      for (const s of snap.endpointSlicesFor(key)) {
+        const p = this.quarantine.problem('EndpointSlice', s);
+        if (p === undefined) slices.push(s);
+        else entries.push({ kind: 'EndpointSlice', name: objectKey(s), reason: `${p} (its endpoints count as not ready)` });
+      }
+      try {
+        candidates = decideService(svc, slices, this.#node as NodeState, this.#ctx);
+      } catch (err) {
+        entries.push({ kind: 'Service', name: key, reason: `its decision cannot be computed: ${errorText(err)} (the Service has no VIP until it changes)` });
+      }
+    }
+    this.quarantine.set(owner, entries);
+    this.#candidates.set(key, candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined'));
   }
 
   #computeCidrs(): void {
-    this.#cidrs = serviceCIDRContributions(this.#source.snapshot(), this.#node as NodeState, this.#ctx);
+    const snap = this.#source.snapshot();
+    const entries: QuarantineEntry[] = [];
+    const usable = [...snap.serviceCIDRs()].filter((c) => {
+      const p = this.quarantine.problem('ServiceCIDR', c);
+      if (p !== undefined) entries.push({ kind: 'ServiceCIDR', name: objectKey(c), reason: `${p} (its CIDRs are not announced)` });
+      return p === undefined;
+    });
+    try {
+      this.#cidrs = serviceCIDRContributions({ ...snapshotView(snap), serviceCIDRs: () => usable }, this.#node as NodeState, this.#ctx);
+    } catch (err) {
+      entries.push({ kind: 'ServiceCIDR', name: '*', reason: `the service CIDR decisions cannot be computed: ${errorText(err)} (no service CIDR is announced)` });
+      this.#cidrs = { decisions: [], contributions: [] };
+    }
+    this.quarantine.set('servicecidrs', entries);
     this.#reportCidrs = true;
     this.#dirty = true;
   }
@@ -278,4 +342,20 @@ export class Controller extends EventEmitter {
     this.stats.lastEmitAtMs = this.#clock.now();
     this.emit('candidates', set);
   }
+}
+
+/** The candidates of a quarantined Service: no VIP, one reason saying why (the object is treated as absent). */
+function quarantinedService(key: string, svc: Service, reason: string): ServiceCandidates {
+  const decision = { service: key, vips: [], reasons: [{ code: ReasonCode.Quarantined, message: `Service ${key} is quarantined: ${reason}` }] };
+  // Only its name is read further down the pipeline (check specs read nothing of a Service without candidates).
+  return { service: key, object: { metadata: { name: svc.metadata?.name ?? '', namespace: svc.metadata?.namespace ?? '' } }, decision, vips: [], contributions: [] };
+}
+
+/** A Snapshot's methods, bound, so that one of them can be replaced. */
+function snapshotView(s: Snapshot): Snapshot {
+  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), serviceCIDRs: () => s.serviceCIDRs() };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -12,6 +12,10 @@ export const ReasonCode = {
   NodeDeleting: 'NodeDeleting',
   NodeNotReady: 'NodeNotReady',
   NodeNetworkUnavailable: 'NodeNetworkUnavailable',
+  /** This node's Node object cannot be used (quarantine.ts): as if missing. */
+  NodeQuarantined: 'NodeQuarantined',
+  /** The Service cannot be used or decided (quarantine.ts): treated as absent, no VIP. */
+  Quarantined: 'Quarantined',
   ServiceProxyNameSet: 'ServiceProxyNameSet',
   ForeignLoadBalancerClass: 'ForeignLoadBalancerClass',
   IPModeProxy: 'IPModeProxy',
@@ -45,4 +49,19 @@ export interface Reason {
   message: string;
   /** For HealthCheckFailing: the health layer's causes, as data (codes and absolute times). */
   causes?: HealthCause[];
+}
+
+/**
+ * Codes saying this node does not handle a VIP at all, as opposed to handling it and not announcing it now: no
+ * advertisement selects it for this node and Service, another implementation's (loadBalancerClass,
+ * service.kubernetes.io/service-proxy-name, ipMode Proxy), or not an address.
+ */
+const NOT_HANDLED: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.NoAdvertisement, ReasonCode.ForeignLoadBalancerClass, ReasonCode.ServiceProxyNameSet, ReasonCode.IPModeProxy, ReasonCode.InvalidAddress]);
+
+/**
+ * True when this node handles the VIP whose reason chain is `reasons`: it announces it, or would once what blocks it
+ * now (node state, endpoints, health checks) clears. The VIPs `herald_vip_announced` reports (docs/metrics.md).
+ */
+export function handlesVip(reasons: readonly { code: string }[]): boolean {
+  return !reasons.some((r) => NOT_HANDLED.has(r.code));
 }

@@ -13,6 +13,7 @@ import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, Sta
 import type { DecisionSet } from './health-gate.ts';
 import { routeView } from './mapping.ts';
 import type { PeerSet } from './peer-set.ts';
+import type { QuarantinedObject } from '../controller/quarantine.ts';
 import type { SpeakerLike } from './speaker-like.ts';
 
 /** What the view reads from the daemon's lifecycle, and the actions it forwards. */
@@ -26,6 +27,8 @@ export interface DaemonLifecycle {
   lastReload(): StatusView['lastReload'];
   /** Kubernetes calls refused with 403 until they succeed ("call: apiserver message"). */
   forbidden(): string[];
+  /** Objects treated as absent, with the reason (src/controller/quarantine.ts). */
+  quarantined(): readonly QuarantinedObject[];
   /** @throws NotFoundError for a peer that does not run */
   resetPeer(name: string, soft: boolean): Promise<void>;
   /** The operator's drain (`reason` is recorded with it); resolves with what was done. */
@@ -85,6 +88,8 @@ export class AdminView implements DaemonView {
     if (lastReload) s.lastReload = lastReload;
     const forbidden = o.daemon.forbidden();
     if (forbidden.length > 0) s.forbidden = forbidden;
+    const quarantined = o.daemon.quarantined();
+    if (quarantined.length > 0) s.quarantined = quarantined.map((q) => ({ kind: q.kind, name: q.name, reason: q.reason, since: new Date(q.since).toISOString() }));
     return s;
   }
 
@@ -149,7 +154,10 @@ export class AdminView implements DaemonView {
   async metrics(): Promise<{ contentType: string; body: string }> {
     const { source, metrics, speaker } = this.#o;
     if (source) {
-      for (const r of source.status().resources) if (r.lastEventAtMs > 0) metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+      for (const r of source.status().resources) {
+        if (r.lastEventAtMs > 0) metrics.kubernetesLastSync.set({ resource: r.kind }, r.lastEventAtMs / 1000);
+        if (r.lastWatchConnectAtMs > 0) metrics.kubernetesWatchLastConnect.set({ resource: r.kind }, r.lastWatchConnectAtMs / 1000);
+      }
     }
     metrics.drained.set(speaker.draining ? 1 : 0);
     return metrics.text();

@@ -23,6 +23,7 @@ import type { Config } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
+import { Quarantine } from '../controller/quarantine.ts';
 import type { HealthLike } from '../health/types.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
@@ -43,7 +44,7 @@ import { desiredRoutesContext, gracefulShutdownConfigured } from './mapping.ts';
 import { decideStopMode } from './stop-mode.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
 import { RouteAssembly } from './route-assembly.ts';
-import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, UpdateSentEvent } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, ThreadExitEvent, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
 
 /** Dependencies of {@link Daemon}; everything external is injected. */
 export interface DaemonDeps {
@@ -79,6 +80,10 @@ export class Daemon {
   readonly #clock: Clock;
   readonly #env: NodeJS.ProcessEnv;
   readonly #speaker: SpeakerLike;
+  /** Objects the controller or the health gate cannot use, treated as absent (src/controller/quarantine.ts). */
+  readonly #quarantine: Quarantine;
+  /** Why the speaker thread died, once it has (a readiness reason; `herald run` then stops). */
+  #speakerFailure: string | undefined;
   readonly #peers: PeerSet;
   readonly #gate: HealthGate;
   readonly #assembly: RouteAssembly;
@@ -122,7 +127,15 @@ export class Daemon {
     });
     this.#speaker = speaker;
     this.#peers = new PeerSet({ speaker, log: this.#log, metrics: deps.metrics, clock: this.#clock });
-    this.#gate = new HealthGate({ health: deps.health, log: this.#log, inputs: this.#gateInputs(config), onVerdictsChanged: () => this.#schedule('health') });
+  this.#quarantine = new Quarantine({
+      clock: this.#clock,
+      onChange: (entered, released) => {
+        for (const q of entered) this.#log.warn({ kind: q.kind, name: q.name, reason: q.reason }, 'object quarantined: treated as absent until a usable version replaces it');
+        for (const q of released) this.#log.info({ kind: q.kind, name: q.name }, 'object out of quarantine');
+        deps.metrics.setQuarantined(this.#quarantine.list());
+      },
+    });
+    this.#gate = new HealthGate({ health: deps.health, log: this.#log, inputs: this.#gateInputs(config), onVerdictsChanged: () => this.#schedule('health'), quarantine: this.#quarantine });
     this.#assembly = new RouteAssembly(speaker);
     this.#listener = new ListenerRetry({ speaker, log: this.#log, ...(deps.listenRetry ? { backoff: deps.listenRetry } : {}), clock: this.#clock });
     this.#initialSync = new InitialSync({ markDone: () => speaker.markInitialSyncDone(), recheck: () => this.#schedule('health checks settle deadline'), log: this.#log, clock: this.#clock });
@@ -153,6 +166,7 @@ export class Daemon {
         desiredRoutes: () => this.#assembly.size,
         lastReload: () => this.#lastReload,
         forbidden: () => [...(this.#deps.source?.status().resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.#deps.forbidden?.() ?? [])],
+        quarantined: () => this.#quarantine.list(),
         resetPeer: (name, soft) => this.resetPeer(name, soft),
         drain: (reason) => this.drain(reason),
         undrain: () => this.undrain(),
@@ -163,6 +177,7 @@ export class Daemon {
     if (deps.source) {
       this.#controller = new Controller({
         source: deps.source,
+        quarantine: this.#quarantine,
         context: desiredRoutesContext(config, identity.nodeName),
         sink: {
           onCandidates: (candidates, changes) => {
@@ -177,6 +192,7 @@ export class Daemon {
     }
     this.#subscribe();
     this.#peers.apply(peers);
+    deps.metrics.observeConfigLoaded(startedAtMs);
   }
 
   /** The events that feed the stages: speaker → peer set (sessions, BFD), logs and metrics; source → peers by node labels, metrics. */
@@ -184,9 +200,7 @@ export class Daemon {
     const { metrics } = this.#deps;
     const speaker = this.#speaker;
     speaker.on('peerState', (e: PeerStateEvent) => this.#peers.observe(e));
-    speaker.on('updateSent', (e: UpdateSentEvent) => {
-      if (typeof e.packMs === 'number') metrics.updateSendDuration.observe({ peer: e.peer }, e.packMs / 1000);
-    });
+    speaker.on('updateSent', (e: UpdateSentEvent) => this.#peers.observeUpdateSent(e));
     speaker.on('error', (err: unknown) => {
       // A listener that cannot bind is reported (once per attempt, without a stack) by the listener retry.
       if ((err as NodeJS.ErrnoException | undefined)?.syscall === 'listen') return;
@@ -194,7 +208,13 @@ export class Daemon {
     });
     speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
     speaker.on('bfdState', (e: BfdStateEvent) => this.#peers.observeBfd(e));
+    speaker.on('unsentRoutes', (e: UnsentRoutesEvent) => this.#peers.observeUnsent(e));
+    speaker.on('threadExit', (e: ThreadExitEvent) => {
+      this.#speakerFailure = e.message;
+      this.#log.fatal({ err: e.message }, 'the speaker thread died: every BGP session is closed');
+    });
     metrics.setPeersProvider(() => this.view.peers());
+    metrics.setServicesProvider(() => this.view.services());
     const source = this.#deps.source;
     if (!source) return;
     this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
@@ -320,6 +340,7 @@ export class Daemon {
 
   #notReady(): string[] {
     const out: string[] = [];
+    if (this.#speakerFailure !== undefined) out.push(this.#speakerFailure);
     const listener = this.#listener.problem();
     if (listener !== undefined) out.push(listener);
     const source = this.#deps.source?.status();
@@ -363,7 +384,7 @@ export class Daemon {
     const applied = this.#run('reload');
     const at = new Date(this.#clock.now()).toISOString();
     this.#lastReload = applied ? { at, ok: true } : { at, ok: false, errors: [`the new configuration is in force but its routes could not be applied (the previous routes stay announced): ${this.#runError ?? 'unknown error'}`] };
-    this.#deps.metrics.configReloads.inc({ result: applied ? 'ok' : 'invalid' });
+    this.#deps.metrics.observeReload(applied, this.#clock.now());
     this.#log.info(
       { added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), routesChanged: d.routesChanged, policyChanged: d.policyChanged },
       'configuration reloaded',
@@ -374,7 +395,7 @@ export class Daemon {
   /** Record a rejected reload (invalid file): the running config stays. */
   reloadRejected(errors: string[]): void {
     this.#lastReload = { at: new Date(this.#clock.now()).toISOString(), ok: false, errors };
-    this.#deps.metrics.configReloads.inc({ result: 'invalid' });
+    this.#deps.metrics.observeReload(false, this.#clock.now());
   }
 
   /**

@@ -30,7 +30,7 @@ export const SESSION_FIELDS = [
 ] as const satisfies readonly (keyof PeerConfig)[];
 
 /** Global fields that need a process restart; a reload keeps the running values. */
-export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'stateDir', 'source', 'node', 'flapControl'] as const;
+export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'metrics', 'stateDir', 'source', 'node', 'flapControl'] as const;
 
 /** A peer present in both configs with different settings. */
 export interface ChangedPeer<P> {
@@ -127,5 +127,6 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
  * running values from `before`.
  */
 export function effectiveReloadConfig(before: Config, after: Config): Config {
-  return { ...after, bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen }, admin: before.admin, stateDir: before.stateDir, source: before.source, node: before.node, flapControl: before.flapControl };
+  const { metrics: _metrics, ...rest } = after; // the running metrics listener (or none) stays
+  return { ...rest, bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen }, admin: before.admin, ...(before.metrics ? { metrics: before.metrics } : {}), stateDir: before.stateDir, source: before.source, node: before.node, flapControl: before.flapControl };
 }

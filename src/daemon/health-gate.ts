@@ -22,6 +22,7 @@ import type { CheckSpec, HealthLike } from '../health/types.ts';
 import type { CheckContext } from './check-specs.ts';
 import { configCheckSpecs, serviceCheckSpecs } from './check-specs.ts';
 import { gateKeyText, parseGateKey, routeGate, serviceGate } from './gate-key.ts';
+import type { Quarantine } from '../controller/quarantine.ts';
 
 /** The configuration-derived inputs of the gate. */
 export interface GateInputs {
@@ -63,6 +64,8 @@ export interface HealthGateOptions {
   inputs: GateInputs;
   /** Called when verdicts changed: the caller schedules a run. */
   onVerdictsChanged: () => void;
+  /** Where a Service whose gate throws is recorded (it is then gated as absent: nothing announced). */
+  quarantine?: Quarantine;
 }
 
 interface ServiceState {
@@ -106,6 +109,7 @@ export class HealthGate implements DecisionSet {
   /** Services whose verdicts may have changed since the last run; `#allVerdicts`: every Service (a node check changed). */
   readonly #verdictsChanged = new Set<string>();
   #allVerdicts = false;
+  readonly #quarantine: Quarantine | undefined;
   /** Test hook: work done (Services gated, Services whose specs were computed, setChecks calls). */
   readonly stats = { servicesApplied: 0, specsComputed: 0, setChecks: 0 };
 
@@ -113,6 +117,7 @@ export class HealthGate implements DecisionSet {
     this.#health = opts.health;
     this.#log = opts.log;
     this.#inputs = opts.inputs;
+    this.#quarantine = opts.quarantine;
     opts.health.on('change', (keys, info) => {
       if (info.nodeLevel) this.#allVerdicts = true;
       else {
@@ -153,10 +158,22 @@ export class HealthGate implements DecisionSet {
     else for (const k of this.#verdictsChanged) regate.add(k);
     this.#allVerdicts = false;
     this.#verdictsChanged.clear();
-    for (const key of regate) this.#gate(key, candidates?.service(key), newSpecs.get(key) ?? NO_SPECS, out);
+    for (const key of regate) this.#gateOrWithdraw(key, candidates?.service(key), newSpecs.get(key) ?? NO_SPECS, out);
     this.#gateStaticRoutes(out);
     out.decisionsChanged.sort();
     return out;
+  }
+
+  /** Gates one Service; a throw withdraws it (gated as absent) instead of leaving its earlier decision in force. */
+  #gateOrWithdraw(key: string, candidates: ServiceCandidates | undefined, specs: CheckSpec[], out: MutableOutput): void {
+    try {
+      this.#gate(key, candidates, specs, out);
+      this.#quarantine?.set(`gate:${key}`, []);
+    } catch (err) {
+      const reason = `its health gate cannot be computed: ${err instanceof Error ? err.message : String(err)} (nothing of it is announced until it changes)`;
+      this.#quarantine?.set(`gate:${key}`, [{ kind: 'Service', name: key, reason }]);
+      this.#gate(key, undefined, NO_SPECS, out);
+    }
   }
 
   /** Report to the health checker the announced state of the gates a run touched (announced ones first). */

@@ -178,7 +178,15 @@ export function errorView(reason: StateReason | undefined, at?: string): PeerErr
   switch (reason.kind) {
     case 'notificationSent':
     case 'notificationReceived':
-      return { kind: reason.kind, code: reason.code, subcode: reason.subcode, description: describeNotification(reason.code, reason.subcode), ...(reason.text !== undefined ? { message: reason.text } : {}), ...base };
+      return {
+        kind: reason.kind,
+        code: reason.code,
+        subcode: reason.subcode,
+        description: describeNotification(reason.code, reason.subcode),
+        ...(reason.text !== undefined ? { message: reason.text } : {}),
+        ...(reason.kind === 'notificationSent' && reason.cause !== undefined ? { message: reason.cause } : {}),
+        ...base,
+      };
     case 'holdTimerExpired':
       return { kind: reason.kind, ...base };
     case 'transportError':
@@ -227,6 +235,11 @@ export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefi
   }
   const err = h?.lastError ?? errorView(s.lastReason);
   if (err) v.lastError = err;
+  if (s.unsentRoutes !== undefined && s.unsentRoutes.length > 0) {
+    // the current problem of an Established session: routes it cannot carry (bgp/rib/adj-rib-out.ts UnsentRoutes)
+    v.unsentRoutes = s.unsentRoutes.map((u) => ({ reason: u.reason, prefixes: u.prefixes, example: u.example }));
+    v.lastError = { kind: 'unsentRoutes', message: s.unsentRoutes.map((u) => `${u.prefixes} route(s) not sent, e.g. ${u.example}: ${u.reason}`).join('; ') };
+  }
   if (s.bfd) v.bfd = bfdView(s.bfd);
   return v;
 }

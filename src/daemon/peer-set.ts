@@ -3,7 +3,9 @@
  * with their passwords resolved; applying a new list as a diff (diff.ts: unchanged peers keep their sessions,
  * changed ones are updated, removed ones get Cease / Peer De-configured, new ones start); and each peer's history
  * from the speaker's `peerState` events (since when in this state, flaps, last error) for the admin API, metrics
- * and logs, with its BFD state changes (`bfdState`) for metrics and logs.
+ * and logs, with its BFD state changes (`bfdState`) and UPDATE send times (`updateSent`) for metrics and logs. Metrics
+ * are kept for the peers that run only: a removed peer's series are removed with it, and its last events (the
+ * Cease of its removal) are logged, not counted.
  */
 import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
@@ -15,7 +17,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
 import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
-import type { BfdStateEvent, PeerStateEvent, SpeakerLike } from './speaker-like.ts';
+import type { BfdStateEvent, PeerStateEvent, SpeakerLike, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
 
 /** True when some peer depends on this node's labels (its set follows the Node object). */
 export function followsNodeLabels(cfg: Config): boolean {
@@ -79,6 +81,7 @@ export class PeerSet {
       this.#log.info({ peer: p.name }, 'peer removed: Cease / Peer De-configured');
       this.#applied.delete(p.name);
       this.#history.delete(p.name);
+      this.#metrics.removePeer(p.name);
       this.#speaker.removePeer(p.name).catch((err: unknown) => this.#log.warn({ err, peer: p.name }, 'removing peer failed'));
     }
     for (const c of d.changed) {
@@ -102,10 +105,13 @@ export class PeerSet {
     if (e.from === 'Established' && e.to !== 'Established') h.flaps += 1;
     const err = errorView(e.reason, at);
     if (err && e.to !== 'Established') h.lastError = err;
-    if (this.#applied.has(e.peer)) this.#history.set(e.peer, h); // a removed peer's last transitions are logged, not kept
-    this.#metrics.observeStateChange(e.peer, e.from, e.to);
-    if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
-      this.#metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);
+    if (this.#applied.has(e.peer)) {
+      // A removed peer's last transitions are logged, not kept.
+      this.#history.set(e.peer, h);
+      this.#metrics.observeStateChange(e.peer, e.from, e.to);
+      if (e.reason?.kind === 'notificationSent' || e.reason?.kind === 'notificationReceived') {
+        this.#metrics.observeNotification(e.peer, e.reason.kind === 'notificationSent' ? 'sent' : 'received', e.reason.code, e.reason.subcode);
+      }
     }
     const fields = { peer: e.peer, from: e.from, to: e.to, reason: e.reason ? describeReason(e.reason, describeNotification) : 'unknown', ...(e.reason ? { reasonKind: e.reason.kind } : {}) };
     if (e.to === 'Established') this.#log.info(fields, 'session established');
@@ -113,18 +119,28 @@ export class PeerSet {
     else this.#log.info(fields, 'session state change');
   }
 
+  /** Routes toward a peer cannot be encoded (once per session and reason): an error line naming the fix's target. */
+  observeUnsent(e: UnsentRoutesEvent): void {
+    this.#log.error({ peer: e.peer, reason: e.reason, example: e.example }, 'routes cannot be sent to this peer (the others are; see the peer\'s lastError): fix the next hop or attributes they need');
+  }
+
   /** Record one BFD state change of a peer's session (RFC 5880): metrics and a log line (a failure resets BGP). */
   observeBfd(e: BfdStateEvent): void {
-    this.#metrics.observeBfdStateChange(e.peer, e.from, e.to);
+    if (this.#applied.has(e.peer)) this.#metrics.observeBfdStateChange(e.peer, e.from, e.to);
     const fields = { peer: e.peer, from: e.from, to: e.to, diagnostic: e.diagnostic, remoteState: e.remoteState, detectionTimeMs: e.detectionTimeMs };
     if (e.failure) this.#log.warn(fields, 'BFD down: forwarding path to the peer failed; resetting the BGP session (Cease / BFD Down)');
     else if (e.to === 'Up') this.#log.info(fields, 'BFD up');
     else this.#log.info(fields, 'BFD state change');
   }
 
-  /** Every peer as the admin API shows it. */
+  /** Record the time one UPDATE took to pack and hand to the socket (metrics; peers that run only). */
+  observeUpdateSent(e: UpdateSentEvent): void {
+    if (typeof e.packMs === 'number' && this.#applied.has(e.peer)) this.#metrics.observeUpdateSent(e.peer, e.packMs / 1000);
+  }
+
+  /** Every peer that runs, as the admin API shows it (a speaker behind a cache may still list a removed one). */
   views(): PeerView[] {
-    return this.#speaker.peers().map((p) => peerView(p, this.#speaker.localAs, this.#history.get(p.name)));
+    return this.#speaker.peers().flatMap((p) => (this.#applied.has(p.name) ? [peerView(p, this.#speaker.localAs, this.#history.get(p.name))] : []));
   }
 
   #now(): string {

@@ -1,6 +1,6 @@
 /**
  * `herald run`: load the config, build the daemon (speaker, source, health, metrics), serve the
- * admin API, and handle signals:
+ * admin API and, with `metrics:`, the metrics-only listener (src/metrics/server.ts), and handle signals:
  * - SIGTERM / SIGINT → a stop in the mode the node's state calls for (a restart, or a departure when it is drained
  *   or leaving service; src/daemon/stop-mode.ts, docs/upgrades.md), exit 0;
  * - SIGHUP, or a change of the config file (polled every `watchIntervalMs`, which also sees
@@ -14,11 +14,12 @@ import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { ConfigFile, ConfigError, resolveIdentity } from '../config/load.ts';
+import { ConfigFile, ConfigError, metricsListener, resolveIdentity } from '../config/load.ts';
 import { placeholderWarnings } from '../config/secrets.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config, ListenerAddress } from '../config/schema.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { HeraldMetrics } from '../metrics/metrics.ts';
+import { buildMetricsServer } from '../metrics/server.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
@@ -37,6 +38,30 @@ import type { DrainRecord } from './drain.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 
 /** Options of {@link runDaemon}. */
+/** Exit code when the speaker thread died (EX_SOFTWARE of sysexits.h): the supervisor restarts Herald. */
+export const EXIT_SPEAKER_THREAD = 70;
+
+/**
+ * Test hook (docs/development.md): with HERALD_TEST_BLOCK_MS=N in the environment, SIGUSR2 busy-loops the main
+ * event loop for N ms — the admin API, the controller and the health checks stop; the BGP sessions in the speaker
+ * thread must not (test/interop/daemon-main-block-bird.test.ts). Off unless the variable is set.
+ */
+function installBlockHook(env: NodeJS.ProcessEnv, log: Logger): (() => void) | undefined {
+  const ms = Number(env['HERALD_TEST_BLOCK_MS'] ?? '');
+  if (!Number.isFinite(ms) || ms <= 0) return undefined;
+  const onBlock = (): void => {
+    log.warn({ ms }, 'main event loop blocked on purpose (test hook HERALD_TEST_BLOCK_MS)');
+    log.flush?.();
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      /* blocked on purpose */
+    }
+    log.warn({ ms }, 'main event loop unblocked (test hook HERALD_TEST_BLOCK_MS)');
+  };
+  process.on('SIGUSR2', onBlock);
+  return () => process.off('SIGUSR2', onBlock);
+}
+
 export interface RunOptions {
   configPath: string;
   nodeName?: string;
@@ -108,6 +133,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let config: Config;
   // Reloads of the same content (SIGHUP and the file watcher seeing one change) parse it once.
   const configFile = new ConfigFile(opts.configPath, { env });
+  // Stamped before the first read, so a change made while Herald starts is reloaded after it (a
+  // stamp taken later would hide it; reading the same content twice is a no-op).
+  let stamp = fileStamp(opts.configPath);
   try {
     config = await configFile.load();
   } catch (err) {
@@ -117,14 +145,16 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const logOpts = { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   const log = opts.logStream ? pino(logOpts, opts.logStream) : pino(logOpts);
   let identity;
+  let metricsAt: ListenerAddress | undefined;
   try {
     identity = resolveIdentity(config, { ...(opts.nodeName !== undefined ? { nodeName: opts.nodeName } : {}), ...(opts.nodeIp !== undefined ? { nodeIp: opts.nodeIp } : {}), env }, hostname());
+    metricsAt = metricsListener(config, identity);
   } catch (err) {
     process.stderr.write(`herald run: ${(err as Error).message}\n`);
     return 1;
   }
   const version = await packageVersion();
-  const metrics = new HeraldMetrics({ version, node: identity.nodeName });
+  const metrics = new HeraldMetrics({ version });
 
   // Graceful Restart: did we run within the restart window?
   const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
@@ -162,6 +192,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let kc: KubeConfig | undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
+  let metricsServer: FastifyInstance | undefined;
   try {
     ({ source, kc } = await createSource(config, identity.nodeName));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
@@ -172,6 +203,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const sink = new KubernetesEventSink(kc, 'herald', identity.nodeName);
       const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
+        onDropped: (_e, reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald', reason }),
       });
       const events = new AnnouncementEvents(identity.nodeName, recorder);
       onDecisions = (d, c) => events.observe(d, c);
@@ -183,9 +215,15 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const cluster = kc;
       drainRecord = annotationDrainRecord((value) => forbidden.track('patch nodes', () => patchNodeAnnotation(cluster, identity.nodeName, DRAIN_ANNOTATION, value)));
     }
-    const { Speaker } = await import('../../bgp/index.ts');
+    // The Speaker runs in its own worker thread: nothing on this thread can delay a KEEPALIVE or a hold timer.
+    const { SpeakerProxy } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
-      createSpeaker: (o) => new Speaker(o) satisfies SpeakerLike,
+      createSpeaker: (o) => {
+        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) });
+        // Its death closed every session: stop, so that the restart comes up as a graceful restart (docs/architecture.md "Threads").
+        speaker.on('threadExit', () => void stop('speaker thread exited', EXIT_SPEAKER_THREAD));
+        return speaker satisfies SpeakerLike;
+      },
       health,
       ...(source ? { source } : {}),
       logger: log,
@@ -218,6 +256,20 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     process.stderr.write(`herald run: admin API cannot listen on ${config.admin.address}:${config.admin.port}: ${(err as Error).message}\n`);
     await daemon.shutdown('admin API failed');
     return 1;
+  }
+  if (metricsAt) {
+    try {
+      metricsServer = await buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }) });
+      await metricsServer.listen({ host: metricsAt.address, port: metricsAt.port });
+      const a = metricsServer.server.address();
+      log.info({ address: metricsAt.address, port: typeof a === 'object' && a ? a.port : metricsAt.port }, 'metrics listening');
+    } catch (err) {
+      log.fatal(startErrorLog(err), 'metrics listener cannot listen');
+      process.stderr.write(`herald run: metrics listener cannot listen on ${metricsAt.address}:${metricsAt.port}: ${(err as Error).message} (metrics.address, metrics.port)\n`);
+      await admin.close().catch(() => undefined);
+      await daemon.shutdown('metrics listener failed');
+      return 1;
+    }
   }
 
   // Signals are handled from here on, also while starting: a reload asked for during start runs
@@ -259,7 +311,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
   let stopped = false;
-  const stop = async (why: string) => {
+  const stop = async (why: string, exitCode = 0) => {
     if (stopped) {
       if (why === 'SIGTERM' || why === 'SIGINT') {
         log.warn({ signal: why }, 'second signal during shutdown: exiting now');
@@ -276,12 +328,14 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     await daemon.shutdown(why);
     heartbeat();
     await admin?.close().catch(() => undefined);
+    await metricsServer?.close().catch(() => undefined);
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     process.off('SIGHUP', onHup);
-    log.info('stopped');
+    removeBlockHook?.();
+    log.info({ exitCode }, 'stopped');
     log.flush?.();
-    resolveDone(0);
+    resolveDone(exitCode);
   };
   const onTerm = () => void stop('SIGTERM');
   const onInt = () => void stop('SIGINT');
@@ -289,6 +343,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
   process.on('SIGHUP', onHup);
+  const removeBlockHook = installBlockHook(env, log);
   opts.stopSignal?.then(() => stop('stop requested'));
 
   try {
@@ -302,7 +357,18 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (kc && source) {
       try {
         const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({ kc, source, pools: config.pools, nodeName: identity.nodeName, log, env, forbidden, ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}) });
+        allocator = startAllocator({
+          kc,
+          source,
+          pools: config.pools,
+          nodeName: identity.nodeName,
+          log,
+          env,
+          forbidden,
+          onEventDropped: (reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
+          ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}),
+        });
+        metrics.setAllocatorProvider(() => allocator);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
       }
@@ -315,7 +381,6 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     hbTimer = setInterval(heartbeat, opts.heartbeatIntervalMs ?? 5000);
     hbTimer.unref();
     // Reload when the file changes (polling also sees ConfigMap symlink swaps).
-    let stamp = fileStamp(opts.configPath);
     const watchMs = opts.watchIntervalMs ?? 2000;
     if (watchMs > 0) {
       watchTimer = setInterval(() => {

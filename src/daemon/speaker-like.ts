@@ -8,8 +8,12 @@
  *   (`peers()`, `draining`); `adjRibOut` may answer with a Promise.
  *
  * Events: `peerState` ({@link PeerStateEvent}), `updateSent` ({@link UpdateSentEvent}), `bfdState`
- * ({@link BfdStateEvent}, bgp/index.ts), `drained` (), `error` (err; a listener that cannot bind has
- * `syscall: 'listen'`).
+ * ({@link BfdStateEvent}, bgp/index.ts), `unsentRoutes` ({@link UnsentRoutesEvent}), `drained` (), `error` (err; a
+ * listener that cannot bind has `syscall: 'listen'`), and from a speaker in its own thread `threadExit`
+ * ({@link ThreadExitEvent}) when that thread died.
+ *
+ * `herald run` uses bgp/index.ts's `SpeakerProxy` (the Speaker in a worker thread, docs/architecture.md "Threads");
+ * unit tests use the in-process `Speaker` or fakes.
  */
 import type { EventEmitter } from 'node:events';
 import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason, StopMode, StopOutcome } from '../../bgp/index.ts';
@@ -28,6 +32,19 @@ export interface PeerStateEvent {
 export interface UpdateSentEvent {
   peer: string;
   packMs?: number;
+}
+
+/** Payload of `unsentRoutes`: routes toward a peer cannot be encoded (bgp UnsentRoutes), once per session and reason. */
+export interface UnsentRoutesEvent {
+  peer: string;
+  reason: string;
+  /** One prefix held back. */
+  example: string;
+}
+
+/** Payload of `threadExit`: the speaker thread died, its sessions with it. */
+export interface ThreadExitEvent {
+  message: string;
 }
 
 /** What the daemon needs from the BGP speaker. Routes are keyed by canonical prefix. */

@@ -4,7 +4,8 @@
  * `involvedObject` names the Service, `eventTime` stays unset.
  *
  * De-duplication: the same (service, reason, message) is not sent again within `repeatAfterSec` (default 600 s).
- * Rate limit: at most `burst` Events, refilled at `perSecond` (token bucket); extra Events are dropped and counted.
+ * Rate limit: at most `burst` Events, refilled at `perSecond` (token bucket); extra Events are dropped and counted
+ * (`dropped`, and `onDropped` with failed writes: `herald_kubernetes_events_dropped_total`, docs/metrics.md).
  */
 import { CoreV1Api, type KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
 
@@ -22,6 +23,9 @@ export interface EventSink {
   send(event: ServiceEvent): Promise<void>;
 }
 
+/** Why an Event was lost: the rate limit dropped it, or the sink failed to write it. */
+export type EventDropReason = 'rateLimited' | 'sendFailed';
+
 export interface RecorderOptions {
   readonly component?: string;
   readonly burst?: number;
@@ -29,6 +33,8 @@ export interface RecorderOptions {
   readonly repeatAfterSec?: number;
   readonly now?: () => number;
   readonly onError?: (err: unknown, event: ServiceEvent) => void;
+  /** Called for every Event lost (besides `onError` for a failed write); de-duplicated repeats are not lost. */
+  readonly onDropped?: (event: ServiceEvent, reason: EventDropReason) => void;
 }
 
 /** Rate-limited, de-duplicating front of an EventSink. `record()` never throws and never blocks the caller. */
@@ -39,6 +45,7 @@ export class EventRecorder {
   private readonly repeatAfterMs: number;
   private readonly now: () => number;
   private readonly onError: (err: unknown, event: ServiceEvent) => void;
+  private readonly onDropped: (event: ServiceEvent, reason: EventDropReason) => void;
   private tokens: number;
   private lastRefillMs: number;
   private readonly lastSent = new Map<string, number>();
@@ -52,6 +59,7 @@ export class EventRecorder {
     this.repeatAfterMs = (options.repeatAfterSec ?? 600) * 1000;
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? (() => {});
+    this.onDropped = options.onDropped ?? (() => {});
     this.tokens = this.burst;
     this.lastRefillMs = this.now();
   }
@@ -66,12 +74,16 @@ export class EventRecorder {
     this.lastRefillMs = now;
     if (this.tokens < 1) {
       this.dropped++;
+      this.onDropped(event, 'rateLimited');
       return false;
     }
     this.tokens -= 1;
     this.lastSent.set(id, now);
     if (this.lastSent.size > 10000) this.lastSent.delete(this.lastSent.keys().next().value as string);
-    this.sink.send(event).catch((err: unknown) => this.onError(err, event));
+    this.sink.send(event).catch((err: unknown) => {
+      this.onError(err, event);
+      this.onDropped(event, 'sendFailed');
+    });
     return true;
   }
 }

@@ -62,7 +62,8 @@ function familyOfAddress(ip: string): IpFamily | undefined {
   return addressValue(ip)?.family;
 }
 
-function currentIps(svc: Service): string[] {
+/** The canonical addresses in a Service's `status.loadBalancer.ingress` (malformed ones skipped). */
+export function currentIps(svc: Service): string[] {
   const out: string[] = [];
   for (const ing of svc.status?.loadBalancer?.ingress ?? []) {
     const c = ing.ip ? canonicalAddress(ing.ip) : undefined;

@@ -12,13 +12,18 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
+import type { EventDropReason } from '../events/recorder.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import { LeaderElector, type LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
 import { AllocatorController, KubernetesStatusWriter, type StatusWriter } from './controller.ts';
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
+import { poolUsage, type PoolUsage } from './usage.ts';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The allocator's Lease, in Herald's namespace (docs/decisions.md "Pools"). */
+const LEASE_NAME = 'herald-allocator';
 
 /** Herald's own namespace (for the Lease). */
 export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
@@ -43,12 +48,18 @@ export interface AllocatorRunOptions {
   readonly resyncSec?: number;
   /** Records the Lease, status and Event calls refused with 403 (default: a private registry). */
   readonly forbidden?: ForbiddenCalls;
+  /** Called for each allocation Event lost (rate limit, failed write), e.g. to count it in metrics. */
+  readonly onEventDropped?: (reason: EventDropReason) => void;
 }
 
 /** A running allocator: `isLeader()` for status, `stop()` releases the Lease. */
 export interface RunningAllocator {
+  /** The Lease elected on, "namespace/name". */
+  readonly lease: string;
   isLeader(): boolean;
   stats(): { passes: number; writes: number; writeErrors: number; leader: boolean; holder: string | undefined };
+  /** How full each pool is, from this node's view of the Services (usage.ts). */
+  usage(): PoolUsage[];
   stop(): Promise<void>;
 }
 
@@ -61,7 +72,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   const namespace = heraldNamespace(o.env);
   const log = o.log.child({ component: 'allocator' });
   const forbidden = o.forbidden ?? new ForbiddenCalls();
-  const leases = new KubernetesLeaseStore(o.kc, namespace);
+  const leases = new KubernetesLeaseStore(o.kc, namespace, LEASE_NAME);
   const store: LeaseStore = {
     get: () => forbidden.track('get leases', () => leases.get()),
     create: (r) => forbidden.track('create leases', () => leases.create(r)),
@@ -73,6 +84,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   const elector = new LeaderElector({ identity: o.nodeName, store });
   const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
     onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
+    onDropped: (_e, reason) => o.onEventDropped?.(reason),
   });
   const controller = new AllocatorController({
     services: () => [...o.source.snapshot().services()],
@@ -85,7 +97,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   });
   const pass = () => void controller.reconcile().catch((err: unknown) => log.error({ err }, 'allocation pass failed'));
   elector.on('started', () => {
-    log.info({ namespace, lease: 'herald-allocator' }, 'became the allocator leader');
+    log.info({ namespace, lease: LEASE_NAME }, 'became the allocator leader');
     pass();
   });
   elector.on('stopped', () => log.warn('stopped leading the allocator'));
@@ -100,8 +112,10 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   elector.start();
   log.info({ pools: pools.map((p) => p.config.name), namespace }, 'allocator started');
   return {
+    lease: `${namespace}/${LEASE_NAME}`,
     isLeader: () => elector.isLeader(),
     stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
+    usage: () => poolUsage(o.source.snapshot().services(), pools, o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     stop: async () => {
       clearInterval(timer);
       o.source.off('change', onChange);

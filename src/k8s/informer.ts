@@ -34,6 +34,11 @@ export interface InformerStats {
   lists: number;
   /** Watch (re)connect attempts ('connect' events). */
   connects: number;
+  /**
+   * Time the last watch stream opened (the apiserver answered 200). client-node ends a watch after 30 s without data
+   * and opens the next one, so for a quiet resource this stays recent while the watch works.
+   */
+  lastConnectAtMs: number;
   /** Last add/update/delete/list time. */
   lastEventAtMs: number;
   /** Time of the last successful list. */
@@ -155,6 +160,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     errors: 0,
     lists: 0,
     connects: 0,
+    lastConnectAtMs: 0,
     lastEventAtMs: 0,
     lastListAtMs: 0,
     lastError: '',
@@ -170,6 +176,7 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
     this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs, () => {
       this.stats.forbidden = '';
+      this.stats.lastConnectAtMs = this.#clock.now();
     });
     const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
     const listFn = async (): Promise<KubernetesListObject<T>> => {

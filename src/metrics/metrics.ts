@@ -2,16 +2,27 @@
  * Every Prometheus metric Herald exports, on a private prom-client Registry (not the global one,
  * so tests and several daemons in one process never collide). docs/metrics.md lists them.
  *
- * Session gauges and message counters are filled at scrape time from a peers provider
- * (`setPeersProvider`), so they can never drift from what the admin API shows: message counters
- * are kept monotonic across session restarts by adding deltas of the per-session counts.
- * Everything else is observed by the daemon as it happens.
+ * State is read at scrape time from providers, so it can never drift from what the admin API shows: sessions and
+ * message counters from the peers (`setPeersProvider`; message counters are kept monotonic across session restarts
+ * by adding deltas of the per-session counts), each VIP's announced state from the Service decisions
+ * (`setServicesProvider`), pool usage and allocator leadership from the allocator (`setAllocatorProvider`).
+ * Everything else is observed by the daemon as it happens. A removed peer's series go with it (`removePeer`).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PeerView } from '../admin/view.ts';
+import type { PeerView, ServiceView } from '../admin/view.ts';
+import { handlesVip } from '../controller/reasons.ts';
+import type { PoolUsage } from '../ipam/usage.ts';
 
 /** Metric name prefix. */
 export const PREFIX = 'herald_';
+
+/** What the metrics read from a running LoadBalancer allocator (src/ipam/run.ts). */
+export interface AllocatorMetricsView {
+  /** The Lease elected on, "namespace/name". */
+  readonly lease: string;
+  isLeader(): boolean;
+  usage(): PoolUsage[];
+}
 
 /** Owner of the registry and all metric objects. */
 export class HeraldMetrics {
@@ -30,22 +41,35 @@ export class HeraldMetrics {
   readonly desiredRoutes: Gauge;
   readonly kubernetesWatchRestarts: Counter<'resource'>;
   readonly kubernetesLastSync: Gauge<'resource'>;
-  readonly buildInfo: Gauge<'version' | 'node'>;
+  readonly kubernetesWatchLastConnect: Gauge<'resource'>;
+  readonly kubernetesEventsDropped: Counter<'component' | 'reason'>;
+  readonly buildInfo: Gauge<'version'>;
   readonly configReloads: Counter<'result'>;
+  readonly configLastReloadSuccessful: Gauge;
+  readonly configLastReloadSuccessTime: Gauge;
+  readonly vipAnnounced: Gauge<'service' | 'address'>;
+  readonly ipamPoolAddresses: Gauge<'pool' | 'family' | 'state'>;
+  readonly ipamLeader: Gauge<'lease'>;
   readonly drained: Gauge;
   readonly nodeDeparting: Gauge;
+  readonly quarantinedObjects: Gauge<'kind'>;
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
 
   private peersProvider: () => PeerView[] = () => [];
+  private servicesProvider: () => readonly ServiceView[] = () => [];
+  private allocatorProvider: () => AllocatorMetricsView | undefined = () => undefined;
   /** Last per-session message counts seen, to turn them into monotonic counters. */
   private readonly lastCounts = new Map<string, number>();
+  /** Per peer, how to remove each series it has in a counter or histogram (key: metric name and label values). */
+  private readonly peerSeries = new Map<string, Map<string, () => void>>();
 
   /**
+   * @param opts.version Herald's version (`herald_build_info`); the node is the target's label, not a metric's
    * @param opts.defaultMetrics also export process_* and nodejs_* metrics (default true)
    */
-  constructor(opts: { version: string; node: string; defaultMetrics?: boolean }) {
+  constructor(opts: { version: string; defaultMetrics?: boolean }) {
     this.registry = new Registry();
     const registers = [this.registry];
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -149,11 +173,77 @@ export class HeraldMetrics {
       labelNames: ['resource'],
       registers,
     });
-    this.buildInfo = new Gauge({ name: `${PREFIX}build_info`, help: 'Always 1; labels carry the version and node name.', labelNames: ['version', 'node'], registers });
-    this.buildInfo.set({ version: opts.version, node: opts.node }, 1);
+    this.kubernetesWatchLastConnect = new Gauge({
+      name: `${PREFIX}kubernetes_watch_last_connect_timestamp_seconds`,
+      help: 'Unix time the last watch stream opened, by resource (a working watch of a quiet resource reopens every 30 s).',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.kubernetesEventsDropped = new Counter({
+      name: `${PREFIX}kubernetes_events_dropped_total`,
+      help: 'Kubernetes Events lost, by recording component (herald, herald-allocator) and reason (rateLimited, sendFailed).',
+      labelNames: ['component', 'reason'],
+      registers,
+    });
+    this.buildInfo = new Gauge({ name: `${PREFIX}build_info`, help: "Always 1; the version label is Herald's version.", labelNames: ['version'], registers });
+    this.buildInfo.set({ version: opts.version }, 1);
     this.configReloads = new Counter({ name: `${PREFIX}config_reloads_total`, help: 'Configuration reloads, by result (ok, invalid).', labelNames: ['result'], registers });
+    this.configLastReloadSuccessful = new Gauge({
+      name: `${PREFIX}config_last_reload_successful`,
+      help: '1 when the last configuration load (start or reload) succeeded, 0 when the last reload was rejected.',
+      registers,
+    });
+    this.configLastReloadSuccessTime = new Gauge({
+      name: `${PREFIX}config_last_reload_success_timestamp_seconds`,
+      help: 'Unix time of the last successful configuration load (start or reload).',
+      registers,
+    });
+    this.vipAnnounced = new Gauge({
+      name: `${PREFIX}vip_announced`,
+      help: 'Per Service VIP this node handles: 1 while this node announces it, else 0 (VIPs no advertisement selects here are left out).',
+      labelNames: ['service', 'address'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of self.servicesProvider()) {
+          for (const v of s.vips) {
+            if (!handlesVip(v.reasons)) continue;
+            const labels = { service: s.service, address: v.address };
+            // One address may be two kinds of VIP of one Service (an externalIP equal to its ingress IP): announced if either is.
+            if (v.announced) this.set(labels, 1);
+            else this.inc(labels, 0);
+          }
+        }
+      },
+    });
+    this.ipamPoolAddresses = new Gauge({
+      name: `${PREFIX}ipam_pool_addresses`,
+      help: 'LoadBalancer pool addresses by pool, family (IPv4, IPv6) and state (allocated, available), as this node sees the Services.',
+      labelNames: ['pool', 'family', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of self.allocatorProvider()?.usage() ?? []) {
+          this.set({ pool: u.pool, family: u.family, state: 'allocated' }, u.allocated);
+          this.set({ pool: u.pool, family: u.family, state: 'available' }, u.available);
+        }
+      },
+    });
+    this.ipamLeader = new Gauge({
+      name: `${PREFIX}ipam_leader`,
+      help: '1 while this node leads the LoadBalancer allocator (lease: the Lease elected on, namespace/name), else 0; absent without pools.',
+      labelNames: ['lease'],
+      registers,
+      collect() {
+        this.reset();
+        const a = self.allocatorProvider();
+        if (a) this.set({ lease: a.lease }, a.isLeader() ? 1 : 0);
+      },
+    });
     this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the node is drained (RFC 8326 graceful shutdown in effect): by the herald.io/drain annotation, the stateDir record (standalone) or a departure.', registers });
     this.nodeDeparting = new Gauge({ name: `${PREFIX}node_departing`, help: "1 while this node's Node object says it is leaving service (deletion, autoscaler or out-of-service taint, Ready False/Unknown, exclude label).", registers });
+    this.quarantinedObjects = new Gauge({ name: `${PREFIX}quarantined_objects`, help: 'Kubernetes objects treated as absent because Herald cannot use them, by kind (herald status lists them).', labelNames: ['kind'], registers });
+    for (const kind of ['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']) this.quarantinedObjects.set({ kind }, 0);
     this.bfdSessionUp = new Gauge({
       name: `${PREFIX}bfd_session_up`,
       help: "1 when the peer's BFD session is Up, else 0 (peers with BFD only).",
@@ -183,24 +273,79 @@ export class HeraldMetrics {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Where session gauges and message counters read from at scrape time. */
+  /** The quarantined objects now (src/controller/quarantine.ts): counts by kind. */
+  setQuarantined(objects: readonly { kind: string }[]): void {
+    const counts: Record<string, number> = { Service: 0, EndpointSlice: 0, Node: 0, ServiceCIDR: 0 };
+    for (const o of objects) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+    for (const [kind, n] of Object.entries(counts)) this.quarantinedObjects.set({ kind }, n);
+  }
+
+  /** Where session gauges and message counters read from at scrape time (the peers that run). */
   setPeersProvider(fn: () => PeerView[]): void {
     this.peersProvider = fn;
   }
 
+  /** Where `herald_vip_announced` reads each VIP's decision from at scrape time. */
+  setServicesProvider(fn: () => readonly ServiceView[]): void {
+    this.servicesProvider = fn;
+  }
+
+  /** Where pool usage and allocator leadership are read from at scrape time (undefined: no allocator runs). */
+  setAllocatorProvider(fn: () => AllocatorMetricsView | undefined): void {
+    this.allocatorProvider = fn;
+  }
+
   /** Record one FSM transition (call on every session state change). */
   observeStateChange(peer: string, from: string, to: string): void {
-    this.sessionStateChanges.inc({ peer, from, to });
+    const labels = { peer, from, to };
+    this.sessionStateChanges.inc(labels);
+    this.track(peer, `state\0${from}\0${to}`, () => this.sessionStateChanges.remove(labels));
   }
 
   /** Record one BFD state transition. */
   observeBfdStateChange(peer: string, from: string, to: string): void {
-    this.bfdStateChanges.inc({ peer, from, to });
+    const labels = { peer, from, to };
+    this.bfdStateChanges.inc(labels);
+    this.track(peer, `bfd\0${from}\0${to}`, () => this.bfdStateChanges.remove(labels));
   }
 
   /** Record a NOTIFICATION. */
   observeNotification(peer: string, direction: 'sent' | 'received', code: number, subcode: number): void {
-    this.notifications.inc({ peer, direction, code: String(code), subcode: String(subcode) });
+    const labels = { peer, direction, code: String(code), subcode: String(subcode) };
+    this.notifications.inc(labels);
+    this.track(peer, `notification\0${direction}\0${code}\0${subcode}`, () => this.notifications.remove(labels));
+  }
+
+  /** Record the time to pack one UPDATE for `peer` and hand it to the socket, seconds. */
+  observeUpdateSent(peer: string, seconds: number): void {
+    this.updateSendDuration.observe({ peer }, seconds);
+    this.track(peer, 'update', () => this.updateSendDuration.remove({ peer }));
+  }
+
+  /** Forget every series of a removed peer (call once it no longer runs; its gauges go at the next scrape). */
+  removePeer(peer: string): void {
+    for (const remove of this.peerSeries.get(peer)?.values() ?? []) remove();
+    this.peerSeries.delete(peer);
+    for (const key of [...this.lastCounts.keys()]) if (key.split('\0')[1] === peer) this.lastCounts.delete(key);
+  }
+
+  /** The configuration in force loaded successfully at `atMs` (epoch ms): at start, and after each good reload. */
+  observeConfigLoaded(atMs: number): void {
+    this.configLastReloadSuccessful.set(1);
+    this.configLastReloadSuccessTime.set(atMs / 1000);
+  }
+
+  /** Record one reload: applied (`ok`) or rejected, the running configuration kept. */
+  observeReload(ok: boolean, atMs: number): void {
+    this.configReloads.inc({ result: ok ? 'ok' : 'invalid' });
+    if (ok) this.observeConfigLoaded(atMs);
+    else this.configLastReloadSuccessful.set(0);
+  }
+
+  private track(peer: string, key: string, remove: () => void): void {
+    let series = this.peerSeries.get(peer);
+    if (!series) this.peerSeries.set(peer, (series = new Map()));
+    if (!series.has(key)) series.set(key, remove);
   }
 
   /** Record one probe result; `result` is 'ok' or a failure reason code. */
@@ -218,9 +363,11 @@ export class HeraldMetrics {
           const last = this.lastCounts.get(key) ?? 0;
           // A lower count means a new session object started counting from zero.
           const delta = n >= last ? n - last : n;
-          if (delta > 0) counter.inc({ peer: p.name, type }, delta);
-          else if (!this.lastCounts.has(key)) counter.inc({ peer: p.name, type }, 0);
+          const labels = { peer: p.name, type };
+          if (delta > 0) counter.inc(labels, delta);
+          else if (!this.lastCounts.has(key)) counter.inc(labels, 0);
           this.lastCounts.set(key, n);
+          this.track(p.name, key, () => counter.remove(labels));
         }
       }
     }

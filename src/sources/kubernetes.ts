@@ -128,6 +128,7 @@ export class KubernetesSource extends EventEmitter implements Source {
         errors: i.stats.errors,
         lists: i.stats.lists,
         watchConnects: i.stats.connects,
+        lastWatchConnectAtMs: i.stats.lastConnectAtMs,
         lastEventAtMs: i.stats.lastEventAtMs,
         lastError: i.stats.lastError,
         ...(i.stats.forbidden !== '' ? { forbidden: i.stats.forbidden } : {}),

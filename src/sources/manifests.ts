@@ -138,6 +138,7 @@ export class ManifestSource extends EventEmitter implements Source {
         errors: fileErrors.length,
         lists: this.scans,
         watchConnects: 0,
+        lastWatchConnectAtMs: 0,
         lastEventAtMs: 0,
         lastError: fileErrors[0]?.message ?? '',
       })),

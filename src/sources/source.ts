@@ -19,6 +19,8 @@ export interface ResourceStatus {
   lists: number;
   /** Watch (re)connect attempts. */
   watchConnects: number;
+  /** Last time a watch stream opened (ms since the epoch, 0 = never; the manifests source has none). */
+  lastWatchConnectAtMs: number;
   /** Last time data arrived (ms since the epoch); staleness = now - lastEventAtMs. */
   lastEventAtMs: number;
   lastError: string;

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadConfigFile } from '../../src/config/load.ts';
+import { loadConfigFile, metricsListener, resolveIdentity } from '../../src/config/load.ts';
 import { skipUnless } from '../helpers/prereq.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -34,6 +34,10 @@ t.test('docker-compose.yml references only files that exist, and they are valid'
       const target = v.split(':')[1] as string;
       if (target === '/etc/herald/herald.yaml') {
         await t.resolves(loadConfigFile(join(root, src)), `${name}: ${src} is a valid Herald configuration`);
+        // Regression: admin on 0.0.0.0:9179 left no room for the metrics listener on the node address, same port.
+        const cfg = await loadConfigFile(join(root, src));
+        t.equal(cfg.admin.address, '127.0.0.1', `${name}: the admin API stays on loopback`);
+        t.same(metricsListener(cfg, resolveIdentity(cfg, { env: {} }, name)), { address: cfg.node.ip, port: 9179 }, `${name}: metrics on the node address beside it`);
         t.same(svc.command, ['run', '--config', '/etc/herald/herald.yaml'], `${name}: runs herald with it`);
       }
     }

@@ -87,7 +87,7 @@ t.test('full values: every object is valid, herald.yaml is valid and can run in 
   const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata?.name === 'bgp-config') as unknown as k8s.V1ConfigMap;
   const cfg = parseHeraldYaml(cm.data?.['herald.yaml'] ?? '', 'rendered herald.yaml');
   t.same([cfg.peers.length, cfg.advertisements?.length, cfg.pools?.length, cfg.routes.length], [3, 2, 2, 1], 'peers, advertisements, pools and routes come through');
-  t.same([cfg.source?.kubernetes, cfg.admin.port, cfg.stateDir], [{}, 9180, '/var/lib/herald'], 'the chart-owned keys');
+  t.same([cfg.source?.kubernetes, cfg.admin.port, cfg.metrics, cfg.stateDir], [{}, 9180, { port: 9181 }, '/var/lib/herald'], 'the chart-owned keys');
   const c = heraldContainer(docs);
   t.same(podProblems(cfg, c), [], 'the configuration starts and drains in the rendered pod');
   t.same(c.ports?.map((p) => [p.name, p.containerPort]), [['metrics', 9181]]);
@@ -125,6 +125,7 @@ t.test('the password Secret is mounted (and required) only when a peer reads it'
 t.test('bad values fail at render time with a message naming the fix', { skip }, async (t) => {
   const cases: [string[], RegExp][] = [
     [['--set', 'config.admin.port=1'], /config\.admin is set by the chart .*remove it/],
+    [['--set', 'config.metrics.port=1'], /config\.metrics is set by the chart .*metrics\.port/],
     [['--set', 'config.stateDir=/x'], /config\.stateDir is set by the chart/],
     [['--set', 'secrets.adminToken.create=true'], /secrets\.adminToken\.token is empty: set it/],
     [['--set', 'secrets.bgpPassword.create=true'], /peer tor-a reads its password from \/etc\/herald\/secrets\/password, but secrets\.bgpPassword\.data has no key "password"/],

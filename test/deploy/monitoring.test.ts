@@ -19,7 +19,7 @@ const TARGET_LABELS = ['instance', 'job', 'namespace', 'pod', 'container', 'endp
 
 /** Every series name Herald exports → its label names (histograms as _bucket with le, _sum, _count). */
 async function exportedSeries(): Promise<Map<string, Set<string>>> {
-  const m = new HeraldMetrics({ version: 'test', node: 'test' });
+  const m = new HeraldMetrics({ version: 'test' });
   const out = new Map<string, Set<string>>();
   for (const metric of await m.registry.getMetricsAsJSON()) {
     const labels = new Set([...((m.registry.getSingleMetric(metric.name) as unknown as { labelNames?: string[] })?.labelNames ?? []), ...TARGET_LABELS]);
@@ -98,10 +98,14 @@ t.test('the alerts that matter are there', async (t) => {
   const byName = new Map(rules().map((r) => [r.alert, r.expr]));
   const wanted: [string, string, RegExp][] = [
     ['session down', 'HeraldBGPSessionDown', /herald_bgp_session_up == 0/],
-    ['VIP announced from no node', 'HeraldNothingAnnounced', /herald_desired_routes/],
-    ['config rejected', 'HeraldConfigRejected', /herald_config_reloads_total\{result="invalid"\}/],
+    ['VIP announced from no node', 'HeraldVIPNotAnnounced', /^sum by \(service, address\) \(herald_vip_announced\) == 0$/],
+    ['no route from any node', 'HeraldNothingAnnounced', /herald_desired_routes/],
+    ['config rejected, cleared by a good config', 'HeraldConfigRejected', /^herald_config_last_reload_successful == 0$/],
     ['health checks failing', 'HeraldHealthChecksFailing', /herald_health_check_results_total/],
-    ['stale informers', 'HeraldKubernetesStale', /herald_kubernetes_last_sync_timestamp_seconds/],
+    ['stale informers, quiet resources too', 'HeraldKubernetesStale', /herald_kubernetes_watch_last_connect_timestamp_seconds > 600 and .*herald_kubernetes_last_sync_timestamp_seconds > 600/],
+    ['Events lost', 'HeraldKubernetesEventsDropped', /herald_kubernetes_events_dropped_total/],
+    ['pool exhausted', 'HeraldIPAMPoolExhausted', /herald_ipam_pool_addresses\{state="available"\}/],
+    ['no allocator leader', 'HeraldIPAMNoLeader', /herald_ipam_leader\) == 0/],
     ['drain active', 'HeraldDrained', /herald_drained == 1/],
   ];
   for (const [what, name, expr] of wanted) t.match(byName.get(name), expr, `${what}: ${name}`);

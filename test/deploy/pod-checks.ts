@@ -1,12 +1,12 @@
 /**
  * What a Herald configuration needs from the container that runs it, as Linux and Kubernetes grant it: a BGP listen
  * port below 1024 needs uid 0 with NET_BIND_SERVICE (Kubernetes gives a non-root container no ambient capabilities,
- * kubernetes/kubernetes#56374); the admin API must be where the probes look; the files it reads must be mounted and
- * the variables it reads set.
+ * kubernetes/kubernetes#56374); the admin API must be where the probes look, the metrics listener on the node address
+ * and the port the PodMonitor scrapes; the files it reads must be mounted and the variables it reads set.
  */
 import { dirname } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import { parseConfigText } from '../../src/config/load.ts';
+import { metricsListener, parseConfigText } from '../../src/config/load.ts';
 import type { Config } from '../../src/config/schema.ts';
 
 /** What a container's user and capabilities allow. */
@@ -48,8 +48,8 @@ export function parseHeraldYaml(text: string, where: string): Config {
 
 /**
  * Everything that keeps `cfg` from starting and draining in `container` of a hostNetwork pod: the listen port, the
- * admin API off loopback or off the probes' port, a preStop hook, the admin token file, stateDir, password files and
- * variables.
+ * admin API off loopback or off the probes' port, the metrics listener off the node address or off the port named
+ * `metrics`, a preStop hook, the admin token file, stateDir, password files and variables.
  */
 export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
   const errors: string[] = [];
@@ -59,6 +59,18 @@ export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
   if (listen) errors.push(listen);
   if (cfg.admin.address !== '127.0.0.1') errors.push(`admin.address ${cfg.admin.address}: the admin API must stay on loopback (hostNetwork)`);
   if (cfg.admin.port !== container.readinessProbe?.httpGet?.port) errors.push(`admin.port ${cfg.admin.port} is not the probes' port ${container.readinessProbe?.httpGet?.port}`);
+  const metricsPort = container.ports?.find((p) => p.name === 'metrics')?.containerPort;
+  if (!cfg.metrics) errors.push(`no metrics listener: Prometheus scrapes the port named metrics (${metricsPort}): add metrics: {port: ${metricsPort}}`);
+  else {
+    if (cfg.metrics.address !== undefined) errors.push(`metrics.address ${cfg.metrics.address}: one address for every node; leave it out for the node's (--node-ip)`);
+    if (cfg.metrics.port !== metricsPort) errors.push(`metrics.port ${cfg.metrics.port} is not the port named metrics (${metricsPort})`);
+    if (!(container.args ?? []).includes('--node-ip')) errors.push('the metrics listener takes the node address from --node-ip, which the container does not pass');
+    try {
+      metricsListener(cfg, { nodeName: 'node', routerId: '192.0.2.10', nodeIps: ['192.0.2.10'] });
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
   // docs/decisions.md "Stop modes": no unconditional drain before a stop (a rolling update is a restart).
   if (container.lifecycle?.preStop !== undefined) errors.push(`a preStop hook (${JSON.stringify(container.lifecycle.preStop)}): SIGTERM decides restart or departure itself`);
   const tokenFile = cfg.admin.tokenFile;

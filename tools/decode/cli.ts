@@ -54,25 +54,24 @@ export class LineOut implements DecodeSink {
       this.closed = true; // e.g. EPIPE when piped into `head`
     });
   }
-  private push(obj: unknown): void {
+  private push(json: string): void {
     if (this.closed) return;
-    const s = JSON.stringify(obj);
-    this.chunks.push(s);
-    this.size += s.length + 1;
+    this.chunks.push(json);
+    this.size += json.length + 1;
     if (this.size >= 1 << 16) this.flushSync();
   }
-  line(line: Record<string, unknown>, _stats: LineStats): void {
-    if (this.printLines) this.push(line);
+  line(json: string, _stats: LineStats): void {
+    if (this.printLines) this.push(json);
   }
   error(line: ErrorLine): void {
     this.errors++;
-    this.push(line);
+    this.push(JSON.stringify(line));
   }
   note(line: Record<string, unknown>): void {
-    if (this.printLines) this.push(line);
+    if (this.printLines) this.push(JSON.stringify(line));
   }
   raw(obj: unknown): void {
-    this.push(obj);
+    this.push(JSON.stringify(obj));
   }
   flushSync(): void {
     if (this.chunks.length === 0 || this.closed) return;

@@ -1,11 +1,12 @@
 /**
- * The one place where `herald decode` reaches into Herald's BGP library, through its façade `bgp/index.ts`:
- * message and path-attribute decoding, NLRI and address text, and their JSON forms. Everything else under
- * tools/decode/ is the container side (captures, TCP, MRT).
+ * The one place where `herald decode` reaches into Herald's BGP library, through its codec façade
+ * `bgp/codec/index.ts` (a public entry of bgp/, re-exported by `bgp/index.ts`; importing it loads none of the
+ * speaker, sessions, RIB or BFD): message and path-attribute decoding, NLRI and address text, and their JSON forms.
+ * Everything else under tools/decode/ is the container side (captures, TCP, MRT).
  */
 export {
   BgpError,
-  attributesToJson,
+  attributesJsonText,
   decodeLabeledPrefixAt,
   decodeMessageDetailed,
   decodePathAttributes,
@@ -14,6 +15,6 @@ export {
   formatIPv4,
   formatIPv6,
   formatPrefixBits,
-  messageToJson,
-} from '../../bgp/index.ts';
-export type { BgpMessage, CodecContext, PathAttribute, UpdateDecodeResult } from '../../bgp/index.ts';
+  messageJsonText,
+} from '../../bgp/codec/index.ts';
+export type { BgpMessage, CodecContext, PathAttribute, UpdateDecodeResult } from '../../bgp/codec/index.ts';

@@ -3,14 +3,14 @@
  * are unknown), JSON form, and the RFC 7606 outcome (problems that do not reset a session but still mean the
  * message was malformed).
  */
-import { decodeMessageDetailed, messageToJson } from './codec.ts';
+import { decodeMessageDetailed, messageJsonText } from './codec.ts';
 import type { BgpMessage, CodecContext, UpdateDecodeResult } from './codec.ts';
 
 /** A decoded message ready for output. */
 export interface DecodedForOutput {
   readonly msg: BgpMessage;
-  /** messageToJson(msg), plus `problems` and `treatAsWithdraw` when RFC 7606 repaired the UPDATE. */
-  readonly json: Record<string, unknown>;
+  /** JSON text of the message (messageJsonText), plus `problems` and `treatAsWithdraw` when RFC 7606 repaired the UPDATE. */
+  readonly text: string;
   /** Non-fatal RFC 7606 problems (empty when clean). */
   readonly problems: readonly string[];
   readonly treatAsWithdraw: boolean;
@@ -42,13 +42,12 @@ export function decodeForOutput(bytes: Buffer, candidates: readonly CodecContext
     }
     if (!d) throw firstError;
   } else d = decodeMessageDetailed(bytes, first);
-  const json = messageToJson(d.message);
+  let text = messageJsonText(d.message);
   const u = d.update;
   if (u && (u.problems.length > 0 || u.treatAsWithdraw)) {
-    json.problems = [...u.problems];
-    json.treatAsWithdraw = u.treatAsWithdraw;
+    text = text.slice(0, -1) + ',"problems":' + JSON.stringify(u.problems) + ',"treatAsWithdraw":' + u.treatAsWithdraw + '}';
   }
-  return { msg: d.message, json, problems: u?.problems ?? [], treatAsWithdraw: u?.treatAsWithdraw ?? false };
+  return { msg: d.message, text, problems: u?.problems ?? [], treatAsWithdraw: u?.treatAsWithdraw ?? false };
 }
 
 /**

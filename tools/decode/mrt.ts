@@ -12,10 +12,11 @@
  * record whose Length runs past the end of the input, or above 16 MiB, ends the read with an error line (nothing
  * after it can be framed); a record whose content is malformed gives an error line and reading goes on.
  */
-import { attributesToJson, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
+import { attributesJsonText, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
 import type { CodecContext, PathAttribute } from './codec.ts';
 import { decodeForOutput, problemError } from './message.ts';
 import { feedAll } from './framing.ts';
+import { jsonWith } from './json-text.ts';
 import type { UnitParser } from './framing.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
@@ -113,6 +114,14 @@ export function subtypeName(type: number, subtype: number): string {
             ? BGP_SUBTYPE_NAMES
             : {};
   return (table as Record<number, string>)[subtype] ?? String(subtype);
+}
+
+/** Names of a record kind: Type, Subtype, "TYPE/SUBTYPE" (LineStats.mrt), and `,"type":…,"subtype":…` as JSON text. */
+interface Names {
+  readonly type: string | number;
+  readonly subtype: string;
+  readonly kind: string;
+  readonly typeJson: string;
 }
 
 /** The fields every line of a record starts with. */
@@ -246,11 +255,6 @@ function genericNlri(b: Buffer, pos: number, afi: number, safi: number): { json:
   return { json: { nlriHex: b.subarray(pos, c.pos).toString('hex') }, next: c.pos };
 }
 
-/** The JSON form used for a path attribute list everywhere in `herald decode` output. */
-export function attributesJson(attrs: readonly PathAttribute[]): Record<string, unknown> {
-  return attributesToJson(attrs);
-}
-
 /**
  * Frames the records of an MRT byte stream, chunk by chunk (see framing.ts), and decodes each into `sink` lines.
  * A Length above {@link MAX_MRT_RECORD} or a record cut by the end of the input ends the read with an error line.
@@ -337,20 +341,20 @@ export class MrtDecoder {
   private peers: Peer[] = [];
   /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
   private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
-  private readonly names = new Map<number, { type: string | number; subtype: string; kind: string }>();
+  private readonly names = new Map<number, Names>();
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
   }
 
-  /** Names of a record kind: Type, Subtype and "TYPE/SUBTYPE" (LineStats.mrt), built once per kind. */
-  private namesOf(type: number, subtype: number): { type: string | number; subtype: string; kind: string } {
+  /** Names of a record kind, built once per kind. */
+  private namesOf(type: number, subtype: number): Names {
     const key = type * 65536 + subtype;
     let n = this.names.get(key);
     if (!n) {
       const typeName = MRT_TYPE_NAMES[type] ?? type;
       const sub = subtypeName(type, subtype);
-      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}` };
+      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}`, typeJson: `,"type":${JSON.stringify(typeName)},"subtype":${JSON.stringify(sub)}` };
       this.names.set(key, n);
     }
     return n;
@@ -367,7 +371,7 @@ export class MrtDecoder {
       switch (rec.type) {
         case 16:
         case 17:
-          this.bgp4mp(rec, head, kind);
+          this.bgp4mp(rec, head, names);
           return;
         case 13:
           this.tableDumpV2(rec, head, kind);
@@ -386,7 +390,8 @@ export class MrtDecoder {
     }
   }
 
-  private bgp4mp(rec: MrtRecord, head: Head, kind: string): void {
+  private bgp4mp(rec: MrtRecord, head: Head, names: Names): void {
+    const kind = names.kind;
     const st = rec.subtype;
     const stateChange = st === 0 || st === 5;
     const message = st === 1 || st === 4 || (st >= 6 && st <= 11);
@@ -409,7 +414,7 @@ export class MrtDecoder {
       const oldState = c.u16('Old State');
       const newState = c.u16('New State');
       this.sink.line(
-        { ...head, ...session, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
+        JSON.stringify({ ...head, ...session, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) }),
         { mrt: kind },
       );
       return;
@@ -434,8 +439,11 @@ export class MrtDecoder {
       if (fams.ipv4 || fams.ipv6) this.addPathOffered.set(sessionKey, fams);
       else this.addPathOffered.delete(sessionKey);
     }
-    // One object literal (no spreads): this is the line of almost every record of an update dump.
-    const line = { offset: head.offset, timestamp: head.timestamp, type: head.type, subtype: head.subtype, peerAs, localAs, interfaceIndex, peerIp, localIp, message: dec.json };
+    // The line of almost every record of an update dump, written as text: the fields of Head, the session, the
+    // message. Numbers print as JSON.stringify prints them; addresses need no escaping.
+    const line =
+      '{"offset":' + head.offset + ',"timestamp":' + head.timestamp + names.typeJson + ',"peerAs":' + peerAs + ',"localAs":' + localAs +
+      ',"interfaceIndex":' + interfaceIndex + ',"peerIp":"' + peerIp + '","localIp":"' + localIp + '","message":' + dec.text + '}';
     this.sink.line(line, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
@@ -472,7 +480,7 @@ export class MrtDecoder {
     }
     const count = c.u16('Entry Count');
     const ctx: CodecContext = { fourOctetAs: true, extendedMessage: true, addPath: {} };
-    const entries: Record<string, unknown>[] = [];
+    const entries: string[] = [];
     const attrLists: PathAttribute[][] = [];
     for (let i = 0; i < count; i++) {
       const peerIndex = c.u16('Peer Index');
@@ -490,7 +498,7 @@ export class MrtDecoder {
       try {
         const attrs = decodePathAttributes(attrBytes, ctx, { mrtRibEntry: true });
         attrLists.push(attrs);
-        entries.push({ ...entry, pathAttributes: attributesJson(attrs) });
+        entries.push(jsonWith(entry, { pathAttributes: attributesJsonText(attrs) }));
       } catch (err) {
         this.sink.error(errorLine(err, rec.offset, { type: head.type, subtype: head.subtype, entry: i, ...nlri }));
       }
@@ -498,7 +506,7 @@ export class MrtDecoder {
     if (c.pos !== rec.body.length) {
       this.sink.error({ error: `${rec.body.length - c.pos} octets after the last RIB entry`, offset: rec.offset, code: null, subcode: null, type: head.type, subtype: head.subtype });
     }
-    this.sink.line({ ...head, sequence, afi, safi, ...nlri, entries }, { mrt: kind, entries: attrLists });
+    this.sink.line(jsonWith({ ...head, sequence, afi, safi, ...nlri }, { entries: `[${entries.join(',')}]` }), { mrt: kind, entries: attrLists });
   }
 
   private peerIndexTable(rec: MrtRecord, head: Head, kind: string): void {
@@ -516,10 +524,7 @@ export class MrtDecoder {
       peers.push({ peerBgpId, peerIp, peerAs });
     }
     this.peers = peers;
-    this.sink.line(
-      { ...head, collectorBgpId, viewName, peers: peers.map((p, index) => ({ index, ...p })) },
-      { mrt: kind },
-    );
+    this.sink.line(JSON.stringify({ ...head, collectorBgpId, viewName, peers: peers.map((p, index) => ({ index, ...p })) }), { mrt: kind });
   }
 
   private tableDump(rec: MrtRecord, head: Head, kind: string): void {
@@ -541,7 +546,7 @@ export class MrtDecoder {
     const attrLen = c.u16('Attribute Length');
     const attrs = decodePathAttributes(c.bytes(attrLen, 'attributes'), { fourOctetAs: false, extendedMessage: true, addPath: {} }, { mrtRibEntry: true });
     this.sink.line(
-      { ...head, viewNumber, sequence, prefix, nlri: [prefix], status, originatedTime, peerIp, peerAs, pathAttributes: attributesJson(attrs) },
+      jsonWith({ ...head, viewNumber, sequence, prefix, nlri: [prefix], status, originatedTime, peerIp, peerAs }, { pathAttributes: attributesJsonText(attrs) }),
       { mrt: kind, entries: [attrs] },
     );
   }
@@ -556,7 +561,7 @@ export class MrtDecoder {
       const oldState = c.u16('Old State');
       const newState = c.u16('New State');
       this.sink.line(
-        { ...head, peerAs, peerIp, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) },
+        JSON.stringify({ ...head, peerAs, peerIp, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) }),
         { mrt: kind },
       );
       return;
@@ -575,7 +580,7 @@ export class MrtDecoder {
     whole[18] = msgType;
     body.copy(whole, BGP_HEADER);
     const dec = decodeForOutput(whole, [{ fourOctetAs: false, extendedMessage: true, addPath: {} }]);
-    this.sink.line({ ...head, peerAs, peerIp, localAs, localIp, message: dec.json }, { mrt: kind, message: dec.msg });
+    this.sink.line(jsonWith({ ...head, peerAs, peerIp, localAs, localIp }, { message: dec.text }), { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 }

@@ -28,8 +28,8 @@ export interface ErrorLine {
 }
 
 export interface DecodeSink {
-  /** A decoded message or record. */
-  line(line: Record<string, unknown>, stats: LineStats): void;
+  /** A decoded message or record, as the JSON text of one line (one object, no newline). */
+  line(json: string, stats: LineStats): void;
   /** A malformed message or record; decoding goes on with the next one. */
   error(line: ErrorLine): void;
   /** Something skipped on purpose (unknown MRT type, bytes before the first header in a mid-session capture). */
@@ -45,14 +45,14 @@ export function errorLine(err: unknown, offset: number, extra?: Record<string, u
   return { error: message, offset, code: null, subcode: null, ...extra };
 }
 
-/** A sink that keeps everything in arrays (tests, in-process use). */
+/** A sink that keeps everything in arrays, the lines parsed (tests, in-process use). */
 export class CollectingSink implements DecodeSink {
   readonly lines: Record<string, unknown>[] = [];
   readonly stats: LineStats[] = [];
   readonly errors: ErrorLine[] = [];
   readonly notes: Record<string, unknown>[] = [];
-  line(line: Record<string, unknown>, stats: LineStats): void {
-    this.lines.push(line);
+  line(json: string, stats: LineStats): void {
+    this.lines.push(JSON.parse(json) as Record<string, unknown>);
     this.stats.push(stats);
   }
   error(line: ErrorLine): void {

@@ -19,6 +19,7 @@ import { parseFrame } from './packet.ts';
 import type { TcpSegment } from './packet.ts';
 import { TcpDirection } from './reassembly.ts';
 import type { StreamEvent } from './reassembly.ts';
+import { jsonSpread } from './json-text.ts';
 import { errorLine } from './sink.ts';
 import type { DecodeSink } from './sink.ts';
 import { BgpStreamSplitter } from './splitter.ts';
@@ -161,7 +162,7 @@ export function captureDecoder(sink: DecodeSink, options: StreamOptions = {}): C
           const msg = dec.msg;
           if (msg.type === 'OPEN') d.conn.opens.set(d.key, msg);
           counts.messages++;
-          sink.line({ frame: current.frame, timestamp: current.timestamp, src: d.src, dst: d.dst, ...dec.json }, { message: msg });
+          sink.line(jsonSpread({ frame: current.frame, timestamp: current.timestamp, src: d.src, dst: d.dst }, dec.text), { message: msg });
           if (dec.problems.length > 0) {
             counts.errors++;
             sink.error(problemError(dec, current.offset, where));
@@ -309,7 +310,7 @@ export class BgpMessageStream {
         try {
           const dec = decodeForOutput(item.bytes, this.candidates);
           this.messages++;
-          sink.line({ offset: item.offset, ...dec.json }, { message: dec.msg });
+          sink.line(jsonSpread({ offset: item.offset }, dec.text), { message: dec.msg });
           if (dec.problems.length > 0) sink.error(problemError(dec, item.offset, {}));
         } catch (err) {
           sink.error(errorLine(err, item.offset));

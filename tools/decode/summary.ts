@@ -39,7 +39,7 @@ export class SummarySink implements DecodeSink {
     this.inner = inner;
   }
 
-  line(_line: Record<string, unknown>, stats: LineStats): void {
+  line(_json: string, stats: LineStats): void {
     const s = this.s;
     s.lines++;
     if (stats.mrt) bump(s.mrtRecords, stats.mrt);

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { decodePathAttributes, encodePathAttributes, walkAttributes } from '../../../bgp/codec/attributes.ts';
-import { attributesToJson, updateToJson } from '../../../bgp/codec/attributes-json.ts';
+import { attributesJsonText, attributesToJson, updateJsonText, updateToJson } from '../../../bgp/codec/attributes-json.ts';
 import * as b from '../../../bgp/codec/build.ts';
 import { decodeMessage } from '../../../bgp/codec/message.ts';
 import type { CodecContext, PathAttribute } from '../../../bgp/codec/types.ts';
@@ -300,4 +300,35 @@ t.test('attributesToJson / updateToJson: documented field names', async (t) => {
     endOfRib: 'ipv6-unicast',
   });
   t.same(JSON.parse(JSON.stringify(attributesToJson(attrs))), attributesToJson(attrs), 'plain JSON values only');
+});
+
+t.test('attributesJsonText / updateJsonText: the JSON view as text, in field order; repeated types: the first wins', async (t) => {
+  const attrs: PathAttribute[] = [
+    b.origin('IGP'),
+    b.asPath([{ type: 2, asns: [65001, 65002] }, { type: 1, asns: [7, 8] }]),
+    b.nextHop('192.0.2.1'),
+    { type: 'UNKNOWN', flags: 0xc0, typeCode: 99, value: Buffer.from('01', 'hex') },
+    b.communities(['65000:1']),
+    b.communities(['65000:2']),
+    b.med(0),
+    { type: 'UNKNOWN', flags: 0xe0, typeCode: 98, value: Buffer.alloc(0) },
+    b.origin('EGP'),
+  ];
+  t.equal(
+    attributesJsonText(attrs),
+    '{"origin":"IGP","asPath":[{"type":"AS_SEQUENCE","asns":[65001,65002]},{"type":"AS_SET","asns":[7,8]}],"asPathString":"65001 65002 {7,8}",' +
+      '"nextHop":"192.0.2.1","communities":["65000:1"],"med":0,' +
+      '"unknownAttributes":[{"typeCode":99,"flags":192,"value":"01"},{"typeCode":98,"flags":224,"value":""}]}',
+  );
+  t.equal(attributesJsonText([]), '{}', 'no attributes: an empty object');
+  t.equal(updateJsonText(b.update({ nlri: [] })), '{"withdrawnRoutes":[],"nlri":[],"endOfRib":"ipv4-unicast"}');
+  t.equal(
+    updateJsonText(b.update({ withdrawnRoutes: [{ prefix: '10.0.0.0/8', pathId: 1 }], nlri: [{ prefix: '10.1.0.0/16', pathId: 2 }, '10.2.0.0/16'] })),
+    '{"withdrawnRoutes":["10.0.0.0/8"],"nlri":["10.1.0.0/16","10.2.0.0/16"],"withdrawnPathIds":[1],"nlriPathIds":[2,0]}',
+    'ADD-PATH ids; an entry without one counts as 0',
+  );
+  for (const text of [attributesJsonText(attrs), updateJsonText(b.endOfRib('ipv6-unicast'))]) {
+    t.equal(JSON.stringify(JSON.parse(text)), text, 'exactly what JSON.stringify prints for the parsed view');
+  }
+  t.same(attributesToJson(attrs), JSON.parse(attributesJsonText(attrs)), 'the object view is the text parsed');
 });

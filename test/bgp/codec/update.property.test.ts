@@ -5,13 +5,16 @@
  * - arbitrary bytes, and valid UPDATEs with corrupted, truncated or spliced bytes, make decodeUpdate,
  *   decodePathAttributes and decodeMessage either return or throw BgpError — never TypeError/RangeError —
  *   and validateUpdateStrict never throws;
- * - whatever decodeUpdate accepts is a fixed point: decode(encode(decode(b))) equals decode(b).
+ * - whatever decodeUpdate accepts is a fixed point: decode(encode(decode(b))) equals decode(b);
+ * - the JSON text of any UPDATE (messageJsonText, written without objects) is exactly what JSON.stringify prints for
+ *   its parsed view, and holds the message's prefixes.
  */
 import t from 'tap';
 import fc from 'fast-check';
 import { BgpError } from '../../../bgp/errors.ts';
 import { decodePathAttributes } from '../../../bgp/codec/attributes.ts';
 import * as b from '../../../bgp/codec/build.ts';
+import { messageJsonText } from '../../../bgp/codec/json.ts';
 import { decodeMessage } from '../../../bgp/codec/message.ts';
 import { canonicalPrefix, formatIPv4, formatIPv6 } from '../../../bgp/codec/nlri.ts';
 import type { AsPathSegment, CodecContext, NlriEntry, PathAttribute, UpdateMessage } from '../../../bgp/codec/types.ts';
@@ -125,6 +128,22 @@ t.test('property: arbitrary valid UPDATEs round-trip (object and bytes)', async 
       const whole = message(2, body);
       const viaMessage = decodeMessage(whole, ctx);
       if (viaMessage.type !== 'UPDATE' || viaMessage.pathAttributes.length !== msg.pathAttributes.length) throw new Error('decodeMessage differs');
+      checked++;
+    }),
+    { numRuns: 400 },
+  );
+  t.equal(checked, 400, 'messages checked');
+});
+
+t.test('property: the JSON text of arbitrary UPDATEs is canonical JSON (what JSON.stringify prints of its view)', async (t) => {
+  let checked = 0;
+  fc.assert(
+    fc.property(updateArb, ({ msg }) => {
+      const text = messageJsonText(msg);
+      const view = JSON.parse(text) as { type: string; nlri: string[]; withdrawnRoutes: string[] };
+      if (JSON.stringify(view) !== text) throw new Error(`not canonical: ${text}`);
+      if (view.type !== 'UPDATE' || view.nlri.join() !== msg.nlri.map((e) => e.prefix).join()) throw new Error(`nlri differ: ${text}`);
+      if (view.withdrawnRoutes.join() !== msg.withdrawnRoutes.map((e) => e.prefix).join()) throw new Error(`withdrawn routes differ: ${text}`);
       checked++;
     }),
     { numRuns: 400 },

@@ -267,3 +267,40 @@ t.test('largest allowed attributes still fit a 4096-octet UPDATE (IPv6, AS4_PATH
   t.equal(msgs.flatMap((m) => m.announced).length, 2);
   t.ok(msgs.every((m) => m.length <= 4096));
 });
+
+t.test('a next hop the encoder rejects keeps only its own routes back, says why, and the others are sent', async (t) => {
+  // Regression (issue 19): an IPv6 next hop with a zone id passed the export rules (isIPv6 accepts zones) and threw in
+  // the encoder; the throw ended the session with Cease / Out of Resources before any route, IPv4 included, was sent.
+  const reported: [string, string][] = [];
+  const rib = new AdjRibOut({ onUnsendable: (reason, example) => reported.push([reason, example]) });
+  const zoned: ExportPeer = { ...peer, nextHopIPv6: 'fe80::1%eth0' };
+  rib.setDesired(records([host(1), host(2), host6(1), host6(2), { ...host6(3), nextHop: '2001:db8::99' }]));
+  rib.start(zoned);
+  const table = new Map<string, string>();
+  apply(table, flush(rib, 4096));
+  t.same([...table.keys()].sort(), ['10.0.0.1/32', '10.0.0.2/32', '2001:db8::3/128'], 'IPv4 and the IPv6 route with its own next hop are sent');
+  const reason = 'ipv6-unicast next hop "fe80::1%eth0" cannot be encoded: not an IPv6 address: "fe80::1%eth0"';
+  t.same(reported, [[reason, '2001:db8::1/128']], 'reported once, with an example');
+  t.same(rib.unsentRoutes(), [{ reason, prefixes: 2, example: '2001:db8::1/128' }]);
+
+  // one of them goes away, one more comes: the count follows, nothing is reported twice
+  const next = records([host(1), host(2), host6(2), { ...host6(3), nextHop: '2001:db8::99' }, host6(4)]);
+  rib.setDesired(next);
+  apply(table, flush(rib, 4096));
+  t.same(rib.unsentRoutes(), [{ reason, prefixes: 2, example: '2001:db8::2/128' }]);
+  t.equal(reported.length, 1);
+
+  // the next hop is fixed: the held-back routes go out, and nothing is unsent any more
+  rib.setExportPeer({ ...peer, nextHopIPv6: '2001:db8::1' });
+  apply(table, flush(rib, 4096));
+  t.same([...table.keys()].sort(), ['10.0.0.1/32', '10.0.0.2/32', '2001:db8::2/128', '2001:db8::3/128', '2001:db8::4/128']);
+  t.same(rib.unsentRoutes(), []);
+
+  // and broken again while the peer has them: they are withdrawn, not left with a stale next hop
+  rib.setExportPeer(zoned);
+  apply(table, flush(rib, 4096));
+  t.same([...table.keys()].sort(), ['10.0.0.1/32', '10.0.0.2/32', '2001:db8::3/128']);
+  t.same(rib.unsentRoutes().map((u) => u.prefixes), [2]);
+  rib.reset();
+  t.same(rib.unsentRoutes(), [], 'nothing unsent without a session');
+});

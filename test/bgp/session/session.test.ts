@@ -4,6 +4,7 @@ import { Session, WITHOUT_NOTIFICATION } from '../../../bgp/session/session.ts';
 import type { SessionOptions, TxSource } from '../../../bgp/session/session.ts';
 import { BgpListener } from '../../../bgp/session/listener.ts';
 import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { describeReason } from '../../../bgp/fsm/state.ts';
 import type { StateReason } from '../../../bgp/fsm/state.ts';
 import { capability, ip4, keepalive, message, notification, open, param, u16, u32, u8, bytes } from '../../helpers/wire.ts';
 import { RawPeer, once, testAddresses } from './raw-peer.ts';
@@ -345,6 +346,18 @@ t.test('TxSource: UPDATEs are pulled after Established, in order', T, async (t) 
   s.session.kickTx();
   t.equal((await conn.next(2)).raw.toString('hex'), update4(['10.7.0.0']).toString('hex'));
   t.equal(s.session.stats.messagesSent.UPDATE, 3);
+});
+
+t.test('an exception in our own code (the TxSource) ends the session with Cease / Out of Resources, and the reason says what failed', T, async (t) => {
+  // Regression (issue 19): the reason said only "Cease / Out of Resources"; what failed was never shown.
+  const s = await setup(t);
+  s.session.setTxSource({ nextMessage: () => { throw new RangeError('cannot encode this'); } });
+  const { conn } = await establish(s);
+  const n = await conn.next(3);
+  t.same([n.body[0], n.body[1]], [6, 8], 'Cease / Out of Resources on the wire');
+  const down = s.reasons.find((r) => r.kind === 'notificationSent');
+  t.same(down, { kind: 'notificationSent', code: 6, subcode: 8, cause: 'internal error: cannot encode this' });
+  t.equal(describeReason(down), 'NOTIFICATION sent: Cease / Out of Resources (internal error: cannot encode this)');
 });
 
 t.test('stop() sends Cease 6/2 with the RFC 9003 text and resolves once closed; no reconnect', T, async (t) => {

@@ -62,7 +62,7 @@ t.test('admin view, metrics and CLI show BFD, and the BGP reason says BFD Down',
   t.equal(peerView(status(undefined), 65000, undefined).bfd, undefined, 'no BFD, no bfd field');
   t.match(formatPeerDetail(v), /BFD: +Down; tx 1000 ms, detection 0 ms; TTL check kernel; last down 2030-01-01T00:00:00.000Z: Control Detection Time Expired/);
 
-  const m = new HeraldMetrics({ version: 'test', node: 'n', defaultMetrics: false });
+  const m = new HeraldMetrics({ version: 'test', defaultMetrics: false });
   const up = peerView(status({ state: 'Up', remoteState: 'Up', diagnostic: 'No Diagnostic', multihop: true, localDiscriminator: 7, remoteDiscriminator: 9, transmitIntervalMs: 300, detectionTimeMs: 900, ttlCheck: 'none', stateChanges: 2 }), 65000, undefined);
   m.setPeersProvider(() => [up, { ...peerView(status(undefined), 65000, undefined), name: 'plain' }]);
   m.observeBfdStateChange('r1', 'Up', 'Down');

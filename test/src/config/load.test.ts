@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { ConfigError, loadConfigFile, parseConfigText, resolveIdentity, validateConfig } from '../../../src/config/load.ts';
+import { ConfigError, loadConfigFile, metricsListener, parseConfigText, resolveIdentity, validateConfig } from '../../../src/config/load.ts';
 import type { ConfigIssue } from '../../../src/config/schema.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -249,13 +249,7 @@ t.test('shipped examples and the deploy ConfigMap validate', async (t) => {
     const r = parseConfigText(readFileSync(join(ROOT, 'examples', f), 'utf8'));
     t.ok(r.ok, `${f}: ${r.ok ? 'valid' : JSON.stringify(r.errors)}`);
   }
-  let cm: string;
-  try {
-    cm = readFileSync(join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8');
-  } catch {
-    t.comment('deploy/kubernetes/configmap.yaml absent; skipped');
-    return;
-  }
+  const cm = readFileSync(join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8');
   const data = (parseDocument(cm).toJS() as { data: Record<string, string> }).data;
   const text = data['herald.yaml'];
   t.ok(text, 'ConfigMap has herald.yaml');
@@ -269,4 +263,32 @@ t.test('resolveIdentity rejects malformed node IPs', async (t) => {
   t.throws(() => resolveIdentity(r.config, { nodeIp: '10.0.0', env: {} }, 'h'), /--node-ip: must be an IP address/);
   t.throws(() => resolveIdentity(r.config, { nodeIp: '10.0.0.1,10.0.0.2', env: {} }, 'h'), /--node-ip: at most one IPv4 address: 10\.0\.0\.1 and 10\.0\.0\.2/);
   t.throws(() => resolveIdentity(r.config, { env: { NODE_IP: 'x' } }, 'h'), /NODE_IP: must be an IP address/);
+});
+
+t.test('metrics listener: the node address by default, port 9179, never on the admin API\'s address and port', async (t) => {
+  const valid = (data: object) => {
+    const r = validateConfig({ ...base, ...data });
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.config;
+  };
+  const id = { nodeName: 'n', routerId: '10.0.0.1', nodeIps: ['192.0.2.7'] };
+  t.equal(metricsListener(valid({}), id), undefined, 'no metrics section: no listener');
+  t.same(metricsListener(valid({ metrics: {} }), id), { address: '192.0.2.7', port: 9179 }, "the node's address, port 9179 (beside admin 127.0.0.1:9179)");
+  t.same(metricsListener(valid({ metrics: { address: '2001:db8::5', port: 9100 } }), id), { address: '2001:db8::5', port: 9100 });
+  t.throws(() => metricsListener(valid({ metrics: {} }), { nodeName: 'n', routerId: '10.0.0.1', nodeIps: [] }), /metrics\.address: not set, and the node's address is unknown/);
+  t.throws(() => metricsListener(valid({ metrics: {} }), { ...id, nodeIps: ['127.0.0.1'] }), /overlaps the admin API on 127\.0\.0\.1:9179/, 'a node address equal to the admin address');
+  t.same(metricsListener(valid({ metrics: { address: '0.0.0.0' }, admin: { port: 9180 } }), id), { address: '0.0.0.0', port: 9179 }, 'any address on another port');
+  for (const [metrics, admin] of [
+    [{ address: '127.0.0.1' }, {}],
+    [{ address: '0.0.0.0' }, {}],
+    [{ address: '::' }, {}],
+    [{ address: '10.0.0.5', port: 9300 }, { address: '0.0.0.0', port: 9300 }],
+    [{ address: '::1' }, { address: '0:0::1' }],
+  ] as const) {
+    t.same(paths({ ...base, metrics, admin }), ['metrics.address'], `metrics ${JSON.stringify(metrics)} beside admin ${JSON.stringify(admin)} is rejected`);
+  }
+  t.ok(validateConfig({ ...base, metrics: { address: '0.0.0.0' }, admin: { address: '::1' } }).ok, '0.0.0.0 beside an IPv6 admin address binds');
+  t.ok(validateConfig({ ...base, metrics: { address: '127.0.0.1', port: 0 }, admin: { port: 0 } }).ok, 'port 0 never clashes');
+  t.same(paths({ ...base, metrics: { port: 70000 } }), ['metrics.port']);
+  t.same(paths({ ...base, metrics: { path: '/m' } }), ['metrics.path'], 'unknown fields are errors');
 });

@@ -142,7 +142,7 @@ t.test('a reload whose routes cannot be applied is reported failed, with the cau
     return r.config;
   };
   let speaker!: StubSpeaker;
-  const metrics = new HeraldMetrics({ version: 'test', node: 'n', defaultMetrics: false });
+  const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
   const daemon = new Daemon(cfg([{ prefix: '10.5.0.0/24' }]), { nodeName: 'n', routerId: '10.0.0.1', nodeIps: [] }, {
     createSpeaker: (o) => (speaker = new StubSpeaker(o)),
     health: new NoHealth(),

@@ -24,7 +24,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
-  const metrics = new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false });
+  const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
   const logger = pino({ level: 'silent' });
   const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: o.nodeIp === null ? [] : [o.nodeIp ?? '127.0.0.1'] }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
@@ -455,5 +455,106 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
   t.ok(speaker.updates.length > 20, `the incremental path (updateRoutes) carried the changes: ${speaker.updates.length} updates`);
   t.equal(speaker.routesSet.length, daemon.reconcileStats.full, 'whole sets only from full passes (start, node changes)');
   t.ok(daemon.reconcileStats.incremental > 5 * daemon.reconcileStats.full, 'most passes are incremental');
+  await daemon.shutdown('test');
+});
+
+/** The samples of one metric in the exposition text: label text → value. */
+function samples(text: string, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm'))) out.set(m[1] ?? '', Number(m[2]));
+  return out;
+}
+
+// Regression: a removed peer's counters and histograms (state changes, NOTIFICATIONs, messages, UPDATE send times,
+// BFD) stayed in /metrics forever, and the Cease of its removal was counted after it was gone.
+t.test('a removed peer takes its metric series with it; the events of its removal are not counted', async (t) => {
+  const { daemon, speaker } = make(cfg({ peers: [peerA, peerB] }));
+  await daemon.start();
+  for (const p of ['a', 'b']) {
+    speaker.states.set(p, 'Established');
+    speaker.emit('peerState', { peer: p, from: 'OpenConfirm', to: 'Established', reason: { kind: 'started' } });
+    speaker.emit('peerState', { peer: p, from: 'Established', to: 'Idle', reason: { kind: 'notificationReceived', code: 6, subcode: 2 } });
+    speaker.emit('updateSent', { peer: p, packMs: 0.5 });
+    speaker.emit('bfdState', { peer: p, from: 'Down', to: 'Up', diagnostic: 'No Diagnostic', remoteState: 'Up', detectionTimeMs: 900, failure: false });
+  }
+  const peerSeries = (text: string, peer: string) => text.split('\n').filter((l) => l.startsWith('herald_') && l.includes(`peer="${peer}"`));
+  const before = (await daemon.view.metrics()).body;
+  for (const name of ['herald_bgp_session_state_changes_total', 'herald_bgp_notifications_total', 'herald_bgp_update_send_duration_seconds_count', 'herald_bfd_session_state_changes_total', 'herald_bgp_session_up']) {
+    t.ok(peerSeries(before, 'b').some((l) => l.startsWith(name)), `b has ${name} before`);
+  }
+  t.ok(peerSeries(before, 'b').length >= 8, `${peerSeries(before, 'b').length} series of b`);
+
+  daemon.reload(cfg({ peers: [peerA] }));
+  // The speaker stops b's session: Cease / Peer De-configured, after b left the configuration.
+  speaker.emit('peerState', { peer: 'b', from: 'Established', to: 'Idle', reason: { kind: 'notificationSent', code: 6, subcode: 3 } });
+  speaker.emit('updateSent', { peer: 'b', packMs: 0.5 });
+  speaker.emit('bfdState', { peer: 'b', from: 'Up', to: 'AdminDown', diagnostic: 'Administratively Down', remoteState: 'Up', detectionTimeMs: 0, failure: false });
+  const after = (await daemon.view.metrics()).body;
+  t.same(peerSeries(after, 'b'), [], 'no series of b after its removal');
+  t.same(peerSeries(after, 'a').length, peerSeries(before, 'a').length, 'a keeps all of its series');
+  t.equal(samples(after, 'herald_bgp_session_state_changes_total').get('{peer="a",from="OpenConfirm",to="Established"}'), 1);
+
+  // Configured again: it starts from nothing.
+  daemon.reload(cfg({ peers: [peerA, peerB] }));
+  speaker.emit('peerState', { peer: 'b', from: 'Idle', to: 'Connect', reason: { kind: 'started' } });
+  const again = (await daemon.view.metrics()).body;
+  t.same(peerSeries(again, 'b').filter((l) => l.startsWith('herald_bgp_session_state_changes_total')), ['herald_bgp_session_state_changes_total{peer="b",from="Idle",to="Connect"} 1']);
+  await daemon.shutdown('test');
+});
+
+t.test('herald_vip_announced: 1 or 0 per VIP this node handles; VIPs no advertisement selects here are left out', async (t) => {
+  const source = new FakeSource();
+  const { daemon, health } = make(cfg({ source: { manifests: '/nonexistent' } }), { source });
+  await daemon.start();
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', service('web', { lbIPs: ['198.51.100.1'], etp: 'Local' }));
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.5', 'node-a']]));
+  source.store.apply('Service', service('cart', { ns: 'shop', lbIPs: ['198.51.100.2'], etp: 'Local' }));
+  source.store.apply('EndpointSlice', slice('cart-1', 'cart', [['10.1.0.6', 'node-b']], { ns: 'shop' }));
+  source.store.apply('Service', service('other', { lbIPs: ['198.51.100.3'], lbClass: 'example.com/other' }));
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  const vips = async () => samples((await daemon.view.metrics()).body, 'herald_vip_announced');
+  t.same(
+    [...(await vips())].sort(),
+    [
+      ['{service="default/web",address="198.51.100.1"}', 1],
+      ['{service="shop/cart",address="198.51.100.2"}', 0],
+    ],
+    'announced web, not cart (no local endpoint); no ClusterIP (no advertisement selects it), no foreign-class VIP',
+  );
+  health.failing.add('svc:default/web 198.51.100.1');
+  health.emit('change', ['svc:default/web 198.51.100.1'], { nodeLevel: false });
+  await daemon.idle();
+  t.equal((await vips()).get('{service="default/web",address="198.51.100.1"}'), 0, 'withdrawn: 0');
+  source.store.remove('Service', service('cart', { ns: 'shop' }));
+  source.emit('change', ['service:shop/cart']);
+  await daemon.idle();
+  t.notOk((await vips()).has('{service="shop/cart",address="198.51.100.2"}'), 'a deleted Service leaves');
+  await daemon.shutdown('test');
+});
+
+t.test('config reload metrics: the last load succeeded (1) until a reload is rejected (0), and again after a good one', async (t) => {
+  const { daemon } = make(cfg({ routes: [{ prefix: '192.0.2.1/32' }] }));
+  await daemon.start();
+  const m = async () => {
+    const text = (await daemon.view.metrics()).body;
+    return { ok: samples(text, 'herald_config_last_reload_successful').get(''), at: samples(text, 'herald_config_last_reload_success_timestamp_seconds').get(''), reloads: samples(text, 'herald_config_reloads_total') };
+  };
+  const start = await m();
+  t.equal(start.ok, 1, 'the configuration loaded at start');
+  t.ok((start.at ?? 0) > 1.7e9, 'with the time it loaded');
+  daemon.reloadRejected(['routes[0].prefix: must be a CIDR prefix']);
+  const rejected = await m();
+  t.equal(rejected.ok, 0);
+  t.equal(rejected.at, start.at, 'the last success time stays');
+  t.equal(rejected.reloads.get('{result="invalid"}'), 1);
+  await new Promise((r) => setTimeout(r, 5));
+  daemon.reload(cfg({ routes: [{ prefix: '192.0.2.2/32' }] }));
+  const good = await m();
+  t.equal(good.ok, 1, 'a good reload clears it');
+  t.ok((good.at ?? 0) > (start.at ?? 0));
+  t.equal(good.reloads.get('{result="ok"}'), 1);
   await daemon.shutdown('test');
 });

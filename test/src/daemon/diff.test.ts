@@ -81,3 +81,13 @@ t.test('flapControl is restart-only', async (t) => {
   t.notOk(d.healthChanged);
   t.equal(effectiveReloadConfig(before, after).flapControl.holdDown, 10);
 });
+
+t.test('the metrics listener is restart-only: a reload neither opens, moves nor closes it', async (t) => {
+  const none = cfg({});
+  const on = cfg({ metrics: { port: 9100 } });
+  const moved = cfg({ metrics: { port: 9200 } });
+  t.same(diffConfig(none, on).restartRequired, ['metrics']);
+  t.equal(effectiveReloadConfig(none, on).metrics, undefined, 'not opened by a reload');
+  t.equal(effectiveReloadConfig(on, moved).metrics?.port, 9100, 'not moved by a reload');
+  t.equal(effectiveReloadConfig(on, none).metrics?.port, 9100, 'not closed by a reload');
+});

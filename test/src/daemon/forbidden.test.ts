@@ -70,7 +70,8 @@ t.test('403 on a watched resource and on Events: named in status, notReady and t
     throw new Error(`${what}: last status ${JSON.stringify(last)}`);
   };
 
-  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('list endpointslices')), 'EndpointSlice 403 in status');
+  // the speaker thread binds the BGP listener a moment after the admin API answers
+  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('list endpointslices')) && !x.notReady.includes('BGP listener not bound yet'), 'EndpointSlice 403 in status');
   t.equal(s.ready, false);
   t.match(s.notReady, [/^kubernetes source not synced \(EndpointSlice: list endpointslices: HTTP 403: /]);
   t.match(s.forbidden, [/^list endpointslices: HTTP 403: /]);
@@ -87,6 +88,9 @@ t.test('403 on a watched resource and on Events: named in status, notReady and t
   t.match(s2.forbidden, [/^create events: HTTP 403: /]);
   t.match(formatStatus(s2), /^Forbidden: +create events: HTTP 403: /m, '`herald status` shows it');
   t.ok(lines.some((l) => l['level'] === 40 && l['call'] === 'create events' && /RBAC/.test(String(l['msg']))), 'warned: create events forbidden');
+  const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  t.match(metrics, /^herald_kubernetes_events_dropped_total\{component="herald",reason="sendFailed"\} [1-9]/m, 'the refused Event is counted as lost');
+  t.match(metrics, /^herald_kubernetes_watch_last_connect_timestamp_seconds\{resource="EndpointSlice"\} \d/m, 'the EndpointSlice watch opened once allowed');
 
   // Events allowed again: the next Event succeeds and the entry goes.
   api.failResource('events', undefined);

@@ -38,7 +38,7 @@ t.test('End-of-RIB waits for kube-proxy node health (scope node) before the firs
   const daemon = new Daemon(
     cfg({ peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001 }], source: { manifests: '/nonexistent' }, kubeProxy: { enabled: true }, healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 1 } }),
     { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] },
-    { createSpeaker: (o) => (speaker = new FakeSpeaker(o)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false }), version: 'test', restarting: true, env: {}, clock },
+    { createSpeaker: (o) => (speaker = new FakeSpeaker(o)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }), version: 'test', restarting: true, env: {}, clock },
   );
   t.teardown(() => daemon.shutdown('test'));
   source.store.apply('Node', node('node-a'));

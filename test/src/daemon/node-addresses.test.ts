@@ -43,7 +43,7 @@ async function setup(t: Test, o: { nodeIps?: string[]; node: NodeOpts }) {
   const daemon = new Daemon(
     cfg({ peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001 }], source: { manifests: '/nonexistent' }, kubeProxy: { enabled: true }, healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 1 } }),
     { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: o.nodeIps ?? [] },
-    { createSpeaker: (x) => (speaker = new FakeSpeaker(x)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false }), version: 'test', restarting: false, env: {}, clock },
+    { createSpeaker: (x) => (speaker = new FakeSpeaker(x)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }), version: 'test', restarting: false, env: {}, clock },
   );
   t.teardown(() => daemon.shutdown('test'));
   source.store.apply('Node', node('node-a', o.node));

@@ -22,7 +22,7 @@ function make(config: Config, failures = 0) {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts, failures)),
     health: new FakeHealth(),
     logger,
-    metrics: new HeraldMetrics({ version: 'test', node: 'node-a', defaultMetrics: false }),
+    metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }),
     version: 'test',
     restarting: false,
     env: {},

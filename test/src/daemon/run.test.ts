@@ -45,9 +45,10 @@ t.test('runs, serves the API, reloads on SIGHUP, stops', async (t) => {
   const api = `http://127.0.0.1:${adminPort}`;
   const status = async () => (await (await fetch(`${api}/api/v1/status`)).json()) as { ready: boolean; routes: { desired: number }; lastReload?: { ok: boolean; errors?: string[] } };
   let s: Awaited<ReturnType<typeof status>> | undefined;
-  for (let i = 0; i < 100 && !s; i++) {
+  // the admin API answers before the speaker thread has started and bound: ready follows
+  for (let i = 0; i < 400 && !s?.ready; i++) {
     s = await status().catch(() => undefined);
-    if (!s) await new Promise((r) => setTimeout(r, 50));
+    if (!s?.ready) await new Promise((r) => setTimeout(r, 50));
   }
   t.ok(s, 'admin API up');
   t.equal(s?.ready, true);
@@ -170,4 +171,85 @@ t.test('expected start errors are logged as message and code, without a stack', 
     process.stderr.write = orig;
   }
   t.match(stderr.join(''), /admin API cannot listen on 127\.0\.0\.1:\d+/);
+});
+
+t.test('the metrics listener: /metrics over HTTP on the node address, on the admin port, and no admin endpoint there', async (t) => {
+  // As in the DaemonSet: the admin API on 127.0.0.1:P, the metrics listener on the node's address (--node-ip) port P.
+  const port = await freePort('127.0.0.1');
+  const configPath = join(dir, 'metrics.yaml');
+  const config = { bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port }, metrics: { port }, stateDir: join(dir, 'state-metrics'), logLevel: 'info', routes: [{ prefix: '10.5.0.0/24' }] };
+  writeFileSync(configPath, stringify(config));
+  const lines: Record<string, unknown>[] = [];
+  let stop!: () => void;
+  const stopSignal = new Promise<void>((resolve) => (stop = resolve));
+  const running = runDaemon({ configPath, nodeIp: '127.0.0.2', env: { HERALD_ADMIN_TOKEN: 'tok' }, stopSignal, watchIntervalMs: 0, logStream: { write: (s) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+  const node = `http://127.0.0.2:${port}`;
+  const admin = `http://127.0.0.1:${port}`;
+  let scrape: Response | undefined;
+  for (let i = 0; i < 100 && scrape?.status !== 200; i++) {
+    scrape = await fetch(`${node}/metrics`).catch(() => undefined);
+    if (scrape?.status !== 200) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(scrape?.status, 200, 'scraped on the node address');
+  t.match(scrape?.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const body = (await scrape?.text()) ?? '';
+  t.match(body, /^herald_desired_routes 1$/m, "the daemon's metrics");
+  t.match(body, /^herald_build_info\{version="[^"]+"\} 1$/m);
+  t.match(lines.find((l) => l['msg'] === 'metrics listening'), { address: '127.0.0.2', port });
+  t.equal((await fetch(`${node}/metrics`, { method: 'HEAD' })).status, 200, 'HEAD /metrics');
+
+  for (const path of ['/api/v1/status', '/api/v1/peers', '/api/v1/routes', '/api/v1/services', '/api/v1/health', '/readyz', '/healthz', '/openapi.json', '/', '/metrics/']) {
+    const r = await fetch(`${node}${path}`);
+    t.equal(r.status, 404, `GET ${path}: not on the metrics listener`);
+    t.match(await r.json(), { statusCode: 404, message: /serves only GET \/metrics/ });
+  }
+  for (const path of ['/api/v1/drain', '/api/v1/undrain', '/api/v1/peers/x/reset']) {
+    const r = await fetch(`${node}${path}`, { method: 'POST', headers: { authorization: 'Bearer tok' } });
+    t.equal(r.status, 404, `POST ${path} with the token: not on the metrics listener`);
+  }
+  const post = await fetch(`${node}/metrics`, { method: 'POST' });
+  t.equal(post.status, 405);
+  t.equal(post.headers.get('allow'), 'GET, HEAD');
+  t.equal(((await (await fetch(`${admin}/api/v1/status`)).json()) as { drained: boolean }).drained, false, 'the admin API answers on loopback, same port');
+  t.match(await (await fetch(`${admin}/metrics`)).text(), /^herald_desired_routes 1$/m, 'and keeps its own /metrics there');
+
+  stop();
+  t.equal(await running, 0);
+  t.equal(await fetch(`${node}/metrics`).catch(() => undefined), undefined, 'metrics listener closed');
+});
+
+t.test('a metrics listener that cannot bind stops startup with exit code 1, naming the address', async (t) => {
+  const { createServer } = await import('node:net');
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.2', () => r()));
+  t.teardown(() => busy.close());
+  const busyPort = (busy.address() as { port: number }).port;
+  const adminPort = await freePort('127.0.0.1');
+  const configPath = join(dir, 'metrics-busy.yaml');
+  writeFileSync(configPath, stringify({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port: adminPort }, metrics: { address: '127.0.0.2', port: busyPort }, stateDir: join(dir, 'state-metrics-busy'), logLevel: 'info' }));
+  const orig = process.stderr.write.bind(process.stderr);
+  const stderr: string[] = [];
+  process.stderr.write = ((s: string) => (stderr.push(String(s)), true)) as typeof process.stderr.write;
+  const lines: Record<string, unknown>[] = [];
+  let code: number;
+  try {
+    code = await runDaemon({ configPath, env: {}, watchIntervalMs: 0, logStream: { write: (s) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+  } finally {
+    process.stderr.write = orig;
+  }
+  t.equal(code, 1);
+  t.match(lines.find((l) => l['msg'] === 'metrics listener cannot listen'), { code: 'EADDRINUSE' });
+  t.match(stderr.join(''), new RegExp(`metrics listener cannot listen on 127\\.0\\.0\\.2:${busyPort}: .*EADDRINUSE`));
+  t.equal(await fetch(`http://127.0.0.1:${adminPort}/healthz`).catch(() => undefined), undefined, 'the admin API is closed again');
+
+  // Without metrics.address and without a node address: a configuration error before anything starts.
+  writeFileSync(configPath, stringify({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port: adminPort }, metrics: {}, stateDir: join(dir, 'state-metrics-busy') }));
+  process.stderr.write = ((s: string) => (stderr.push(String(s)), true)) as typeof process.stderr.write;
+  try {
+    code = await runDaemon({ configPath, env: {}, watchIntervalMs: 0 });
+  } finally {
+    process.stderr.write = orig;
+  }
+  t.equal(code, 1);
+  t.match(stderr.join(''), /metrics\.address: not set, and the node's address is unknown/);
 });

@@ -67,3 +67,16 @@ t.test('EventRecorder: token bucket drops bursts and counts them', async (t) => 
   now = 1000;
   t.ok(r.record({ service: 'ns/a', type: 'Normal', reason: 'X', message: 'later' }));
 });
+
+t.test('EventRecorder: onDropped for each Event the rate limit drops and each failed write, not for de-duplicated repeats', async (t) => {
+  const dropped: string[] = [];
+  let fail = false;
+  const r = new EventRecorder({ send: async () => { if (fail) throw new Error('forbidden'); } }, { burst: 2, perSecond: 1, now: () => 0, onDropped: (e, reason) => dropped.push(`${e.message} ${reason}`) });
+  r.record({ service: 'ns/a', type: 'Normal', reason: 'X', message: 'm0' });
+  r.record({ service: 'ns/a', type: 'Normal', reason: 'X', message: 'm0' });
+  fail = true;
+  r.record({ service: 'ns/a', type: 'Normal', reason: 'X', message: 'm1' });
+  r.record({ service: 'ns/a', type: 'Normal', reason: 'X', message: 'm2' });
+  await new Promise((res) => setImmediate(res));
+  t.same(dropped, ['m2 rateLimited', 'm1 sendFailed']);
+});

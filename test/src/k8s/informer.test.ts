@@ -253,3 +253,22 @@ t.test('a hung list times out and is retried', async (tt) => {
   await waitFor(() => src.synced(), 'synced after the apiserver answers again');
   tt.equal([...src.snapshot().services()].length, 2);
 });
+
+t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while it works, and not while the apiserver is down", async (tt) => {
+  const { src, api } = await setup(tt);
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 4, 'watching');
+  const connectOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastWatchConnectAtMs ?? 0;
+  const eventOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastEventAtMs ?? 0;
+  const first = connectOf();
+  tt.ok(first > 0 && first >= eventOf(), 'the watch opened after the list');
+  // No Node changes: client-node ends the watch after watchTimeoutMs (1.5 s here, 30 s by default) and opens the next.
+  await waitFor(() => connectOf() > first, 'a new watch stream opened');
+  tt.ok(eventOf() < connectOf(), 'without any data');
+  await api.goDown('500');
+  const down = connectOf();
+  await new Promise((r) => setTimeout(r, 2000)); // longer than watchTimeoutMs: a working watch would have reopened
+  tt.equal(connectOf(), down, 'no watch opens while the apiserver answers 500');
+  await api.comeBack();
+  await waitFor(() => connectOf() > down, 'watching again');
+});

@@ -56,7 +56,7 @@ function peer(name: string, state: string, sent: Record<string, number>, prefixe
 }
 
 t.test('every documented metric is exported and the text parses', async (t) => {
-  const m = new HeraldMetrics({ version: '0.1.0', node: 'node-a' });
+  const m = new HeraldMetrics({ version: '0.1.0' });
   let peers = [peer('tor-a', 'Established', { open: 1, update: 5 }, 3), peer('tor-b', 'Active', { open: 2 })];
   m.setPeersProvider(() => peers);
   m.observeStateChange('tor-a', 'OpenConfirm', 'Established');
@@ -67,6 +67,11 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   m.updateSendDuration.observe({ peer: 'tor-a' }, 0.001);
   m.kubernetesWatchRestarts.inc({ resource: 'services' });
   m.kubernetesLastSync.set({ resource: 'services' }, 1764440000);
+  m.kubernetesWatchLastConnect.set({ resource: 'services' }, 1764440001);
+  m.kubernetesEventsDropped.inc({ component: 'herald', reason: 'rateLimited' });
+  m.observeReload(true, 1764440002000);
+  m.setServicesProvider(() => [{ service: 'default/web', reasons: [], vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: '' }] }] }]);
+  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => true, usage: () => [{ pool: 'default', family: 'IPv4', allocated: 2, available: 14 }] }));
   const { body, contentType } = await m.text();
   t.match(contentType, /text\/plain/);
   const { samples, types } = parseExposition(body);
@@ -84,6 +89,14 @@ t.test('every documented metric is exported and the text parses', async (t) => {
     herald_kubernetes_watch_restarts_total: 'counter',
     herald_kubernetes_last_sync_timestamp_seconds: 'gauge',
     herald_build_info: 'gauge',
+    herald_kubernetes_watch_last_connect_timestamp_seconds: 'gauge',
+    herald_kubernetes_events_dropped_total: 'counter',
+    herald_config_reloads_total: 'counter',
+    herald_config_last_reload_successful: 'gauge',
+    herald_config_last_reload_success_timestamp_seconds: 'gauge',
+    herald_vip_announced: 'gauge',
+    herald_ipam_pool_addresses: 'gauge',
+    herald_ipam_leader: 'gauge',
   };
   for (const [name, type] of Object.entries(expected)) t.equal(types.get(name), type, `${name} is a ${type}`);
   const get = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
@@ -92,7 +105,15 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   t.equal(get('herald_bgp_prefixes_advertised', { peer: 'tor-a' }), 3);
   t.equal(get('herald_bgp_messages_sent_total', { peer: 'tor-a', type: 'update' }), 5);
   t.equal(get('herald_bgp_notifications_total', { peer: 'tor-b', direction: 'received', code: '6', subcode: '2' }), 1);
-  t.equal(get('herald_build_info', { version: '0.1.0', node: 'node-a' }), 1);
+  t.equal(get('herald_build_info', { version: '0.1.0' }), 1);
+  t.same(Object.keys(samples.find((s) => s.name === 'herald_build_info')?.labels ?? {}), ['version'], 'no node label: the scrape target carries the node (PodMonitor relabeling)');
+  t.equal(get('herald_vip_announced', { service: 'default/web', address: '198.51.100.1' }), 1);
+  t.equal(get('herald_ipam_pool_addresses', { pool: 'default', family: 'IPv4', state: 'allocated' }), 2);
+  t.equal(get('herald_ipam_pool_addresses', { pool: 'default', family: 'IPv4', state: 'available' }), 14);
+  t.equal(get('herald_ipam_leader', { lease: 'herald-system/herald-allocator' }), 1);
+  t.equal(get('herald_config_last_reload_successful', {}), 1);
+  t.equal(get('herald_config_last_reload_success_timestamp_seconds', {}), 1764440002);
+  t.equal(get('herald_kubernetes_events_dropped_total', { component: 'herald', reason: 'rateLimited' }), 1);
   t.equal(get('herald_health_check_results_total', { result: 'ConnectionRefused' }), 1);
   t.equal(get('herald_reconcile_duration_seconds_count', {}), 1);
   t.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), 'default process metrics present');
@@ -112,4 +133,47 @@ t.test('the parser rejects malformed text (it can fail)', async (t) => {
   t.throws(() => parseExposition('foo 1'));
   t.throws(() => parseExposition('# TYPE foo counter\nfoo 1\n'));
   t.throws(() => parseExposition('bar{a="1" 2\n'));
+});
+
+t.test('herald_vip_announced: one series per handled VIP, announced if any of its kinds is', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  const vip = (address: string, kind: string, announced: boolean, code: string) => ({ address, kind, announced, reasons: [{ code, message: '' }] });
+  m.setServicesProvider(() => [
+    { service: 'a/x', reasons: [], vips: [vip('192.0.2.1', 'loadBalancer', false, 'NoLocalReadyEndpoint'), vip('192.0.2.1', 'externalIP', true, 'Advertised'), vip('10.96.0.1', 'clusterIP', false, 'NoAdvertisement')] },
+    { service: 'a/y', reasons: [], vips: [vip('192.0.2.2', 'loadBalancer', false, 'ForeignLoadBalancerClass'), vip('192.0.2.3', 'loadBalancer', false, 'NodeNotReady')] },
+  ]);
+  const s = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_vip_announced');
+  t.same(s.map((x) => [x.labels['service'], x.labels['address'], x.value]), [['a/x', '192.0.2.1', 1], ['a/y', '192.0.2.3', 0]]);
+});
+
+t.test('no allocator: no pool or leader series; a follower reports 0', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  const names = parseExposition((await m.text()).body).samples.map((x) => x.name);
+  t.notOk(names.includes('herald_ipam_leader') || names.includes('herald_ipam_pool_addresses'));
+  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => false, usage: () => [] }));
+  const samples = parseExposition((await m.text()).body).samples;
+  t.same(samples.filter((x) => x.name === 'herald_ipam_leader').map((x) => [x.labels, x.value]), [[{ lease: 'herald-system/herald-allocator' }, 0]]);
+});
+
+// Regression: series with a peer label stayed after the peer was removed.
+t.test('removePeer drops every series of that peer and only those', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  let peers = [peer('a', 'Established', { open: 1 }), peer('b', 'Established', { open: 1, update: 3 })];
+  m.setPeersProvider(() => peers);
+  for (const p of ['a', 'b']) {
+    m.observeStateChange(p, 'OpenConfirm', 'Established');
+    m.observeNotification(p, 'sent', 6, 4);
+    m.observeBfdStateChange(p, 'Down', 'Up');
+    m.observeUpdateSent(p, 0.001);
+  }
+  const of = async (name: string) => parseExposition((await m.text()).body).samples.filter((s) => s.labels['peer'] === name);
+  t.ok((await of('b')).length >= 10, 'b has series');
+  const aBefore = (await of('a')).length;
+  peers = [peers[0]!];
+  m.removePeer('b');
+  t.same(await of('b'), []);
+  t.equal((await of('a')).length, aBefore, 'a keeps its own');
+  // A new b counts messages from zero (no stale per-session count to subtract).
+  peers = [peers[0]!, peer('b', 'Established', { open: 1 })];
+  t.equal((await of('b')).find((s) => s.name === 'herald_bgp_messages_sent_total' && s.labels['type'] === 'open')?.value, 1);
 });

@@ -12,6 +12,7 @@ import { effectiveAsPath, formatAsPath } from '../../../bgp/index.ts';
 import { decodeMrt } from '../../../tools/decode/mrt.ts';
 import { CollectingSink } from '../../../tools/decode/sink.ts';
 import { SHARED_BGP, SHARED_PRESENT, readMaybeGzip } from './shared.ts';
+import { skipUnless } from '../../helpers/prereq.ts';
 
 const WELL_KNOWN: Record<string, string> = { '65535:65281': 'no-export', '65535:65282': 'no-advertise', '65535:65283': 'local-AS' };
 
@@ -103,7 +104,7 @@ function expectedLines(file: string): string[] {
 //   (3/10 Invalid Network Field, RFC 7606 §5.3), bgpdump prints the route.
 const KNOWN_DIFFERENCES: Record<string, number> = { 'updates.nlri_mask_trailing_bits.gz': 1 };
 
-t.test('bgpdump -m expected output, route by route', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
+t.test('bgpdump -m expected output, route by route', { skip: skipUnless({ [`shared data at ${SHARED_BGP}`]: SHARED_PRESENT }, 'the shared data folder sits beside the repository (../shared/data/bgp)') }, async (t) => {
   const expectDir = join(SHARED_BGP, 'mrt/bgpdump/test_expect');
   const dataDir = join(SHARED_BGP, 'mrt/bgpdump/test_data');
   const names = ['bview.64k_stream_overflow.gz', 'bview.ipv4_unicast_add_path.gz', 'bview.ipv6_unicast_add_path.gz', 'updates.20020722.2238.gz', 'updates.20100722.2015.gz', 'updates.20160811.1600.gz', 'updates.long_withdrawal.gz', 'updates.nlri_mask_trailing_bits.gz'];

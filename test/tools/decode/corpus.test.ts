@@ -2,12 +2,14 @@
  * Every capture and MRT file of shared/data/bgp goes through `herald decode` (the CLI entry, in-process) without a
  * crash: exit code 0 or 1 (never 2, never an exception), every output line is a JSON object, and the number of
  * message/record lines, error lines and note lines is as recorded below. The pcap/tcpdump/malformed/ captures must
- * give error lines.
+ * give error lines. Every line is canonical JSON text: exactly what JSON.stringify prints for the parsed line (lines
+ * are written as text from the codec's JSON forms, not serialised from objects).
  */
 import t from 'tap';
 import { relative } from 'node:path';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
 import { runCli } from './run.ts';
+import { skipUnless } from '../../helpers/prereq.ts';
 
 /** file → [exit code, decoded lines, error lines, note lines]. Counts cross-checked with the data README. */
 const EXPECTED: Record<string, [number, number, number, number]> = {
@@ -77,7 +79,7 @@ const EXPECTED: Record<string, [number, number, number, number]> = {
 };
 
 
-t.test('every shared capture and MRT file decodes without a crash', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
+t.test('every shared capture and MRT file decodes without a crash', { skip: skipUnless({ [`shared data at ${SHARED_BGP}`]: SHARED_PRESENT }, 'the shared data folder sits beside the repository (../shared/data/bgp)') }, async (t) => {
   const files = [...filesUnder(`${SHARED_BGP}pcap`), ...filesUnder(`${SHARED_BGP}mrt`)].filter((f) => !f.endsWith('.out') && !f.includes('/test_expect/'));
   t.equal(files.length, 57, '57 capture and MRT files');
   t.same(files.map((f) => relative(SHARED_BGP, f)).sort(), Object.keys(EXPECTED).sort(), 'the table lists exactly the files present');
@@ -85,7 +87,9 @@ t.test('every shared capture and MRT file decodes without a crash', { skip: SHAR
   let malformedWithErrors = 0;
   for (const file of files) {
     const name = relative(SHARED_BGP, file);
-    const { code, lines, stderr } = await runCli([file]);
+    const { code, lines, out, stderr } = await runCli([file]);
+    const texts = out.split('\n').filter((l) => l.length > 0);
+    t.equal(texts.filter((l, i) => JSON.stringify(lines[i]) !== l).length, 0, `${name}: every line is canonical JSON text`);
     const errors = lines.filter((l) => 'error' in l);
     const notes = lines.filter((l) => 'note' in l);
     const messages = lines.length - errors.length - notes.length;

@@ -11,6 +11,7 @@ import { basename, join } from 'node:path';
 import { decodeCapture } from '../../../tools/decode/stream.ts';
 import { CollectingSink } from '../../../tools/decode/sink.ts';
 import { SHARED_BGP, SHARED_PRESENT, filesUnder } from './shared.ts';
+import { skipUnless } from '../../helpers/prereq.ts';
 
 type Json = Record<string, unknown>;
 
@@ -187,7 +188,7 @@ function heraldFacts(m: Json): string[] {
 const KNOWN_MISSING: Record<string, number> = { 'bgp-addpath.pcap': 18 };
 const KNOWN_FEWER_MESSAGES: Record<string, number> = { 'bgp-addpath.pcap': 1 };
 
-t.test('tcpdump -v expected output, value by value', { skip: SHARED_PRESENT ? false : `shared data absent at ${SHARED_BGP}` }, async (t) => {
+t.test('tcpdump -v expected output, value by value', { skip: skipUnless({ [`shared data at ${SHARED_BGP}`]: SHARED_PRESENT }, 'the shared data folder sits beside the repository (../shared/data/bgp)') }, async (t) => {
   const dir = join(SHARED_BGP, 'pcap/tcpdump');
   const captures = filesUnder(dir).filter((f) => /\.pcap(ng)?$/.test(f) && !f.includes('/malformed/'));
   t.equal(captures.length, 22, 'all 22 non-malformed tcpdump captures');

@@ -45,8 +45,8 @@ mounts and probes). Fails on a chart-owned key set by the user.
 {{- define "herald.config" -}}
 {{- $cfg := dict -}}
 {{- range $key, $value := .Values.config -}}
-{{- if has $key (list "source" "admin" "stateDir" "node") -}}
-{{- fail (printf "config.%s is set by the chart (it must match the pod's mounts and probes): remove it from your values (the admin port is admin.port)" $key) -}}
+{{- if has $key (list "source" "admin" "metrics" "stateDir" "node") -}}
+{{- fail (printf "config.%s is set by the chart (it must match the pod's mounts, ports and probes): remove it from your values (the ports are admin.port and metrics.port)" $key) -}}
 {{- end -}}
 {{- if not (or (kindIs "invalid" $value) (and (kindIs "slice" $value) (empty $value))) -}}
 {{- $_ := set $cfg $key $value -}}
@@ -54,6 +54,8 @@ mounts and probes). Fails on a chart-owned key set by the user.
 {{- end -}}
 {{- $_ := set $cfg "source" (dict "kubernetes" (dict)) -}}
 {{- $_ := set $cfg "admin" (dict "address" "127.0.0.1" "port" .Values.admin.port "tokenFile" "/etc/herald/admin/token") -}}
+{{- /* No address: the node's, which the pod passes as --node-ip (status.hostIP). */ -}}
+{{- $_ := set $cfg "metrics" (dict "port" .Values.metrics.port) -}}
 {{- $_ := set $cfg "stateDir" "/var/lib/herald" -}}
 {{- toYaml $cfg -}}
 {{- end -}}

@@ -1,0 +1,27 @@
+// screenObject (src/k8s/screen.ts): the shapes Herald reads, each problem named by its field path; what the API
+// server really writes (null lists and conditions, unknown fields) passes.
+import t from 'tap';
+import { screenObject } from '../../../src/k8s/screen.ts';
+import { node, service, slice } from '../../helpers/k8s-objects.ts';
+
+t.test('well-formed objects pass, with the nulls and extra fields real objects carry', async (t) => {
+  t.equal(screenObject('Service', service('web', { etp: 'Local', lbIPs: ['198.51.100.1'] })), undefined);
+  t.equal(screenObject('EndpointSlice', slice('web-1', 'web', [['10.0.0.1', 'node-a', { ready: true }]])), undefined);
+  t.equal(screenObject('Node', node('node-a')), undefined);
+  t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd', managedFields: [{}] }, addressType: 'IPv4', endpoints: null, ports: null }), undefined, 'null lists');
+  t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: null, serving: null, terminating: null }, nodeName: 'n', targetRef: { kind: 'Pod' } }] }), undefined, 'null conditions');
+  t.equal(screenObject('ServiceCIDR', { metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/12'] } }), undefined);
+});
+
+t.test('what Herald cannot read is named by its field path and what was found', async (t) => {
+  t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, addressType: 'IPv4', endpoints: [null] }), 'endpoints[0]: expected object, got null');
+  t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, endpoints: [{ addresses: '10.0.0.1' }] }), 'endpoints[0].addresses: expected array, got a string "10.0.0.1"');
+  t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, endpoints: [{ conditions: { ready: 'yes' } }] }), 'endpoints[0].conditions.ready: expected boolean, got a string "yes"');
+  t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd' }, spec: { ports: 'http', externalIPs: [1] } }), 'spec.externalIPs[0]: expected string, got number 1; spec.ports: expected array, got a string "http"');
+  t.equal(screenObject('Service', { metadata: { name: 'web' }, spec: {} }), 'metadata.namespace: expected string, got nothing');
+  t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd', annotations: { a: 1 } } }), 'metadata.annotations.a: expected string, got number 1');
+  t.equal(screenObject('Node', { metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready', status: true }] } }), 'status.conditions[0].status: expected string, got boolean true');
+  t.equal(screenObject('Service', null), '(object): expected object, got null');
+  const many = screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, endpoints: [null, null, null, null, null] });
+  t.equal(many, 'endpoints[0]: expected object, got null; endpoints[1]: expected object, got null; endpoints[2]: expected object, got null (and 2 more)');
+});
