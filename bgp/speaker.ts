@@ -49,6 +49,7 @@ import { BfdHandle } from './bfd/handle.ts';
 import { PeerBfd } from './bfd/peers.ts';
 import type { BfdStateEvent } from './bfd/peers.ts';
 
+
 export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 import type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 

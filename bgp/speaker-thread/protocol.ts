@@ -28,7 +28,6 @@ export interface StopOptions {
   readonly mode: StopMode;
   readonly message?: string;
   readonly waitTimeSec?: number;
-  readonly sendTimeoutMs?: number;
 }
 
 /** The Speaker methods the proxy calls, each with its arguments in channel form. */

@@ -28,9 +28,9 @@ import type { ExportedRoute } from '../rib/adj-rib-out.ts';
 import { RouteError } from '../rib/route.ts';
 import type { Route } from '../rib/route.ts';
 import type { PeerConfig, PeerStatus } from '../speaker.ts';
-import type { CallMessage, CallResult, ErrorData, SpeakerCalls, StopOptions, SpeakerThreadOptions, SpeakerView, ThreadMessage } from './protocol.ts';
-import { decodeRouteBatch, encodePrefixes, encodeRouteBatch, exportedRoute } from './route-batch.ts';
+import type { CallMessage, CallResult, ErrorData, SpeakerCalls, SpeakerThreadOptions, SpeakerView, StopOptions, ThreadMessage } from './protocol.ts';
 import type { StopOutcome } from '../stop-modes.ts';
+import { decodeRouteBatch, encodePrefixes, encodeRouteBatch, exportedRoute } from './route-batch.ts';
 
 /** Code of the `error` reported when the speaker thread dies. */
 export const SPEAKER_THREAD_EXIT = 'ERR_SPEAKER_THREAD_EXIT';
@@ -168,8 +168,8 @@ export class SpeakerProxy extends EventEmitter {
   }
 
   /**
-   * Stops every session in a mode (see Speaker.stop), then the speaker thread; resolves with how each peer's session
-   * ended (no peers when the thread died first). Idempotent.
+   * Stops every session in `opts.mode` (see Speaker.stop), then the speaker thread; resolves with how each session
+   * ended (no peers when the thread had died). Idempotent: a second call returns the first one's outcome.
    */
   stop(opts: StopOptions): Promise<StopOutcome> {
     this.#closing ??= this.#call('stop', [opts])

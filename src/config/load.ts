@@ -356,9 +356,8 @@ export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: stri
 }
 
 /**
- * Where the metrics-only listener binds (docs/metrics.md): `metrics.address`, else the node's first address
- * (`nodeIps` of {@link resolveIdentity}: --node-ip, node.ip or NODE_IP); undefined when the config has no `metrics`
- * section.
+ * Where the metrics-only listener binds (docs/metrics.md): `metrics.address`, else the node's first address (`nodeIps`
+ * of {@link resolveIdentity}: --node-ip, node.ip or NODE_IP); undefined when the config has no `metrics` section.
  * @throws ConfigError when no address is set nor known, or when it overlaps the admin API's address and port.
  */
 export function metricsListener(cfg: Config, identity: RuntimeIdentity): ListenerAddress | undefined {

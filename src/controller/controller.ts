@@ -21,18 +21,17 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
-import type { Node } from '../k8s/types.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
 import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } from './desired-routes.ts';
 import { decideService, serviceCIDRContributions } from './desired-routes.ts';
-import type { EvaluateNodeOptions, NodeState } from './node-eligibility.ts';
+import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import { WorkQueue } from './workqueue.ts';
 import { Quarantine } from './quarantine.ts';
 import type { QuarantineEntry } from './quarantine.ts';
 import { ReasonCode } from './reasons.ts';
-import type { EndpointSlice, Service } from '../k8s/types.ts';
+import type { EndpointSlice, Node, Service } from '../k8s/types.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 
 /**
@@ -237,18 +236,18 @@ export class Controller extends EventEmitter {
   }
 
   /**
-   * This node's state; a Node seen once and gone since departs with its last labels (node-eligibility.ts); its Node
-   * object quarantined (or throwing) counts as missing: nothing is announced.
+   * This node's state. Its Node object quarantined (or throwing) counts as missing: nothing is announced. A Node
+   * seen once and gone since departs with its last labels (node-eligibility.ts).
    */
   #evaluateNode(snap: Snapshot): NodeState {
     const me = this.#ctx.nodeName;
     const obj = snap.node(me);
     let problem = obj === undefined ? undefined : this.quarantine.problem('Node', obj);
-    const opts = (): EvaluateNodeOptions => ({ departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) });
+    const opts = { departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) };
     let state: NodeState | undefined;
     if (obj !== undefined && problem === undefined) {
       try {
-        state = evaluateNode(obj, me, opts());
+        state = evaluateNode(obj, me, opts);
         this.#lastSeen = obj;
       } catch (err) {
         problem = `cannot be evaluated: ${errorText(err)}`;
@@ -256,8 +255,8 @@ export class Controller extends EventEmitter {
     }
     this.quarantine.set('node', problem === undefined ? [] : [{ kind: 'Node', name: me, reason: problem }]);
     if (state !== undefined) return state;
-    if (problem === undefined) return evaluateNode(undefined, me, opts());
-    return { name: me, eligible: false, labels: {}, departing: [], addresses: {}, reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
+    if (problem === undefined) return evaluateNode(undefined, me, opts);
+    return { name: me, eligible: false, labels: {}, addresses: {}, departing: [], reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
   }
 
   #computeService(key: string): void {

@@ -99,6 +99,8 @@ export interface HealthVerdict {
   reason?: string;
   /** The health layer's own reasons (e.g. Suppressed, HoldDown, NoLocalEndpoints, ConnectionRefused), kept as data. */
   causes?: HealthCause[];
+  /** Passing: a rule the health layer waived (FlapControlWaived), shown among the VIP's reasons. */
+  waived?: HealthCause[];
 }
 
 /**
@@ -137,6 +139,12 @@ export interface VipCandidate {
   readonly contributions: readonly RouteContribution[];
   /** Usable endpoints of the VIP's IP family (endpoints.ts), undefined when the address is not an IP address. */
   readonly endpoints: EndpointCounts | undefined;
+  /**
+   * Other nodes can serve this VIP while this one cannot: its traffic policy is Local and usable endpoints exist on
+   * other nodes. False for Cluster policy (every eligible node sees the same endpoints, and so the same flaps).
+   * Flap control holds a VIP back only while this is true (docs/decisions.md "Flap control").
+   */
+  readonly othersCanServe: boolean;
 }
 
 /** One Service before the health gate: what `decideService` computed, and the object it was computed from. */
@@ -240,7 +248,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints });
+    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints, othersCanServe: false });
   };
   const spec = svc.spec ?? {};
   const type = spec.type ?? 'ClusterIP';
@@ -343,7 +351,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const announced = contributions.length > 0;
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad };
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: true, contributions, endpoints: counts });
+    vips.push({ decision: d, candidate: true, contributions, endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
     for (const c of contributions) all.push(c);
   }
   return done();
@@ -359,6 +367,11 @@ export function gateService(candidates: ServiceCandidates, verdictOf: (vip: VipC
     const verdict = verdictOf(v);
     if (verdict.pass) {
       for (const c of v.contributions) contributions.push(c);
+      if (verdict.waived && verdict.waived.length > 0) {
+        vips ??= [...candidates.decision.vips];
+        const message = verdict.waived.map((w) => w.message).join('; ');
+        vips[i] = { ...v.decision, reasons: [...v.decision.reasons, { code: ReasonCode.FlapControlWaived, message, causes: verdict.waived }] };
+      }
       return;
     }
     failed = true;
@@ -370,7 +383,7 @@ export function gateService(candidates: ServiceCandidates, verdictOf: (vip: VipC
       reasons: [{ code: ReasonCode.HealthCheckFailing, message: verdict.reason ?? 'health check not passing', ...(verdict.causes && verdict.causes.length > 0 ? { causes: verdict.causes } : {}) }],
     };
   });
-  if (!failed) return { decision: candidates.decision, contributions: candidates.contributions };
+  if (!failed) return { decision: vips ? { ...candidates.decision, vips } : candidates.decision, contributions: candidates.contributions };
   return { decision: { ...candidates.decision, vips: vips ?? candidates.decision.vips }, contributions };
 }
 

@@ -32,6 +32,8 @@ export const ReasonCode = {
   ReadyEndpoint: 'ReadyEndpoint',
   LocalReadyEndpoint: 'LocalReadyEndpoint',
   Advertised: 'Advertised',
+  /** Announced although flap control would hold it back: no other node can serve it (its causes say which rule). */
+  FlapControlWaived: 'FlapControlWaived',
 } as const;
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 

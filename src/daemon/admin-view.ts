@@ -159,7 +159,8 @@ export class AdminView implements DaemonView {
         if (r.lastWatchConnectAtMs > 0) metrics.kubernetesWatchLastConnect.set({ resource: r.kind }, r.lastWatchConnectAtMs / 1000);
       }
     }
-    metrics.drained.set(speaker.draining ? 1 : 0);
+    // drained: what holds the node drained (the daemon keeps it current), or the speaker's own drain.
+    metrics.drained.set(this.#o.daemon.drainSources().length > 0 || speaker.draining ? 1 : 0);
     return metrics.text();
   }
 }

@@ -265,7 +265,7 @@ export class HealthGate implements DecisionSet {
       return;
     }
     this.stats.servicesApplied++;
-    const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address));
+    const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address, vip.othersCanServe));
     let announced = NO_GATES;
     for (const v of gated.decision.vips) {
       if (!v.announced) continue;
@@ -317,10 +317,16 @@ export class HealthGate implements DecisionSet {
     this.#registered = registered;
   }
 
-  /** The checker's verdict on one VIP, its reasons kept as data (code, absolute since/until) for the services view. */
-  #verdict(service: string, address: string): HealthVerdict {
-    const g = this.#health.gate(gateKeyText(serviceGate(service, address)));
-    if (g.pass) return PASS;
+  /**
+   * The checker's verdict on one VIP, its reasons kept as data (code, absolute since/until) for the services view.
+   * `othersCanServe` false: flap control does not hold it back (desired-routes.ts VipCandidate).
+   */
+  #verdict(service: string, address: string, othersCanServe: boolean): HealthVerdict {
+    const g = this.#health.gate(gateKeyText(serviceGate(service, address)), { othersCanServe });
+    if (g.pass) {
+      const waived = g.reasons.filter((r) => r.code === 'FlapControlWaived');
+      return waived.length === 0 ? PASS : { pass: true, waived: waived.map((r) => ({ code: r.code, message: r.message })) };
+    }
     const causes = g.reasons.map((r) => ({
       code: r.code,
       message: r.message,

@@ -66,6 +66,11 @@ export interface HealthManagerOptions {
 export interface GateOptions {
   /** Key under which the route is reported to `setAnnounced` (default: the gate key itself). */
   announcedAs?: string;
+  /**
+   * Whether other nodes can serve the key meanwhile (default true). False: hold-down and suppression do not block
+   * it, since they exist to prefer stable nodes, not to prolong an outage; the result says so (`FlapControlWaived`).
+   */
+  othersCanServe?: boolean;
 }
 
 /** Outcome of one `setChecks` call (check keys). */
@@ -395,9 +400,9 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       const d = this.dampers.get(announcedKey);
       if (d) {
         const st = d.status(now);
+        const damping: Reason[] = [];
         if (st.suppressed) {
-          pass = false;
-          reasons.push({
+          damping.push({
             code: ReasonCode.Suppressed,
             message: `flapping: suppressed after ${st.withdrawals} withdrawals, penalty ${Math.round(st.penalty)} (reuse at ${this.flap.reuseThreshold}), ${fmtSec((st.suppressedUntilMs as number) - now)} left`,
             ...(st.suppressedSinceMs !== null ? { since: st.suppressedSinceMs } : {}),
@@ -405,13 +410,20 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
           });
         }
         if (st.holdDownUntilMs !== null && !(st.suppressed && (st.suppressedUntilMs as number) >= st.holdDownUntilMs)) {
-          pass = false;
-          reasons.push({
+          damping.push({
             code: ReasonCode.HoldDown,
             message: `withdrawn recently: hold-down ${this.flap.holdDownSec} s, ${fmtSec(st.holdDownUntilMs - now)} left`,
             ...(st.lastWithdrawAtMs !== null ? { since: st.lastWithdrawAtMs } : {}),
             until: st.holdDownUntilMs,
           });
+        }
+        if (damping.length > 0 && opts.othersCanServe === false) {
+          // Flap control prefers stable nodes; with no other node to prefer it would only keep the Service dark.
+          if (pass) reasons.push({ code: ReasonCode.FlapControlWaived, message: `announced although ${damping.map((r) => r.message).join('; ')}: no other node can serve it` });
+        } else if (damping.length > 0) {
+          pass = false;
+          const others = opts.othersCanServe === true ? ' (other nodes serve it meanwhile)' : '';
+          for (const r of damping) reasons.push({ ...r, message: `${r.message}${others}` });
         }
       }
     }

@@ -50,11 +50,16 @@ export const ReasonCode = {
   HoldDown: 'HoldDown',
   /** Gate: the VIP flapped too often; it is suppressed until its penalty decays (`until`). */
   Suppressed: 'Suppressed',
+  /**
+   * Gate, passing: hold-down or suppression would block the key, but no other node can serve it, so it is announced
+   * anyway (flap control prefers stable nodes; it never keeps a Service dark; docs/decisions.md "Flap control").
+   */
+  FlapControlWaived: 'FlapControlWaived',
 } as const;
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 
 /** Codes a single probe can return when it fails. */
-export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeAddressUnknown' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed'>;
+export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeAddressUnknown' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed' | 'FlapControlWaived'>;
 
 /**
  * A reason, as data, for the admin API, logs, metrics and Kubernetes Events.
@@ -184,8 +189,11 @@ export interface CheckSummary {
 export interface HealthLike extends EventEmitter<HealthEvents> {
   /** Replace the whole set of checks (level-triggered); bad specs are returned, never thrown. */
   setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
-  /** May `key` be announced from this node? */
-  gate(key: string): GateResult;
+  /**
+   * May `key` be announced from this node? `othersCanServe: false`: no other node can serve it, so hold-down and
+   * suppression do not block it (a passing result carries a `FlapControlWaived` reason instead).
+   */
+  gate(key: string, opts?: { othersCanServe?: boolean }): GateResult;
   /** Whether `key` is announced from this node now (announced → withdrawn feeds hold-down and damping). */
   setAnnounced(key: string, announced: boolean): void;
   /** Checks and invalid specs, for the admin API. */

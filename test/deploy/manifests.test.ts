@@ -61,7 +61,7 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preSt
   const c = pod?.containers[0];
   t.equal(pod?.hostNetwork, true);
   t.same(ds.spec?.selector.matchLabels, ds.spec?.template.metadata?.labels);
-  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIP', 'metadata.namespace']);
+  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIPs', 'metadata.namespace']);
   t.equal(c?.readinessProbe?.httpGet?.path, '/readyz');
   t.equal(c?.livenessProbe?.httpGet?.path, '/healthz');
   t.equal(c?.lifecycle?.preStop, undefined, 'no preStop drain: a rolling update is a restart (docs/upgrades.md)');

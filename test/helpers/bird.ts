@@ -514,9 +514,9 @@ export class Bird {
 
   /**
    * Polls `check` every `intervalMs` (default 100) until it returns a truthy value, which is returned.
-   * Throws `timed out waiting for WHAT` after `timeoutMs` (default 15000) with BIRD's last log lines.
+   * Throws `timed out waiting for WHAT` after `timeoutMs` (default 30000: a bound for loaded machines, not a timing assertion) with BIRD's last log lines.
    */
-  async waitFor<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
+  async waitFor<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
     while (Date.now() < deadline) {

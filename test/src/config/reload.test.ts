@@ -64,7 +64,7 @@ t.test('herald run: SIGHUP and the file watcher seeing one change reload once', 
   const running = runDaemon({ configPath, env: {}, stopSignal, watchIntervalMs: 50, logStream: { write: (l) => void lines.push(l) } });
   const msgs = () => lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
   const waitFor = async (pred: () => boolean, what: string) => {
-    for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 2400 && !pred(); i++) await new Promise((r) => setTimeout(r, 25)); // up to 60 s: the Speaker thread boots slowly on a loaded machine
     if (!pred()) throw new Error(`timed out: ${what}\n${msgs().join('\n')}`);
   };
   await waitFor(() => msgs().includes('admin API listening'), 'started');
