@@ -3,11 +3,11 @@
  * Not a test: prints figures, asserts nothing.
  *
  * The same cluster and flips as bench/convergence.ts, but Herald runs IN THIS PROCESS: the real Daemon with the
- * real KubernetesSource (client-node informers over HTTP to the fake apiserver), HealthManager, Controller and
+ * real KubernetesSource (Herald's informers, src/k8s/informer.ts, over HTTP to the fake apiserver), HealthManager, Controller and
  * Speaker, peering with the recording peer. Sharing one event loop with the fake apiserver and the peer adds their
  * (small) work to the figures, but lets every stage be timestamped with one clock:
  *
- *   A  apiserver writes the watch event → KubernetesSource emits 'change' (HTTP chunk, client-node parse, informer,
+ *   A  apiserver writes the watch event → KubernetesSource emits 'change' (HTTP chunk, JSON parse, informer,
  *      object store)
  *   B  'change' → the speaker is called (Controller workqueue, decision, merge, emit; Daemon.reconcile up to the
  *      speaker)
@@ -36,7 +36,7 @@ import { KubernetesSource } from '../src/sources/kubernetes.ts';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { startFakeKubeProxy } from '../test/helpers/fake-kube-proxy.ts';
 import { slice } from '../test/helpers/k8s-objects.ts';
-import { endpoints, FLIPS, OURS, pct, populate, svcName, vipOf, writeKubeconfig } from './convergence.ts';
+import { benchHeraldConfig, endpoints, FLIPS, OURS, pct, populate, svcName, vipOf, writeKubeconfig } from './convergence.ts';
 import { RecordingPeer } from './recording-peer.ts';
 import type { RecordedUpdate } from './recording-peer.ts';
 
@@ -61,17 +61,7 @@ async function main(): Promise<void> {
   const ours = populate(api);
   const kubeconfig = join(dir, 'kubeconfig.yaml');
   writeKubeconfig(kubeconfig, api.url);
-  const v = validateConfig({
-    bgp: { localAs: 65000 },
-    peers: [{ name: 'rec', address: PEER_IP, port: peer.port, peerAs: 65001, localAddress: NODE_IP, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
-    source: { kubernetes: { kubeconfig } },
-    kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
-    healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
-    flapControl: { holdDown: 0, penalty: 0 },
-    admin: { address: '127.0.0.1', port: 0 },
-    stateDir: join(dir, 'state'),
-    logLevel: 'warn',
-  });
+  const v = validateConfig(benchHeraldConfig({ peerIp: PEER_IP, peerPort: peer.port, nodeIp: NODE_IP, kubeconfig, healthzPort: kubeProxy.port, adminPort: 0, stateDir: join(dir, 'state') }));
   if (!v.ok) throw new Error(`bench config invalid: ${JSON.stringify(v.errors)}`);
   const config = v.config;
   const identity = resolveIdentity(config, { nodeName: OURS, nodeIp: NODE_IP, env: {} }, hostname());

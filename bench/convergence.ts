@@ -6,8 +6,8 @@
  * - the fake apiserver (test/helpers/fake-apiserver.ts, in this process) holds NODES Nodes and SERVICES LoadBalancer
  *   Services with externalTrafficPolicy Local, each with one EndpointSlice of 3 ready endpoints on 3 distinct nodes
  *   (service i on nodes i, i+17, i+33 mod NODES), so this node hosts endpoints of 3 × SERVICES / NODES Services;
- * - ONE `herald run` child process (the real CLI, Kubernetes source through a kubeconfig, the real client-node
- *   informers) as node-00 on its own 127.x node IP, with a fake kube-proxy /healthz on that IP (per-Service
+ * - ONE `herald run` child process (the real CLI, Kubernetes source through a kubeconfig, Herald's own
+ *   informers, src/k8s/informer.ts) as node-00 on its own 127.x node IP, with a fake kube-proxy /healthz on that IP (per-Service
  *   kube-proxy checks off: `kubeProxy.checkServices: false`, so a flip is not gated by a probe interval);
  * - a recording BGP peer (bench/recording-peer.ts, in this process) that Herald dials; it timestamps each UPDATE.
  *
@@ -96,7 +96,7 @@ export function populate(api: FakeApiServer): number[] {
   return ours;
 }
 
-/** Writes a kubeconfig for the fake apiserver at `url` (plain http needs insecure-skip-tls-verify in client-node). */
+/** Writes a kubeconfig for the fake apiserver at `url` (plain http, no credentials). */
 export function writeKubeconfig(path: string, url: string): void {
   writeFileSync(
     path,
@@ -109,6 +109,24 @@ export function writeKubeconfig(path: string, url: string): void {
       'current-context': 'fake',
     }),
   );
+}
+
+/**
+ * The Herald config of the Kubernetes benches: one recording peer, the Kubernetes source through `kubeconfig`, the
+ * fake kube-proxy's /healthz, per-Service kube-proxy checks and flap control off (nothing gates a flip).
+ */
+export function benchHeraldConfig(o: { peerIp: string; peerPort: number; nodeIp: string; kubeconfig: string; healthzPort: number; adminPort: number; stateDir: string }): object {
+  return {
+    bgp: { localAs: HERALD_AS },
+    peers: [{ name: 'rec', address: o.peerIp, port: o.peerPort, peerAs: PEER_AS, localAddress: o.nodeIp, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
+    source: { kubernetes: { kubeconfig: o.kubeconfig } },
+    kubeProxy: { healthzPort: o.healthzPort, checkServices: false },
+    healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
+    flapControl: { holdDown: 0, penalty: 0 },
+    admin: { address: '127.0.0.1', port: o.adminPort },
+    stateDir: o.stateDir,
+    logLevel: 'warn',
+  };
 }
 
 async function main(): Promise<void> {
@@ -136,20 +154,7 @@ async function main(): Promise<void> {
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeKubeconfig(kubeconfig, api.url);
     const configPath = join(dir, 'herald.yaml');
-    writeFileSync(
-      configPath,
-      stringify({
-        bgp: { localAs: HERALD_AS },
-        peers: [{ name: 'rec', address: PEER_IP, port: peer.port, peerAs: PEER_AS, localAddress: NODE_IP, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
-        source: { kubernetes: { kubeconfig } },
-        kubeProxy: { healthzPort: kubeProxy.port, checkServices: false },
-        healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
-        flapControl: { holdDown: 0, penalty: 0 },
-        admin: { address: '127.0.0.1', port: await freePort('127.0.0.1') },
-        stateDir: join(dir, 'state'),
-        logLevel: 'warn',
-      }),
-    );
+    writeFileSync(configPath, stringify(benchHeraldConfig({ peerIp: PEER_IP, peerPort: peer.port, nodeIp: NODE_IP, kubeconfig, healthzPort: kubeProxy.port, adminPort: await freePort('127.0.0.1'), stateDir: join(dir, 'state') })));
     const tStart = performance.now();
     const profile = process.env.PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.PROFILE}`] : [];
     herald.spawn(process.execPath, [...profile, join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', OURS, '--node-ip', NODE_IP]);

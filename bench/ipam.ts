@@ -1,12 +1,12 @@
 /**
  * `npm run bench:ipam` — LoadBalancer IPAM at scale (prints figures; not a test).
  *
- * 10,000 new LoadBalancer Services in the fake apiserver (test/helpers/fake-apiserver.ts, spoken to through the real
- * @kubernetes/client-node): the time for the elected allocator to plan and write every address (one RV-conditioned
+ * 10,000 new LoadBalancer Services in the fake apiserver (test/helpers/fake-apiserver.ts, spoken to through Herald's
+ * Kubernetes client, src/k8s/client.ts): the time for the elected allocator to plan and write every address (one RV-conditioned
  * merge patch of the status subresource per Service), the number of API writes, and the steady-state cost of a pass
  * when nothing changes (what the leader spends every resync).
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../src/k8s/client.ts';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { service } from '../test/helpers/k8s-objects.ts';
 import { planAllocations } from '../src/ipam/allocator.ts';
@@ -19,8 +19,7 @@ const api = new FakeApiServer();
 await api.start();
 try {
   for (let i = 0; i < N; i++) api.upsert('services', service(`svc-${i}`, { etp: 'Cluster' }));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'fake', server: api.url, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'c', cluster: 'fake', user: 'u' }], currentContext: 'c' });
+  const kc = new KubeClient({ server: api.url });
   const pools = [parsePool({ name: 'big', addresses: ['10.200.0.0/16'] })];
   const services = () => api.list('services') as Service[];
 

@@ -42,7 +42,8 @@ const BASE = 0x0a000000; // 10.0.0.0
 
 const wall = (): number => performance.timeOrigin + performance.now();
 
-interface Result {
+/** One sender's figures (seconds; MiB). */
+export interface Result {
   connectSec: number;
   withdrawSec: number;
   announceSec: number;
@@ -75,7 +76,7 @@ async function pollUntil(bird: Bird, pred: (n: number) => boolean, timeoutMs: nu
 }
 
 /** Wall time (ms) of BIRD's "BGP session established" log line for protocol `name` (timeformat with µs). */
-function establishedAt(bird: Bird, name: string): number | undefined {
+export function establishedAt(bird: Bird, name: string): number | undefined {
   const lines = readFileSync(bird.logPath, 'utf8').split('\n');
   for (const l of lines) {
     if (!l.includes(`${name}: BGP session established`)) continue;
@@ -96,7 +97,8 @@ function vmHwmMiB(pid: number | undefined): number {
   }
 }
 
-const TIMEFORMAT = 'timeformat log "%F %T.%6f";\n';
+/** BIRD log timestamps with µs, for `establishedAt`. */
+export const TIMEFORMAT = 'timeformat log "%F %T.%6f";\n';
 let pairN = 0;
 function pair(): { bird: string; sender: string } {
   pairN++;
@@ -303,7 +305,7 @@ function heraldBytes(localAddress: string): { announce: Buffer; withdraw: Buffer
  * BIRD's OPEN one write of KEEPALIVE + the whole table; bursts are one write of all withdrawals / announcements.
  * The figures are what BIRD needs to take in the bytes on this machine (plus `birdc` polling), whatever the sender.
  */
-async function benchRaw(): Promise<Result> {
+export async function benchRaw(): Promise<Result> {
   const a = pair();
   const birdPort = await freePort(a.bird);
   const bytes = heraldBytes(a.sender);
@@ -388,7 +390,8 @@ function writeMrt(path: string, count: number, nh: string, pad: number): void {
   writeFileSync(path, Buffer.concat(chunks));
 }
 
-async function benchGobgp(): Promise<Result> {
+/** GoBGP 3 as the sender: the table injected from an MRT file before BIRD connects (connect), then del/inject bursts. */
+export async function benchGobgp(): Promise<Result> {
   const a = pair();
   const gPort = await freePort(a.sender);
   const birdPort = await freePort(a.bird);
@@ -539,4 +542,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (import.meta.main) await main();

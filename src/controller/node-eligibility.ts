@@ -84,7 +84,7 @@ export function evaluateNode(node: Node | undefined, name: string, opts: Evaluat
   if (seen.metadata?.deletionTimestamp != null) departing.push({ code: ReasonCode.NodeDeleting, message: `Node ${name} is being deleted` });
   for (const c of seen.status?.conditions ?? []) {
     if (c.type === 'Ready' && (c.status === 'False' || c.status === 'Unknown')) {
-      departing.push({ code: ReasonCode.NodeNotReady, message: `Node ${name} condition Ready is ${c.status}${c.reason ? ` (${c.reason})` : ''}` });
+      departing.push({ code: ReasonCode.NodeNotReady, message: `Node ${name} condition Ready is ${c.status}` });
     }
     if (c.type === 'NetworkUnavailable' && c.status === 'True') {
       blocking.push({ code: ReasonCode.NodeNetworkUnavailable, message: `Node ${name} condition NetworkUnavailable is True` });

@@ -23,7 +23,7 @@ import { buildMetricsServer } from '../metrics/server.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../version.ts';
@@ -92,7 +92,7 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
   return t !== undefined && t.trim() !== '' ? t.trim() : undefined;
 }
 
-async function createSource(cfg: Config, nodeName: string): Promise<{ source?: Source; kc?: KubeConfig }> {
+async function createSource(cfg: Config, nodeName: string): Promise<{ source?: Source; kc?: KubeClient }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -189,7 +189,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   });
   let daemon: Daemon;
   let source: Source | undefined;
-  let kc: KubeConfig | undefined;
+  let kc: KubeClient | undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   let metricsServer: FastifyInstance | undefined;

@@ -1,13 +1,13 @@
 /**
- * Kubernetes Events on Services, rate-limited and de-duplicated (@kubernetes/client-node has no EventRecorder like
- * client-go's). Uses legacy core/v1 Events: the Event lives in the Service's namespace,
- * `involvedObject` names the Service, `eventTime` stays unset.
+ * Kubernetes Events on Services, rate-limited and de-duplicated (in the manner of client-go's EventRecorder).
+ * Uses legacy core/v1 Events: the Event lives in the Service's namespace, `involvedObject` names the Service,
+ * `eventTime` stays unset.
  *
  * De-duplication: the same (service, reason, message) is not sent again within `repeatAfterSec` (default 600 s).
  * Rate limit: at most `burst` Events, refilled at `perSecond` (token bucket); extra Events are dropped and counted
  * (`dropped`, and `onDropped` with failed writes: `herald_kubernetes_events_dropped_total`, docs/metrics.md).
  */
-import { CoreV1Api, type KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 
 /** One Event to record about a Service. */
 export interface ServiceEvent {
@@ -88,23 +88,25 @@ export class EventRecorder {
   }
 }
 
-/** Writes core/v1 Events for Services through @kubernetes/client-node. */
+/** Writes core/v1 Events for Services (POST /api/v1/namespaces/NS/events). */
 export class KubernetesEventSink implements EventSink {
-  private readonly api: CoreV1Api;
+  private readonly api: KubeClient;
   private readonly component: string;
   private readonly host: string | undefined;
 
-  constructor(kc: KubeConfig, component = 'herald', host?: string) {
-    this.api = kc.makeApiClient(CoreV1Api);
+  constructor(kc: KubeClient, component = 'herald', host?: string) {
+    this.api = kc;
     this.component = component;
     this.host = host;
   }
 
   async send(event: ServiceEvent): Promise<void> {
     const [namespace = 'default', name = ''] = event.service.split('/');
-    const now = new Date();
-    const body: CoreV1Event = {
-      metadata: { name: `${name}.${now.getTime().toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`, namespace },
+    const now = new Date().toISOString();
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.${Date.now().toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`, namespace },
       involvedObject: { kind: 'Service', apiVersion: 'v1', namespace, name },
       reason: event.reason,
       message: event.message,
@@ -114,6 +116,6 @@ export class KubernetesEventSink implements EventSink {
       lastTimestamp: now,
       count: 1,
     };
-    await this.api.createNamespacedEvent({ namespace, body });
+    await this.api.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body });
   }
 }

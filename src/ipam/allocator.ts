@@ -118,8 +118,8 @@ export function sharingConflict(a: Service, b: Service): string | undefined {
 }
 
 function creationOrder(a: Service, b: Service): number {
-  const ta = String((a.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? '');
-  const tb = String((b.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? '');
+  const ta = String(a.metadata?.creationTimestamp ?? '');
+  const tb = String(b.metadata?.creationTimestamp ?? '');
   if (ta !== tb) return ta < tb ? -1 : 1;
   const ka = keyOf(a);
   const kb = keyOf(b);

@@ -7,7 +7,7 @@
  * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
  * with 409 instead of overwriting its successor's (a Lease gives no fencing: the resourceVersion guard is the fence).
  */
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import type { Clock } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Service } from '../k8s/types.ts';
@@ -150,10 +150,10 @@ export class AllocatorController {
 
 /** StatusWriter over the Kubernetes API: a JSON merge patch of the status subresource, RV-conditioned. */
 export class KubernetesStatusWriter implements StatusWriter {
-  private readonly api: CoreV1Api;
+  private readonly api: KubeClient;
 
-  constructor(kc: KubeConfig) {
-    this.api = kc.makeApiClient(CoreV1Api);
+  constructor(kc: KubeClient) {
+    this.api = kc;
   }
 
   async patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void> {
@@ -163,6 +163,6 @@ export class KubernetesStatusWriter implements StatusWriter {
       ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
       status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: 'VIP' })) : null } },
     };
-    await this.api.patchNamespacedServiceStatus({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await this.api.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}/status`, { body, contentType: 'application/merge-patch+json' });
   }
 }

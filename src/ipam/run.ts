@@ -8,7 +8,7 @@
  * `herald-system`.
  */
 import { readFileSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
@@ -38,7 +38,7 @@ export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export interface AllocatorRunOptions {
-  readonly kc: KubeConfig;
+  readonly kc: KubeClient;
   readonly source: Source;
   readonly pools: readonly PoolConfig[];
   readonly nodeName: string;

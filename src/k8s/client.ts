@@ -1,44 +1,422 @@
 /**
- * KubeConfig loading with Herald's precedence (docs/decisions.md "Kubeconfig precedence"):
- * `source.kubernetes.kubeconfig` (a file path) > `KUBECONFIG` env (several files merged, as
- * kubectl does) > in-cluster service account (KUBERNETES_SERVICE_HOST/PORT + token file).
- * Source: @kubernetes/client-node 2.x `KubeConfig.loadFromFile/loadFromDefault/loadFromCluster`.
+ * Herald's Kubernetes API client: where the apiserver is and how to authenticate (a kubeconfig file, `KUBECONFIG`, or
+ * the in-cluster service account, in that order: docs/decisions.md "Kubeconfig precedence"), and JSON requests and
+ * watch streams over node:http / node:https with one keep-alive agent.
+ *
+ * Why not @kubernetes/client-node's typed API: importing it (its `KubeConfig` included) loads every generated model
+ * and API, ~86 MiB of RSS and ~1 s of CPU per process, most of a DaemonSet's memory budget (docs/benchmarks.md
+ * "Kubernetes client"). Herald needs five calls and a list/watch. client-node is still what reads the credentials
+ * this module does not read itself (`exec` plugins, `auth-provider`, `proxy-url`): for those kubeconfigs it is loaded
+ * on first use and sets up each request (`KubeConfig.applyToHTTPSOptions`).
+ *
+ * Sources: kubeconfig format (k8s.io/client-go/tools/clientcmd/api/v1 types.go: relative paths are relative to the
+ * file; several KUBECONFIG files merge, the first to set a value wins); in-cluster configuration (client-go rest
+ * InClusterConfig: KUBERNETES_SERVICE_HOST/PORT, the service account's token and ca.crt; the token file is re-read,
+ * as bound tokens rotate); API conventions (a failed call answers a `Status` object).
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 
 /** Where the configuration came from. */
 export type KubeConfigOrigin = 'config' | 'env' | 'in-cluster';
 
+const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** How long a token read from a file is used before the file is read again (client-go: one minute). */
+const TOKEN_FILE_TTL_MS = 60_000;
+
+/** Where and how to reach the apiserver. File paths are absolute. */
+export interface KubeConnection {
+  /** Base URL, e.g. "https://10.96.0.1:443" (no trailing slash). */
+  readonly server: string;
+  /** PEM of the CAs that sign the apiserver's certificate (default: Node's bundled roots). */
+  readonly ca?: Buffer;
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+  readonly insecureSkipTlsVerify?: boolean;
+  readonly tlsServerName?: string;
+  readonly token?: string;
+  /** Bearer token read from this file (re-read every minute). */
+  readonly tokenFile?: string;
+  readonly basic?: { readonly username: string; readonly password: string };
+  /**
+   * Credentials only @kubernetes/client-node reads (exec, auth-provider, proxy-url): the kubeconfig files (merged in
+   * this order) it loads to set up each request.
+   */
+  readonly delegate?: readonly string[];
+}
+
+/** An answer other than 2xx from the apiserver: `code` is the HTTP status, `body` the `Status` object (or the text). */
+export class ApiError extends Error {
+  readonly code: number;
+  readonly body: unknown;
+  constructor(what: string, code: number, body: unknown) {
+    const message = typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : String(body || http.STATUS_CODES[code] || '');
+    super(`${what}: HTTP ${code}: ${message}`);
+    this.name = 'ApiError';
+    this.code = code;
+    this.body = body;
+  }
+}
+
+/** A request that took longer than its timeout, or a watch that stayed silent that long. */
+export class ApiTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TimeoutError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------------------------------
+
+type Doc = Record<string, unknown>;
+const isDoc = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function namedEntries(doc: Doc, list: string, field: string, file: string): Map<string, { value: Doc; file: string }> {
+  const out = new Map<string, { value: Doc; file: string }>();
+  const items = doc[list];
+  if (items === undefined || items === null) return out;
+  if (!Array.isArray(items)) throw new Error(`${list} must be a list`);
+  for (const item of items) {
+    if (!isDoc(item) || typeof item['name'] !== 'string') throw new Error(`every entry of ${list} needs a name`);
+    const value = item[field];
+    if (!out.has(item['name'])) out.set(item['name'], { value: isDoc(value) ? value : {}, file });
+  }
+  return out;
+}
+
+function text(d: Doc, k: string): string | undefined {
+  const v = d[k];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Reads a kubeconfig's `X` or `X-data` (base64) field; a path is relative to the kubeconfig's directory. */
+function fileOrData(d: Doc, field: string, baseFile: string): Buffer | undefined {
+  const data = text(d, `${field}-data`);
+  if (data !== undefined) return Buffer.from(data, 'base64');
+  const path = text(d, field);
+  return path === undefined ? undefined : readFileSync(isAbsolute(path) ? path : resolve(dirname(baseFile), path));
+}
+
+/** The connection described by the current context of the kubeconfig files (merged in order: the first wins). */
+function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
+  const clusters = new Map<string, { value: Doc; file: string }>();
+  const users = new Map<string, { value: Doc; file: string }>();
+  const contexts = new Map<string, { value: Doc; file: string }>();
+  let current: string | undefined;
+  for (const file of files) {
+    const doc: unknown = parseYaml(readFileSync(file, 'utf8'));
+    if (!isDoc(doc)) throw new Error('not a kubeconfig (expected a mapping with clusters, users, contexts)');
+    for (const [k, v] of namedEntries(doc, 'clusters', 'cluster', file)) if (!clusters.has(k)) clusters.set(k, v);
+    for (const [k, v] of namedEntries(doc, 'users', 'user', file)) if (!users.has(k)) users.set(k, v);
+    for (const [k, v] of namedEntries(doc, 'contexts', 'context', file)) if (!contexts.has(k)) contexts.set(k, v);
+    current ??= text(doc, 'current-context');
+  }
+  if (current === undefined) throw new Error('no current-context');
+  const context = contexts.get(current)?.value;
+  if (context === undefined) throw new Error(`current-context "${current}" is not among the contexts`);
+  const clusterName = text(context, 'cluster') ?? '';
+  const cluster = clusters.get(clusterName);
+  if (cluster === undefined) throw new Error(`context "${current}" names cluster "${clusterName}", which is not among the clusters`);
+  const userName = text(context, 'user');
+  const user = userName !== undefined ? users.get(userName) : undefined;
+  if (userName !== undefined && user === undefined) throw new Error(`context "${current}" names user "${userName}", which is not among the users`);
+  const server = text(cluster.value, 'server');
+  if (server === undefined) throw new Error(`cluster "${clusterName}" has no server`);
+  const u = user?.value ?? {};
+  const delegate = u['exec'] !== undefined || u['auth-provider'] !== undefined || cluster.value['proxy-url'] !== undefined;
+  const tokenFile = text(u, 'tokenFile');
+  const username = text(u, 'username');
+  const token = text(u, 'token');
+  const tlsServerName = text(cluster.value, 'tls-server-name');
+  const ca = fileOrData(cluster.value, 'certificate-authority', cluster.file);
+  const cert = user ? fileOrData(u, 'client-certificate', user.file) : undefined;
+  const key = user ? fileOrData(u, 'client-key', user.file) : undefined;
+  return {
+    server: server.replace(/\/+$/, ''),
+    ...(ca !== undefined ? { ca } : {}),
+    ...(cert !== undefined ? { cert } : {}),
+    ...(key !== undefined ? { key } : {}),
+    ...(cluster.value['insecure-skip-tls-verify'] === true ? { insecureSkipTlsVerify: true } : {}),
+    ...(tlsServerName !== undefined ? { tlsServerName } : {}),
+    ...(token !== undefined ? { token } : {}),
+    ...(tokenFile !== undefined && user ? { tokenFile: isAbsolute(tokenFile) ? tokenFile : resolve(dirname(user.file), tokenFile) } : {}),
+    ...(username !== undefined ? { basic: { username, password: text(u, 'password') ?? '' } } : {}),
+    ...(delegate ? { delegate: [...files] } : {}),
+  };
+}
+
 /**
- * Load a KubeConfig.
- * @param kubeconfigPath `source.kubernetes.kubeconfig` from Herald's config, if any.
- * @param env environment (default `process.env`).
- * @throws Error when the chosen file cannot be read/parsed, or when no kubeconfig is given and
- *   the process is not in a cluster (KUBERNETES_SERVICE_HOST unset).
+ * The apiserver connection with Herald's precedence: `source.kubernetes.kubeconfig` (a file path) > `KUBECONFIG`
+ * (several files separated by ':' merge, as kubectl merges them) > the in-cluster service account.
+ * @param kubeconfigPath `source.kubernetes.kubeconfig` from Herald's config, if any
+ * @param env environment (default `process.env`)
+ * @throws Error naming the file and the problem when a kubeconfig cannot be read or has no usable current context,
+ *   or when no kubeconfig is given and the process is not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)
  */
-export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): { kc: KubeConfig; origin: KubeConfigOrigin } {
-  const kc = new KubeConfig();
+export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): { kc: KubeClient; origin: KubeConfigOrigin } {
   if (kubeconfigPath) {
     try {
-      kc.loadFromFile(kubeconfigPath);
+      return { kc: new KubeClient(fromKubeconfigFiles([kubeconfigPath])), origin: 'config' };
     } catch (e) {
       throw new Error(`cannot load kubeconfig ${kubeconfigPath}: ${(e as Error).message}`, { cause: e });
     }
-    return { kc, origin: 'config' };
   }
-  if (env.KUBECONFIG) {
-    const files = env.KUBECONFIG.split(':').filter(Boolean);
+  if (env['KUBECONFIG']) {
+    const files = env['KUBECONFIG'].split(':').filter(Boolean);
     try {
-      if (files.length === 1) kc.loadFromFile(files[0] as string);
-      else kc.loadFromDefault();
+      return { kc: new KubeClient(fromKubeconfigFiles(files)), origin: 'env' };
     } catch (e) {
-      throw new Error(`cannot load kubeconfig from KUBECONFIG=${env.KUBECONFIG}: ${(e as Error).message}`, { cause: e });
+      throw new Error(`cannot load kubeconfig from KUBECONFIG=${env['KUBECONFIG']}: ${(e as Error).message}`, { cause: e });
     }
-    return { kc, origin: 'env' };
   }
-  if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
+  const host = env['KUBERNETES_SERVICE_HOST'];
+  const port = env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port) {
     throw new Error('no kubeconfig: set source.kubernetes.kubeconfig or KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)');
   }
-  kc.loadFromCluster();
-  return { kc, origin: 'in-cluster' };
+  let ca: Buffer | undefined;
+  try {
+    ca = readFileSync(`${SA_DIR}/ca.crt`);
+  } catch {
+    // verified against Node's bundled roots then (an apiserver with a public certificate)
+  }
+  return { kc: new KubeClient({ server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, tokenFile: `${SA_DIR}/token`, ...(ca ? { ca } : {}) }), origin: 'in-cluster' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Query parameters (undefined values are left out). */
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** JSON body. */
+  readonly body?: unknown;
+  /** Content-Type of the body (default application/json; merge patches: application/merge-patch+json). */
+  readonly contentType?: string;
+  /** Give up after this many ms (default 60,000). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Options of one watch stream. */
+export interface WatchOptions {
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** Abort the stream after this many ms without a byte (an apiserver or network that hangs). */
+  readonly inactivityMs: number;
+  readonly signal?: AbortSignal;
+  /** Called once the apiserver answered 200 (the stream is open). */
+  readonly onOpen?: () => void;
+}
+
+/** What a delegated request needs from @kubernetes/client-node (its `KubeConfig`). */
+interface Delegate {
+  applyToHTTPSOptions(opts: https.RequestOptions): Promise<void>;
+}
+
+/** Requests and watches against one apiserver. See the module comment. */
+export class KubeClient {
+  readonly connection: KubeConnection;
+  readonly #url: URL;
+  readonly #agent: http.Agent;
+  #token: { value: string; readAtMs: number } | undefined;
+  #delegate: Promise<Delegate> | undefined;
+
+  constructor(connection: KubeConnection) {
+    this.connection = connection;
+    this.#url = new URL(connection.server);
+    if (this.#url.protocol !== 'https:' && this.#url.protocol !== 'http:') throw new Error(`server ${connection.server}: only https:// (or http://) URLs are supported`);
+    const tls: https.AgentOptions = {
+      keepAlive: true,
+      ...(connection.ca ? { ca: connection.ca } : {}),
+      ...(connection.cert ? { cert: connection.cert } : {}),
+      ...(connection.key ? { key: connection.key } : {}),
+      ...(connection.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
+      ...(connection.tlsServerName ? { servername: connection.tlsServerName } : {}),
+    };
+    this.#agent = this.#url.protocol === 'https:' ? new https.Agent(tls) : new http.Agent({ keepAlive: true });
+  }
+
+  /**
+   * One JSON request.
+   * @param path absolute API path, e.g. "/api/v1/namespaces/default/events"
+   * @returns the parsed JSON answer (undefined for an empty body)
+   * @throws ApiError for a non-2xx answer (with the apiserver's Status), ApiTimeoutError, or the transport's error
+   */
+  async request(method: string, path: string, o: RequestOptions = {}): Promise<unknown> {
+    const what = `${method} ${path}`;
+    const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const headers: http.OutgoingHttpHeaders = { Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}) };
+    const timeoutMs = o.timeoutMs ?? 60_000;
+    const res = await this.#send(method, this.#target(path, o.query), headers, body, timeoutMs, o.signal);
+    const chunks: Buffer[] = [];
+    await new Promise<void>((resolveBody, reject) => {
+      const timer = setTimeout(() => res.destroy(new ApiTimeoutError(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolveBody();
+      });
+      res.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+    });
+    const textBody = Buffer.concat(chunks).toString('utf8');
+    const parsed = parseJson(textBody);
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code > 299) throw new ApiError(what, code, parsed);
+    return textBody === '' ? undefined : parsed;
+  }
+
+  /**
+   * A watch stream: `onEvent(type, object)` for every event line, in order. Resolves when the apiserver ends the
+   * stream (its `timeoutSeconds`, or a restart).
+   * @throws ApiError when the watch is refused (with the Status), ApiTimeoutError after `inactivityMs` of silence,
+   *   the transport's error, or an AbortError when `signal` aborts
+   */
+  async watch(path: string, o: WatchOptions, onEvent: (type: string, object: unknown) => void): Promise<void> {
+    const what = `watch ${path}`;
+    const res = await this.#send('GET', this.#target(path, { ...o.query, watch: true }), { Accept: 'application/json' }, undefined, o.inactivityMs, o.signal);
+    const code = res.statusCode ?? 0;
+    if (code !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw new ApiError(what, code, parseJson(Buffer.concat(chunks).toString('utf8')));
+    }
+    o.onOpen?.();
+    res.setEncoding('utf8');
+    await new Promise<void>((resolveStream, reject) => {
+      let pending = '';
+      const timer = setTimeout(() => res.destroy(new ApiTimeoutError(`${what}: no data for ${o.inactivityMs} ms`)), o.inactivityMs);
+      const onAbort = () => res.destroy(abortError());
+      o.signal?.addEventListener('abort', onAbort, { once: true });
+      const finish = (err?: unknown) => {
+        clearTimeout(timer);
+        o.signal?.removeEventListener('abort', onAbort);
+        if (err === undefined) resolveStream();
+        else reject(err);
+      };
+      res.on('data', (chunk: string) => {
+        timer.refresh();
+        pending += chunk;
+        let nl = pending.indexOf('\n');
+        if (nl < 0) return;
+        let start = 0;
+        while (nl >= 0) {
+          const line = pending.slice(start, nl);
+          start = nl + 1;
+          nl = pending.indexOf('\n', start);
+          if (line.trim() === '') continue;
+          const ev = parseJson(line) as { type?: unknown; object?: unknown };
+          if (!isDoc(ev) || typeof ev.type !== 'string') {
+            res.destroy(new Error(`${what}: not a watch event: ${line.slice(0, 200)}`));
+            return;
+          }
+          try {
+            onEvent(ev.type, ev.object);
+          } catch (e) {
+            res.destroy(e as Error);
+            return;
+          }
+        }
+        pending = pending.slice(start);
+      });
+      res.on('end', () => finish());
+      res.on('error', (e) => finish(e));
+      res.on('close', () => {
+        if (!res.complete) finish(res.errored ?? new Error(`${what}: connection closed`));
+      });
+    });
+  }
+
+  /** Close idle connections (open watches end when their signal aborts). */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  #target(path: string, query: RequestOptions['query']): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) q.set(k, String(v));
+    const base = this.#url.pathname.replace(/\/+$/, '');
+    const qs = q.toString();
+    return `${base}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  /** The bearer token: inline, or from its file (cached for a minute). */
+  #bearer(): string | undefined {
+    const c = this.connection;
+    if (c.token !== undefined) return c.token;
+    if (c.tokenFile === undefined) return undefined;
+    const now = Date.now();
+    if (this.#token === undefined || now - this.#token.readAtMs > TOKEN_FILE_TTL_MS) {
+      this.#token = { value: readFileSync(c.tokenFile, 'utf8').trim(), readAtMs: now };
+    }
+    return this.#token.value;
+  }
+
+  async #send(method: string, target: string, headers: http.OutgoingHttpHeaders, body: string | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+    if (signal?.aborted) throw abortError();
+    const opts: https.RequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers }, agent: this.#agent };
+    if (this.connection.delegate) {
+      await (await this.#delegated()).applyToHTTPSOptions(opts);
+    } else {
+      const token = this.#bearer();
+      if (token !== undefined) (opts.headers as http.OutgoingHttpHeaders)['Authorization'] = `Bearer ${token}`;
+      else if (this.connection.basic) opts.auth = `${this.connection.basic.username}:${this.connection.basic.password}`;
+    }
+    const lib = this.#url.protocol === 'https:' ? https : http;
+    return new Promise<http.IncomingMessage>((resolveRes, reject) => {
+      const req = lib.request(opts, (res) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolveRes(res);
+      });
+      const timer = setTimeout(() => req.destroy(new ApiTimeoutError(`${method} ${target.split('?')[0]} timed out after ${timeoutMs} ms`)), timeoutMs);
+      const onAbort = () => req.destroy(abortError());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (e) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(e);
+      });
+      req.end(body);
+    });
+  }
+
+  /** client-node's KubeConfig for the credentials only it reads, loaded on first use. */
+  #delegated(): Promise<Delegate> {
+    this.#delegate ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
+      const [first = '', ...rest] = this.connection.delegate ?? [];
+      const kc = new KubeConfig();
+      kc.loadFromFile(first);
+      for (const file of rest) {
+        const more = new KubeConfig();
+        more.loadFromFile(file);
+        kc.mergeConfig(more, true);
+      }
+      return kc;
+    });
+    return this.#delegate;
+  }
+}
+
+function parseJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+function abortError(): Error {
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  return e;
 }

@@ -5,11 +5,12 @@
  * (src/k8s/informer.ts, `InformerStats.forbidden`); this registry holds the writes: Events, the allocator's Lease,
  * Service status.
  *
- * Error shapes (@kubernetes/client-node 2.x): typed calls throw `ApiException` with `code` and `body` (the
- * apiserver's Status JSON as text); watches fail with an Error carrying `statusCode`.
+ * Error shapes: Herald's client (client.ts) throws `ApiError` with `code` and `body` (the apiserver's Status, parsed);
+ * @kubernetes/client-node's typed calls throw `ApiException` with `code` and `body` (the Status JSON as text) and its
+ * watches an Error carrying `statusCode`. All three are read.
  */
 
-/** The HTTP status of a client-node error, if it has one. */
+/** The HTTP status of an API error, if it has one. */
 export function apiErrorCode(err: unknown): number | undefined {
   const e = err as { code?: unknown; statusCode?: unknown } | undefined;
   if (typeof e?.code === 'number') return e.code;
@@ -18,7 +19,7 @@ export function apiErrorCode(err: unknown): number | undefined {
 }
 
 /**
- * A short text of a client-node error: "HTTP 403: <the Status message>" when the apiserver sent a Status (its
+ * A short text of an API error: "HTTP 403: <the Status message>" when the apiserver sent a Status (its
  * message names the user, verb and resource), else the error's message.
  */
 export function apiErrorText(err: unknown): string {

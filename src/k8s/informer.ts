@@ -1,25 +1,32 @@
 /**
- * Supervised informer over @kubernetes/client-node 2.x `ListWatch` (docs/kubernetes.md "Apiserver outages").
+ * A supervised informer: list, then watch from the list's resourceVersion, for one collection of the Kubernetes API
+ * (docs/kubernetes.md "Apiserver outages"), over Herald's API client (client.ts).
  *
- * client-node's informer STOPS after any error other than 410/inactivity timeout (list failure,
- * non-200 watch, connection refused/reset). This wrapper restarts it with jittered exponential
- * backoff (`initialBackoffMs` doubling to `maxBackoffMs`, reset when data arrives), ignores the
- * AbortError that `stop()`/`start()` provoke, catches exceptions of our handlers (client-node
- * would turn them into unhandled rejections) and aborts watches that were still waiting for
- * headers when stopped. The cache is never cleared by an outage: a restart re-watches from the
- * last resourceVersion, and only a relist (after 410) replaces the contents, emitting `delete`
- * for objects that are gone.
+ * - The list is read in pages (`limit`/`continue`, as client-go's reflector does), so the whole collection is never
+ *   one string in memory; a page that times out (`listTimeoutMs`) fails the list.
+ * - The watch asks for bookmarks and for a server-side timeout of 5–10 minutes (client-go's), and is aborted after
+ *   `watchTimeoutMs` (30 s) without a byte, a hung apiserver or network; either way it re-watches at once from the
+ *   last resourceVersion (a quiet resource is re-watched every 30 s). A 410 Expired (an ERROR event or an HTTP 410) makes it list again: objects that are gone are
+ *   then deleted.
+ * - Every other failure (apiserver unreachable, 5xx, 403) is retried with jittered exponential backoff
+ *   (`initialBackoffMs` doubling to `maxBackoffMs`, reset when data arrives). The cache is never cleared by an
+ *   outage.
+ * - The informer keeps no objects of its own: its cache is the source's object store (`InformerCache`), so each
+ *   object is held once, trimmed (object-store.ts). An event whose resourceVersion the cache already holds is
+ *   dropped.
  *
- * Events: 'add' (obj), 'update' (obj), 'delete' (obj), 'synced' () once after the first full
- * list, 'error' (err) for every failure (already handled by a restart; for logs), 'restart'
- * (delayMs) when a restart is scheduled.
+ * Events: 'add' (obj), 'update' (obj), 'delete' (obj), 'synced' () once after the first full list, 'error' (err)
+ * for every failure (already handled by a retry; for logs), 'restart' (delayMs) when a retry is scheduled.
+ * Exceptions of listeners are caught (recorded in `stats.lastError`).
  */
 import { EventEmitter } from 'node:events';
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { Clock, TimerHandle } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
-import { apiErrorText } from './forbidden.ts';
+import type { KubeClient } from './client.ts';
+import { ApiError, ApiTimeoutError } from './client.ts';
+import { apiErrorCode, apiErrorText } from './forbidden.ts';
+import type { InformerCache } from './object-store.ts';
+import type { KubeObject } from './types.ts';
 
 /** Plain-number counters for metrics. Times are ms since the epoch (0 = never). */
 export interface InformerStats {
@@ -32,11 +39,12 @@ export interface InformerStats {
   errors: number;
   /** Successful lists (first sync + relists after 410). */
   lists: number;
-  /** Watch (re)connect attempts ('connect' events). */
+  /** Watch (re)connect attempts. */
   connects: number;
   /**
-   * Time the last watch stream opened (the apiserver answered 200). client-node ends a watch after 30 s without data
-   * and opens the next one, so for a quiet resource this stays recent while the watch works.
+   * Time the last watch stream opened (the apiserver answered 200). A watch ends after its server-side timeout
+   * (5–10 min) or 30 s without data (`watchTimeoutMs`) and the next one opens, so this stays recent while the watch
+   * works.
    */
   lastConnectAtMs: number;
   /** Last add/update/delete/list time. */
@@ -47,31 +55,31 @@ export interface InformerStats {
   lastError: string;
   /** The list or watch is refused with 403 (RBAC): "list services: HTTP 403: <apiserver message>"; '' once data flows again. */
   forbidden: string;
-  /** Objects in the cache. */
+  /** Objects delivered and not deleted. */
   objects: number;
 }
 
 /** Options of `SupervisedInformer`. */
-export interface SupervisedInformerOptions<T extends KubernetesObject> {
-  kc: KubeConfig;
+export interface SupervisedInformerOptions {
+  client: KubeClient;
   /** Informer name for logs/metrics, e.g. "services". */
   name: string;
   /** Collection path, e.g. "/api/v1/services". */
   path: string;
-  /** List function applying the same selectors as the watch. */
-  listFn: () => Promise<KubernetesListObject<T>>;
+  /** Where delivered objects are kept (the source's object store). */
+  cache: InformerCache;
   labelSelector?: string;
   fieldSelector?: string;
   /** First restart delay in ms (default 1000). */
   initialBackoffMs?: number;
   /** Restart delay cap in ms (default 30000). */
   maxBackoffMs?: number;
-  /** Give up on a list after this many ms and retry with backoff (default 60000). */
+  /** Give up on a list page after this many ms and retry with backoff (default 60000). */
   listTimeoutMs?: number;
-  /** Watch inactivity timeout in ms (client-node default 30000; lower it in tests). */
+  /** Abort a watch after this many ms without a byte and re-watch at once from the last resourceVersion (default 30000). */
   watchTimeoutMs?: number;
-  /** Delay before the informer's own re-watch after a quiet close (default: client-node's 1 s..30 s). */
-  reconnectDelayFn?: (ms: number) => Promise<void>;
+  /** Objects per list page (default 500, client-go's). */
+  pageSize?: number;
   /**
    * Optional resource: a 404 ("not served") or 403 (RBAC not granted) on list counts as synced with
    * an empty cache (`lastError` says why) and is retried every `maxBackoffMs`.
@@ -80,79 +88,29 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   clock?: Clock;
 }
 
-/** A Watch that drops events after stop and aborts streams that connect after stop. */
-class StoppableWatch extends Watch {
-  stopped = false;
-  readonly #open = new Set<AbortController>();
-  readonly #onOpen: () => void;
+/** A watch that ended without an event soon after it opened is followed by a pause (a server closing at once). */
+const QUICK_WATCH_MS = 1000;
 
-  /** `onOpen`: called when a watch request was answered 200 (the stream is open). */
-  constructor(kc: KubeConfig, timeoutMs: number | undefined, onOpen: () => void) {
-    super(kc);
-    // client-node keeps the watch request timeout in a private field without a setter or constructor option.
-    if (timeoutMs !== undefined) Reflect.set(this, 'requestTimeoutMs', timeoutMs);
-    this.#onOpen = onOpen;
-  }
-
-  override async watch(
-    path: string,
-    queryParams: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
-    done: (err: unknown) => void,
-  ): Promise<AbortController> {
-    const box: { ctl?: AbortController; ended?: boolean } = {};
-    const c = await super.watch(
-      path,
-      queryParams,
-      (phase, obj, raw) => {
-        if (!this.stopped) callback(phase, obj, raw);
-      },
-      (err) => {
-        box.ended = true;
-        if (box.ctl) this.#open.delete(box.ctl);
-        done(err);
-      },
-    );
-    box.ctl = c;
-    this.#open.add(c);
-    if (this.stopped) c.abort();
-    // client-node settles a refused or failed request (done with the error) before it returns.
-    else if (!box.ended) this.#onOpen();
-    return c;
-  }
-
-  abortAll(): void {
-    for (const c of this.#open) c.abort();
-    this.#open.clear();
-  }
+interface ListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: unknown[];
 }
 
-function errText(e: unknown): string {
-  if (e instanceof Error) {
-    const code = (e as { code?: unknown; statusCode?: unknown }).code ?? (e as { statusCode?: unknown }).statusCode;
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    return `${e.name}: ${e.message}${code !== undefined ? ` (code ${String(code)})` : ''}${cause?.code ? ` (${cause.code})` : ''}`;
-  }
-  return String(e);
-}
-
-function httpCode(e: unknown): number | undefined {
-  const x = e as { code?: unknown; statusCode?: unknown };
-  const c = typeof x?.code === 'number' ? x.code : typeof x?.statusCode === 'number' ? x.statusCode : undefined;
-  return c;
-}
+const keyText = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /** See module doc. */
-export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter {
+export class SupervisedInformer extends EventEmitter {
   readonly name: string;
-  readonly #opts: SupervisedInformerOptions<T>;
+  readonly #o: SupervisedInformerOptions;
   readonly #clock: Clock;
-  readonly #watch: StoppableWatch;
-  readonly #lw: ListWatch<T>;
   #running = false;
+  /** Bumped by every start/stop: a loop whose generation is stale ends. */
+  #generation = 0;
+  #abort: AbortController | undefined;
+  #resourceVersion = '';
   #backoffMs = 0;
   #restartTimer: TimerHandle | undefined;
-  #syncPending = false;
+  #wakeRestart: (() => void) | undefined;
   readonly stats: InformerStats = {
     synced: false,
     notServed: false,
@@ -168,43 +126,11 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     objects: 0,
   };
 
-  constructor(opts: SupervisedInformerOptions<T>) {
+  constructor(opts: SupervisedInformerOptions) {
     super();
     this.name = opts.name;
-    this.#opts = opts;
+    this.#o = opts;
     this.#clock = opts.clock ?? realClock;
-    // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
-    this.#watch = new StoppableWatch(opts.kc, opts.watchTimeoutMs, () => {
-      this.stats.forbidden = '';
-      this.stats.lastConnectAtMs = this.#clock.now();
-    });
-    const listTimeoutMs = opts.listTimeoutMs ?? 60_000;
-    const listFn = async (): Promise<KubernetesListObject<T>> => {
-      // client-node puts no timeout on a list: a hung apiserver would stall the informer forever.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`list ${opts.path} timed out after ${listTimeoutMs} ms`)), listTimeoutMs);
-      });
-      let list: KubernetesListObject<T>;
-      try {
-        list = await Promise.race([opts.listFn(), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-      // client-node applies the list synchronously after this promise settles; mark synced after that.
-      this.#syncPending = true;
-      setImmediate(() => this.#listApplied());
-      return list;
-    };
-    const lwOptions = opts.reconnectDelayFn ? { delayFn: opts.reconnectDelayFn } : undefined;
-    this.#lw = new ListWatch<T>(opts.path, this.#watch, listFn, false, opts.labelSelector, opts.fieldSelector, lwOptions);
-    this.#lw.on('add', (o) => this.#emitSafe('add', o));
-    this.#lw.on('update', (o) => this.#emitSafe('update', o));
-    this.#lw.on('delete', (o) => this.#emitSafe('delete', o));
-    this.#lw.on('connect', () => {
-      this.stats.connects++;
-    });
-    this.#lw.on('error', (e) => this.#onError(e));
   }
 
   /** True once the first full list has been applied; stays true through outages. */
@@ -212,48 +138,87 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     return this.stats.synced;
   }
 
-  /** Cached objects (never cleared by an outage). */
-  list(): readonly T[] {
-    return this.#lw.list();
-  }
-
-  /** Start listing/watching. Resolves after the first attempt (successful or not); never rejects. */
+  /** Start listing/watching. Resolves after the first list attempt (successful or not); never rejects. */
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    this.#watch.stopped = false;
-    await this.#startOnce();
+    const gen = ++this.#generation;
+    let firstAttempt!: () => void;
+    const attempted = new Promise<void>((r) => (firstAttempt = r));
+    void this.#loop(gen, firstAttempt);
+    await attempted;
   }
 
   /** Stop watching and cancel a pending restart. The cache is kept. */
   async stop(): Promise<void> {
     this.#running = false;
-    this.#watch.stopped = true;
+    this.#generation++;
+    this.#abort?.abort();
+    this.#abort = undefined;
     if (this.#restartTimer !== undefined) this.#clock.clearTimer(this.#restartTimer);
     this.#restartTimer = undefined;
-    await this.#lw.stop();
-    this.#watch.abortAll();
+    this.#wakeRestart?.();
   }
 
-  async #startOnce(): Promise<void> {
-    try {
-      await this.#lw.start();
-    } catch (e) {
-      // A handler threw during the initial list (we catch ours, so this is unexpected) or the watch setup failed.
-      this.#onError(e);
+  async #loop(gen: number, firstAttempt: () => void): Promise<void> {
+    const live = () => this.#running && gen === this.#generation;
+    while (live()) {
+      const abort = new AbortController();
+      this.#abort = abort;
+      try {
+        if (this.#resourceVersion === '') {
+          try {
+            await this.#list(abort.signal, live);
+          } finally {
+            firstAttempt();
+          }
+        }
+        firstAttempt();
+        if (!live()) return;
+        const quiet = await this.#watch(abort.signal, live);
+        if (quiet && live()) await this.#pause(this.#nextBackoff(false), live, false);
+      } catch (e) {
+        firstAttempt();
+        if (!live()) return;
+        if (apiErrorCode(e) === 410) {
+          this.#resourceVersion = '';
+          continue;
+        }
+        await this.#pause(this.#failed(e), live, true);
+      }
     }
   }
 
-  #listApplied(): void {
-    if (!this.#syncPending) return;
-    this.#syncPending = false;
+  /** List every page, deliver the changes, delete what is no longer listed, then mark synced. */
+  async #list(signal: AbortSignal, live: () => boolean): Promise<void> {
+    const seen = new Set<string>();
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const page = (await this.#o.client.request('GET', this.#o.path, {
+        query: { limit: this.#o.pageSize ?? 500, continue: cont, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
+        timeoutMs: this.#o.listTimeoutMs ?? 60_000,
+        signal,
+      })) as ListPage;
+      if (!live()) return;
+      for (const item of page.items ?? []) {
+        const obj = item as KubeObject;
+        seen.add(keyText(obj));
+        this.#deliver(obj);
+      }
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont !== undefined);
+    const gone: KubeObject[] = [];
+    for (const obj of this.#o.cache.objects()) if (!seen.has(keyText(obj))) gone.push(obj);
+    for (const obj of gone) this.#emitObject('delete', obj);
+    this.#resourceVersion = rv;
     const now = this.#clock.now();
     this.stats.lists++;
     this.stats.lastListAtMs = now;
     this.stats.lastEventAtMs = now;
     this.stats.notServed = false;
     this.stats.forbidden = '';
-    this.stats.objects = this.#lw.list().length;
     this.#backoffMs = 0;
     if (!this.stats.synced) {
       this.stats.synced = true;
@@ -261,54 +226,140 @@ export class SupervisedInformer<T extends KubernetesObject> extends EventEmitter
     }
   }
 
-  #emitSafe(event: string, ...args: unknown[]): void {
-    if (event === 'add' || event === 'update' || event === 'delete') {
-      this.stats.lastEventAtMs = this.#clock.now();
-      // O(1) bookkeeping: client-node fires 'add' only for objects new to its cache.
-      if (event === 'add') this.stats.objects++;
-      else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
+  /**
+   * One watch from the current resourceVersion until the apiserver ends it.
+   * @returns true when it ended quickly without delivering anything (the caller pauses before the next one)
+   * @throws ApiError 410 when the resourceVersion is too old (the caller lists again), any other failure
+   */
+  async #watch(signal: AbortSignal, live: () => boolean): Promise<boolean> {
+    this.stats.connects++;
+    const openedAt = this.#clock.now();
+    const seen = { events: 0, error: undefined as ApiError | undefined };
+    // A random server-side timeout spreads the re-watches of many clients (client-go's reflector: 5 to 10 minutes).
+    // 4 to 8 minutes here, so a working watch reopens within the 10 minutes the stale-watch alert allows
+    // (deploy/kubernetes/monitoring/prometheusrule.yaml).
+    const timeoutSeconds = 240 + Math.floor(Math.random() * 240);
+    const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
+    // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
+    const onOpen = () => {
       this.stats.forbidden = '';
-      this.#backoffMs = 0;
+      this.stats.lastConnectAtMs = this.#clock.now();
+    };
+    try {
+      await this.#o.client.watch(this.#o.path, { query, inactivityMs: this.#o.watchTimeoutMs ?? 30_000, signal, onOpen }, (type, object) => {
+        if (live() && seen.error === undefined) this.#onWatchEvent(type, object, seen);
+      });
+    } catch (e) {
+      // Silence for watchTimeoutMs: re-watch at once (the next request's own timeout bounds a hung apiserver).
+      if (!(e instanceof ApiTimeoutError)) throw e;
     }
+    if (seen.error !== undefined) throw seen.error;
+    return seen.events === 0 && this.#clock.now() - openedAt < QUICK_WATCH_MS;
+  }
+
+  /** One watch event; an ERROR event (410 Expired, most often) is kept in `seen.error` and ends the watch. */
+  #onWatchEvent(type: string, object: unknown, seen: { events: number; error: ApiError | undefined }): void {
+    const obj = object as KubeObject;
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        seen.events++;
+        this.#deliver(obj);
+        break;
+      case 'DELETED':
+        seen.events++;
+        if (this.#o.cache.versionOf(obj) !== undefined) this.#emitObject('delete', obj);
+        break;
+      case 'BOOKMARK':
+        break;
+      case 'ERROR': {
+        const code = (object as { code?: unknown } | undefined)?.code;
+        seen.error = new ApiError(`watch ${this.#o.path}`, typeof code === 'number' ? code : 500, object);
+        return;
+      }
+      default:
+        return;
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (rv) this.#resourceVersion = rv;
+    this.#backoffMs = 0;
+  }
+
+  /** An object listed or watched: 'add' when new to the cache, 'update' when its resourceVersion changed. */
+  #deliver(obj: KubeObject): void {
+    const had = this.#o.cache.versionOf(obj);
+    if (had === undefined) this.#emitObject('add', obj);
+    else if (had !== obj.metadata?.resourceVersion) this.#emitObject('update', obj);
+  }
+
+  #emitObject(event: 'add' | 'update' | 'delete', obj: KubeObject): void {
+    this.stats.lastEventAtMs = this.#clock.now();
+    if (event === 'add') this.stats.objects++;
+    else if (event === 'delete') this.stats.objects = Math.max(0, this.stats.objects - 1);
+    this.stats.forbidden = '';
+    this.#emitSafe(event, obj);
+  }
+
+  #emitSafe(event: string, ...args: unknown[]): void {
     try {
       this.emit(event, ...args);
     } catch (e) {
       // A throwing listener must not kill the process nor the informer.
-      this.stats.lastError = `listener for ${event} threw: ${errText(e)}`;
+      this.stats.lastError = `listener for ${event} threw: ${e instanceof Error ? e.message : String(e)}`;
     }
   }
 
-  #onError(e: unknown): void {
-    // Our own stop() aborts the watch with an AbortError: ignored. While running, any error
-    // (including an AbortError from a stop/start race inside client-node) leaves the informer
-    // stopped, so it is restarted.
-    if (!this.#running) return;
+  /** Record a failure; returns the delay before the next attempt. */
+  #failed(e: unknown): number {
     this.stats.errors++;
     this.stats.lastError = errText(e);
-    const code = httpCode(e);
+    const code = apiErrorCode(e);
     if (code === 403) {
-      // client-node: a refused list throws ApiException (`code`), a refused watch an Error with `statusCode`.
-      const verb = typeof (e as { statusCode?: unknown }).statusCode === 'number' ? 'watch' : 'list';
-      this.stats.forbidden = `${verb} ${this.#opts.path.split('/').pop()}: ${apiErrorText(e)}`;
+      const verb = e instanceof ApiError && e.message.startsWith('watch ') ? 'watch' : 'list';
+      this.stats.forbidden = `${verb} ${this.#o.path.split('/').pop()}: ${apiErrorText(e)}`;
     }
     // Optional resource not served (404) or not granted (403): proceed without it rather than never syncing.
-    const unavailable = this.#opts.optional === true && (code === 404 || code === 403);
+    const unavailable = this.#o.optional === true && (code === 404 || code === 403);
     if (unavailable) this.stats.notServed = code === 404;
     if (unavailable && !this.stats.synced) {
       this.stats.synced = true;
       this.#emitSafe('synced');
     }
     if (this.listenerCount('error') > 0) this.#emitSafe('error', e);
-    if (this.#restartTimer !== undefined) return;
-    const max = this.#opts.maxBackoffMs ?? 30_000;
-    const base = this.#opts.initialBackoffMs ?? 1000;
-    this.#backoffMs = unavailable ? max : this.#backoffMs === 0 ? base : Math.min(this.#backoffMs * 2, max);
-    const delayMs = Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
-    this.stats.restarts++;
-    this.#emitSafe('restart', delayMs);
-    this.#restartTimer = this.#clock.setTimer(() => {
-      this.#restartTimer = undefined;
-      if (this.#running) void this.#startOnce();
-    }, delayMs);
+    return this.#nextBackoff(unavailable);
   }
+
+  #nextBackoff(unavailable: boolean): number {
+    const max = this.#o.maxBackoffMs ?? 30_000;
+    const base = this.#o.initialBackoffMs ?? 1000;
+    this.#backoffMs = unavailable ? max : this.#backoffMs === 0 ? base : Math.min(this.#backoffMs * 2, max);
+    return Math.round(this.#backoffMs * (0.8 + Math.random() * 0.4));
+  }
+
+  /** Wait `delayMs` on the clock (a stop ends the wait); `restart`: after a failure (counted and emitted). */
+  async #pause(delayMs: number, live: () => boolean, restart: boolean): Promise<void> {
+    if (!live()) return;
+    if (restart) {
+      this.stats.restarts++;
+      this.#emitSafe('restart', delayMs);
+    }
+    await new Promise<void>((resolveWait) => {
+      this.#wakeRestart = resolveWait;
+      this.#restartTimer = this.#clock.setTimer(() => {
+        this.#restartTimer = undefined;
+        resolveWait();
+      }, delayMs);
+    });
+    this.#wakeRestart = undefined;
+  }
+}
+
+function errText(e: unknown): string {
+  if (e instanceof ApiError) return e.message;
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown }).code;
+    const cause = (e as { cause?: { code?: string } }).cause;
+    return `${e.name}: ${e.message}${code !== undefined ? ` (code ${String(code)})` : ''}${cause?.code ? ` (${cause.code})` : ''}`;
+  }
+  return String(e);
 }

@@ -3,14 +3,12 @@
  * `metadata.annotations` (core/v1 Node; RBAC: `patch` on `nodes`). Used for the drain annotation `herald.io/drain`
  * (docs/decisions.md "Drain").
  */
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from './client.ts';
 
 /**
  * Sets annotation `key` of Node `nodeName` to `value`, or removes it (null).
- * @throws the client's ApiException (HTTP status in `code`) when the apiserver refuses, e.g. 403 without RBAC
+ * @throws ApiError (src/k8s/client.ts; HTTP status in `code`) when the apiserver refuses, e.g. 403 without RBAC
  */
-export async function patchNodeAnnotation(kc: KubeConfig, nodeName: string, key: string, value: string | null): Promise<void> {
-  const api = kc.makeApiClient(CoreV1Api);
-  await api.patchNode({ name: nodeName, body: { metadata: { annotations: { [key]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+export async function patchNodeAnnotation(kc: KubeClient, nodeName: string, key: string, value: string | null): Promise<void> {
+  await kc.request('PATCH', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, { body: { metadata: { annotations: { [key]: value } } }, contentType: 'application/merge-patch+json' });
 }

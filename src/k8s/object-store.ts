@@ -1,13 +1,16 @@
 /**
  * Snapshot: the read-only view of cluster state that the controller reads, and `ObjectStore`, the mutable
  * in-memory store both sources (Kubernetes informers, manifest files) keep it in. `apply` and `remove` are the one
- * place objects enter and leave it, for both sources.
+ * place objects enter and leave it, for both sources: `apply` keeps only the fields Herald reads (trim.ts), and an
+ * update that changes none of them (a heartbeat, a Pod reference, managedFields) replaces the object without a change
+ * key. The store is also the informers' cache (`cacheOf`): one copy of every object in the process.
  *
  * EndpointSlices are indexed by the Service they belong to (label `kubernetes.io/service-name`,
  * same namespace; discovery.k8s.io/v1 well-known labels), keyed by slice name, so reading one Service's endpoints
  * costs O(its slices) and one slice change touches at most two Services (old and new label).
  */
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
+import { sameContent, trimObject } from './trim.ts';
 import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
 /** Read-only view of the cluster state for one reconcile. */
@@ -22,6 +25,14 @@ export interface Snapshot {
   node(name: string): Node | undefined;
   /** All networking.k8s.io ServiceCIDR objects. */
   serviceCIDRs(): Iterable<ServiceCIDR>;
+}
+
+/** What an informer needs to know of the objects it has delivered (src/k8s/informer.ts): the store holds them. */
+export interface InformerCache {
+  /** The resourceVersion of the stored object with the namespace and name of `obj` (undefined: none stored). */
+  versionOf(obj: KubeObject): string | undefined;
+  /** Every stored object of the kind (a relist deletes those it does not list again). */
+  objects(): Iterable<KubeObject>;
 }
 
 /** Mutable store implementing `Snapshot`. `apply`/`remove` return the change keys they affect. */
@@ -68,9 +79,29 @@ export class ObjectStore implements Snapshot {
     }
   }
 
-  /** Add or replace an object. Returns the change keys affected. */
-  apply(kind: ResourceKind, obj: KubeObject): string[] {
+  /** The store as the cache of the informer of `kind`. */
+  cacheOf(kind: ResourceKind): InformerCache {
+    const map = this.#map(kind);
+    return {
+      versionOf: (obj) => map.get(objectKey(obj))?.metadata?.resourceVersion,
+      objects: () => map.values(),
+    };
+  }
+
+  /**
+   * Add or replace an object, trimmed to the fields Herald reads (trim.ts). Returns the change keys affected: none
+   * when the trimmed object says the same as the stored one (only its resourceVersion is taken over).
+   */
+  apply(kind: ResourceKind, raw: KubeObject): string[] {
+    const obj = trimObject(kind, raw);
     const key = objectKey(obj);
+    const map = this.#map(kind);
+    const old = map.get(key);
+    if (old !== undefined && sameContent(old, obj)) {
+      map.set(key, obj);
+      if (kind === 'EndpointSlice') this.#indexSlice(key, obj as EndpointSlice);
+      return [];
+    }
     switch (kind) {
       case 'Service':
         this.#services.set(key, obj as Service);
@@ -79,13 +110,8 @@ export class ObjectStore implements Snapshot {
         const keys = this.#removeSlice(key);
         const slice = obj as EndpointSlice;
         this.#slices.set(key, slice);
-        const svc = serviceKeyOfSlice(slice);
-        if (svc !== undefined) {
-          let m = this.#slicesByService.get(svc);
-          if (!m) this.#slicesByService.set(svc, (m = new Map()));
-          m.set(key, slice);
-          keys.add(serviceChangeKey(svc));
-        }
+        const svc = this.#indexSlice(key, slice);
+        if (svc !== undefined) keys.add(serviceChangeKey(svc));
         return [...keys];
       }
       case 'Node':
@@ -120,6 +146,25 @@ export class ObjectStore implements Snapshot {
     this.#nodes.clear();
     this.#cidrs.clear();
     return [ALL_KEY];
+  }
+
+  #map(kind: ResourceKind): Map<string, KubeObject> {
+    switch (kind) {
+      case 'Service': return this.#services;
+      case 'EndpointSlice': return this.#slices;
+      case 'Node': return this.#nodes;
+      case 'ServiceCIDR': return this.#cidrs;
+    }
+  }
+
+  /** Index `slice` (stored under `key`) by its Service; returns the Service's key. */
+  #indexSlice(key: string, slice: EndpointSlice): string | undefined {
+    const svc = serviceKeyOfSlice(slice);
+    if (svc === undefined) return undefined;
+    let m = this.#slicesByService.get(svc);
+    if (!m) this.#slicesByService.set(svc, (m = new Map()));
+    m.set(key, slice);
+    return svc;
   }
 
   #removeSlice(key: string): Set<string> {

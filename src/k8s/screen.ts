@@ -1,86 +1,62 @@
 /**
- * Screening of the Kubernetes objects Herald reads: does an object have the shape of src/k8s/types.ts in every
+ * Screening of the Kubernetes objects Herald reads: does an object have the shape of src/k8s/shapes.ts in every
  * field Herald reads? Objects arrive as untyped JSON (watch events, manifest files), and one that does not (an
- * EndpointSlice with `endpoints: [null]`, a Service whose `spec.ports` is a string) is quarantined by the object
- * store (src/k8s/object-store.ts): treated as absent, and reported with its name and the reason this module gives.
+ * EndpointSlice with `endpoints: [null]`, a Service whose `spec.ports` is a string) is quarantined by the controller
+ * (src/controller/quarantine.ts): treated as absent, and reported with its name and the reason this module gives.
  *
- * Only the fields Herald reads are checked, each for its JSON type (Kubernetes itself validates the values); every
- * other field may hold anything. `null` is accepted where the API server writes it for an empty list or an unset
- * condition (Go nil slices and pointers). Source: kubernetes/api core/v1/types.go, discovery/v1/types.go,
- * networking/v1 ServiceCIDR.
+ * Only the fields Herald reads (and keeps: src/k8s/trim.ts) are checked, each for its JSON type (Kubernetes itself
+ * validates the values); every other field may hold anything. The schemas are built from the one table of those
+ * fields, `SHAPES`.
  */
 import { z } from 'zod';
+import type { Shape } from './shapes.ts';
+import { SHAPES } from './shapes.ts';
 import type { ResourceKind } from './types.ts';
 
-const text = z.string();
-const list = <T extends z.ZodType>(item: T) => z.array(item).nullish();
-const stringMap = z.record(z.string(), z.string()).nullish();
+/** Whether a field of this shape must be present (a required name inside makes its object required). */
+function required(shape: Shape): boolean {
+  if (shape === 'name') return true;
+  return typeof shape === 'object' && 'fields' in shape && Object.values(shape.fields).some(required);
+}
 
-const metadata = z.looseObject({
-  name: z.string().min(1, 'metadata.name is empty'),
-  namespace: text.optional(),
-  labels: stringMap,
-  annotations: stringMap,
-});
-const namespaced = z.looseObject({ name: z.string().min(1), namespace: z.string().min(1, 'metadata.namespace is empty'), labels: stringMap, annotations: stringMap });
+/** The zod schema of a field of shape `shape`. */
+function schemaOf(shape: Shape): z.ZodType {
+  switch (shape) {
+    case 'text':
+      return z.string().optional();
+    case 'text?':
+      return z.string().nullish();
+    case 'number':
+      return z.number().optional();
+    case 'number?':
+      return z.number().nullish();
+    case 'flag?':
+      return z.boolean().nullish();
+    case 'name':
+      return z.string().min(1, 'is empty');
+    case 'opaque':
+      return z.unknown().optional();
+  }
+  if ('list' in shape) return z.array(schemaOf(shape.list)).nullish();
+  if ('map' in shape) {
+    const keep = shape.keep;
+    if (keep === undefined) return z.record(z.string(), z.string()).nullish();
+    // Only the kept keys are read: the others may hold anything.
+    return z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .superRefine((m, ctx) => {
+        for (const [k, v] of Object.entries(m ?? {})) {
+          if (keep(k) && typeof v !== 'string') ctx.addIssue({ code: 'invalid_type', expected: 'string', input: v, path: [k] });
+        }
+      });
+  }
+  const obj = z.looseObject(Object.fromEntries(Object.entries(shape.fields).map(([k, v]) => [k, schemaOf(v)])));
+  if (required(shape)) return obj;
+  return shape.nullable === true ? obj.nullish() : obj.optional();
+}
 
-const service = z.looseObject({
-  metadata: namespaced,
-  spec: z
-    .looseObject({
-      type: text.optional(),
-      clusterIP: text.optional(),
-      clusterIPs: list(text),
-      ipFamilies: list(text),
-      ipFamilyPolicy: text.optional(),
-      externalIPs: list(text),
-      externalTrafficPolicy: text.optional(),
-      internalTrafficPolicy: text.optional(),
-      loadBalancerClass: text.nullish(),
-      loadBalancerIP: text.optional(),
-      healthCheckNodePort: z.number().optional(),
-      publishNotReadyAddresses: z.boolean().optional(),
-      ports: list(z.looseObject({ name: text.optional(), port: z.number().optional(), protocol: text.optional(), nodePort: z.number().optional() })),
-      selector: stringMap,
-    })
-    .optional(),
-  status: z
-    .looseObject({
-      loadBalancer: z.looseObject({ ingress: list(z.looseObject({ ip: text.optional(), hostname: text.optional(), ipMode: text.optional() })) }).nullish(),
-    })
-    .nullish(),
-});
-
-const condition = z.boolean().nullish();
-const endpointSlice = z.looseObject({
-  metadata: namespaced,
-  addressType: text.optional(),
-  endpoints: list(
-    z.looseObject({
-      addresses: list(text),
-      conditions: z.looseObject({ ready: condition, serving: condition, terminating: condition }).nullish(),
-      nodeName: text.nullish(),
-      zone: text.nullish(),
-      hostname: text.nullish(),
-    }),
-  ),
-  ports: list(z.looseObject({ name: text.nullish(), port: z.number().nullish(), protocol: text.nullish() })),
-});
-
-const node = z.looseObject({
-  metadata,
-  spec: z.looseObject({ unschedulable: z.boolean().nullish(), taints: list(z.looseObject({ key: text.optional(), value: text.optional(), effect: text.optional() })) }).nullish(),
-  status: z
-    .looseObject({
-      conditions: list(z.looseObject({ type: text.optional(), status: text.optional(), reason: text.optional(), message: text.optional() })),
-      addresses: list(z.looseObject({ type: text.optional(), address: text.optional() })),
-    })
-    .nullish(),
-});
-
-const serviceCIDR = z.looseObject({ metadata, spec: z.looseObject({ cidrs: list(text) }).nullish() });
-
-const SCHEMAS: Record<ResourceKind, z.ZodType> = { Service: service, EndpointSlice: endpointSlice, Node: node, ServiceCIDR: serviceCIDR };
+const SCHEMAS = Object.fromEntries(Object.entries(SHAPES).map(([kind, shape]) => [kind, schemaOf(shape)])) as Record<ResourceKind, z.ZodType>;
 
 /**
  * Why `obj` cannot be used as a `kind`, or undefined when it can: the first few problems, each with its field path

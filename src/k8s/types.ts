@@ -1,5 +1,6 @@
 /**
- * Minimal structural shapes of the Kubernetes objects Herald reads.
+ * Structural shapes of the Kubernetes objects Herald reads: exactly the fields it keeps (src/k8s/trim.ts), so code
+ * that reads a field the store does not hold does not compile.
  *
  * These are the raw JSON shapes (as delivered by watch events and by manifest files), not the
  * `@kubernetes/client-node` model classes: the informer cache holds a mix of deserialized class
@@ -13,9 +14,11 @@
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
-  uid?: string;
   resourceVersion?: string;
+  /** When the object was created (RFC 3339 text; IPAM's creation order). Services only. */
+  creationTimestamp?: unknown;
   labels?: Record<string, string>;
+  /** Only Herald's own (`herald.io/`) are kept. */
   annotations?: Record<string, string>;
   /** Set when deletion has been requested (string or Date depending on the decoder). */
   deletionTimestamp?: unknown;
@@ -42,13 +45,12 @@ export interface Service extends KubeObject {
     loadBalancerClass?: string;
     loadBalancerIP?: string;
     healthCheckNodePort?: number;
-    publishNotReadyAddresses?: boolean;
-    ports?: Array<{ name?: string; port?: number; protocol?: string; nodePort?: number }>;
+    ports?: Array<{ port?: number; protocol?: string }>;
     selector?: Record<string, string>;
   };
   status?: {
     loadBalancer?: {
-      ingress?: Array<{ ip?: string; hostname?: string; ipMode?: string; ports?: unknown[] }>;
+      ingress?: Array<{ ip?: string; ipMode?: string }>;
     };
   };
 }
@@ -58,25 +60,22 @@ export interface Endpoint {
   addresses?: string[];
   conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null };
   nodeName?: string;
-  zone?: string;
-  hostname?: string;
 }
 
 /** discovery.k8s.io/v1 EndpointSlice. Joined to its Service by the label `kubernetes.io/service-name`. */
 export interface EndpointSlice extends KubeObject {
   addressType?: string; // IPv4 | IPv6 | FQDN
   endpoints?: Endpoint[] | null;
-  ports?: Array<{ name?: string; port?: number; protocol?: string }> | null;
 }
 
 /** core/v1 Node (fields used by Herald). */
 export interface Node extends KubeObject {
   spec?: {
-    unschedulable?: boolean;
-    taints?: Array<{ key?: string; value?: string; effect?: string }>;
+    taints?: Array<{ key?: string }>;
   };
   status?: {
-    conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }>;
+    conditions?: Array<{ type?: string; status?: string }>;
+    /** The node's addresses (`type` InternalIP, ExternalIP, Hostname, ...). */
     addresses?: Array<{ type?: string; address?: string }>;
   };
 }

@@ -7,8 +7,7 @@
  * Paths, list calls and RBAC: docs/kubernetes.md "What is read".
  */
 import { EventEmitter } from 'node:events';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import type { KubeClient } from '../k8s/client.ts';
 import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { Clock } from '../../bgp/index.ts';
@@ -18,7 +17,7 @@ import type { Source, SourceStatus } from './source.ts';
 
 /** Options of `KubernetesSource`. */
 export interface KubernetesSourceOptions {
-  kc: KubeConfig;
+  kc: KubeClient;
   /**
    * Read ServiceCIDR objects (default true). A 404 (not served, clusters < 1.33) or 403 (RBAC not
    * granted) counts as synced with no objects. Set false unless an advertisement selects `serviceCIDR`.
@@ -30,51 +29,37 @@ export interface KubernetesSourceOptions {
   maxBackoffMs?: number;
   watchTimeoutMs?: number;
   listTimeoutMs?: number;
-  reconnectDelayFn?: (ms: number) => Promise<void>;
+  /** Objects per list page (default 500). */
+  pageSize?: number;
   clock?: Clock;
 }
 
 /** See module doc. Emits 'change' (keys), 'synced', 'error' (kind, err), 'restart' (kind, delayMs). */
 export class KubernetesSource extends EventEmitter implements Source {
   readonly #store = new ObjectStore();
-  readonly #informers = new Map<ResourceKind, SupervisedInformer<KubernetesObject>>();
+  readonly #informers = new Map<ResourceKind, SupervisedInformer>();
   #syncedEmitted = false;
 
   constructor(opts: KubernetesSourceOptions) {
     super();
-    const core = opts.kc.makeApiClient(CoreV1Api);
-    const disc = opts.kc.makeApiClient(DiscoveryV1Api);
-    const net = opts.kc.makeApiClient(NetworkingV1Api);
     const common = {
-      kc: opts.kc,
+      client: opts.kc,
       ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
       ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.watchTimeoutMs !== undefined ? { watchTimeoutMs: opts.watchTimeoutMs } : {}),
       ...(opts.listTimeoutMs !== undefined ? { listTimeoutMs: opts.listTimeoutMs } : {}),
-      ...(opts.reconnectDelayFn !== undefined ? { reconnectDelayFn: opts.reconnectDelayFn } : {}),
+      ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
       ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
     };
-    const nodeSel = opts.nodeName ? `metadata.name=${opts.nodeName}` : undefined;
-    /* eslint-disable @typescript-eslint/no-explicit-any */
-    this.#add('Service', new SupervisedInformer<KubernetesObject>({ ...common, name: 'services', path: '/api/v1/services', listFn: () => core.listServiceForAllNamespaces() as any }));
-    this.#add('EndpointSlice', new SupervisedInformer<KubernetesObject>({ ...common, name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', listFn: () => disc.listEndpointSliceForAllNamespaces() as any }));
-    this.#add(
-      'Node',
-      new SupervisedInformer<KubernetesObject>({
-        ...common,
-        name: 'nodes',
-        path: '/api/v1/nodes',
-        listFn: () => (nodeSel ? core.listNode({ fieldSelector: nodeSel }) : core.listNode()) as any,
-        ...(nodeSel ? { fieldSelector: nodeSel } : {}),
-      }),
-    );
-    if (opts.serviceCIDRs !== false) {
-      this.#add('ServiceCIDR', new SupervisedInformer<KubernetesObject>({ ...common, name: 'servicecidrs', path: '/apis/networking.k8s.io/v1/servicecidrs', listFn: () => net.listServiceCIDR() as any, optional: true }));
-    }
-    /* eslint-enable @typescript-eslint/no-explicit-any */
+    const informer = (kind: ResourceKind, o: { name: string; path: string; fieldSelector?: string; optional?: boolean }) =>
+      this.#add(kind, new SupervisedInformer({ ...common, ...o, cache: this.#store.cacheOf(kind) }));
+    informer('Service', { name: 'services', path: '/api/v1/services' });
+    informer('EndpointSlice', { name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices' });
+    informer('Node', { name: 'nodes', path: '/api/v1/nodes', ...(opts.nodeName ? { fieldSelector: `metadata.name=${opts.nodeName}` } : {}) });
+    if (opts.serviceCIDRs !== false) informer('ServiceCIDR', { name: 'servicecidrs', path: '/apis/networking.k8s.io/v1/servicecidrs', optional: true });
   }
 
-  #add(kind: ResourceKind, inf: SupervisedInformer<KubernetesObject>): void {
+  #add(kind: ResourceKind, inf: SupervisedInformer): void {
     this.#informers.set(kind, inf);
     const change = (keys: string[]): void => {
       if (keys.length > 0) this.emit('change', keys);

@@ -70,6 +70,8 @@ interface FileState {
 export class ManifestSource extends EventEmitter implements Source {
   readonly #opts: ManifestSourceOptions;
   readonly #store = new ObjectStore();
+  /** "Kind key" → the parsed object last applied for it (an apply that changes nothing Herald reads emits no key). */
+  readonly #applied = new Map<string, KubeObject>();
   readonly #files = new Map<string, FileState>(); // last good version per file
   #errors = new Map<string, FileError>();
   #synced = false;
@@ -284,16 +286,13 @@ export class ManifestSource extends EventEmitter implements Source {
         if (!wanted.has(`${kind} ${objectKey(cur)}`)) for (const k of this.#store.remove(kind, cur)) keys.add(k);
       }
     }
-    const current = new Map<string, KubeObject>();
-    for (const kind of KINDS as ReadonlySet<ResourceKind>) {
-      for (const cur of this.#store.list(kind)) current.set(`${kind} ${objectKey(cur)}`, cur);
-    }
     for (const [k, p] of wanted) {
-      const cur = current.get(k);
-      // Objects of files not parsed again are the very objects in the store; only re-parsed ones are compared.
-      if (cur === p.obj || (cur !== undefined && JSON.stringify(cur) === JSON.stringify(p.obj))) continue;
+      // The store keeps a trimmed copy (src/k8s/trim.ts): the parsed object it was made from tells an unchanged file.
+      if (this.#applied.get(k) === p.obj) continue;
       for (const ck of this.#store.apply(p.kind, p.obj)) keys.add(ck);
+      this.#applied.set(k, p.obj);
     }
+    for (const k of this.#applied.keys()) if (!wanted.has(k)) this.#applied.delete(k);
     if (keys.size > 0) this.emit('change', [...keys]);
   }
 }

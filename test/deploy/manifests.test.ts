@@ -7,7 +7,7 @@ import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { grantedPermissions, validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
 import { renderKustomization } from './kustomize.ts';
 
@@ -61,7 +61,7 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preSt
   const c = pod?.containers[0];
   t.equal(pod?.hostNetwork, true);
   t.same(ds.spec?.selector.matchLabels, ds.spec?.template.metadata?.labels);
-  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath), ['spec.nodeName', 'status.hostIPs', 'metadata.namespace']);
+  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath ?? e.valueFrom?.resourceFieldRef?.resource), ['spec.nodeName', 'status.hostIPs', 'metadata.namespace', 'limits.memory']);
   t.equal(c?.readinessProbe?.httpGet?.path, '/readyz');
   t.equal(c?.livenessProbe?.httpGet?.path, '/healthz');
   t.equal(c?.lifecycle?.preStop, undefined, 'no preStop drain: a rolling update is a restart (docs/upgrades.md)');
@@ -77,45 +77,48 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preSt
   t.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'privileged', 'hostNetwork and hostPath need the privileged Pod Security level');
 });
 
-/** Every Kubernetes API method Herald may call → the RBAC (apiGroup, resource, verbs) it needs. */
-const API_PERMISSIONS: Record<string, { group: string; resource: string; verbs: string[] }> = {
-  listServiceForAllNamespaces: { group: '', resource: 'services', verbs: ['list', 'watch'] },
-  listNode: { group: '', resource: 'nodes', verbs: ['list', 'watch'] },
-  readNode: { group: '', resource: 'nodes', verbs: ['get'] },
-  patchNode: { group: '', resource: 'nodes', verbs: ['patch'] },
-  readNamespacedService: { group: '', resource: 'services', verbs: ['get'] },
-  listEndpointSliceForAllNamespaces: { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['list', 'watch'] },
-  listServiceCIDR: { group: 'networking.k8s.io', resource: 'servicecidrs', verbs: ['list', 'watch'] },
-  patchNamespacedServiceStatus: { group: '', resource: 'services/status', verbs: ['patch'] },
-  createNamespacedEvent: { group: '', resource: 'events', verbs: ['create'] },
-  patchNamespacedEvent: { group: '', resource: 'events', verbs: ['patch'] },
-  readNamespacedLease: { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get'] },
-  createNamespacedLease: { group: 'coordination.k8s.io', resource: 'leases', verbs: ['create'] },
-  replaceNamespacedLease: { group: 'coordination.k8s.io', resource: 'leases', verbs: ['update'] },
-};
+/** HTTP method of a request → the RBAC verb it needs (a path naming one object: get, not list). */
+const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+/**
+ * The (apiGroup/resource/verb) a Kubernetes API path needs: /api/v1/... is the core group, /apis/GROUP/VERSION/...
+ * a named one; `namespaces/NS/` is skipped; a name after the plural and a subresource after the name
+ * (services/NAME/status → services/status). Template parts (`${...}`) stand for names.
+ */
+function permissionOf(path: string, verb: string): string {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  const group = parts[0] === 'api' ? '' : (parts[1] ?? '');
+  let rest = parts.slice(parts[0] === 'api' ? 2 : 3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? '');
+  return `${group}/${resource}/${verb}`;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
 t.test('RBAC covers exactly the API calls the code makes', async (t) => {
-  const apiMethods = new Set<string>();
-  for (const name of Object.keys(k8s)) {
-    const cls = (k8s as unknown as Record<string, { prototype?: object }>)[name];
-    if (/Api$/.test(name) && cls?.prototype) for (const m of Object.getOwnPropertyNames(cls.prototype)) apiMethods.add(m);
-  }
-  const used = new Set<string>();
-  const files = sourceFiles(join(root, 'src'));
-  t.ok(files.length > 0);
-  for (const f of files) {
-    for (const m of readFileSync(f, 'utf8').matchAll(/\.(\w+)\(/g)) if (apiMethods.has(m[1] as string) && /^(list|read|create|replace|patch|delete|connect)[A-Z]/.test(m[1] as string)) used.add(m[1] as string);
-  }
-  t.ok(used.size > 0, `the code calls ${[...used].sort().join(', ')}`);
-  const unknown = [...used].filter((m) => !API_PERMISSIONS[m]);
-  t.same(unknown, [], 'every API method the code calls has a known permission (add it here and to deploy/kubernetes/rbac.yaml)');
+  // The code reaches the apiserver through src/k8s/client.ts only: informers (`path: '/api...'`, list and watch) and
+  // `request('VERB', path)`. A path built by a method of the same file (`${this.#collection()}`) is resolved from it.
   const needed = new Set<string>();
-  for (const m of used) for (const v of API_PERMISSIONS[m]?.verbs ?? []) needed.add(`${API_PERMISSIONS[m]?.group}/${API_PERMISSIONS[m]?.resource}/${v}`);
+  const calls: string[] = [];
+  for (const f of sourceFiles(join(root, 'src'))) {
+    const text = readFileSync(f, 'utf8');
+    for (const m of text.matchAll(/\bpath: '(\/apis?\/[^']+)'/g)) {
+      calls.push(`list/watch ${m[1]}`);
+      for (const v of ['list', 'watch']) needed.add(permissionOf(m[1] as string, v));
+    }
+    for (const m of text.matchAll(/\.request\('([A-Z]+)', (?:`([^`]+)`|(this\.#\w+\(\)))/g)) {
+      const path = (m[2] ?? `\${${m[3] as string}}`).replace(/\$\{this\.#(\w+)\(\)\}/g, (_, name: string) => new RegExp(`#${name}\\(\\): string \\{\\s*return \`([^\`]+)\``).exec(text)?.[1] ?? `?${name}`);
+      calls.push(`${m[1]} ${path}`);
+      const verb = VERBS[m[1] as string];
+      t.ok(verb !== undefined && path.startsWith('/api'), `${f.slice(root.length)}: ${m[1]} ${path} is an API call Herald's RBAC can name`);
+      needed.add(permissionOf(path, verb ?? '?'));
+    }
+  }
+  t.ok(calls.length >= 8, `the code calls: ${calls.join('; ')}`);
   const granted = grantedPermissions(renderKustomization(deployDir));
-  t.same([...needed].filter((n) => !granted.has(n)).sort(), [], 'nothing the code needs is missing');
+  t.same([...needed].filter((n) => !granted.has(n)).sort(), [], 'nothing the code needs is missing (add it to deploy/kubernetes/rbac.yaml)');
   t.same([...granted].filter((g) => !needed.has(g)).sort(), [], 'nothing is granted that the code does not use');
 });

@@ -121,6 +121,31 @@ t.test('deploy/herald (the image entrypoint) runs the CLI with HERALD_HOME', asy
   t.match(readFileSync(join(root, 'deploy/herald'), 'utf8'), /--max-semi-space-size=2/, 'with the V8 flag the memory figures were measured with');
 });
 
+t.test('deploy/herald sizes V8 from the memory limit: old generation = half of HERALD_MEMORY_LIMIT_MIB', async (t) => {
+  // A `node` first on PATH that prints its arguments: the flags deploy/herald execs node with.
+  const dir = mkdtempSync(join(tmpdir(), 'herald-entrypoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'node'), '#!/bin/sh\necho "$@"\n', { mode: 0o755 });
+  const flags = (limit: string | undefined): string => {
+    const env: NodeJS.ProcessEnv = { ...process.env, HERALD_HOME: '/app', PATH: `${dir}:${process.env['PATH'] ?? ''}` };
+    if (limit === undefined) delete env['HERALD_MEMORY_LIMIT_MIB'];
+    else env['HERALD_MEMORY_LIMIT_MIB'] = limit;
+    const r = spawnSync('sh', [join(root, 'deploy/herald'), 'run'], { encoding: 'utf8', env, timeout: 10_000 });
+    t.equal(r.status, 0, r.stderr);
+    return r.stdout.trim();
+  };
+  t.equal(flags('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js run');
+  t.equal(flags('384'), '--max-semi-space-size=2 --max-old-space-size=192 /app/bin/herald.js run');
+  t.equal(flags('not-a-number'), '--max-semi-space-size=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
+  t.match(flags(undefined), /^--max-semi-space-size=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
+});
+
+t.test('the DaemonSet passes its memory limit to the entrypoint', async (t) => {
+  const text = readFileSync(join(root, 'deploy/kubernetes/daemonset.yaml'), 'utf8');
+  t.match(text, /- name: HERALD_MEMORY_LIMIT_MIB\n\s+valueFrom:\n\s+resourceFieldRef:\n\s+containerName: herald\n\s+resource: limits.memory\n\s+divisor: 1Mi/);
+  t.match(readFileSync(join(root, 'deploy/helm/herald/templates/daemonset.yaml'), 'utf8'), /- name: HERALD_MEMORY_LIMIT_MIB\n\s+valueFrom:\n\s+resourceFieldRef:\n\s+containerName: herald\n\s+resource: limits.memory/);
+});
+
 /** One-line error on stderr, exit 1, naming `npm ci`. */
 function assertVersionError(t: Test, r: ReturnType<typeof spawnSync>, found: string): void {
   t.equal(r.status, 1, 'exits 1');

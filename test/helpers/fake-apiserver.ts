@@ -1,9 +1,10 @@
 /**
  * A fake Kubernetes apiserver over node:http on 127.0.0.1 (random port) speaking the real
- * list/watch protocol, for driving the REAL @kubernetes/client-node (kubernetes-notes §5):
+ * list/watch protocol, for driving Herald's Kubernetes client (src/k8s/client.ts) and @kubernetes/client-node (kubernetes-notes §5):
  *
  * - one global resourceVersion counter shared by all resources; list items carry no kind/apiVersion,
- *   watch event objects do;
+ *   watch event objects do; lists in pages with `limit` and `continue` (a continue token from before a
+ *   compaction answers 410, as the real one does; the pages are not a snapshot of one RV here);
  * - `GET <collection>?watch=true&resourceVersion=N`: 200 with headers flushed at once, chunked
  *   body of one JSON event per line; RV unset/"" /"0" sends synthetic ADDED first; an RV older
  *   than the compaction point gets an ERROR 410 (Expired) event then close, or an HTTP 410 when
@@ -166,6 +167,8 @@ export class FakeApiServer {
   expiredAs: 'event' | 'http' = 'event';
   /** Every request received, in order. */
   readonly requests: RequestLog[] = [];
+  /** List pages answered. */
+  listPages = 0;
 
   constructor(types: ResourceType[] = DEFAULT_RESOURCES) {
     for (const t of types) this.registerResource(t);
@@ -507,8 +510,21 @@ export class FakeApiServer {
 
   #list(res: http.ServerResponse, rt: ResourceType, ns: string | undefined, q: Record<string, string>): void {
     const sel = { ns, labelSelector: q.labelSelector, fieldSelector: q.fieldSelector };
-    const items = [...this.#stores.get(rtId(rt))!.values()].filter((o) => this.#visible(sel, o));
-    this.#reply(res, 200, { kind: `${rt.kind}List`, apiVersion: apiVersionOf(rt), metadata: { resourceVersion: String(this.#rv) }, items });
+    const all = [...this.#stores.get(rtId(rt))!.values()].filter((o) => this.#visible(sel, o));
+    // Pages (`limit`, `continue`): the token is the list's RV and the offset; a compacted RV answers 410, as etcd does.
+    let rv = this.#rv;
+    let offset = 0;
+    if (q.continue) {
+      const [r, o] = q.continue.split(':').map(Number);
+      if (r === undefined || o === undefined || r < this.#compactedRv) return this.#reply(res, 410, status(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.'));
+      rv = r;
+      offset = o;
+    }
+    const limit = Number(q.limit) > 0 ? Number(q.limit) : Infinity;
+    const items = all.slice(offset, offset + limit);
+    const more = offset + items.length < all.length;
+    this.listPages++;
+    this.#reply(res, 200, { kind: `${rt.kind}List`, apiVersion: apiVersionOf(rt), metadata: { resourceVersion: String(rv), ...(more ? { continue: `${rv}:${offset + items.length}` } : {}) }, items });
   }
 
   #watch(res: http.ServerResponse, rt: ResourceType, ns: string | undefined, q: Record<string, string>): void {

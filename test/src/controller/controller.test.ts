@@ -105,7 +105,7 @@ t.test('nothing reaches the sink before sync; then every Service; then only what
   tt.equal(c.stats.servicesComputed, before, 'other node ignored');
   // a heartbeat-only update of this node does not recompute anything
   const hb = node(ME);
-  hb.status!.conditions![0]!.reason = 'KubeletReady';
+  Object.assign(hb.status!.conditions![0]!, { reason: 'KubeletReady', lastHeartbeatTime: '2026-11-30T08:00:10Z' });
   src.apply('Node', hb);
   await c.whenIdle();
   tt.equal(c.stats.servicesComputed, before, 'irrelevant update of this node ignored');

@@ -21,10 +21,10 @@ t.test('precedence: config path > KUBECONFIG > in-cluster', async (tt) => {
   await writeFile(b, kubeconfig('https://127.0.0.1:2222'));
   const both = loadKubeConfig(a, { KUBECONFIG: b, KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' });
   tt.equal(both.origin, 'config');
-  tt.equal(both.kc.getCurrentCluster()?.server, 'https://127.0.0.1:1111');
+  tt.equal(both.kc.connection.server, 'https://127.0.0.1:1111');
   const env = loadKubeConfig(undefined, { KUBECONFIG: b, KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' });
   tt.equal(env.origin, 'env');
-  tt.equal(env.kc.getCurrentCluster()?.server, 'https://127.0.0.1:2222');
+  tt.equal(env.kc.connection.server, 'https://127.0.0.1:2222');
   tt.throws(() => loadKubeConfig(undefined, {}), /no kubeconfig: set source.kubernetes.kubeconfig or KUBECONFIG/);
   tt.throws(() => loadKubeConfig(join(dir, 'missing.yaml'), {}), /cannot load kubeconfig .*missing.yaml/);
 });
@@ -41,5 +41,5 @@ t.test('in-cluster when nothing else is given', async (tt) => {
   process.env.KUBERNETES_SERVICE_PORT = '6443';
   const r = loadKubeConfig(undefined, { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' });
   tt.equal(r.origin, 'in-cluster');
-  tt.equal(r.kc.getCurrentCluster()?.server, 'https://[fd00::1]:6443');
+  tt.equal(r.kc.connection.server, 'https://[fd00::1]:6443');
 });

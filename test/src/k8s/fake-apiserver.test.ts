@@ -6,6 +6,7 @@ import { FakeApiServer, mergePatch } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
+import { KubeClient } from '../../../src/k8s/client.ts';
 import { Controller } from '../../../src/controller/controller.ts';
 import type { CandidateSet } from '../../../src/controller/controller.ts';
 import type { ServiceDecision } from '../../../src/controller/desired-routes.ts';
@@ -119,7 +120,7 @@ t.test('Controller over the fake apiserver: nothing before every informer synced
   api.upsert('services', service('web', { lbIPs: ['192.0.2.1'], etp: 'Local' }));
   api.upsert('endpointslices', slice('web-1', 'web', [['10.0.0.1', 'n1']]), 'discovery.k8s.io');
   api.failResource('endpointslices', 403); // RBAC not yet granted
-  const src = new KubernetesSource({ kc: kubeConfig(api.url), initialBackoffMs: 20, maxBackoffMs: 100, reconnectDelayFn: () => new Promise((r) => setTimeout(r, 10)) });
+  const src = new KubernetesSource({ kc: new KubeClient({ server: api.url }), initialBackoffMs: 20, maxBackoffMs: 100 });
   src.on('error', () => {});
   const results: ReturnType<typeof announced>[] = [];
   const c = new Controller({ source: src, context: { nodeName: 'n1' }, sink: { onCandidates: (set) => void results.push(announced(set)) }, resyncIntervalMs: 0 });

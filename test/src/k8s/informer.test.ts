@@ -1,16 +1,14 @@
-// KubernetesSource / SupervisedInformer driven by the REAL @kubernetes/client-node against the fake apiserver.
+// KubernetesSource / SupervisedInformer driven by Herald's Kubernetes client (src/k8s/client.ts) against the fake apiserver.
 import t from 'tap';
 import type { Test } from 'tap';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/k8s/client.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
-import { node, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
+import { node, servedNode, servedService, servedSlice, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 
-function kubeConfig(url: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'fake', server: url, skipTLSVerify: true }, { name: 'u', token: 't' });
-  return kc;
+function kubeConfig(url: string): KubeClient {
+  return new KubeClient({ server: url, token: 't' });
 }
 
 async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string; listTimeoutMs?: number } = {}) {
@@ -27,7 +25,6 @@ async function setup(tt: Test, opts: { serviceCIDRs?: boolean; nodeName?: string
     initialBackoffMs: 20,
     maxBackoffMs: 200,
     watchTimeoutMs: 1500,
-    reconnectDelayFn: () => new Promise((r) => setTimeout(r, 10)),
     ...opts,
   });
   const changes: string[] = [];
@@ -254,6 +251,41 @@ t.test('a hung list times out and is retried', async (tt) => {
   tt.equal([...src.snapshot().services()].length, 2);
 });
 
+t.test('the cache holds trimmed objects as listed and watched: no managedFields, last-applied or Pod references', async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  api.upsert('services', servedService(service('web', { etp: 'Local', lbIPs: ['192.0.2.1'] })));
+  api.upsert('endpointslices', servedSlice(slice('web-abc', 'web', [['10.0.0.1', 'n1']])), 'discovery.k8s.io');
+  api.upsert('nodes', servedNode(node('n1')));
+  const src = new KubernetesSource({ kc: kubeConfig(api.url), serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200, watchTimeoutMs: 1500 });
+  src.on('error', () => {});
+  tt.teardown(async () => {
+    await src.stop();
+    await api.stop();
+  });
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  const check = (what: string) => {
+    const snap = src.snapshot();
+    const svc = snap.service('default/web');
+    tt.ok(svc, `${what}: the Service is cached`);
+    tt.notOk('managedFields' in (svc?.metadata ?? {}), `${what}: no managedFields`);
+    tt.strictSame(svc?.metadata?.annotations, undefined, `${what}: no foreign annotations (last-applied, Helm)`);
+    tt.equal(svc?.spec?.healthCheckNodePort, 32000, `${what}: what Herald reads is there`);
+    const ep = snap.endpointSlicesFor('default/web')[0]?.endpoints?.[0];
+    tt.strictSame(ep && Object.keys(ep).sort(), ['addresses', 'conditions', 'nodeName'], `${what}: no targetRef or zone`);
+    tt.notOk('images' in (snap.node('n1')?.status ?? {}), `${what}: no Node images`);
+    // The snapshot is the cache: the informer compares against the same object.
+    tt.equal(snap.service('default/web'), svc, `${what}: one copy`);
+  };
+  check('listed');
+  const before = src.snapshot().service('default/web');
+  api.upsert('services', servedService(service('web', { etp: 'Local', lbIPs: ['192.0.2.1'], labels: { tier: 'front' } })));
+  await waitFor(() => src.snapshot().service('default/web')?.metadata?.labels?.['tier'] === 'front', 'watched update');
+  tt.not(src.snapshot().service('default/web'), before, 'the update replaced the entry');
+  check('watched');
+});
+
 t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while it works, and not while the apiserver is down", async (tt) => {
   const { src, api } = await setup(tt);
   await src.start();
@@ -262,7 +294,8 @@ t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while i
   const eventOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastEventAtMs ?? 0;
   const first = connectOf();
   tt.ok(first > 0 && first >= eventOf(), 'the watch opened after the list');
-  // No Node changes: client-node ends the watch after watchTimeoutMs (1.5 s here, 30 s by default) and opens the next.
+  // No Node changes: the client ends the watch after watchTimeoutMs without data (1.5 s here, 30 s by default) and
+  // opens the next.
   await waitFor(() => connectOf() > first, 'a new watch stream opened');
   tt.ok(eventOf() < connectOf(), 'without any data');
   await api.goDown('500');

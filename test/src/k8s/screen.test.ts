@@ -1,4 +1,4 @@
-// screenObject (src/k8s/screen.ts): the shapes Herald reads, each problem named by its field path; what the API
+// screenObject (src/k8s/screen.ts): the shapes Herald reads (src/k8s/shapes.ts, the table trim.ts keeps by too), each problem named by its field path; what the API
 // server really writes (null lists and conditions, unknown fields) passes.
 import t from 'tap';
 import { screenObject } from '../../../src/k8s/screen.ts';
@@ -19,7 +19,9 @@ t.test('what Herald cannot read is named by its field path and what was found', 
   t.equal(screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, endpoints: [{ conditions: { ready: 'yes' } }] }), 'endpoints[0].conditions.ready: expected boolean, got a string "yes"');
   t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd' }, spec: { ports: 'http', externalIPs: [1] } }), 'spec.externalIPs[0]: expected string, got number 1; spec.ports: expected array, got a string "http"');
   t.equal(screenObject('Service', { metadata: { name: 'web' }, spec: {} }), 'metadata.namespace: expected string, got nothing');
-  t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd', annotations: { a: 1 } } }), 'metadata.annotations.a: expected string, got number 1');
+  t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd', annotations: { 'herald.io/med': 1 } } }), 'metadata.annotations.herald.io/med: expected string, got number 1');
+  t.equal(screenObject('Service', { metadata: { name: 'web', namespace: 'd', annotations: { 'example.com/a': 1 } } }), undefined, 'an annotation Herald does not read may hold anything');
+  t.equal(screenObject('Node', { metadata: { name: '' } }), 'metadata.name: is empty');
   t.equal(screenObject('Node', { metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready', status: true }] } }), 'status.conditions[0].status: expected string, got boolean true');
   t.equal(screenObject('Service', null), '(object): expected object, got null');
   const many = screenObject('EndpointSlice', { metadata: { name: 's', namespace: 'd' }, endpoints: [null, null, null, null, null] });

@@ -2,7 +2,7 @@
 // resourceVersion (a stale one is a LeaseConflictError), and MicroTime text written exactly as recorded (another
 // holder's microseconds are not rounded to milliseconds).
 import t from 'tap';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/k8s/client.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { KubernetesLeaseStore } from '../../../src/leader/lease-store.ts';
 import { LeaseConflictError } from '../../../src/leader/election.ts';
@@ -11,8 +11,7 @@ t.test('create, get, update, conflicts; MicroTime text kept verbatim', async (t)
   const api = new FakeApiServer();
   await api.start();
   t.teardown(() => api.stop());
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'fake', server: api.url, skipTLSVerify: true }, { name: 'u', token: 't' });
+  const kc = new KubeClient({ server: api.url, token: 't' });
   const store = new KubernetesLeaseStore(kc, 'herald-system');
   t.equal(await store.get(), undefined, 'no Lease yet');
   const record = { holderIdentity: 'node-a', leaseDurationSeconds: 15, acquireTime: '2026-01-02T03:04:05.123456Z', renewTime: '2026-01-02T03:04:06.654321Z', leaseTransitions: 0 };

@@ -1,0 +1,91 @@
+/**
+ * The fields Herald reads of each Kubernetes kind, with their JSON types: the one definition both the trimmer
+ * (src/k8s/trim.ts: the cache keeps these fields, nothing else) and the screening (src/k8s/screen.ts: an object whose
+ * kept fields do not have these types is quarantined) are built from. src/k8s/types.ts describes the same fields as
+ * TypeScript types; test/src/k8s/trim.test.ts fails when code reads a field this table leaves out.
+ *
+ * Written from what the code reads: the controller (Service VIPs, traffic policies, class, labels for advertisement
+ * selectors; EndpointSlice endpoints; Node eligibility and labels for node selectors), the health checks
+ * (`herald.io/health-check-*` annotations, `healthCheckNodePort`), per-Service attributes (`herald.io/` annotations),
+ * IPAM (families, ports, selector, requested IPs, creation order, resourceVersion for conditional writes) and
+ * ServiceCIDRs. `null` is accepted where the API server writes it for an empty list or an unset field (Go nil slices
+ * and pointers). Sources: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
+ */
+import type { ResourceKind } from './types.ts';
+import { SERVICE_NAME_LABEL } from './types.ts';
+
+/**
+ * A field's shape:
+ * - `text`, `number`: a string / number when present (not null); `text?`, `number?`, `flag?`: also null;
+ * - `name`: a non-empty string, required; `opaque`: kept as it is, not checked (resourceVersion, timestamps);
+ * - `{ map }`: an object of strings or null (labels, annotations); `keep` picks the keys the cache keeps;
+ * - `{ list }`: an array of that shape, or null;
+ * - `{ fields }`: an object with those fields (absent allowed; `nullable`: null too). Other fields are dropped by the
+ *   trimmer and not checked by the screening.
+ */
+export type Shape =
+  | 'text'
+  | 'text?'
+  | 'number'
+  | 'number?'
+  | 'flag?'
+  | 'name'
+  | 'opaque'
+  | { readonly map: 'text'; readonly keep?: (key: string) => boolean }
+  | { readonly list: Shape }
+  | { readonly fields: Readonly<Record<string, Shape>>; readonly nullable?: boolean };
+
+/** Prefix of the annotations Herald reads (health checks, route attributes, IPAM). */
+export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
+
+const labels: Shape = { map: 'text' };
+const heraldAnnotations: Shape = { map: 'text', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
+const texts: Shape = { list: 'text' };
+
+/** What Herald reads of each kind. */
+export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
+  Service: {
+    fields: {
+      metadata: { fields: { name: 'name', namespace: 'name', resourceVersion: 'opaque', creationTimestamp: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      spec: {
+        fields: {
+          type: 'text',
+          clusterIP: 'text',
+          clusterIPs: texts,
+          externalIPs: texts,
+          externalTrafficPolicy: 'text',
+          internalTrafficPolicy: 'text',
+          healthCheckNodePort: 'number',
+          loadBalancerClass: 'text?',
+          loadBalancerIP: 'text',
+          ipFamilies: texts,
+          ipFamilyPolicy: 'text',
+          ports: { list: { fields: { port: 'number', protocol: 'text' } } },
+          selector: labels,
+        },
+      },
+      status: { nullable: true, fields: { loadBalancer: { nullable: true, fields: { ingress: { list: { fields: { ip: 'text', ipMode: 'text' } } } } } } },
+    },
+  },
+  EndpointSlice: {
+    fields: {
+      metadata: { fields: { name: 'name', namespace: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels: { map: 'text', keep: (k) => k === SERVICE_NAME_LABEL } } },
+      addressType: 'text',
+      endpoints: { list: { fields: { addresses: texts, conditions: { nullable: true, fields: { ready: 'flag?', serving: 'flag?', terminating: 'flag?' } }, nodeName: 'text?' } } },
+    },
+  },
+  Node: {
+    fields: {
+      metadata: { fields: { name: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      spec: { nullable: true, fields: { taints: { list: { fields: { key: 'text' } } } } },
+      // addresses: the InternalIP of each family is kube-proxy's probe address (docs/decisions.md "Node addresses").
+      status: { nullable: true, fields: { conditions: { list: { fields: { type: 'text', status: 'text' } } }, addresses: { list: { fields: { type: 'text', address: 'text' } } } } },
+    },
+  },
+  ServiceCIDR: {
+    fields: {
+      metadata: { fields: { name: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque' } },
+      spec: { nullable: true, fields: { cidrs: texts } },
+    },
+  },
+};
