@@ -15,4 +15,21 @@ if (!(major >= REQUIRED_MAJOR)) {
 // The compile cache (stored under the OS temp dir) makes every start after the first several times faster.
 const { default: module } = await import('node:module');
 module.enableCompileCache?.();
-await import('../src/cli/main.ts');
+if (process.argv[2] === 'decode') {
+  // `herald decode` is a one-shot tool whose start-up counts (issue 12): it loads only the decoder, not the CLI of
+  // the admin commands (src/cli/main.ts dispatches `decode` the same way when run directly).
+  const { tierForInput } = await import('../tools/decode/jit.ts');
+  tierForInput(process.argv.slice(3));
+  const { runDecode } = await import('../tools/decode/cli.ts');
+  runDecode(process.argv.slice(3), process.stdout, process.stderr).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`herald: ${(err && err.message) || String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+} else {
+  await import('../src/cli/main.ts');
+}

@@ -30,6 +30,7 @@
  *   unknownAttributes: [{ typeCode, flags, value: hex }]
  *   endOfRib: "ipv4-unicast" | "ipv6-unicast" | "afi/safi" when the UPDATE is an End-of-RIB marker (RFC 4724 §2)
  */
+import { AttrTypeCode } from '../constants.ts';
 import { AS_PATH_SEGMENT_NAMES, formatAsPath } from './as-path.ts';
 import { formatCommunity, formatLargeCommunity } from './build.ts';
 import {
@@ -67,8 +68,12 @@ function prefixList(entries: readonly NlriEntry[]): string {
 
 /** `[1,2]`: the path ids of NLRI entries (0 when absent), or undefined when no entry has one (no ADD-PATH). */
 function pathIdList(entries: readonly NlriEntry[]): string | undefined {
-  if (!entries.some((e) => e.pathId !== undefined)) return undefined;
-  return '[' + entries.map((e) => e.pathId ?? 0).join(',') + ']';
+  let any = false;
+  for (let i = 0; i < entries.length && !any; i++) any = (entries[i] as NlriEntry).pathId !== undefined;
+  if (!any) return undefined;
+  let s = '[';
+  for (let i = 0; i < entries.length; i++) s += (i > 0 ? ',' : '') + ((entries[i] as NlriEntry).pathId ?? 0);
+  return s + ']';
 }
 
 /** `[{"type":"AS_SEQUENCE","asns":[1,2]},...]`. */
@@ -131,14 +136,16 @@ export function ipv6ExtendedCommunityToJson(c: Ipv6ExtendedCommunity): string | 
 function attributeFields(attrs: readonly PathAttribute[]): string {
   let s = '';
   let unknown = '';
-  const seen = new Set<string>();
+  // Types written so far, one bit per type code mod 32: unique for the codes of AttrTypeCode (1..25, and 32 → bit 0).
+  let written = 0;
   for (const a of attrs) {
     if (a.type === 'UNKNOWN') {
       unknown += (unknown === '' ? '[' : ',') + '{"typeCode":' + a.typeCode + ',"flags":' + a.flags + ',"value":"' + a.value.toString('hex') + '"}';
       continue;
     }
-    if (seen.has(a.type)) continue;
-    seen.add(a.type);
+    const bit = 1 << (AttrTypeCode[a.type] & 31);
+    if ((written & bit) !== 0) continue;
+    written |= bit;
     switch (a.type) {
       case 'ORIGIN':
         s += ',"origin":' + (ORIGIN_TEXT[a.origin] ?? String(a.origin));

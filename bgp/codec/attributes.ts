@@ -239,7 +239,7 @@ export interface WalkResult {
   /** Attributes in received order; malformed ones with action treat-as-withdraw are kept as UNKNOWN (raw). */
   readonly attrs: PathAttribute[];
   /** Problems in received order (empty for a clean list). */
-  readonly issues: WalkIssue[];
+  readonly issues: readonly WalkIssue[];
   /** Type codes seen on the wire (set bits), including malformed ones: `seen[code >>> 5] & (1 << (code & 31))`. */
   readonly seen: Uint32Array;
 }
@@ -247,6 +247,13 @@ export interface WalkResult {
 /** Whether `code` was seen in a walk. */
 export function wasSeen(seen: Uint32Array, code: number): boolean {
   return ((seen[code >>> 5] as number) & (1 << (code & 31))) !== 0;
+}
+
+const NO_ISSUES: readonly WalkIssue[] = Object.freeze([]);
+
+/** A WalkIssue for the attribute `buf[attrStart, end)` of type `typeCode`; problems are rare, so the view is made only here. */
+function walkIssue(buf: Buffer, attrStart: number, end: number, typeCode: number, subcode: number, detail: string, action: WalkIssue['action']): WalkIssue {
+  return { subcode, detail, typeCode, action, attribute: buf.subarray(attrStart, end) };
 }
 
 /**
@@ -260,6 +267,7 @@ export function wasSeen(seen: Uint32Array, code: number): boolean {
  */
 export function walkAttributes(buf: Buffer, start: number, end: number, ctx: CodecContext, mrtRibEntry = false): WalkResult {
   const attrs: PathAttribute[] = [];
+  // Problems are rare: the issue list is only built when one is found.
   let issues: WalkIssue[] | undefined;
   const seen = new Uint32Array(8);
   let p = start;
@@ -286,49 +294,45 @@ export function walkAttributes(buf: Buffer, start: number, end: number, ctx: Cod
     const info = ATTRIBUTE_INFO[code];
     const word = code >>> 5;
     const bit = 1 << (code & 31);
-    // Problems are rare: the issue list and the attribute view are only built when one is found.
-    const issue = (subcode: number, detail: string, action: WalkIssue['action']): void => {
-      (issues ??= []).push({ subcode, detail, typeCode: code, action, attribute: buf.subarray(attrStart, ve) });
-    };
     if (((seen[word] as number) & bit) !== 0) {
       // RFC 7606 §3 g: a repeated MP_REACH/MP_UNREACH is session-fatal; any other repeat: keep the first only.
       const fatal = code === AttrTypeCode.MP_REACH_NLRI || code === AttrTypeCode.MP_UNREACH_NLRI;
-      issue(UpdateSubcode.MalformedAttributeList, `attribute type ${code} repeated`, fatal ? 'session-reset' : 'discard-duplicate');
+      (issues ??= []).push(walkIssue(buf, attrStart, ve, code, UpdateSubcode.MalformedAttributeList, `attribute type ${code} repeated`, fatal ? 'session-reset' : 'discard-duplicate'));
       continue;
     }
     seen[word] = (seen[word] as number) | bit;
     if (!info) {
       if ((flags & AttrFlag.Optional) === 0) {
         // RFC 4271 §6.3: an unrecognised well-known attribute (3/2). Under RFC 7606 we withdraw and keep it raw.
-        issue(UpdateSubcode.UnrecognizedWellKnownAttribute, `unrecognized well-known attribute type ${code}`, 'treat-as-withdraw');
+        (issues ??= []).push(walkIssue(buf, attrStart, ve, code, UpdateSubcode.UnrecognizedWellKnownAttribute, `unrecognized well-known attribute type ${code}`, 'treat-as-withdraw'));
       }
       attrs.push({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(buf.subarray(vs, ve)) });
       continue;
     }
     if ((flags & (AttrFlag.Optional | AttrFlag.Transitive)) !== info.flags) {
       // RFC 7606 §3 c: flags conflicting with the type make the attribute malformed (its own action applies).
-      issue(UpdateSubcode.AttributeFlagsError, `${info.name} flags 0x${flags.toString(16)}, expected Optional/Transitive 0x${info.flags.toString(16)}`, info.action);
+      (issues ??= []).push(walkIssue(buf, attrStart, ve, code, UpdateSubcode.AttributeFlagsError, `${info.name} flags 0x${flags.toString(16)}, expected Optional/Transitive 0x${info.flags.toString(16)}`, info.action));
       if (info.action !== 'attribute-discard') attrs.push({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(buf.subarray(vs, ve)) });
       continue;
     }
     if ((flags & AttrFlag.Partial) !== 0 && info.flags !== OT) {
       // RFC 4271 §4.3: Partial must be 0 on well-known and optional non-transitive attributes (strict 3/4); RFC 7606
       // §3 c only looks at the Optional and Transitive bits, so the attribute is used as received.
-      issue(UpdateSubcode.AttributeFlagsError, `${info.name} has the Partial bit set`, 'ignored');
+      (issues ??= []).push(walkIssue(buf, attrStart, ve, code, UpdateSubcode.AttributeFlagsError, `${info.name} has the Partial bit set`, 'ignored'));
     }
     const decoded = decodeKnownValue(code, flags, buf, vs, ve, ctx, mrtRibEntry);
     if (isIssue(decoded)) {
-      issue(decoded.subcode, decoded.detail, info.action);
+      (issues ??= []).push(walkIssue(buf, attrStart, ve, code, decoded.subcode, decoded.detail, info.action));
       if (info.action !== 'attribute-discard') attrs.push({ type: 'UNKNOWN', flags, typeCode: code, value: Buffer.from(buf.subarray(vs, ve)) });
       continue;
     }
     if (code === AttrTypeCode.NEXT_HOP) {
       const why = invalidNextHopAt(buf, vs);
-      if (why) issue(UpdateSubcode.InvalidNextHopAttribute, why, 'treat-as-withdraw');
+      if (why) (issues ??= []).push(walkIssue(buf, attrStart, ve, code, UpdateSubcode.InvalidNextHopAttribute, why, 'treat-as-withdraw'));
     }
     attrs.push(decoded);
   }
-  return { attrs, issues: issues ?? [], seen };
+  return { attrs, issues: issues ?? NO_ISSUES, seen };
 }
 
 /** The BgpError RFC 4271 §6.3 prescribes for an issue (data: the whole attribute for 3/2, 3/4, 3/5, 3/6, 3/8, 3/9). */

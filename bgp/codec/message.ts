@@ -41,7 +41,7 @@ export function decodeMessageDetailed(msg: Buffer, ctx: CodecContext): DecodedMe
       case MessageType.Open:
         return { message: decodeOpen(msg.subarray(HEADER_LENGTH)) };
       case MessageType.Update: {
-        const update = decodeUpdate(msg.subarray(HEADER_LENGTH), ctx);
+        const update = decodeUpdate(msg, ctx, HEADER_LENGTH);
         return { message: update.message, update };
       }
       case MessageType.Notification:

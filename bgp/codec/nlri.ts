@@ -29,19 +29,29 @@ export function familyOfPrefix(prefix: string): Family {
 // ---------------------------------------------------------------------------------------------------------------
 // Formatting (bytes → text)
 
-const HEX = '0123456789abcdef';
+/** Lowercase hex of an octet: without leading zero ("0" … "ff"), and always two digits ("00" … "ff"). */
+const HEX_OCTET = Array.from({ length: 256 }, (_, i) => i.toString(16));
+const HEX_OCTET2 = HEX_OCTET.map((h) => h.padStart(2, '0'));
 
 /** Lowercase hex of a 16-bit group without leading zeros (RFC 5952 §4.1). */
 function hex16(v: number): string {
-  if (v < 0x10) return HEX[v] as string;
-  if (v < 0x100) return (HEX[v >>> 4] as string) + (HEX[v & 15] as string);
-  if (v < 0x1000) return (HEX[v >>> 8] as string) + (HEX[(v >>> 4) & 15] as string) + (HEX[v & 15] as string);
-  return (HEX[v >>> 12] as string) + (HEX[(v >>> 8) & 15] as string) + (HEX[(v >>> 4) & 15] as string) + (HEX[v & 15] as string);
+  return v < 0x100 ? (HEX_OCTET[v] as string) : (HEX_OCTET[v >>> 8] as string) + (HEX_OCTET2[v & 0xff] as string);
 }
+
+/** "0" … "255", and the same with a dot after them: an IPv4 address is four pieces of text, no number formatting. */
+const OCTET = Array.from({ length: 256 }, (_, i) => String(i));
+const OCTET_DOT = OCTET.map((o) => o + '.');
+/** "/0" … "/128": the length part of a prefix. */
+const SLASH_BITS = Array.from({ length: 129 }, (_, i) => '/' + i);
 
 /** Dotted quad of the 4 octets at `buf[off..off+4)`. The caller guarantees the bounds. */
 export function formatIPv4(buf: Uint8Array, off = 0): string {
-  return `${buf[off]}.${buf[off + 1]}.${buf[off + 2]}.${buf[off + 3]}`;
+  return (
+    (OCTET_DOT[buf[off] as number] as string) +
+    (OCTET_DOT[buf[off + 1] as number] as string) +
+    (OCTET_DOT[buf[off + 2] as number] as string) +
+    (OCTET[buf[off + 3] as number] as string)
+  );
 }
 
 /** Eight 16-bit groups reused by formatIPv6 (single-threaded; never escapes). */
@@ -265,13 +275,13 @@ function formatPrefixAt(buf: Buffer, off: number, bits: number, v6: boolean): st
       else if (n === 3) c &= mask;
       else d &= mask;
     }
-    return `${a}.${b}.${c}.${d}/${bits}`;
+    return (OCTET_DOT[a] as string) + (OCTET_DOT[b] as string) + (OCTET_DOT[c] as string) + (OCTET[d] as string) + (SLASH_BITS[bits] as string);
   }
   scratch16.fill(0);
   for (let i = 0; i < n; i++) scratch16[i] = buf[off + i] as number;
   const rem = bits & 7;
   if (rem !== 0) scratch16[n - 1] = (scratch16[n - 1] as number) & (0xff << (8 - rem)) & 0xff;
-  return `${formatIPv6(scratch16, 0)}/${bits}`;
+  return formatIPv6(scratch16, 0) + (SLASH_BITS[bits] as string);
 }
 
 /**

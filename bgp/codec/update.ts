@@ -26,18 +26,24 @@ interface Framing {
   readonly attrEnd: number;
 }
 
-/** RFC 4271 §6.3 first check: the two length fields must fit the body. Throws BgpError 3/1. */
-function frame(body: Buffer): Framing {
-  const len = body.length;
+/**
+ * RFC 4271 §6.3 first check: the two length fields must fit the body `buf[start..]`. Offsets returned are into `buf`.
+ * Throws BgpError 3/1.
+ */
+function frame(buf: Buffer, start: number): Framing {
+  const len = buf.length - start;
   if (len < 4) throw BgpError.malformedAttributeList(`UPDATE body of ${len} octets is shorter than 4`);
-  const wl = ((body[0] as number) << 8) | (body[1] as number);
+  const wl = ((buf[start] as number) << 8) | (buf[start + 1] as number);
   if (2 + wl + 2 > len) throw BgpError.malformedAttributeList(`Withdrawn Routes Length ${wl} exceeds the message (${len - 4} octets available)`);
-  const al = ((body[2 + wl] as number) << 8) | (body[3 + wl] as number);
+  const al = ((buf[start + 2 + wl] as number) << 8) | (buf[start + 3 + wl] as number);
   if (4 + wl + al > len) {
     throw BgpError.malformedAttributeList(`Total Path Attribute Length ${al} exceeds the message (${len - 4 - wl} octets available)`);
   }
-  return { withdrawnEnd: 2 + wl, attrStart: 4 + wl, attrEnd: 4 + wl + al };
+  return { withdrawnEnd: start + 2 + wl, attrStart: start + 4 + wl, attrEnd: start + 4 + wl + al };
 }
+
+/** The empty lists of a clean UPDATE, shared (UpdateDecodeResult's lists are read-only). */
+const NONE: readonly never[] = Object.freeze([]);
 
 /** Which mandatory well-known attribute is missing, if any (RFC 4271 §5, RFC 4760 §3 for NEXT_HOP), in type-code order. */
 function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | undefined {
@@ -50,7 +56,8 @@ function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | unde
 }
 
 /**
- * Decodes an UPDATE body (the bytes after the 19-octet header) with RFC 7606 error handling.
+ * Decodes an UPDATE body (the bytes after the 19-octet header: `body[start..]`, by default all of `body`) with
+ * RFC 7606 error handling.
  *
  * IPv4 withdrawn routes and NLRI use ADD-PATH when `ctx.addPath.ipv4`; MP_REACH/MP_UNREACH NLRI per their family.
  * AS_PATH and AGGREGATOR use 4-octet ASes when `ctx.fourOctetAs`.
@@ -67,11 +74,11 @@ function missingWellKnown(walk: WalkResult, hasBodyNlri: boolean): number | unde
  *   list, or MP_REACH_NLRI/MP_UNREACH_NLRI is repeated; 3/10 for a bad prefix in withdrawn routes, NLRI or an MP
  *   attribute; 3/9 for a malformed MP attribute; 3/4 for MP attribute flags (RFC 7606 §3 j, §5.3; RFC 4760 §7).
  */
-export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResult {
-  const f = frame(body);
+export function decodeUpdate(body: Buffer, ctx: CodecContext, start = 0): UpdateDecodeResult {
+  const f = frame(body, start);
   const addPath4 = ctx.addPath.ipv4 === true;
   const withdrawnRoutes: NlriEntry[] = [];
-  decodeNlriInto(body, 2, f.withdrawnEnd, 'ipv4-unicast', addPath4, withdrawnRoutes, 'Withdrawn Routes');
+  decodeNlriInto(body, start + 2, f.withdrawnEnd, 'ipv4-unicast', addPath4, withdrawnRoutes, 'Withdrawn Routes');
   const walk = walkAttributes(body, f.attrStart, f.attrEnd, ctx);
   const nlri: NlriEntry[] = [];
   decodeNlriInto(body, f.attrEnd, body.length, 'ipv4-unicast', addPath4, nlri, 'NLRI');
@@ -108,8 +115,8 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResul
   return {
     message: { type: 'UPDATE', withdrawnRoutes, pathAttributes, nlri },
     treatAsWithdraw,
-    discardedAttributes: discarded ?? [],
-    problems: problems ?? [],
+    discardedAttributes: discarded ?? NONE,
+    problems: problems ?? NONE,
   };
 }
 
@@ -126,7 +133,7 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext): UpdateDecodeResul
  */
 export function validateUpdateStrict(body: Buffer, ctx: CodecContext): BgpError | undefined {
   try {
-    const f = frame(body);
+    const f = frame(body, 0);
     const addPath4 = ctx.addPath.ipv4 === true;
     decodeNlriInto(body, 2, f.withdrawnEnd, 'ipv4-unicast', addPath4, [], 'Withdrawn Routes');
     const walk = walkAttributes(body, f.attrStart, f.attrEnd, ctx);

@@ -38,9 +38,15 @@ Exit status: 0 no error, 1 some message or record was malformed, 2 usage error.
 
 class UsageError extends Error {}
 
-/** Line writer that batches output into large writes and honours back-pressure between batches. */
+/** Octets of output gathered before one write. */
+const BATCH = 1 << 16;
+
+/**
+ * Line writer that batches output into large writes and honours back-pressure between batches. Each line is encoded
+ * (UTF-8) into the batch buffer as it comes, so the line's text can be dropped at once.
+ */
 export class LineOut implements DecodeSink {
-  private chunks: string[] = [];
+  private batch = Buffer.allocUnsafe(BATCH);
   private size = 0;
   private readonly out: Writable;
   private readonly printLines: boolean;
@@ -56,9 +62,16 @@ export class LineOut implements DecodeSink {
   }
   private push(json: string): void {
     if (this.closed) return;
-    this.chunks.push(json);
-    this.size += json.length + 1;
-    if (this.size >= 1 << 16) this.flushSync();
+    // A UTF-8 character takes at most 3 octets per UTF-16 code unit; a line that may not fit goes out on its own.
+    if (this.size + 3 * json.length + 1 > BATCH) {
+      this.flushSync();
+      if (3 * json.length + 1 > BATCH) {
+        this.out.write(json + '\n');
+        return;
+      }
+    }
+    this.size += this.batch.write(json, this.size);
+    this.batch[this.size++] = 0x0a;
   }
   line(json: string, _stats: LineStats): void {
     if (this.printLines) this.push(json);
@@ -74,9 +87,10 @@ export class LineOut implements DecodeSink {
     this.push(JSON.stringify(obj));
   }
   flushSync(): void {
-    if (this.chunks.length === 0 || this.closed) return;
-    this.out.write(this.chunks.join('\n') + '\n');
-    this.chunks = [];
+    if (this.size === 0 || this.closed) return;
+    // The stream may hold the buffer until it is written: it is handed over and a new one taken.
+    this.out.write(this.batch.subarray(0, this.size));
+    this.batch = Buffer.allocUnsafe(BATCH);
     this.size = 0;
   }
   /** Flushes and waits until the stream has room again. */

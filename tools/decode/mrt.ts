@@ -330,6 +330,39 @@ export class MrtReader implements UnitParser {
   }
 }
 
+/** The session fields of a BGP4MP record (RFC 6396 §4.4.1), and their text in a line (`,"peerAs":…,"localIp":"…"`). */
+interface Session {
+  readonly peerAs: number;
+  readonly localAs: number;
+  readonly interfaceIndex: number;
+  readonly peerIp: string;
+  readonly localIp: string;
+  readonly json: string;
+}
+
+/** Sessions whose text MrtDecoder keeps; past that the cache starts again (a dump of a big collector). */
+const MAX_SESSIONS = 4096;
+
+/** Whether `a` is exactly the first `n` octets of `b` (b holds at least n). */
+function sameOctets(a: Buffer, b: Buffer, n: number): boolean {
+  if (a.length !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Reads the session fields at `c` (bounds-checked: a short body throws RecordError naming the field). */
+function readSession(c: Cursor, asWidth: number): Session {
+  const peerAs = c.as(asWidth, 'Peer AS Number');
+  const localAs = c.as(asWidth, 'Local AS Number');
+  const interfaceIndex = c.u16('Interface Index');
+  const ipLen = afiAddrLen(c.u16('Address Family'));
+  const peerIp = c.ip(ipLen, 'Peer IP Address');
+  const localIp = c.ip(ipLen, 'Local IP Address');
+  // Numbers print as JSON.stringify prints them; addresses need no escaping.
+  const json = ',"peerAs":' + peerAs + ',"localAs":' + localAs + ',"interfaceIndex":' + interfaceIndex + ',"peerIp":"' + peerIp + '","localIp":"' + localIp + '"';
+  return { peerAs, localAs, interfaceIndex, peerIp, localIp, json };
+}
+
 /** Decodes every record of an in-memory MRT dump into `sink`; returns the number of records framed. */
 export function decodeMrt(buf: Buffer, sink: DecodeSink): number {
   return feedAll(buf, new MrtReader(sink)).records;
@@ -342,6 +375,8 @@ export class MrtDecoder {
   /** ADD-PATH families offered in the latest OPEN logged for a session ("peerIp|localIp"). */
   private readonly addPathOffered = new Map<string, { ipv4: boolean; ipv6: boolean }>();
   private readonly names = new Map<number, Names>();
+  /** Session fields of BGP4MP records by a hash of their octets (see sessionOf). */
+  private readonly sessions = new Map<number, Session & { readonly octets: Buffer }>();
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
@@ -402,19 +437,13 @@ export class MrtDecoder {
     const as4 = st === 4 || st === 5 || st === 7 || st === 9 || st === 11;
     const c = new Cursor(rec.body);
     const asWidth = as4 ? 4 : 2;
-    const peerAs = c.as(asWidth, 'Peer AS Number');
-    const localAs = c.as(asWidth, 'Local AS Number');
-    const interfaceIndex = c.u16('Interface Index');
-    const afi = c.u16('Address Family');
-    const ipLen = afiAddrLen(afi);
-    const peerIp = c.ip(ipLen, 'Peer IP Address');
-    const localIp = c.ip(ipLen, 'Local IP Address');
+    const session = this.sessionOf(c, asWidth);
+    const { peerAs, localAs, interfaceIndex, peerIp, localIp } = session;
     if (stateChange) {
-      const session = { peerAs, localAs, interfaceIndex, peerIp, localIp };
       const oldState = c.u16('Old State');
       const newState = c.u16('New State');
       this.sink.line(
-        JSON.stringify({ ...head, ...session, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) }),
+        JSON.stringify({ ...head, peerAs, localAs, interfaceIndex, peerIp, localIp, oldState, newState, oldStateName: FSM_STATE_NAMES[oldState] ?? String(oldState), newStateName: FSM_STATE_NAMES[newState] ?? String(newState) }),
         { mrt: kind },
       );
       return;
@@ -441,11 +470,35 @@ export class MrtDecoder {
     }
     // The line of almost every record of an update dump, written as text: the fields of Head, the session, the
     // message. Numbers print as JSON.stringify prints them; addresses need no escaping.
-    const line =
-      '{"offset":' + head.offset + ',"timestamp":' + head.timestamp + names.typeJson + ',"peerAs":' + peerAs + ',"localAs":' + localAs +
-      ',"interfaceIndex":' + interfaceIndex + ',"peerIp":"' + peerIp + '","localIp":"' + localIp + '","message":' + dec.text + '}';
+    const line = '{"offset":' + head.offset + ',"timestamp":' + head.timestamp + names.typeJson + session.json + ',"message":' + dec.text + '}';
     this.sink.line(line, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
+  }
+
+  /**
+   * Reads the session fields at the start of a BGP4MP body (Peer AS, Local AS, Interface Index, Address Family, Peer
+   * and Local IP; RFC 6396 §4.4.1) and leaves `c` after them. A dump holds few sessions, so their text is kept by
+   * their octets and reused. Throws RecordError when the body is too short or the Address Family unknown.
+   */
+  private sessionOf(c: Cursor, asWidth: number): Session {
+    const b = c.b;
+    const afiAt = 2 * asWidth + 2;
+    const afi = b.length >= afiAt + 2 ? ((b[afiAt] as number) << 8) | (b[afiAt + 1] as number) : 0;
+    const end = afiAt + 2 + 2 * (afi === 1 ? 4 : 16);
+    if ((afi === 1 || afi === 2) && b.length >= end) {
+      let hash = asWidth;
+      for (let i = 0; i < end; i++) hash = (Math.imul(hash, 31) + (b[i] as number)) | 0;
+      const known = this.sessions.get(hash);
+      if (known && sameOctets(known.octets, b, end)) {
+        c.pos = end;
+        return known;
+      }
+      const s = readSession(c, asWidth);
+      if (this.sessions.size >= MAX_SESSIONS) this.sessions.clear();
+      this.sessions.set(hash, { ...s, octets: Buffer.from(b.subarray(0, end)) });
+      return s;
+    }
+    return readSession(c, asWidth);
   }
 
   private tableDumpV2(rec: MrtRecord, head: Head, kind: string): void {

@@ -229,3 +229,22 @@ t.test('pcap: OPENs negotiate 4-octet AS and ADD-PATH; other ports are found by 
   t.match(r2.lines, [{ note: /skipped \d+ octets: capture starts inside the session/, frame: 1 }, { frame: 1, type: 'KEEPALIVE', src: '192.0.2.1:1179' }, { frame: 2, type: 'KEEPALIVE' }]);
   t.equal(r2.lines.length, 3);
 });
+
+t.test('BGP4MP session fields: each record keeps its own session; a short one is still an error naming the field', async (t) => {
+  const update = simpleUpdate([65001], '192.0.2.1', ['10.0.0.0/8']);
+  const a = bgp4mpMessage(true, 65001, 65000, update);
+  const b = bgp4mpMessage(true, 65002, 65000, update);
+  const other = Buffer.from(a);
+  other[15] = 9; // Peer IP 198.51.100.9: same ASes, another address
+  const short = a.subarray(0, 18); // cut inside the Local IP Address
+  const file = join(t.testdirName, 'sessions.mrt');
+  t.testdir({});
+  writeFileSync(file, Buffer.concat([a, b, a, other, short, a].map((body) => mrtRecord(16, 4, body))));
+  const rc = await runCli([file]);
+  t.equal(rc.code, 1, 'the short record is an error');
+  t.same(
+    rc.lines.map((l) => (l.error === undefined ? `${l.peerAs} ${l.peerIp}` : 'error')),
+    ['65001 198.51.100.1', '65002 198.51.100.1', '65001 198.51.100.1', '65001 198.51.100.9', 'error', '65001 198.51.100.1'],
+  );
+  t.match(rc.lines[4], { error: /truncated Local IP Address/, code: null, subcode: null, type: 'BGP4MP', subtype: 'BGP4MP_MESSAGE_AS4' });
+});

@@ -1,0 +1,48 @@
+/**
+ * Tiering of a `herald decode` process (tools/decode/jit.ts): which inputs count as short (Maglev only), and that
+ * bin/herald.js, which applies it, prints exactly what runDecode prints in-process.
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SHORT_INPUT, isShortInput } from '../../../tools/decode/jit.ts';
+import { KEEPALIVE, bgp4mpMessage, mrtRecord, simpleUpdate } from './build.ts';
+import { runCli } from './run.ts';
+
+const repo = fileURLToPath(new URL('../../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'herald-jit-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+t.test('short inputs: --hex and regular files up to SHORT_INPUT octets', async (t) => {
+  const small = join(dir, 'small.mrt');
+  writeFileSync(small, Buffer.alloc(100));
+  const big = join(dir, 'big.mrt');
+  writeFileSync(big, Buffer.alloc(SHORT_INPUT + 1));
+  const edge = join(dir, 'edge.mrt');
+  writeFileSync(edge, Buffer.alloc(SHORT_INPUT));
+  t.equal(isShortInput(['--hex', 'ffff']), true, '--hex');
+  t.equal(isShortInput([small]), true, 'a 100-octet file');
+  t.equal(isShortInput(['--summary', edge]), true, 'a file of exactly SHORT_INPUT octets');
+  t.equal(isShortInput([big]), false, 'a file over SHORT_INPUT octets');
+  t.equal(isShortInput(['-']), false, 'standard input: size unknown');
+  t.equal(isShortInput([dir]), false, 'a directory (runDecode reports it)');
+  t.equal(isShortInput([join(dir, 'missing')]), false, 'a missing file (runDecode reports it)');
+  t.equal(isShortInput(['--help']), false, '--help');
+  t.equal(isShortInput(['--as2', '--as4', small]), false, 'bad arguments (runDecode reports them)');
+});
+
+t.test('bin/herald.js decode prints what runDecode prints, with the same exit code', async (t) => {
+  const file = join(dir, 'dump.mrt');
+  writeFileSync(file, Buffer.concat([mrtRecord(16, 4, bgp4mpMessage(true, 65001, 65000, simpleUpdate([65001, 65002], '192.0.2.1', ['10.0.0.0/8']))), mrtRecord(16, 4, bgp4mpMessage(true, 65001, 65000, KEEPALIVE))]));
+  const inProcess = await runCli([file]);
+  t.equal(inProcess.lines.length, 2, 'two lines in-process');
+  const child = spawnSync(process.execPath, [join(repo, 'bin/herald.js'), 'decode', file], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(child.status, inProcess.code, 'same exit code');
+  t.equal(child.stdout, inProcess.out, 'byte-identical output');
+  const bad = spawnSync(process.execPath, [join(repo, 'bin/herald.js'), 'decode', '--as2', '--as4', file], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(bad.status, 2, 'a usage error still exits 2');
+  t.match(bad.stderr, /--as2 and --as4 exclude each other/);
+});
