@@ -22,7 +22,7 @@ import {
   withdrawCapacity,
 } from './packer.ts';
 import { isIP } from 'node:net';
-import { nlriSize, parsePrefix, RouteError } from './route.ts';
+import { MAX_AS_PATH_PREPEND, nlriSize, parsePrefix, RouteError } from './route.ts';
 import type { ParsedPrefix, Route } from './route.ts';
 
 /** Internal map key: the canonical prefix (see RouteRecord). */
@@ -52,6 +52,9 @@ function checkAttributes(route: Route): void {
   };
   if (route.med !== undefined && !isU32(route.med)) bad(`MED must be an integer 0..4294967295, got ${route.med}`);
   if (route.localPref !== undefined && !isU32(route.localPref)) bad(`LOCAL_PREF must be an integer 0..4294967295, got ${route.localPref}`);
+  if (route.asPathPrepend !== undefined && !(Number.isInteger(route.asPathPrepend) && route.asPathPrepend >= 0 && route.asPathPrepend <= MAX_AS_PATH_PREPEND)) {
+    bad(`AS path prepend must be an integer 0..${MAX_AS_PATH_PREPEND}, got ${route.asPathPrepend}`);
+  }
   if (route.origin !== undefined && route.origin !== 0 && route.origin !== 1 && route.origin !== 2) bad(`ORIGIN must be 0, 1 or 2, got ${route.origin}`);
   if (route.communities !== undefined && !route.communities.every(isU32)) bad('communities must be 32-bit unsigned integers (AS * 65536 + value)');
   if (route.largeCommunities !== undefined && !route.largeCommunities.every((c) => c.length === 3 && c.every(isU32))) bad('large communities must be three 32-bit unsigned integers');
@@ -73,7 +76,7 @@ export const MAX_COMMUNITY_OCTETS = 3800;
 /** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
 export function makeRecord(route: Route): RouteRecord {
   const p = parsePrefix(route.prefix, route.family);
-  if (route.med !== undefined || route.localPref !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.ipv6ExtendedCommunities !== undefined || route.nextHop !== undefined) {
+  if (route.med !== undefined || route.localPref !== undefined || route.asPathPrepend !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.ipv6ExtendedCommunities !== undefined || route.nextHop !== undefined) {
     checkAttributes(route);
   }
   return { key: route.prefix, route, sig: attributeSignature(route), family: p.family, length: p.length, v4: p.v4, v6: p.v6 };

@@ -3,7 +3,8 @@
  *
  * Rules (RFC 4271 §5.1, §9.1.3; RFC 6793 §4.2.2; RFC 8326 §5; Herald decisions in docs/routes.md):
  * - ORIGIN from the route, default IGP (RFC 4271 §5.1.1).
- * - eBGP: AS_PATH = AS_SEQUENCE [localAs] (RFC 4271 §5.1.2). iBGP: empty AS_PATH.
+ * - eBGP: AS_PATH = AS_SEQUENCE [localAs], with `route.asPathPrepend` extra copies of localAs (RFC 4271 §5.1.2,
+ *   §9.1.2.2 a). iBGP: empty AS_PATH, prepend ignored (an iBGP peer would see its own AS and drop the path).
  * - Toward a peer without the 4-octet AS capability and a localAs > 65535: AS_PATH carries AS_TRANS (23456) and
  *   AS4_PATH carries the real AS (RFC 6793 §4.2.2).
  * - LOCAL_PREF only toward iBGP peers (RFC 4271 §5.1.5): the route's, default 100.
@@ -96,15 +97,18 @@ export function exportRoute(route: Route, peer: ExportPeer): ExportedAttributes 
   let as4Path: PathAttribute | undefined;
   if (ibgp) {
     attrs.push({ type: 'AS_PATH', flags: AttrFlag.Transitive, segments: [] });
-  } else if (!peer.fourOctetAs && peer.localAs > 0xffff) {
-    attrs.push({ type: 'AS_PATH', flags: AttrFlag.Transitive, segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: [AS_TRANS] }] });
-    as4Path = {
-      type: 'AS4_PATH',
-      flags: AttrFlag.Optional | AttrFlag.Transitive,
-      segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: [peer.localAs] }],
-    };
   } else {
-    attrs.push({ type: 'AS_PATH', flags: AttrFlag.Transitive, segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: [peer.localAs] }] });
+    const copies = 1 + (route.asPathPrepend ?? 0);
+    if (!peer.fourOctetAs && peer.localAs > 0xffff) {
+      attrs.push({ type: 'AS_PATH', flags: AttrFlag.Transitive, segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: repeated(AS_TRANS, copies) }] });
+      as4Path = {
+        type: 'AS4_PATH',
+        flags: AttrFlag.Optional | AttrFlag.Transitive,
+        segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: repeated(peer.localAs, copies) }],
+      };
+    } else {
+      attrs.push({ type: 'AS_PATH', flags: AttrFlag.Transitive, segments: [{ type: AsPathSegmentType.AS_SEQUENCE, asns: repeated(peer.localAs, copies) }] });
+    }
   }
   if (route.family === 'ipv4-unicast') attrs.push({ type: 'NEXT_HOP', flags: AttrFlag.Transitive, nextHop });
   if (route.med !== undefined) attrs.push({ type: 'MULTI_EXIT_DISC', flags: AttrFlag.Optional, med: route.med });
@@ -140,8 +144,13 @@ export function exportRoute(route: Route, peer: ExportPeer): ExportedAttributes 
   return { family: route.family, nextHop, attributes: attrs };
 }
 
-const PLAIN_V4 = 'ipv4-unicast|||||||||*';
-const PLAIN_V6 = 'ipv6-unicast|||||||||*';
+/** `n` copies of `as` (n >= 1; one element, the common case, without a fill). */
+function repeated(as: number, n: number): number[] {
+  return n === 1 ? [as] : new Array<number>(n).fill(as);
+}
+
+const PLAIN_V4 = 'ipv4-unicast||||||||||*';
+const PLAIN_V6 = 'ipv6-unicast||||||||||*';
 
 /**
  * A string that is equal for two routes exactly when the export rules give them the same attributes toward any peer
@@ -149,7 +158,7 @@ const PLAIN_V6 = 'ipv6-unicast|||||||||*';
  */
 export function attributeSignature(route: Route): string {
   if (
-    route.nextHop === undefined && route.origin === undefined && route.med === undefined && route.localPref === undefined &&
+    route.nextHop === undefined && route.origin === undefined && route.med === undefined && route.localPref === undefined && route.asPathPrepend === undefined &&
     route.communities === undefined && route.largeCommunities === undefined && route.extendedCommunities === undefined &&
     route.ipv6ExtendedCommunities === undefined && route.peers === undefined
   ) {
@@ -159,7 +168,7 @@ export function attributeSignature(route: Route): string {
   const ec = route.extendedCommunities?.map((c) => c.value.toString('hex')).join(',') ?? '';
   const ec6 = route.ipv6ExtendedCommunities?.map((c) => c.value.toString('hex')).join(',') ?? '';
   const peers = route.peers === undefined ? '*' : route.peers.join(',');
-  return `${route.family}|${route.nextHop ?? ''}|${route.origin ?? ''}|${route.med ?? ''}|${route.localPref ?? ''}|${
+  return `${route.family}|${route.nextHop ?? ''}|${route.origin ?? ''}|${route.med ?? ''}|${route.localPref ?? ''}|${route.asPathPrepend ?? ''}|${
     route.communities?.join(',') ?? ''
   }|${lc}|${ec}|${ec6}|${peers}`;
 }

@@ -32,11 +32,20 @@ export interface Route {
   readonly localPref?: number;
   /** MULTI_EXIT_DISC (RFC 4271 §5.1.4). */
   readonly med?: number;
+  /**
+   * Extra copies of the local AS in AS_PATH toward eBGP peers (0..MAX_AS_PATH_PREPEND; default 0), to make this path
+   * less preferred (RFC 4271 §9.1.2.2 a: shorter AS_PATH wins). Never applied toward iBGP: the path stays empty there,
+   * since an iBGP peer would find its own AS in it and drop the route (RFC 4271 §9.1.2 loop detection).
+   */
+  readonly asPathPrepend?: number;
   /** ORIGIN (RFC 4271 §5.1.1); default IGP (0). */
   readonly origin?: Origin;
   /** Names of the peers this route goes to; absent = every peer whose session carries the family. */
   readonly peers?: readonly string[];
 }
+
+/** Most extra copies of the local AS a route may ask for (one AS_SEQUENCE segment holds 255 ASNs, RFC 4271 §4.3). */
+export const MAX_AS_PATH_PREPEND = 254;
 
 /** "ipv4-unicast 10.0.0.0/24": family, one space, canonical prefix. */
 export type RouteKey = string;

@@ -25,8 +25,8 @@ export interface RouteBatch {
   /** Per route: the FLAG_* bits. Transferred. */
   readonly flags: Uint16Array<ArrayBuffer>;
   /**
-   * The numeric fields, route after route, each route's in this order when present: MED, LOCAL_PREF, ORIGIN;
-   * communities (count, values); large communities (count, three values each); extended and
+   * The numeric fields, route after route, each route's in this order when present: MED, LOCAL_PREF, ORIGIN, AS path
+   * prepend; communities (count, values); large communities (count, three values each); extended and
    * IPv6 extended communities (count, then type and subtype of each). Only the first `numberCount` are used.
    * Transferred.
    */
@@ -48,6 +48,7 @@ const FLAG_LARGE = 64;
 const FLAG_EXTENDED = 128;
 const FLAG_IPV6_EXTENDED = 256;
 const FLAG_PEERS = 512;
+const FLAG_AS_PATH_PREPEND = 1024;
 
 /** A growable Float64Array. */
 class Numbers {
@@ -94,6 +95,10 @@ export function encodeRouteBatch(routes: Iterable<Route>, count: number): { read
       if (r.origin !== 0 && r.origin !== 1 && r.origin !== 2) throw new RouteError(`${r.prefix}: ORIGIN must be 0, 1 or 2, got ${String(r.origin)}`);
       f |= FLAG_ORIGIN;
       numbers.push(r.origin);
+    }
+    if (r.asPathPrepend !== undefined) {
+      f |= FLAG_AS_PATH_PREPEND;
+      numbers.push(num(r.asPathPrepend, r, 'AS path prepend'));
     }
     if (r.nextHop !== undefined) {
       f |= FLAG_NEXT_HOP;
@@ -187,6 +192,7 @@ export function decodeRouteBatch(batch: RouteBatch): Route[] {
       if (o !== 0 && o !== 1 && o !== 2) throw new RangeError(`route batch: ORIGIN ${o}`);
       r.origin = o;
     }
+    if (f & FLAG_AS_PATH_PREPEND) r.asPathPrepend = num();
     if (f & FLAG_NEXT_HOP) r.nextHop = jsonText(text());
     if (f & FLAG_COMMUNITIES) {
       const c = new Array<number>(num());

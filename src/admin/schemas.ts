@@ -135,6 +135,27 @@ export const routeSchema = {
     med: int,
     communities: strList,
     largeCommunities: strList,
+    extendedCommunities: { ...strList, description: 'In the config text: lb:AS:BYTES_PER_SECOND[:non-transitive], rt:AS:N, ro:…, 0x + 16 hex digits' },
+  },
+} as const;
+
+const vipAttributesSchema = {
+  type: 'object',
+  description: 'What one advertisement sends for the VIP from this node when traffic steering applies (docs/traffic-steering.md)',
+  required: ['advertisement', 'prefix', 'announced'],
+  properties: {
+    advertisement: str,
+    prefix: str,
+    announced: { type: 'boolean', description: 'false: the maxNodesPerVip choice picked other nodes' },
+    med: int,
+    asPathPrepend: { type: 'integer', description: 'Extra copies of the local AS toward eBGP peers' },
+    linkBandwidth: { type: 'number', description: 'Link bandwidth, bytes per second (weighting: endpoints)' },
+    endpoints: { type: 'object', properties: { local: int, total: int } },
+    locality: { type: 'string', description: 'preferred or fallback' },
+    choice: { type: 'object', description: 'maxNodesPerVip: the bound, eligible nodes, the chosen ones by rank', properties: { maxNodes: int, eligible: int, nodes: strList } },
+    communities: strList,
+    largeCommunities: strList,
+    heldUntil: { type: 'string', description: 'ISO 8601: these attributes go out then (attributeChangeInterval); the peers still have the previous ones' },
   },
 } as const;
 
@@ -151,7 +172,7 @@ export const serviceSchema = {
       items: {
         type: 'object',
         required: ['address', 'kind', 'announced', 'reasons'],
-        properties: { address: str, kind: str, announced: bool, reasons: { type: 'array', items: reasonSchema } },
+        properties: { address: str, kind: str, announced: bool, reasons: { type: 'array', items: reasonSchema }, attributes: { type: 'array', items: vipAttributesSchema } },
       },
     },
     reasons: { type: 'array', items: reasonSchema },

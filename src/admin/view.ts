@@ -98,6 +98,8 @@ export interface RouteView {
   communities?: string[];
   /** "G:L1:L2" strings. */
   largeCommunities?: string[];
+  /** Extended communities in the config's text: "lb:65001:375000000" (link bandwidth, bytes/s), "rt:65001:100", "0x…". */
+  extendedCommunities?: string[];
 }
 
 /** One link of a reason chain. */
@@ -106,12 +108,40 @@ export interface ReasonView {
   message: string;
 }
 
+/** What one advertisement sends for a VIP from this node when traffic steering applies (docs/traffic-steering.md). */
+export interface VipAttributesView {
+  advertisement: string;
+  prefix: string;
+  /** False when the maxNodesPerVip choice picked other nodes. */
+  announced: boolean;
+  med?: number;
+  /** Extra copies of the local AS toward eBGP peers. */
+  asPathPrepend?: number;
+  /** Link bandwidth, bytes per second (weighting: endpoints). */
+  linkBandwidth?: number;
+  /** Usable endpoints of the VIP's family, on this node and in the cluster. */
+  endpoints?: { local: number; total: number };
+  /** locality: 'preferred' (a local endpoint here) or 'fallback'. */
+  locality?: 'preferred' | 'fallback';
+  /** maxNodesPerVip: the bound, the eligible nodes counted, the chosen ones by rank. */
+  choice?: { maxNodes: number; eligible: number; nodes: string[] };
+  communities?: string[];
+  largeCommunities?: string[];
+  /**
+   * ISO 8601: these attributes differ from what the peers have, and go out then (the rate limit,
+   * `attributeChangeInterval`). Absent: the peers have these.
+   */
+  heldUntil?: string;
+}
+
 /** One VIP of a Service on this node. */
 export interface VipView {
   address: string;
   kind: string;
   announced: boolean;
   reasons: ReasonView[];
+  /** Per advertisement, when weighting, locality, maxNodesPerVip or path-attribute annotations apply. */
+  attributes?: VipAttributesView[];
 }
 
 /** A Service and its VIP decisions on this node. */

@@ -2,7 +2,7 @@
  * Human output of the `herald` CLI: aligned tables (like `birdc show protocols`), durations.
  * Pure functions: the CLI snapshot tests compare their output byte for byte.
  */
-import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView, VipAttributesView } from '../admin/view.ts';
 
 /**
  * Left-aligned columns separated by two spaces; trailing spaces trimmed.
@@ -119,20 +119,55 @@ export function formatRoutes(routes: readonly RouteView[]): string {
       r.asPath && r.asPath.length > 0 ? r.asPath.join(' ') : '-',
       r.localPref !== undefined ? String(r.localPref) : '-',
       r.med !== undefined ? String(r.med) : '-',
-      [...(r.communities ?? []), ...(r.largeCommunities ?? [])].join(' ') || '-',
+      [...(r.communities ?? []), ...(r.largeCommunities ?? []), ...(r.extendedCommunities ?? [])].join(' ') || '-',
     ]),
   );
 }
 
-/** `herald services` table: one line per VIP. */
+/** Short form of one advertisement's steering: "chosen 1/2 of 5, weight 3/10, MED 100, prepend 2". */
+export function formatSteering(a: VipAttributesView): string {
+  const out: string[] = [];
+  if (a.choice) out.push(a.announced ? `chosen ${a.choice.nodes.length}/${a.choice.maxNodes} of ${a.choice.eligible}` : `not chosen (${a.choice.nodes.length} of ${a.choice.eligible})`);
+  if (a.linkBandwidth !== undefined && a.endpoints) out.push(`weight ${a.endpoints.local}/${a.endpoints.total}`);
+  if (a.locality) out.push(a.locality);
+  if (a.med !== undefined) out.push(`MED ${a.med}`);
+  if (a.asPathPrepend !== undefined) out.push(`prepend ${a.asPathPrepend}`);
+  if (a.heldUntil !== undefined) out.push(`held until ${a.heldUntil}`);
+  return out.join(', ');
+}
+
+/** The Steering cell of one VIP: each advertisement's short form, named when there are several. */
+function steeringCell(list: readonly VipAttributesView[] | undefined): string {
+  if (!list || list.length === 0) return '-';
+  if (list.length === 1) return formatSteering(list[0] as VipAttributesView) || '-';
+  return list.map((a) => `${a.advertisement}: ${formatSteering(a) || '-'}`).join('; ');
+}
+
+/** `herald services` table: one line per VIP; a Steering column when weighting, locality, maxNodesPerVip or annotations apply. */
 export function formatServices(services: readonly ServiceView[]): string {
   if (services.length === 0) return 'No Services.\n';
+  const steering = services.some((s) => s.vips.some((v) => v.attributes !== undefined && v.attributes.length > 0));
   const rows: string[][] = [];
   for (const s of services) {
-    if (s.vips.length === 0) rows.push([s.service, '-', '-', 'no', s.reasons.map((r) => r.code).join(', ')]);
-    for (const v of s.vips) rows.push([s.service, v.address, v.kind, v.announced ? 'yes' : 'no', v.reasons.map((r) => r.code).join(', ')]);
+    if (s.vips.length === 0) rows.push([s.service, '-', '-', 'no', ...(steering ? ['-'] : []), s.reasons.map((r) => r.code).join(', ')]);
+    for (const v of s.vips) rows.push([s.service, v.address, v.kind, v.announced ? 'yes' : 'no', ...(steering ? [steeringCell(v.attributes)] : []), v.reasons.map((r) => r.code).join(', ')]);
   }
-  return formatTable(['Service', 'VIP', 'Kind', 'Announced', 'Reasons'], rows);
+  return formatTable(['Service', 'VIP', 'Kind', 'Announced', ...(steering ? ['Steering'] : []), 'Reasons'], rows);
+}
+
+/** One advertisement's attributes in full, for `herald services NS/NAME`. */
+function describeSteering(a: VipAttributesView): string {
+  const out: string[] = [];
+  if (a.choice) out.push(`${a.announced ? 'chosen' : 'not chosen'}: maxNodesPerVip ${a.choice.maxNodes} of ${a.choice.eligible} eligible (${a.choice.nodes.join(', ') || 'none'})`);
+  if (a.linkBandwidth !== undefined) out.push(`link bandwidth ${a.linkBandwidth} bytes/s${a.endpoints ? ` (${a.endpoints.local} of ${a.endpoints.total} endpoints)` : ''}`);
+  else if (a.endpoints) out.push(`${a.endpoints.local} of ${a.endpoints.total} endpoints local`);
+  if (a.locality) out.push(a.locality);
+  if (a.med !== undefined) out.push(`MED ${a.med}`);
+  if (a.asPathPrepend !== undefined) out.push(`AS path prepend ${a.asPathPrepend} (eBGP)`);
+  if (a.communities) out.push(`communities ${a.communities.join(' ')}`);
+  if (a.largeCommunities) out.push(`large communities ${a.largeCommunities.join(' ')}`);
+  if (a.heldUntil !== undefined) out.push(`held by attributeChangeInterval until ${a.heldUntil} (the peers have the previous attributes)`);
+  return `${a.advertisement} → ${a.prefix}: ${out.join('; ') || 'no attributes'}`;
 }
 
 /** `herald services NS/NAME`: the full reason chain of every VIP. */
@@ -142,6 +177,7 @@ export function formatServiceDetail(s: ServiceView): string {
   for (const v of s.vips) {
     out.push(`  ${v.address} (${v.kind}): ${v.announced ? 'announced' : 'NOT announced'}`);
     for (const r of v.reasons) out.push(`    - ${r.code}: ${r.message}`);
+    for (const a of v.attributes ?? []) out.push(`    = ${describeSteering(a)}`);
   }
   if (s.vips.length === 0) out.push('  no VIPs');
   return out.join('\n') + '\n';

@@ -18,6 +18,9 @@
 import {
   ExtCommunitySubtype,
   extendedCommunityFromBytes,
+  extendedCommunityKind,
+  extendedCommunityView,
+  linkBandwidthOf,
   fourOctetAsSpecific,
   ipv4AddressSpecific,
   ipv6AddressSpecific,
@@ -103,4 +106,20 @@ export function parseExtendedCommunityText(text: string): ParsedExtendedCommunit
   } catch (err) {
     return { error: `${JSON.stringify(text)}: ${(err as Error).message} (forms: ${EXTENDED_COMMUNITY_FORMS})` };
   }
+}
+
+/**
+ * The text of an 8-octet extended community in the forms above, so that parsing it gives the same octets back:
+ * `lb:AS:BYTES` (`:non-transitive` for type 0x40), `rt:`/`ro:` with an AS or an IPv4 address, else `0x` + 16 hex
+ * digits. For the admin API and `herald routes`. Never throws.
+ */
+export function formatExtendedCommunityText(c: ExtendedCommunity): string {
+  const lb = linkBandwidthOf(c);
+  if (lb !== undefined && Number.isFinite(lb.bytesPerSecond) && lb.bytesPerSecond >= 0) return `lb:${lb.asNumber}:${lb.bytesPerSecond}${lb.transitive ? '' : ':non-transitive'}`;
+  const kind = extendedCommunityKind(c);
+  const v = extendedCommunityView(c);
+  if ((kind === 'route-target' || kind === 'route-origin') && v.transitive && v.layout !== 'opaque' && v.layout !== 'other') {
+    return `${kind === 'route-target' ? 'rt' : 'ro'}:${v.globalAdministrator}:${v.localAdministrator}`;
+  }
+  return `0x${c.value.toString('hex')}`;
 }

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { Family } from '../../bgp/index.ts';
 import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
 import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
-import { parseExtendedCommunityText } from './extended-communities.ts';
+import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
 
@@ -120,6 +120,21 @@ const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCom
     const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
     return 'error' in r ? `must be an extended community: ${r.error}` : 'invalid';
   },
+});
+
+/**
+ * A link bandwidth: bytes per second as a number or digits ("125000000"), or bits with a unit ("1gbps"); at least
+ * 1 byte/s and within an IEEE 754 single (what the community carries, RFC 10005).
+ */
+const bandwidth = z.union([z.number(), z.string()]).superRefine((v, ctx) => {
+  let bytes: number;
+  try {
+    bytes = typeof v === 'number' ? v : parseBandwidthText(v);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return;
+  }
+  if (!(bytes >= 1) || !Number.isFinite(Math.fround(bytes))) ctx.addIssue({ code: 'custom', message: `must be at least 1 byte per second and fit an IEEE 754 single (about 3.4e38), got ${JSON.stringify(v)}` });
 });
 
 /** metav1.LabelSelector. */
@@ -309,6 +324,40 @@ const advertisementSchema = z
     med: uint32('a MED').optional(),
     aggregationLength: z.number().int().min(0).max(32).optional().describe('IPv4 prefix length announced for a VIP (default 32).'),
     aggregationLengthV6: z.number().int().min(0).max(128).optional().describe('IPv6 prefix length announced for a VIP (default 128).'),
+    weighting: z
+      .enum(['endpoints'], msg('must be endpoints'))
+      .optional()
+      .describe(
+        "endpoints: each node attaches the link bandwidth extended community (RFC 10005, transitive) = its ready local endpoints × bandwidthPerEndpoint, so routers doing weighted ECMP send each node a share in proportion to its pods. Applies to VIPs whose traffic policy is Local (docs/traffic-steering.md). Default: no link bandwidth.",
+      ),
+    bandwidthPerEndpoint: bandwidth
+      .optional()
+      .describe('With weighting: the link bandwidth of one endpoint, bytes per second (125000000) or bits with a unit ("1gbps", "100mbps"). Only ratios matter; the same on every node. Default "1gbps".'),
+    locality: z
+      .strictObject({
+        preferLocal: z.boolean().default(true).describe('Make the nodes with a ready local endpoint preferred.'),
+        med: uint32('a MED').optional().describe("Added to the MED (the advertisement's med, or herald.io/med; 0 when none) on nodes without a ready local endpoint; nodes with one send the MED without it."),
+        prependOthers: z
+          .number(msg('must be an integer 1..10'))
+          .int(msg('must be an integer 1..10'))
+          .min(1, msg('must be an integer 1..10'))
+          .max(10, msg('must be an integer 1..10'))
+          .optional()
+          .describe('Extra copies of the local AS toward eBGP peers on nodes without a ready local endpoint.'),
+      })
+      .optional()
+      .describe(
+        'For VIPs whose traffic policy is Cluster (announced from every eligible node): routers prefer the nodes with a ready local endpoint, the others stay as fallback (a higher MED, a longer AS path). Set med, prependOthers or both.',
+      ),
+    maxNodesPerVip: z
+      .number(msg('must be an integer 1..10000'))
+      .int(msg('must be an integer 1..10000'))
+      .min(1, msg('must be an integer 1..10000'))
+      .max(10000, msg('must be an integer 1..10000'))
+      .optional()
+      .describe(
+        "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. The Kubernetes source then watches every Node (a restart is needed to set it for the first time). Default: every eligible node.",
+      ),
   })
   .describe('Which Service addresses to announce, to whom, with which attributes.');
 
@@ -390,6 +439,11 @@ export const configSchema = z
     loadBalancerClass: z.string().min(1).optional().describe('Announce only LoadBalancer Services of this class (default: class-less Services).'),
     serviceCIDRs: z.array(cidr).optional().describe('Service CIDRs announced by advertisements selecting serviceCIDR.'),
     countServingTerminating: z.boolean().default(false).describe('Count serving-but-terminating endpoints as usable.'),
+    attributeChangeInterval: nonNegativeSeconds(3600)
+      .default(5)
+      .describe(
+        "Seconds: an announced Service route changes its attributes (link bandwidth, MED, AS path, communities) at most once per interval on this node; the latest value goes out when the interval ends. First announcements and withdrawals are never delayed. 0 sends every change at once.",
+      ),
     advertisements: z.array(advertisementSchema).optional().describe('Default (absent or empty): LoadBalancer ingress IPs to every peer.'),
     healthChecks: z
       .strictObject({
@@ -467,6 +521,7 @@ export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 export type PeerConfig = Config['peers'][number];
 export type StaticRouteConfig = Config['routes'][number];
+export type AdvertisementConfig = NonNullable<Config['advertisements']>[number];
 
 /** One problem found in a configuration: `path` like `peers[1].holdTime` ('' for the root). */
 export interface ConfigIssue {
@@ -659,6 +714,14 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
     checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
     const why = communitiesProblem(a);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
+    if (a.bandwidthPerEndpoint !== undefined && a.weighting === undefined) add(['advertisements', i, 'bandwidthPerEndpoint'], 'applies with weighting: endpoints only; set weighting or remove it');
+    if (a.locality?.preferLocal && a.locality.med === undefined && a.locality.prependOthers === undefined) {
+      add(['advertisements', i, 'locality'], 'set med, prependOthers or both: how the nodes without a local endpoint are made less preferred');
+    }
+    if (a.locality?.med !== undefined && (a.med ?? 0) + a.locality.med > MAX_U32) add(['advertisements', i, 'locality', 'med'], `med ${a.med ?? 0} + locality.med ${a.locality.med} exceeds 4294967295`);
+    if ((a.maxNodesPerVip !== undefined || a.weighting !== undefined || a.locality !== undefined) && a.addressKinds.length === 1 && a.addressKinds[0] === 'serviceCIDR') {
+      add(['advertisements', i, a.maxNodesPerVip !== undefined ? 'maxNodesPerVip' : a.weighting !== undefined ? 'weighting' : 'locality'], 'applies to Service VIPs (loadBalancer, externalIP, clusterIP), not to serviceCIDR');
+    }
   });
   const poolNames = new Set<string>();
   cfg.pools?.forEach((p, i) => {

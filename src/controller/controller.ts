@@ -7,8 +7,11 @@
  * - Change keys (src/k8s/keys.ts) go through a coalescing `WorkQueue`. A `service:ns/name` key recomputes only that
  *   Service (cost proportional to its EndpointSlices); a change of THIS node's eligibility or labels, `all`, or a
  *   context change recomputes every Service (other updates of this Node, e.g. status heartbeats, are ignored);
- *   `servicecidr:*` recomputes the service CIDRs; other nodes' changes are ignored (they cannot change this node's
- *   candidates).
+ *   `servicecidr:*` recomputes the service CIDRs. Other nodes' changes matter only when an advertisement bounds
+ *   fan-out (`maxNodesPerVip`, steering.ts): a change of another node's eligibility or labels then recomputes every
+ *   Service, reported as Service changes (this node's own state did not change); their heartbeats are ignored.
+ * - Each Service is computed with its previous candidates, which carry the last good values of its path-attribute
+ *   annotations (steering.ts).
  * - When the queue drains, one `emit` key hands the candidate set and what changed since the sink last accepted one
  *   to `sink.onCandidates`. A throwing/rejecting sink is retried with backoff; the retry hands over the newest set.
  *
@@ -27,6 +30,8 @@ import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } f
 import { decideService, serviceCIDRContributions } from './desired-routes.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
+import type { ClusterNodes } from './steering.ts';
+import { boundsFanOut, clusterNodes, NO_ANNOTATIONS, NO_CLUSTER_NODES, withNode } from './steering.ts';
 import { WorkQueue } from './workqueue.ts';
 import { Quarantine } from './quarantine.ts';
 import type { QuarantineEntry } from './quarantine.ts';
@@ -107,8 +112,11 @@ export class Controller extends EventEmitter {
   readonly quarantine: Quarantine;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
+
   /** The last Node object seen for this node. */
   #lastSeen: Node | undefined;
+  /** The cluster's eligible Nodes (only followed while an advertisement bounds fan-out). */
+  #cluster: ClusterNodes = NO_CLUSTER_NODES;
   readonly #candidates = new Map<string, ServiceCandidates>();
   #cidrs: ServiceCIDRCandidates = { decisions: [], contributions: [] };
   /** Changes not yet accepted by the sink. */
@@ -216,8 +224,10 @@ export class Controller extends EventEmitter {
       const next = this.#evaluateNode(snap);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
+    const bounded = boundsFanOut(this.#ctx.advertisements);
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
       this.#node = this.#evaluateNode(snap);
+      this.#cluster = bounded ? clusterNodes(this.#usableNodes(snap)) : NO_CLUSTER_NODES;
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -231,8 +241,21 @@ export class Controller extends EventEmitter {
       this.#computeService(key.slice('service:'.length));
     } else if (key.startsWith('servicecidr:')) {
       this.#computeCidrs();
+    } else if (key.startsWith('node:') && bounded) {
+      // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
+      const name = key.slice('node:'.length);
+      const obj = snap.node(name);
+      const next = withNode(this.#cluster, name, obj !== undefined && this.quarantine.problem('Node', obj) === undefined ? obj : undefined);
+      if (next === undefined) return;
+      this.#cluster = next;
+      for (const k of [...this.#candidates.keys()]) this.#computeService(k);
     }
-    // node:<other> — irrelevant to this node's candidates
+    // node:<other> without bounded fan-out — irrelevant to this node's candidates
+  }
+
+  /** The Nodes of the snapshot for the rendezvous choice: a quarantined one counts as missing, as this node's does. */
+  *#usableNodes(snap: Snapshot): Iterable<Node> {
+    for (const n of snap.nodes()) if (this.quarantine.problem('Node', n) === undefined) yield n;
   }
 
   /**
@@ -274,6 +297,7 @@ export class Controller extends EventEmitter {
     this.#dirty = true;
     this.#reportServices.add(key);
     this.stats.servicesComputed++;
+    const previous = this.#candidates.get(key);
     const entries: QuarantineEntry[] = [];
     const problem = this.quarantine.problem('Service', svc);
     let candidates: ServiceCandidates | undefined;
@@ -287,13 +311,13 @@ export class Controller extends EventEmitter {
         else entries.push({ kind: 'EndpointSlice', name: objectKey(s), reason: `${p} (its endpoints count as not ready)` });
       }
       try {
-        candidates = decideService(svc, slices, this.#node as NodeState, this.#ctx);
+        candidates = decideService(svc, slices, this.#node as NodeState, this.#ctx, { cluster: this.#cluster, previous });
       } catch (err) {
         entries.push({ kind: 'Service', name: key, reason: `its decision cannot be computed: ${errorText(err)} (the Service has no VIP until it changes)` });
       }
     }
     this.quarantine.set(owner, entries);
-    this.#candidates.set(key, candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined'));
+    this.#candidates.set(key, candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined', previous));
   }
 
   #computeCidrs(): void {
@@ -343,16 +367,19 @@ export class Controller extends EventEmitter {
   }
 }
 
-/** The candidates of a quarantined Service: no VIP, one reason saying why (the object is treated as absent). */
-function quarantinedService(key: string, svc: Service, reason: string): ServiceCandidates {
+/**
+ * The candidates of a quarantined Service: no VIP, one reason saying why (the object is treated as absent). The last
+ * good path-attribute annotations of `previous` are kept for when it is usable again (steering.ts).
+ */
+function quarantinedService(key: string, svc: Service, reason: string, previous: ServiceCandidates | undefined): ServiceCandidates {
   const decision = { service: key, vips: [], reasons: [{ code: ReasonCode.Quarantined, message: `Service ${key} is quarantined: ${reason}` }] };
   // Only its name is read further down the pipeline (check specs read nothing of a Service without candidates).
-  return { service: key, object: { metadata: { name: svc.metadata?.name ?? '', namespace: svc.metadata?.namespace ?? '' } }, decision, vips: [], contributions: [] };
+  return { service: key, object: { metadata: { name: svc.metadata?.name ?? '', namespace: svc.metadata?.namespace ?? '' } }, decision, vips: [], contributions: [], annotations: previous?.annotations ?? NO_ANNOTATIONS };
 }
 
 /** A Snapshot's methods, bound, so that one of them can be replaced. */
 function snapshotView(s: Snapshot): Snapshot {
-  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), serviceCIDRs: () => s.serviceCIDRs() };
+  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs() };
 }
 
 function errorText(err: unknown): string {

@@ -26,6 +26,9 @@
  * - Advertisements: none configured ⇒ LB ingress IPs to every peer. Otherwise each VIP is announced by every
  *   advertisement selecting its address kind, namespace, Service labels and this node's labels;
  *   `aggregationLength(V6)` widens the prefix.
+ * - Steering (steering.ts): maxNodesPerVip may leave this node out (NotChosen); weighting, locality and the
+ *   path-attribute annotations set the route pieces' attributes; a bad annotation never blocks (InvalidAnnotation
+ *   notes say what is sent instead).
  */
 import type { EndpointSlice, Service } from '../k8s/types.ts';
 import { objectKey } from '../k8s/keys.ts';
@@ -34,7 +37,7 @@ import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelector } from '../k8s/selector.ts';
 import type { Family } from '../../bgp/index.ts';
 import type { IpFamily } from '../net/address.ts';
-import { canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
+import { canonicalAddress, canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
 import type { EndpointCounts } from './endpoints.ts';
 import { countEndpoints } from './endpoints.ts';
 import type { NodeState } from './node-eligibility.ts';
@@ -43,6 +46,9 @@ import type { HealthCause, Reason } from './reasons.ts';
 import { ReasonCode } from './reasons.ts';
 import type { DesiredRoute, RouteContribution } from './route-merge.ts';
 import { mergeRoutes } from './route-merge.ts';
+import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
+import { boundsFanOut, clusterNodes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
+import { nodesWithUsableEndpoints } from './endpoints.ts';
 
 /** Kinds of address an advertisement can select. */
 export type AddressKind = 'loadBalancer' | 'externalIP' | 'clusterIP' | 'serviceCIDR';
@@ -75,6 +81,14 @@ export interface Advertisement {
   aggregationLength?: number;
   /** IPv6 prefix length announced for a VIP (default 128). */
   aggregationLengthV6?: number;
+  /** 'endpoints': the link bandwidth community weighs Local VIPs by this node's usable local endpoints (steering.ts). */
+  weighting?: 'endpoints';
+  /** Bytes per second of one endpoint under weighting (default 1 Gbit/s = 125000000). */
+  bandwidthPerEndpoint?: number;
+  /** Cluster VIPs: nodes without a usable local endpoint add `med` to the MED and prepend `prependOthers` times. */
+  locality?: { preferLocal: boolean; med?: number; prependOthers?: number };
+  /** Announce each VIP from at most this many eligible nodes (rendezvous choice, steering.ts). */
+  maxNodesPerVip?: number;
 }
 
 /** Inputs besides the snapshot, all from the configuration. */
@@ -89,8 +103,19 @@ export interface DesiredRoutesContext {
   serviceCIDRs?: string[];
   /** Count serving-but-terminating endpoints as usable (default false; docs/decisions.md). */
   countServingTerminating?: boolean;
+
   /** Node departure signals drain instead of withdrawing at once (some peer has gracefulShutdown; node-eligibility.ts). */
   departureDrains?: boolean;
+  /** This speaker's AS: the Global Administrator of the link bandwidth community (default 0). */
+  localAs?: number;
+}
+
+/** What decideService reads besides the Service, its slices and this node. */
+export interface DecideInputs {
+  /** The cluster's eligible Nodes, for maxNodesPerVip (default: none known; only read when an advertisement bounds). */
+  readonly cluster?: ClusterNodes;
+  /** The Service's previous candidates from the same controller: the last good annotation values are kept from them. */
+  readonly previous?: ServiceCandidates | undefined;
 }
 
 /** The health layer's verdict on one VIP that passed every other rule. */
@@ -112,6 +137,8 @@ export interface VipDecision {
   kind: VipKind;
   announced: boolean;
   reasons: Reason[];
+  /** Per advertisement, what is sent when steering applies (weighting, locality, maxNodesPerVip, annotations). */
+  attributes?: VipRouteAttributes[];
 }
 
 /** Decisions for one Service. `reasons` holds service-level notes (headless, ExternalName). */
@@ -159,6 +186,8 @@ export interface ServiceCandidates {
   readonly vips: readonly VipCandidate[];
   /** Every candidate VIP's route pieces (what the Service announces when every gate passes). */
   readonly contributions: readonly RouteContribution[];
+  /** The path-attribute annotations as they applied (the next computation keeps their last good values). */
+  readonly annotations: ServiceAnnotations;
 }
 
 /** Service CIDR decisions and the route pieces of the announced ones (no health gate applies to them). */
@@ -239,12 +268,13 @@ function route(prefix: string, family: Family, ad: Advertisement, service: strin
  * aggregation length an InvalidAdvertisement reason (the other advertisements still apply).
  * @param slices all EndpointSlices labelled for this Service.
  */
-export function decideService(svc: Service, slices: readonly EndpointSlice[], node: NodeState, ctx: DesiredRoutesContext): ServiceCandidates {
+export function decideService(svc: Service, slices: readonly EndpointSlice[], node: NodeState, ctx: DesiredRoutesContext, inputs: DecideInputs = {}): ServiceCandidates {
   const key = objectKey(svc);
   const decision: ServiceDecision = { service: key, vips: [], reasons: [] };
   const vips: VipCandidate[] = [];
   const all: RouteContribution[] = [];
-  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all.length > 0 ? all : NO_CONTRIBUTIONS });
+  const annotations = serviceAnnotations(svc.metadata?.annotations, inputs.previous?.annotations);
+  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all.length > 0 ? all : NO_CONTRIBUTIONS, annotations });
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
     decision.vips.push(d);
@@ -265,6 +295,12 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const proxyName = svcLabels[SERVICE_PROXY_NAME_LABEL];
   const ads = advertisementsOf(ctx);
   const countsByFamily = new Map<IpFamily, EndpointCounts>();
+  const holdersByFamily = new Map<IpFamily, ReadonlySet<string>>();
+  const holders = (family: IpFamily) => (): ReadonlySet<string> => {
+    let h = holdersByFamily.get(family);
+    if (!h) holdersByFamily.set(family, (h = nodesWithUsableEndpoints(slices, family, ctx.countServingTerminating ?? false)));
+    return h;
+  };
 
   for (const vip of vipsOf(svc)) {
     const blocking: Reason[] = [...node.reasons];
@@ -334,6 +370,20 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const reasons: Reason[] = [positive];
     const bad: Reason[] = [];
     const contributions: RouteContribution[] = [];
+    const notChosen: Reason[] = [];
+    let attributes: VipRouteAttributes[] | undefined;
+    const steering: SteeringContext = {
+      service: key,
+      address: canonicalAddress(vip.address) ?? vip.address,
+      family,
+      local: policy === 'Local',
+      counts,
+      node,
+      cluster: inputs.cluster ?? NO_CLUSTER_NODES,
+      endpointNodes: holders(family),
+      annotations,
+      localAs: ctx.localAs ?? 0,
+    };
     for (const ad of matching) {
       const len = family === 'IPv4' ? ad.aggregationLength : ad.aggregationLengthV6;
       let prefix: string;
@@ -345,11 +395,29 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
         continue;
       }
       const peers = peersOf(ad);
-      contributions.push(route(prefix, routeFamilyOf(family), ad, key));
+      const c = route(prefix, routeFamilyOf(family), ad, key);
+      const steered = steer(c, ad, steering);
+      if (steered.attributes !== undefined) (attributes ??= []).push(steered.attributes);
+      if (!steered.chosen) {
+        for (const r of steered.reasons) notChosen.push(r);
+        continue;
+      }
+      contributions.push(c);
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
+      for (const r of steered.reasons) reasons.push(r);
     }
     const announced = contributions.length > 0;
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...bad] : bad };
+    if (!announced && notChosen.length > 0) {
+      // Not this node's VIP: blocked, no health check needed here (the chosen nodes check theirs).
+      const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: [...notChosen, ...bad] };
+      if (attributes !== undefined) d.attributes = attributes;
+      decision.vips.push(d);
+      vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts, othersCanServe: false });
+      continue;
+    }
+    if (announced && annotations.applied !== undefined) reasons.push(annotations.applied);
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...annotations.notes, ...notChosen, ...bad] : bad };
+    if (attributes !== undefined) d.attributes = attributes;
     decision.vips.push(d);
     vips.push({ decision: d, candidate: true, contributions, endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
     for (const c of contributions) all.push(c);
@@ -438,9 +506,10 @@ export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesConte
   const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false });
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
+  const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodes(snapshot.nodes()) : NO_CLUSTER_NODES };
   for (const svc of snapshot.services()) {
     const key = objectKey(svc);
-    const gated = gateService(decideService(svc, snapshot.endpointSlicesFor(key), node, ctx), verdict ? (vip) => verdict(key, vip.decision.address) : () => PASS);
+    const gated = gateService(decideService(svc, snapshot.endpointSlicesFor(key), node, ctx, inputs), verdict ? (vip) => verdict(key, vip.decision.address) : () => PASS);
     services.push(gated.decision);
     contributions.push(...gated.contributions);
   }

@@ -67,3 +67,23 @@ export function countEndpoints(slices: readonly EndpointSlice[], family: IpFamil
   if (local) out.localAddresses = local;
   return out;
 }
+
+/**
+ * Names of the nodes that hold a usable endpoint of `family` in `slices` (the rule above). Unlike the counts of
+ * {@link countEndpoints}, which prefer this node's copy of an address seen in two slices, the set depends on the
+ * slices alone, so every node computes the same one from the same snapshot (the rendezvous choice of
+ * steering.ts needs that). A node's own `local > 0` holds exactly when it is in the set.
+ */
+export function nodesWithUsableEndpoints(slices: readonly EndpointSlice[], family: IpFamily, countServingTerminating: boolean): Set<string> {
+  const out = new Set<string>();
+  for (const slice of slices) {
+    if (slice.addressType !== family) continue;
+    for (const ep of slice.endpoints ?? []) {
+      if (!ep.addresses?.[0] || ep.nodeName === undefined) continue;
+      const c = ep.conditions ?? {};
+      const terminating = c.terminating ?? false;
+      if (((c.ready ?? true) && !terminating) || (countServingTerminating && (c.serving ?? true) && terminating)) out.add(ep.nodeName);
+    }
+  }
+  return out;
+}

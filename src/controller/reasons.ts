@@ -25,6 +25,10 @@ export const ReasonCode = {
   NoReadyEndpoint: 'NoReadyEndpoint',
   NoLocalReadyEndpoint: 'NoLocalReadyEndpoint',
   HealthCheckFailing: 'HealthCheckFailing',
+  /** maxNodesPerVip: the rendezvous choice picked other nodes for this VIP. */
+  NotChosen: 'NotChosen',
+  /** A bad path-attribute annotation: blocking when no good value is known for it, else a note (last good kept). */
+  InvalidAnnotation: 'InvalidAnnotation',
   // service-level notes
   Headless: 'Headless',
   ExternalName: 'ExternalName',
@@ -32,8 +36,21 @@ export const ReasonCode = {
   ReadyEndpoint: 'ReadyEndpoint',
   LocalReadyEndpoint: 'LocalReadyEndpoint',
   Advertised: 'Advertised',
+
   /** Announced although flap control would hold it back: no other node can serve it (its causes say which rule). */
   FlapControlWaived: 'FlapControlWaived',
+  /** maxNodesPerVip: this node is among the chosen ones. */
+  Chosen: 'Chosen',
+  /** weighting: endpoints: the link bandwidth this node attaches. */
+  Weighted: 'Weighted',
+  /** weighting: endpoints on a VIP whose policy is Cluster: no link bandwidth (every node spreads over all endpoints). */
+  Unweighted: 'Unweighted',
+  /** locality: this node has a ready local endpoint and is sent as preferred. */
+  LocalityPreferred: 'LocalityPreferred',
+  /** locality: no ready local endpoint here; sent less preferred (MED, AS path prepend) as a fallback. */
+  LocalityFallback: 'LocalityFallback',
+  /** The herald.io/ path-attribute annotations applied. */
+  ServiceAttributes: 'ServiceAttributes',
 } as const;
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 

@@ -46,11 +46,26 @@ export interface ServiceAttributes {
   readonly asPathPrepend?: number;
 }
 
+/** The attributes one annotation each sets. */
+export type ServiceAttributeName = keyof ServiceAttributes;
+
 /** The valid attributes and one error per bad annotation. */
 export interface ServiceAttributesParse {
   readonly attributes: ServiceAttributes;
   readonly errors: readonly AnnotationError[];
+  /**
+   * The attributes the Service asks for but whose value is unusable: a bad annotation, or an annotation whose name
+   * differs from the attribute's only in case, separators or plural while the exact name is absent. Sorted.
+   */
+  readonly invalid: readonly ServiceAttributeName[];
 }
+
+const ATTRIBUTE_OF: Readonly<Record<string, ServiceAttributeName>> = {
+  [ServiceAttributeAnnotation.Communities]: 'communities',
+  [ServiceAttributeAnnotation.LargeCommunities]: 'largeCommunities',
+  [ServiceAttributeAnnotation.Med]: 'med',
+  [ServiceAttributeAnnotation.AsPathPrepend]: 'asPathPrepend',
+};
 
 const KNOWN: readonly string[] = Object.values(ServiceAttributeAnnotation);
 
@@ -88,6 +103,17 @@ function parsedKey(parse: (text: string) => unknown, text: string): string | und
   }
 }
 
+/**
+ * The attribute an annotation sets: its exact name, or a name that differs from it only in case, separators or
+ * plural (what `parseServiceAttributes` reports as a typo). Undefined for any other annotation.
+ */
+export function attributeOfAnnotation(name: string): ServiceAttributeName | undefined {
+  const exact = ATTRIBUTE_OF[name];
+  if (exact !== undefined || !name.startsWith('herald.io/')) return exact;
+  const near = KNOWN.find((k) => folded(k) === folded(name));
+  return near === undefined ? undefined : ATTRIBUTE_OF[near];
+}
+
 /** A name folded for typo matching: lower case, no separators, no plural ("Large_Community" ~ "large-communities"). */
 function folded(name: string): string {
   return name.toLowerCase().replace(/[-_.]/g, '').replace(/ies$/, 'y').replace(/s$/, '');
@@ -97,12 +123,14 @@ function folded(name: string): string {
  * Reads the path-attribute annotations of a Service.
  *
  * @param annotations `metadata.annotations` (may be undefined)
- * @returns the attributes of the valid annotations, and one error per bad one (also one for an unknown `herald.io/`
- *   annotation that differs from a known name only in case, separators or plural, with the suggestion). Never throws.
+ * @returns the attributes of the valid annotations, one error per bad one (also one for an unknown `herald.io/`
+ *   annotation that differs from a known name only in case, separators or plural, with the suggestion), and the
+ *   attributes those errors leave without a usable value. Never throws.
  */
 export function parseServiceAttributes(annotations: Readonly<Record<string, string>> | undefined): ServiceAttributesParse {
   const a = annotations ?? {};
   const errors: AnnotationError[] = [];
+  const invalid = new Set<ServiceAttributeName>();
   const out: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } = {};
   const field = <T>(name: string, parse: (v: string) => T): T | undefined => {
     const v = a[name];
@@ -111,6 +139,7 @@ export function parseServiceAttributes(annotations: Readonly<Record<string, stri
       return parse(v);
     } catch (err) {
       errors.push({ annotation: name, value: v, message: (err as Error).message });
+      invalid.add(ATTRIBUTE_OF[name] as ServiceAttributeName);
       return undefined;
     }
   };
@@ -129,7 +158,9 @@ export function parseServiceAttributes(annotations: Readonly<Record<string, stri
   for (const key of Object.keys(a)) {
     if (!key.startsWith('herald.io/') || KNOWN.includes(key)) continue;
     const near = KNOWN.find((k) => folded(k) === folded(key));
-    if (near !== undefined) errors.push({ annotation: key, value: a[key], message: `unknown annotation; did you mean ${near}?` });
+    if (near === undefined) continue;
+    errors.push({ annotation: key, value: a[key], message: `unknown annotation; did you mean ${near}?` });
+    if (a[near] === undefined) invalid.add(ATTRIBUTE_OF[near] as ServiceAttributeName);
   }
-  return { attributes: out, errors };
+  return { attributes: out, errors, invalid: [...invalid].sort() };
 }

@@ -24,6 +24,8 @@ export interface DaemonLifecycle {
   stopping(): boolean;
   /** Routes in the desired set. */
   desiredRoutes(): number;
+  /** Prefixes whose attribute change waits for the rate limit, and when it goes out (clock ms). */
+  heldAttributeChanges(): ReadonlyMap<string, number>;
   lastReload(): StatusView['lastReload'];
   /** Kubernetes calls refused with 403 until they succeed ("call: apiserver message"). */
   forbidden(): string[];
@@ -111,7 +113,9 @@ export class AdminView implements DaemonView {
 
   services(): ServiceView[] {
     // The gate's decisions already have the view's shape (read-only; no copy of the decisions per request).
-    return [...this.#o.decisions.services()];
+    const list = [...this.#o.decisions.services()];
+    const held = this.#o.daemon.heldAttributeChanges();
+    return held.size === 0 ? list : list.map((s) => withHeld(s, held));
   }
 
   health(): HealthCheckView[] {
@@ -163,4 +167,20 @@ export class AdminView implements DaemonView {
     metrics.drained.set(this.#o.daemon.drainSources().length > 0 || speaker.draining ? 1 : 0);
     return metrics.text();
   }
+}
+
+/**
+ * `s` with `heldUntil` on the steering attributes whose prefix has an attribute change held by the rate limit
+ * (route-assembly.ts): what the view shows is already the new value, the peers still have the previous one.
+ * `s` itself when none of its prefixes is held.
+ */
+function withHeld(s: ServiceView, held: ReadonlyMap<string, number>): ServiceView {
+  if (!s.vips.some((v) => v.attributes?.some((a) => held.has(a.prefix)))) return s;
+  return {
+    ...s,
+    vips: s.vips.map((v) => {
+      if (!v.attributes?.some((a) => held.has(a.prefix))) return v;
+      return { ...v, attributes: v.attributes.map((a) => (held.has(a.prefix) && a.announced ? { ...a, heldUntil: new Date(held.get(a.prefix) as number).toISOString() } : a)) };
+    }),
+  };
 }

@@ -25,6 +25,7 @@ import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
 import { Quarantine } from '../controller/quarantine.ts';
 import type { HealthLike } from '../health/types.ts';
+import { formatAnnotationErrors } from '../k8s/annotations.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
 import type { StatusView } from '../admin/view.ts';
@@ -105,6 +106,8 @@ export class Daemon {
   /** Message of the last failed pass. */
   #runError: string | undefined;
   readonly #passes = { full: 0, incremental: 0 };
+  /** The annotation errors last logged per Service ("ns/name" → their text). */
+  readonly #annotationErrors = new Map<string, string>();
 
   /**
    * Build the stages and the peers. Does not run the pipeline yet: call {@link start}.
@@ -136,7 +139,7 @@ export class Daemon {
       },
     });
     this.#gate = new HealthGate({ health: deps.health, log: this.#log, inputs: this.#gateInputs(config), onVerdictsChanged: () => this.#schedule('health'), quarantine: this.#quarantine });
-    this.#assembly = new RouteAssembly(speaker);
+    this.#assembly = new RouteAssembly(speaker, { clock: this.#clock, attributeChangeIntervalMs: config.attributeChangeInterval * 1000, onDue: () => this.#schedule('held attribute changes due') });
     this.#listener = new ListenerRetry({ speaker, log: this.#log, ...(deps.listenRetry ? { backoff: deps.listenRetry } : {}), clock: this.#clock });
     this.#initialSync = new InitialSync({ markDone: () => speaker.markInitialSyncDone(), recheck: () => this.#schedule('health checks settle deadline'), log: this.#log, clock: this.#clock });
     this.#drains = new DrainControl({
@@ -164,6 +167,7 @@ export class Daemon {
         notReady: () => this.#notReady(),
         stopping: () => this.#stopping,
         desiredRoutes: () => this.#assembly.size,
+        heldAttributeChanges: () => this.#assembly.held(),
         lastReload: () => this.#lastReload,
         forbidden: () => [...(this.#deps.source?.status().resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.#deps.forbidden?.() ?? [])],
         quarantined: () => this.#quarantine.list(),
@@ -182,6 +186,7 @@ export class Daemon {
         sink: {
           onCandidates: (candidates, changes) => {
             this.#candidates = candidates;
+            this.#logAnnotations(candidates, changes.services);
             if (changes.all) this.#pending.all = true;
             for (const k of changes.services) this.#pending.services.add(k);
             if (changes.serviceCIDRs) this.#pending.serviceCIDRs = true;
@@ -248,7 +253,7 @@ export class Daemon {
   }
 
   /** Test hook: work done by passes (full and incremental passes, Services gated, Routes made, checks recomputed). */
-  get reconcileStats(): { full: number; incremental: number; servicesApplied: number; routesMade: number; specsComputed: number; setChecks: number } {
+  get reconcileStats(): { full: number; incremental: number; servicesApplied: number; routesMade: number; attributeChangesHeld: number; specsComputed: number; setChecks: number } {
     return { ...this.#passes, ...this.#gate.stats, ...this.#assembly.stats };
   }
 
@@ -311,6 +316,23 @@ export class Daemon {
       return false;
     } finally {
       this.#deps.metrics.reconcileDuration.observe((performance.now() - t0) / 1000);
+    }
+  }
+
+  /** Log each bad path-attribute annotation once when it appears or changes, and when a Service's become valid again. */
+  #logAnnotations(candidates: CandidateSet, services: readonly string[]): void {
+    for (const key of services) {
+      const c = candidates.service(key);
+      const errors = c?.annotations.errors ?? [];
+      const text = errors.length > 0 ? formatAnnotationErrors(errors) : undefined;
+      if (text === this.#annotationErrors.get(key)) continue;
+      if (text === undefined) {
+        this.#annotationErrors.delete(key);
+        if (c !== undefined) this.#log.info({ service: key }, 'path-attribute annotations valid again');
+        continue;
+      }
+      this.#annotationErrors.set(key, text);
+      for (const r of c?.annotations.notes ?? []) this.#log.warn({ service: key }, r.message);
     }
   }
 
@@ -379,6 +401,7 @@ export class Daemon {
     this.#peers.apply(peers);
     if (d.policyChanged || d.healthChanged || departureChanged) this.#controller?.setContext(desiredRoutesContext(eff, this.identity.nodeName));
     this.#gate.configure(this.#gateInputs(eff));
+    this.#assembly.setAttributeChangeInterval(eff.attributeChangeInterval * 1000);
     this.#fullNext = true;
     // A reload whose routes cannot be applied is reported as failed, with the cause.
     const applied = this.#run('reload');
@@ -410,6 +433,7 @@ export class Daemon {
     this.#stopping = true;
     this.#listener.stop();
     this.#initialSync.stop();
+    this.#assembly.close();
     const cfg = this.#config;
     const { mode, why } = decideStopMode({ onTerm: cfg.shutdown.onTerm, kubernetes: cfg.source?.kubernetes !== undefined, drained: this.#drains.drained, departing: this.#drains.departing });
     const g = this.#gracefulWait();

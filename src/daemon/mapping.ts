@@ -4,18 +4,19 @@
  *
  * - config peer → Speaker PeerConfig (`holdTime` → `holdTimeSec`, `nextHop` → `nextHopIPv4`, ...),
  *   with the TCP MD5 password read from its file or environment variable;
- * - config → the controller's context (advertisements, class, service CIDRs);
+ * - config → the controller's context (advertisements, class, service CIDRs, the AS of the link bandwidth);
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
 import { readFileSync } from 'node:fs';
 import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
-import { describeNotification, formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
-import type { DesiredRoutesContext } from '../controller/desired-routes.ts';
+import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import type { Advertisement, DesiredRoutesContext } from '../controller/desired-routes.ts';
 import type { DesiredRoute } from '../controller/route-merge.ts';
+import { boundsFanOut } from '../controller/steering.ts';
 import { canonicalCIDR } from '../net/address.ts';
-import type { Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
-import { parseExtendedCommunityText } from '../config/extended-communities.ts';
+import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
+import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
 import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
@@ -99,16 +100,32 @@ export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRout
   return {
     nodeName,
     ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
-    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements } : {}),
+    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements.map(advertisement) } : {}),
     ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
     countServingTerminating: cfg.countServingTerminating,
     departureDrains: gracefulShutdownConfigured(cfg),
+    localAs: cfg.bgp.localAs,
   };
 }
 
 /** Some peer has RFC 8326 graceful shutdown enabled: drains and departures re-announce with 65535:0 and wait. */
 export function gracefulShutdownConfigured(cfg: Config): boolean {
   return cfg.peers.some((p) => p.gracefulShutdown?.enabled === true);
+}
+
+/** A config advertisement → the controller's (bandwidth text → bytes per second; the schema validated it). */
+function advertisement(a: AdvertisementConfig): Advertisement {
+  const { bandwidthPerEndpoint, ...rest } = a;
+  if (bandwidthPerEndpoint === undefined) return rest;
+  return { ...rest, bandwidthPerEndpoint: typeof bandwidthPerEndpoint === 'number' ? bandwidthPerEndpoint : parseBandwidthText(bandwidthPerEndpoint) };
+}
+
+/**
+ * True when the configuration bounds fan-out (`maxNodesPerVip`): every node must then see every Node to make the same
+ * rendezvous choice, so the Kubernetes source watches all Nodes instead of only this one.
+ */
+export function watchesEveryNode(cfg: Config): boolean {
+  return boundsFanOut(cfg.advertisements);
 }
 
 /** Community texts (validated by the config schema) → distinct 32-bit values, or undefined for none. */
@@ -152,6 +169,8 @@ export function desiredRoute(d: DesiredRoute): Route {
   if (lc) out.largeCommunities = lc;
   if (d.localPref !== undefined) out.localPref = d.localPref;
   if (d.med !== undefined) out.med = d.med;
+  if (d.asPathPrepend !== undefined) out.asPathPrepend = d.asPathPrepend;
+  if (d.linkBandwidth !== undefined) out.extendedCommunities = [linkBandwidth(d.linkBandwidth.asn, d.linkBandwidth.bytesPerSecond)];
   if (d.peers !== 'all') out.peers = [...d.peers];
   return out;
 }
@@ -168,6 +187,7 @@ export function routeView(peer: string, r: Route & { nextHop?: string; asPath?: 
   if (r.med !== undefined) out.med = r.med;
   if (r.communities && r.communities.length > 0) out.communities = r.communities.map(formatCommunity);
   if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map(formatLargeCommunity);
+  if (r.extendedCommunities && r.extendedCommunities.length > 0) out.extendedCommunities = r.extendedCommunities.map(formatExtendedCommunityText);
   return out;
 }
 

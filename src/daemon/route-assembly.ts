@@ -7,10 +7,18 @@
  *
  * Incremental: only the prefixes of owners that changed are merged again, an unchanged merged route keeps its
  * object and its Speaker Route, so one EndpointSlice change costs O(prefixes it touches) here.
+ *
+ * Attribute changes are rate-limited per prefix (`attributeChangeInterval`, docs/traffic-steering.md "Rate limit"):
+ * a Service route already handed over whose attributes change (a link bandwidth that follows the endpoints of a
+ * scaling Deployment, a locality flip, an annotation edit) goes out at once when its last change is at least one
+ * interval old, else it is held and its latest value goes out when the interval ends (`onDue` asks for the flush
+ * that sends it). So each prefix changes at most once per interval, and no value waits longer than one interval.
+ * First announcements, withdrawals and static routes are never held.
  */
-import type { Route } from '../../bgp/index.ts';
+import type { Clock, Route, TimerHandle } from '../../bgp/index.ts';
+import { realClock } from '../../bgp/index.ts';
 import type { DesiredRoute, RouteContribution } from '../controller/route-merge.ts';
-import { mergePrefix, sameRoute } from '../controller/route-merge.ts';
+import { mergePrefix, sameAttributes, sameRoute } from '../controller/route-merge.ts';
 import type { StaticRouteConfig } from '../config/schema.ts';
 import { desiredRoute, staticRoute } from './mapping.ts';
 import type { SpeakerLike } from './speaker-like.ts';
@@ -24,6 +32,17 @@ export interface FlushResult {
   readonly routes: number;
   readonly changed: number;
   readonly removed: number;
+  /** Attribute changes held back by the rate limit (sent when their interval ends). */
+  readonly held: number;
+}
+
+/** Options of {@link RouteAssembly}. */
+export interface RouteAssemblyOptions {
+  clock?: Clock;
+  /** Shortest time between two attribute changes of one announced Service route, ms (default 0: no limit). */
+  attributeChangeIntervalMs?: number;
+  /** Called when held changes are due: the caller runs a flush (a pass). */
+  onDue?: () => void;
 }
 
 const CIDR_OWNER = 'cidr';
@@ -44,11 +63,42 @@ export class RouteAssembly {
   readonly #staticRoutes = new WeakMap<StaticRouteConfig, Route>();
   /** The desired set last handed to the sink, by prefix. */
   #desired = new Map<string, Route>();
-  /** Test hook: Speaker Routes made from merged routes. */
-  readonly stats = { routesMade: 0 };
+  /** When each prefix's merged route was last handed over (first announcement or attribute change), clock ms. */
+  readonly #sentAt = new Map<string, number>();
+  /** The merged route last handed over per prefix (while it is a merged one, not a static one). */
+  readonly #sentMerged = new Map<string, { d: DesiredRoute; route: Route }>();
+  /** Prefixes whose attribute change is held, and when it may go. */
+  readonly #held = new Map<string, number>();
+  readonly #clock: Clock;
+  #intervalMs: number;
+  readonly #onDue: (() => void) | undefined;
+  #timer: { handle: TimerHandle; at: number } | undefined;
+  /** Test hook: Speaker Routes made from merged routes; attribute changes held by the rate limit. */
+  readonly stats = { routesMade: 0, attributeChangesHeld: 0 };
 
-  constructor(sink: RouteSink) {
+  constructor(sink: RouteSink, opts: RouteAssemblyOptions = {}) {
     this.#sink = sink;
+    this.#clock = opts.clock ?? realClock;
+    this.#intervalMs = opts.attributeChangeIntervalMs ?? 0;
+    this.#onDue = opts.onDue;
+  }
+
+  /** A new rate limit (reload); held changes become due by the new interval at the next flush. */
+  setAttributeChangeInterval(ms: number): void {
+    this.#intervalMs = ms;
+    for (const [p, at] of this.#held) this.#held.set(p, Math.min(at, (this.#sentAt.get(p) ?? 0) + ms));
+    this.#arm();
+  }
+
+  /** Prefixes whose attribute change is held by the rate limit, and when it goes out (clock ms). Live view. */
+  held(): ReadonlyMap<string, number> {
+    return this.#held;
+  }
+
+  /** Stop the timer of held changes (shutdown). */
+  close(): void {
+    this.#clock.clearTimer(this.#timer?.handle);
+    this.#timer = undefined;
   }
 
   /** Number of routes in the desired set last handed over. */
@@ -86,31 +136,89 @@ export class RouteAssembly {
   flush(full: boolean): FlushResult {
     const changed: Route[] = [];
     const removed: string[] = [];
+    const now = this.#clock.now();
+    for (const [p, at] of this.#held) if (at <= now) this.#dirty.add(p);
     for (const p of this.#dirty) this.#merge(p);
     if (full) {
       const desired = new Map<string, Route>();
-      for (const e of this.#merged.values()) desired.set(e.route.prefix, e.route);
-      for (const r of this.#static.values()) desired.set(r.prefix, r);
+      for (const e of this.#merged.values()) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
+      for (const r of this.#static.values()) desired.set(r.prefix, this.#next(r.prefix, r, now));
+      for (const p of this.#sentAt.keys()) if (!desired.has(p)) this.#sentAt.delete(p);
+      for (const p of this.#sentMerged.keys()) if (!desired.has(p)) this.#sentMerged.delete(p);
+      for (const p of this.#held.keys()) if (!desired.has(p)) this.#held.delete(p);
       this.#desired = desired;
       this.#dirty.clear();
       this.#sink.setRoutes(desired);
-      return { routes: desired.size, changed: desired.size, removed: 0 };
+      this.#arm();
+      return { routes: desired.size, changed: desired.size, removed: 0, held: this.#held.size };
     }
     for (const p of this.#dirty) {
-      const next = this.#static.get(p) ?? this.#merged.get(p)?.route;
+      const wanted = this.#static.get(p) ?? this.#merged.get(p)?.route;
       const prev = this.#desired.get(p);
-      if (next === prev) continue;
-      if (next === undefined) {
+      if (wanted === undefined) {
+        this.#held.delete(p);
+        this.#sentAt.delete(p);
+        this.#sentMerged.delete(p);
+        if (prev === undefined) continue;
         this.#desired.delete(p);
         removed.push(p);
-      } else {
-        this.#desired.set(p, next);
-        changed.push(next);
+        continue;
       }
+      const next = this.#next(p, wanted, now);
+      if (next === prev) continue;
+      this.#desired.set(p, next);
+      changed.push(next);
     }
     this.#dirty.clear();
     if (changed.length > 0 || removed.length > 0) this.#sink.updateRoutes(changed, removed);
-    return { routes: this.#desired.size, changed: changed.length, removed: removed.length };
+    this.#arm();
+    return { routes: this.#desired.size, changed: changed.length, removed: removed.length, held: this.#held.size };
+  }
+
+  /**
+   * The route to hand over for `prefix` now: `wanted`, or the route handed over before while an attribute change of
+   * a Service route is held by the rate limit (see the module comment).
+   */
+  #next(prefix: string, wanted: Route, now: number): Route {
+    const prev = this.#desired.get(prefix);
+    if (wanted === prev) {
+      this.#held.delete(prefix); // changed back before its interval ended: nothing to send
+      return wanted;
+    }
+    if (this.#static.get(prefix) === wanted) {
+      // Static routes are the operator's own and never held.
+      this.#sentAt.delete(prefix);
+      this.#sentMerged.delete(prefix);
+      this.#held.delete(prefix);
+      return wanted;
+    }
+    const last = this.#sentAt.get(prefix);
+    if (prev !== undefined && last !== undefined && this.#intervalMs > 0 && now - last < this.#intervalMs) {
+      if (!this.#held.has(prefix)) this.stats.attributeChangesHeld++;
+      this.#held.set(prefix, last + this.#intervalMs);
+      return prev;
+    }
+    this.#held.delete(prefix);
+    this.#sentAt.set(prefix, now);
+    const merged = this.#merged.get(prefix);
+    if (merged !== undefined) this.#sentMerged.set(prefix, merged);
+    return wanted;
+  }
+
+  /** One timer for the earliest held change. */
+  #arm(): void {
+    let at = Infinity;
+    for (const t of this.#held.values()) at = Math.min(at, t);
+    if (this.#timer !== undefined && this.#timer.at === at) return;
+    this.#clock.clearTimer(this.#timer?.handle);
+    this.#timer = undefined;
+    if (at === Infinity || this.#onDue === undefined) return;
+    const onDue = this.#onDue;
+    const handle = this.#clock.setTimer(() => {
+      this.#timer = undefined;
+      onDue();
+    }, at - this.#clock.now());
+    this.#timer = { handle, at };
   }
 
   #setOwner(owner: string, contributions: readonly RouteContribution[]): void {
@@ -152,6 +260,17 @@ export class RouteAssembly {
     const d = mergePrefix(list);
     const old = this.#merged.get(prefix);
     if (old !== undefined && sameRoute(old.d, d)) return;
+    if (old !== undefined && sameAttributes(old.d, d)) {
+      // Only the Services or advertisements behind it changed: the Speaker Route (what goes out) stays the same.
+      this.#merged.set(prefix, { d, route: old.route });
+      return;
+    }
+    const sent = this.#sentMerged.get(prefix);
+    if (sent !== undefined && sameAttributes(sent.d, d)) {
+      // Back to what was handed over (a held change undone): that Route again, so nothing is sent.
+      this.#merged.set(prefix, { d, route: sent.route });
+      return;
+    }
     this.stats.routesMade++;
     this.#merged.set(prefix, { d, route: desiredRoute(d) });
   }

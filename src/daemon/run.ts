@@ -30,7 +30,7 @@ import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
-import { MappingError, resolvePassword } from './mapping.ts';
+import { MappingError, resolvePassword, watchesEveryNode } from './mapping.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { readRestartInfo, writeHeartbeat } from './state.ts';
 import { annotationDrainRecord, fileDrainRecord } from './drain.ts';
@@ -101,7 +101,8 @@ async function createSource(cfg: Config, nodeName: string): Promise<{ source?: S
   const { loadKubeConfig } = await import('../k8s/client.ts');
   const { KubernetesSource } = await import('../sources/kubernetes.ts');
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
-  return { source: new KubernetesSource({ kc, nodeName }), kc };
+  // Only this node's Node object, unless the rendezvous choice needs them all (maxNodesPerVip).
+  return { source: new KubernetesSource({ kc, ...(watchesEveryNode(cfg) ? {} : { nodeName }) }), kc };
 }
 
 /**

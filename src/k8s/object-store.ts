@@ -23,6 +23,8 @@ export interface Snapshot {
   endpointSlicesFor(serviceKey: string): readonly EndpointSlice[];
   /** A Node by name. */
   node(name: string): Node | undefined;
+  /** All Nodes, any order (every Node the source watches: only this node's unless every Node is watched). */
+  nodes(): Iterable<Node>;
   /** All networking.k8s.io ServiceCIDR objects. */
   serviceCIDRs(): Iterable<ServiceCIDR>;
 }
@@ -58,6 +60,10 @@ export class ObjectStore implements Snapshot {
 
   node(name: string): Node | undefined {
     return this.#nodes.get(name);
+  }
+
+  nodes(): Iterable<Node> {
+    return this.#nodes.values();
   }
 
   serviceCIDRs(): Iterable<ServiceCIDR> {

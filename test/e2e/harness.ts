@@ -147,10 +147,10 @@ export interface HeraldNodeOptions {
   gracefulShutdownWaitSec?: number;
   /** Pass `--node-ip` (default true; false: the Node object's addresses are probed). */
   nodeIpFlag?: boolean;
-  /** Merged into the top level of the configuration (e.g. `{shutdown: {onTerm: 'restart'}}`). */
-  extra?: Record<string, unknown>;
-  /** Merged into the router peer's configuration (e.g. `{nextHop: '198.51.100.1'}` for GoBGP). */
-  peerExtra?: Record<string, unknown>;
+  /** Top-level config keys added to (or replacing) the ones above, e.g. `advertisements`, `shutdown`. */
+  config?: Record<string, unknown>;
+  /** Keys added to the peer's config, e.g. `nextHop` (FRR refuses a 127/8 next hop). */
+  peer?: Record<string, unknown>;
   /** HERALD_ADMIN_TOKEN of the process (the mutating admin endpoints: drain, undrain, reset). */
   adminToken?: string;
 }
@@ -178,7 +178,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
         families: ['ipv4-unicast'],
         ...(o.gracefulRestart ? { gracefulRestart: { enabled: true, restartTime: 120 } } : {}),
         ...(o.gracefulShutdownWaitSec !== undefined ? { gracefulShutdown: { enabled: true, waitTime: o.gracefulShutdownWaitSec } } : {}),
-        ...o.peerExtra,
+        ...o.peer,
       },
     ],
     source: o.source,
@@ -189,7 +189,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
     logLevel: 'info',
   };
   if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
-  Object.assign(config, o.extra ?? {});
+  Object.assign(config, o.config);
   // Without --node-ip the router id must come from the configuration (it defaults to an IPv4 node IP).
   if (o.nodeIpFlag === false) config['bgp'] = { localAs: o.heraldAs, routerId: o.node.ip };
   const configPath = join(proc.dir, 'herald.yaml');

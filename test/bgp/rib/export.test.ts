@@ -1,8 +1,10 @@
 // Export rules as a table: (route, peer) -> attributes toward that peer, or a skip reason (bgp/rib/export.ts).
 import t from 'tap';
-import { exportRoute } from '../../../bgp/rib/export.ts';
+import { attributeSignature, exportRoute } from '../../../bgp/rib/export.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
+import { MAX_AS_PATH_PREPEND, RouteError } from '../../../bgp/rib/route.ts';
+import { makeRecord } from '../../../bgp/rib/adj-rib-out.ts';
 import { encodeAttributes } from '../../../bgp/rib/packer.ts';
 
 const both = new Set(['ipv4-unicast', 'ipv6-unicast'] as const);
@@ -41,6 +43,11 @@ const rows: Row[] = [
   ['graceful shutdown iBGP: 65535:0 and LOCAL_PREF 0', { ...r4, localPref: 300 }, { ...ibgp, gracefulShutdown: true },
     { ORIGIN: 0, AS_PATH: [], NEXT_HOP: '127.0.0.2', LOCAL_PREF: 0, COMMUNITIES: [0xffff0000] }],
   ['ORIGIN from the route', { ...r4, origin: 2 }, ebgp, { ORIGIN: 2, AS_PATH: [[2, [65000]]], NEXT_HOP: '127.0.0.2' }],
+  ['eBGP: AS path prepend adds copies of the local AS', { ...r4, asPathPrepend: 2 }, ebgp, { ORIGIN: 0, AS_PATH: [[2, [65000, 65000, 65000]]], NEXT_HOP: '127.0.0.2' }],
+  ['iBGP: AS path prepend ignored (the peer would drop a path with its own AS)', { ...r4, asPathPrepend: 2 }, ibgp, { ORIGIN: 0, AS_PATH: [], NEXT_HOP: '127.0.0.2', LOCAL_PREF: 100 }],
+  ['prepend with a 4-octet local AS toward a 2-octet peer: AS_TRANS and AS4_PATH both repeated', { ...r4, asPathPrepend: 1 }, { ...ebgp, localAs: 4200000001, fourOctetAs: false },
+    { ORIGIN: 0, AS_PATH: [[2, [23456, 23456]]], NEXT_HOP: '127.0.0.2', AS4_PATH: [[2, [4200000001, 4200000001]]] }],
+  ['prepend 0 is no prepend', { ...r4, asPathPrepend: 0 }, ebgp, { ORIGIN: 0, AS_PATH: [[2, [65000]]], NEXT_HOP: '127.0.0.2' }],
 ];
 
 t.test('export rules table', async (t) => {
@@ -72,6 +79,12 @@ t.test('export rules table', async (t) => {
   }
 });
 
+t.test('the attribute signature tells prepends apart', async (t) => {
+  t.not(attributeSignature({ ...r4, asPathPrepend: 1 }), attributeSignature(r4));
+  t.not(attributeSignature({ ...r4, asPathPrepend: 1 }), attributeSignature({ ...r4, asPathPrepend: 2 }));
+  t.equal(attributeSignature({ ...r4, asPathPrepend: 3 }), attributeSignature({ ...r4, prefix: '192.0.2.11/32', asPathPrepend: 3 }));
+});
+
 t.test('AS_PATH encoding: 2-octet vs 4-octet (RFC 6793)', async (t) => {
   const two = exportRoute(r4, { ...ebgp, fourOctetAs: false });
   const four = exportRoute(r4, ebgp);
@@ -81,4 +94,11 @@ t.test('AS_PATH encoding: 2-octet vs 4-octet (RFC 6793)', async (t) => {
   t.equal(encodeAttributes(four.attributes, true).toString('hex'), '40010100' + '400206' + '02010000fde8' + '4003047f000002');
   // A 4-octet AS in a 2-octet AS_PATH is written as AS_TRANS (RFC 6793 §4.2.2; the codec's attribute encoder).
   t.equal(encodeAttributes([{ type: 'AS_PATH', flags: 0x40, segments: [{ type: 2, asns: [70000] }] }], false).toString('hex'), '400204' + '02015ba0');
+});
+
+t.test('a route with a bad AS path prepend is refused naming the field', async (t) => {
+  for (const bad of [-1, 1.5, 255, Number.NaN]) {
+    t.throws(() => makeRecord({ ...r4, asPathPrepend: bad }), new RouteError(`192.0.2.10/32: AS path prepend must be an integer 0..${MAX_AS_PATH_PREPEND}, got ${bad}`), String(bad));
+  }
+  t.equal(makeRecord({ ...r4, asPathPrepend: MAX_AS_PATH_PREPEND }).route.asPathPrepend, 254);
 });

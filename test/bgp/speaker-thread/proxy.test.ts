@@ -76,7 +76,7 @@ t.test('commands, events, views and queries cross the channel', T, async (t) => 
   t.ok(proxy.peers()[0]!.uptimeSec! > before, 'uptime advances between views');
 
   // incremental change
-  const r3: Route = { prefix: '203.0.113.0/24', family: 'ipv4-unicast' };
+  const r3: Route = { prefix: '203.0.113.0/24', family: 'ipv4-unicast', asPathPrepend: 2 };
   proxy.updateRoutes([r3], [r2.prefix]);
   const next = await updatesUntil(conn, (ann, wd) => ann.has('ipv4-unicast 203.0.113.0/24') && wd.has('ipv4-unicast 198.51.100.0/24'));
   t.ok(next.announced.has('ipv4-unicast 203.0.113.0/24'));
@@ -87,6 +87,7 @@ t.test('commands, events, views and queries cross the channel', T, async (t) => 
   t.same(e1?.asPath, [65001]);
   t.equal(e1?.nextHop, a.ours);
   t.ok(Buffer.isBuffer(e1?.extendedCommunities?.[0]?.value), 'extended community values are Buffers again');
+  t.same(exported.find((r) => r.prefix === r3.prefix)?.asPath, [65001, 65001, 65001], 'asPathPrepend crossed the channel: two extra copies toward the eBGP peer');
   t.same((await proxy.routes()).map((r) => r.prefix).sort(), [r1.prefix, r3.prefix]);
   await t.rejects(proxy.adjRibOut('nobody'), /unknown peer "nobody"/);
 

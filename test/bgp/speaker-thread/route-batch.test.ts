@@ -33,6 +33,7 @@ const routeArb: fc.Arbitrary<Route> = fc
       localPref: u32,
       med: fc.oneof(u32, fc.constantFrom(-1, 1.5, Number.NaN, 2 ** 40)),
       origin: fc.constantFrom(0, 1, 2),
+      asPathPrepend: fc.oneof(fc.integer({ min: 0, max: 254 }), fc.constantFrom(-1, 2.5, 300)),
       peers: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
     },
     { requiredKeys: ['v6', 'i'] },
@@ -72,6 +73,7 @@ t.test('what the channel form cannot carry is a RouteError naming the route; a w
   const ipv9: Route = JSON.parse('{"prefix":"10.0.0.1/32","family":"ipv9-unicast"}');
   refuse([ipv9], /10\.0\.0\.1\/32: unsupported family "ipv9-unicast"/, 'family');
   refuse(bad({ med: '5' }), /10\.0\.0\.2\/32: MED must be a number, got "5"/, 'MED as text');
+  refuse(bad({ asPathPrepend: '2' }), /10\.0\.0\.2\/32: AS path prepend must be a number, got "2"/, 'prepend as text');
   refuse(bad({ origin: 3 }), /ORIGIN must be 0, 1 or 2, got 3/, 'ORIGIN');
   refuse(bad({ largeCommunities: [[1, 2]] }), /large communities must be three 32-bit unsigned integers/, 'large community of two');
   refuse(bad({ communities: [1, null] }), /a community must be a number, got null/, 'community');

@@ -35,6 +35,7 @@ export const PEERS: PeerView[] = [
 export const ROUTES: RouteView[] = [
   { peer: 'tor-a', prefix: '198.51.100.10/32', family: 'ipv4-unicast', nextHop: '192.0.2.10', origin: 'igp', asPath: [64512], communities: ['64512:100'], med: 10 },
   { peer: 'tor-a', prefix: '198.51.100.20/32', family: 'ipv4-unicast', nextHop: '192.0.2.10', origin: 'igp', asPath: [64512], largeCommunities: ['64512:1:2'] },
+  { peer: 'tor-a', prefix: '198.51.100.40/32', family: 'ipv4-unicast', nextHop: '192.0.2.10', origin: 'igp', asPath: [64512, 64512], communities: ['64512:7'], extendedCommunities: ['lb:64512:375000000'] },
 ];
 
 export const SERVICES: ServiceView[] = [
@@ -42,6 +43,30 @@ export const SERVICES: ServiceView[] = [
   {
     service: 'shop/cart',
     vips: [{ address: '198.51.100.30', kind: 'loadBalancer', announced: false, reasons: [{ code: 'NoLocalReadyEndpoint', message: 'externalTrafficPolicy Local and no ready endpoint on this node' }] }],
+    reasons: [],
+  },
+  {
+    service: 'shop/steered',
+    vips: [
+      {
+        address: '198.51.100.40',
+        kind: 'loadBalancer',
+        announced: true,
+        reasons: [
+          { code: 'LocalReadyEndpoint', message: 'externalTrafficPolicy is Local; 3 ready IPv4 endpoint(s) on node node-a' },
+          { code: 'Chosen', message: 'among the 2 node(s) chosen for this VIP (maxNodesPerVip 2 of 5 eligible node(s), advertisement lb: node-c, node-a)' },
+          { code: 'Weighted', message: 'weight 3 of 10 endpoints: link bandwidth 375000000 bytes/s (3 × 125000000), advertisement lb' },
+        ],
+        attributes: [{ advertisement: 'lb', prefix: '198.51.100.40/32', announced: true, linkBandwidth: 375000000, endpoints: { local: 3, total: 10 }, choice: { maxNodes: 2, eligible: 5, nodes: ['node-c', 'node-a'] }, communities: ['64512:7'], asPathPrepend: 1 }],
+      },
+      {
+        address: '198.51.100.41',
+        kind: 'loadBalancer',
+        announced: false,
+        reasons: [{ code: 'NotChosen', message: 'not among the 2 node(s) chosen for this VIP (maxNodesPerVip 2 of 5 eligible node(s), advertisement lb: node-b, node-e)' }],
+        attributes: [{ advertisement: 'lb', prefix: '198.51.100.41/32', announced: false, choice: { maxNodes: 2, eligible: 5, nodes: ['node-b', 'node-e'] } }],
+      },
+    ],
     reasons: [],
   },
 ];

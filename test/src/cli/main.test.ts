@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAdminServer } from '../../../src/admin/server.ts';
 import { main } from '../../../src/cli/main.ts';
+import { formatSteering } from '../../../src/cli/table.ts';
 import { FakeView, HEALTH, PEERS, ROUTES, SERVICES } from '../admin/fake-view.ts';
 
 const TOKEN = 'cli-token';
@@ -97,9 +98,10 @@ t.test('routes, services and status tables', async (t) => {
   t.equal(
     r.out,
     [
-      'Peer   Prefix            Next hop    AS path  LocPref  MED  Communities',
-      'tor-a  198.51.100.10/32  192.0.2.10  64512    -        10   64512:100',
-      'tor-a  198.51.100.20/32  192.0.2.10  64512    -        -    64512:1:2',
+      'Peer   Prefix            Next hop    AS path      LocPref  MED  Communities',
+      'tor-a  198.51.100.10/32  192.0.2.10  64512        -        10   64512:100',
+      'tor-a  198.51.100.20/32  192.0.2.10  64512        -        -    64512:1:2',
+      'tor-a  198.51.100.40/32  192.0.2.10  64512 64512  -        -    64512:7 lb:64512:375000000',
       '',
     ].join('\n'),
   );
@@ -110,14 +112,20 @@ t.test('routes, services and status tables', async (t) => {
   t.equal(
     s.out,
     [
-      'Service      VIP            Kind          Announced  Reasons',
-      'default/web  198.51.100.10  loadBalancer  yes        LocalReadyEndpoint',
-      'shop/cart    198.51.100.30  loadBalancer  no         NoLocalReadyEndpoint',
+      'Service       VIP            Kind          Announced  Steering                                 Reasons',
+      'default/web   198.51.100.10  loadBalancer  yes        -                                        LocalReadyEndpoint',
+      'shop/cart     198.51.100.30  loadBalancer  no         -                                        NoLocalReadyEndpoint',
+      'shop/steered  198.51.100.40  loadBalancer  yes        chosen 2/2 of 5, weight 3/10, prepend 1  LocalReadyEndpoint, Chosen, Weighted',
+      'shop/steered  198.51.100.41  loadBalancer  no         not chosen (2 of 5)                      NotChosen',
       '',
     ].join('\n'),
   );
   const d = await run(['services', 'shop/cart', '--api', API]);
   t.equal(d.out, 'Service shop/cart\n  198.51.100.30 (loadBalancer): NOT announced\n    - NoLocalReadyEndpoint: externalTrafficPolicy Local and no ready endpoint on this node\n');
+  const steered = await run(['services', 'shop/steered', '--api', API]);
+  t.match(steered.out, / {4}- Weighted: weight 3 of 10 endpoints: link bandwidth 375000000 bytes\/s/);
+  t.match(steered.out, / {4}= lb → 198\.51\.100\.40\/32: chosen: maxNodesPerVip 2 of 5 eligible \(node-c, node-a\); link bandwidth 375000000 bytes\/s \(3 of 10 endpoints\); AS path prepend 1 \(eBGP\); communities 64512:7\n/);
+  t.match(steered.out, / {4}- NotChosen: not among the 2 node\(s\) chosen for this VIP/);
   const st = await run(['status', '--api', API]);
   t.match(st.out, /^Herald: +0\.1\.0 on node node-a\n/);
   t.match(st.out, /Peers: +1\/2 established/);
@@ -297,4 +305,10 @@ t.test('something that is not the Herald API answers: clear message', async (t) 
   const bad = await run(['status', '--api', 'not a url']);
   t.equal(bad.code, 1);
   t.match(bad.err, /invalid --api URL/);
+});
+
+t.test('steering cell: a change held by the rate limit says until when', async (t) => {
+  const a = { advertisement: 'lb', prefix: '198.51.100.40/32', announced: true, linkBandwidth: 1e9, endpoints: { local: 8, total: 10 } };
+  t.equal(formatSteering(a), 'weight 8/10');
+  t.equal(formatSteering({ ...a, heldUntil: '2026-11-29T19:00:05.000Z' }), 'weight 8/10, held until 2026-11-29T19:00:05.000Z');
 });

@@ -7,8 +7,8 @@ import { MAX_COMMUNITIES_PER_ANNOTATION, parseServiceAttributes } from '../../..
 const A = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [`herald.io/${k}`, v]));
 
 t.test('nothing asked for', async (t) => {
-  t.same(parseServiceAttributes(undefined), { attributes: {}, errors: [] });
-  t.same(parseServiceAttributes({ 'metallb.io/address-pool': 'x', 'herald.io/health-check-type': 'tcp', 'herald.io/drain': 'true' }), { attributes: {}, errors: [] });
+  t.same(parseServiceAttributes(undefined), { attributes: {}, errors: [], invalid: [] });
+  t.same(parseServiceAttributes({ 'metallb.io/address-pool': 'x', 'herald.io/health-check-type': 'tcp', 'herald.io/drain': 'true' }), { attributes: {}, errors: [], invalid: [] });
 });
 
 t.test('herald.io/communities', async (t) => {
@@ -71,6 +71,7 @@ t.test('each annotation stands alone: one error per bad one, the good ones kept'
   const r = parseServiceAttributes(A({ communities: '65000:1', 'large-communities': 'x', med: '50', 'as-path-prepend': '99' }));
   t.same(r.attributes, { communities: ['65000:1'], med: 50 });
   t.same(r.errors.map((e) => e.annotation), ['herald.io/large-communities', 'herald.io/as-path-prepend']);
+  t.same(r.invalid, ['asPathPrepend', 'largeCommunities'], 'the attributes left without a usable value');
   t.equal(
     formatAnnotationErrors(r.errors),
     'herald.io/large-communities="x": "x" is not a large community: use "GLOBAL:LOCAL1:LOCAL2" (0-4294967295 each); ' +
@@ -90,4 +91,9 @@ t.test('typos of a known name are reported with the name meant', async (t) => {
       ['herald.io/as-path-prepends', 'unknown annotation; did you mean herald.io/as-path-prepend?'],
     ],
   );
+  t.same(r.invalid, ['asPathPrepend', 'communities', 'largeCommunities', 'med'], 'a typo leaves the attribute meant without a value');
+  const both = parseServiceAttributes({ 'herald.io/med': '5', 'herald.io/MED': '7' });
+  t.same(both.attributes, { med: 5 });
+  t.same(both.invalid, [], 'the exact name is there and valid: the typo is only reported');
+  t.same(both.errors.map((e) => e.annotation), ['herald.io/MED']);
 });

@@ -2,6 +2,8 @@
 // speaker.setRoutes, when markInitialSyncDone is called, reload as a diff, state-change bookkeeping.
 import t from 'tap';
 import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { FakeClock } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
@@ -21,11 +23,11 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; clock?: FakeClock; logger?: Logger } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
-  const logger = pino({ level: 'silent' });
+  const logger = o.logger ?? pino({ level: 'silent' });
   const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: o.nodeIp === null ? [] : [o.nodeIp ?? '127.0.0.1'] }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health,
@@ -35,6 +37,7 @@ function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv;
     version: 'test',
     restarting: o.restarting ?? false,
     env: o.env ?? {},
+    ...(o.clock ? { clock: o.clock } : {}),
   });
   return { daemon, speaker, health, metrics };
 }
@@ -379,20 +382,24 @@ t.test('a failing health gate keeps its causes as data in the service view (code
 });
 
 // The production path is incremental (the controller's candidate changes, the gate's verdict changes, route
-// assembly's per-prefix merge, updateRoutes); the reference is computeDesiredRoutes from scratch. They must agree
-// after any sequence of object changes and verdict flips, Services sharing VIPs and aggregated prefixes included.
-t.test('the incremental pipeline always equals a from-scratch computation (seeded random operations, flapping gates)', async (t) => {
+// assembly's per-prefix merge and rate limit, updateRoutes); the reference is computeDesiredRoutes from scratch. They
+// must agree after any sequence of object changes, verdict flips and other nodes' changes, once the rate limit's
+// interval has passed: Services sharing VIPs and aggregated prefixes, link bandwidth (weighting), locality MED and
+// prepend, the rendezvous choice (maxNodesPerVip) and the path-attribute annotations included.
+t.test('the incremental pipeline always equals a from-scratch computation (seeded random operations, flapping gates, steering)', async (t) => {
   const source = new FakeSource();
+  const clock = new FakeClock(1_000_000);
   // Two owners of one /31 with different communities: the merged route's attributes follow which Services exist.
   const advertisements = [
-    { name: 'lb', addressKinds: ['loadBalancer'] },
+    { name: 'lb', addressKinds: ['loadBalancer'], weighting: 'endpoints', bandwidthPerEndpoint: '8mbps', maxNodesPerVip: 1, locality: { med: 50, prependOthers: 1 } },
     { name: 'agg', addressKinds: ['loadBalancer'], aggregationLength: 31, communities: ['65000:7'] },
-    { name: 'ext', addressKinds: ['externalIP'], aggregationLength: 31, communities: ['65000:9'], localPref: 300 },
+    { name: 'ext', addressKinds: ['externalIP'], aggregationLength: 31, communities: ['65000:9'], localPref: 300, locality: { prependOthers: 2 } },
   ];
-  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, routes: [{ prefix: '192.0.2.99/32' }, { prefix: '192.0.2.3/32', communities: ['65000:1'] }] });
-  const { daemon, speaker, health } = make(c, { source });
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, attributeChangeInterval: 5, routes: [{ prefix: '192.0.2.99/32' }, { prefix: '192.0.2.3/32', communities: ['65000:1'] }] });
+  const { daemon, speaker, health } = make(c, { source, clock });
   await daemon.start();
-  source.store.apply('Node', node('node-a'));
+  const nodes = ['node-a', 'node-b', 'node-c'];
+  for (const n of nodes) source.store.apply('Node', node(n));
   source.isSynced = true;
   source.emit('synced');
   await daemon.idle();
@@ -405,21 +412,34 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
   };
   const change = (keys: string[]) => source.emit('change', keys);
   const gateText = (svc: string, address: string) => gateKeyText(serviceGate(svc, address));
+  const annotations = (): Record<string, string> => {
+    const a: Record<string, string> = {};
+    if (rnd(3) === 0) a['herald.io/communities'] = ['65000:100', '65000:200 no-export'][rnd(2)] as string;
+    if (rnd(3) === 0) a['herald.io/med'] = String(rnd(3) * 10);
+    if (rnd(3) === 0) a['herald.io/as-path-prepend'] = String(rnd(3));
+    return a;
+  };
   let compared = 0;
   let nonTrivial = 0;
   let flips = 0;
-  for (let step = 0; step < 300; step++) {
-    const i = rnd(6);
-    switch (rnd(7)) {
-      case 0:
-        change(source.store.apply('Service', service(`s${i}`, { lbIPs: [`192.0.2.${rnd(4)}`], externalIPs: rnd(2) ? [`192.0.2.${rnd(4)}`] : [], etp: rnd(2) ? 'Local' : 'Cluster' })));
+  let weighted = 0;
+  let notChosen = 0;
+  let fallback = 0;
+  for (let step = 0; step < 400; step++) {
+    const i = rnd(5);
+    switch (rnd(8)) {
+      case 0: {
+        const svc = service(`s${i}`, { lbIPs: [`192.0.2.${rnd(4)}`], externalIPs: rnd(2) ? [`192.0.2.${rnd(4)}`] : [], etp: rnd(2) ? 'Local' : 'Cluster' });
+        svc.metadata!.annotations = annotations();
+        change(source.store.apply('Service', svc));
         break;
+      }
       case 1:
         change(source.store.remove('Service', service(`s${i}`)));
         break;
       case 2:
       case 3:
-        change(source.store.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, rnd(2) ? 'node-a' : 'node-b', { ready: rnd(4) > 0 }]])));
+        change(source.store.apply('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [[`10.0.0.${rnd(9)}`, nodes[rnd(3)], { ready: rnd(4) > 0 }], [`10.0.1.${rnd(9)}`, nodes[rnd(3)]]])));
         break;
       case 4:
         change(source.store.remove('EndpointSlice', slice(`s${i}-${rnd(2)}`, `s${i}`, [])));
@@ -433,28 +453,102 @@ t.test('the incremental pipeline always equals a from-scratch computation (seede
         flips++;
         break;
       }
-      case 6:
-        if (rnd(8) === 0) change(source.store.apply('Node', node('node-a', { ready: rnd(2) ? 'True' : 'False' })));
+      case 6: {
+        // Another node's readiness changes the rendezvous choice; this node's rarely.
+        const n = rnd(8) === 0 ? 'node-a' : (nodes[1 + rnd(2)] as string);
+        change(source.store.apply('Node', node(n, { ready: rnd(3) ? 'True' : 'False' })));
+        break;
+      }
+      case 7:
+        // Time passes: held attribute changes may go out in between.
+        clock.advance(rnd(4000));
         break;
     }
-    if (rnd(3) !== 0) continue;
+    await daemon.idle();
+    if (rnd(4) !== 0) continue;
+    clock.advance(5000); // every held attribute change is due
     await daemon.idle();
     const want = computeDesiredRoutes(source.store, desiredRoutesContext(c, 'node-a'), (svc, address) => ({ pass: !health.failing.has(gateText(svc, address)) }));
     const wantRoutes = new Map(want.routes.map((d) => [d.prefix, desiredRoute(d)]));
     for (const r of c.routes) wantRoutes.set(staticRoute(r).prefix, staticRoute(r));
     t.same(new Map([...speaker.current].sort()), new Map([...wantRoutes].sort()), `routes at step ${step}`);
-    const codes = (svcs: readonly { service: string; vips: { address: string; kind: string; announced: boolean; reasons: { code: string }[] }[] }[]) =>
-      svcs.map((s) => [s.service, s.vips.map((v) => [v.address, v.kind, v.announced, v.reasons.map((r) => r.code)])]);
+    const codes = (svcs: readonly { service: string; vips: { address: string; kind: string; announced: boolean; reasons: { code: string }[]; attributes?: unknown }[] }[]) =>
+      svcs.map((s) => [s.service, s.vips.map((v) => [v.address, v.kind, v.announced, v.reasons.map((r) => r.code), v.attributes])]);
     t.same(codes(daemon.view.services()), codes(want.services), `decisions at step ${step}`);
     compared++;
     if (want.routes.length >= 2) nonTrivial++;
+    if (want.routes.some((r) => r.linkBandwidth !== undefined)) weighted++;
+    const reasons = want.services.flatMap((s) => s.vips.flatMap((v) => v.reasons.map((r) => r.code)));
+    if (reasons.includes('NotChosen')) notChosen++;
+    if (reasons.includes('LocalityFallback')) fallback++;
   }
   t.ok(compared > 60, `${compared} comparisons`);
   t.ok(nonTrivial > 20, `${nonTrivial} comparisons with at least 2 Service routes`);
   t.ok(flips > 20, `${flips} verdict flips`);
+  t.ok(weighted > 10, `${weighted} comparisons with a link bandwidth`);
+  t.ok(notChosen > 10, `${notChosen} comparisons with a VIP this node was not chosen for`);
+  t.ok(fallback > 10, `${fallback} comparisons with a locality fallback`);
+  t.ok(daemon.reconcileStats.attributeChangesHeld > 5, `the rate limit held attribute changes (${daemon.reconcileStats.attributeChangesHeld})`);
   t.ok(speaker.updates.length > 20, `the incremental path (updateRoutes) carried the changes: ${speaker.updates.length} updates`);
   t.equal(speaker.routesSet.length, daemon.reconcileStats.full, 'whole sets only from full passes (start, node changes)');
   t.ok(daemon.reconcileStats.incremental > 5 * daemon.reconcileStats.full, 'most passes are incremental');
+  await daemon.shutdown('test');
+});
+
+t.test('weighting: an endpoint-count change re-announces only that VIP, at most once per attributeChangeInterval', async (t) => {
+  const source = new FakeSource();
+  const clock = new FakeClock(1_000_000);
+  const advertisements = [{ name: 'lb', addressKinds: ['loadBalancer'], weighting: 'endpoints', bandwidthPerEndpoint: 1000 }];
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, advertisements, attributeChangeInterval: 5 });
+  const { daemon, speaker } = make(c, { source, clock });
+  const eps = (n: number, base: number): Parameters<typeof slice>[2] => Array.from({ length: n }, (_, i) => [`10.1.${base}.${i + 1}`, 'node-a']);
+  source.store.apply('Node', node('node-a'));
+  for (let i = 0; i < 3; i++) {
+    source.store.apply('Service', service(`s${i}`, { lbIPs: [`192.0.2.${i + 1}`], etp: 'Local', clusterIPs: [`10.96.0.${i + 1}`] }));
+    source.store.apply('EndpointSlice', slice(`s${i}-1`, `s${i}`, eps(1, i)));
+  }
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  const bw = (prefix: string) => speaker.current.get(prefix)?.extendedCommunities?.[0]?.value.readFloatBE(4);
+  t.same([bw('192.0.2.1/32'), bw('192.0.2.2/32'), bw('192.0.2.3/32')], [1000, 1000, 1000], 'each node weighs by its one endpoint');
+  const scale = async (n: number) => {
+    source.store.apply('EndpointSlice', slice('s1-1', 's1', eps(n, 1)));
+    source.emit('change', ['service:default/s1']);
+    await daemon.idle();
+  };
+  clock.advance(10_000);
+  speaker.updates = [];
+  const objects = new Map(speaker.current);
+  // s1 scales 1 → 3: only its VIP goes out again, with the new weight.
+  await scale(3);
+  t.same(speaker.updates.map((u) => [u.changed.map((r) => r.prefix), u.removed]), [[['192.0.2.2/32'], []]], 'only the affected VIP');
+  t.equal(bw('192.0.2.2/32'), 3000);
+  t.equal(speaker.current.get('192.0.2.1/32'), objects.get('192.0.2.1/32'), 'the others keep their Route objects');
+  t.equal(speaker.current.get('192.0.2.3/32'), objects.get('192.0.2.3/32'));
+  // Scaling on within the interval: held, then the latest value once the interval ends.
+  speaker.updates = [];
+  clock.advance(1000);
+  await scale(5);
+  clock.advance(1000);
+  await scale(8);
+  t.same(speaker.updates, [], 'held within the interval');
+  t.equal(bw('192.0.2.2/32'), 3000, 'the value sent stays');
+  const s1 = () => daemon.view.services().find((s) => s.service === 'default/s1')?.vips.find((v) => v.kind === 'loadBalancer');
+  t.match(s1()?.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 8 of 8 endpoints/, 'the chain shows the new count at once');
+  t.equal(s1()?.attributes?.[0]?.heldUntil, new Date(1_000_000 + 10_000 + 5000).toISOString(), 'and says when it goes out');
+  t.equal(daemon.view.services().find((s) => s.service === 'default/s0')?.vips[0]?.attributes?.[0]?.heldUntil, undefined, 'nothing held for the others');
+  clock.advance(3000);
+  await daemon.idle();
+  t.equal(s1()?.attributes?.[0]?.heldUntil, undefined, 'sent: no longer held');
+  t.same(speaker.updates.map((u) => u.changed.map((r) => r.prefix)), [['192.0.2.2/32']], 'one UPDATE when the interval ends');
+  t.equal(bw('192.0.2.2/32'), 8000, 'with the latest count; 5 never went out');
+  // Scaling to zero withdraws at once: withdrawals are never held.
+  speaker.updates = [];
+  clock.advance(100);
+  await scale(0);
+  t.same(speaker.updates.map((u) => u.removed), [['192.0.2.2/32']], 'withdrawn at once');
   await daemon.shutdown('test');
 });
 
@@ -556,5 +650,41 @@ t.test('config reload metrics: the last load succeeded (1) until a reload is rej
   t.equal(good.ok, 1, 'a good reload clears it');
   t.ok((good.at ?? 0) > (start.at ?? 0));
   t.equal(good.reloads.get('{result="ok"}'), 1);
+  await daemon.shutdown('test');
+});
+
+t.test('path-attribute annotations: a bad edit keeps the working announcement untouched and is logged per annotation', async (t) => {
+  const source = new FakeSource();
+  const lines: Array<{ level: number; msg: string; service?: string }> = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) });
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, attributeChangeInterval: 0 });
+  const { daemon, speaker } = make(c, { source, logger });
+  const web = (annotations: Record<string, string>) => {
+    const s = service('web', { lbIPs: ['192.0.2.1'], etp: 'Local' });
+    s.metadata!.annotations = annotations;
+    return s;
+  };
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', web({ 'herald.io/med': '50', 'herald.io/communities': '65000:7' }));
+  source.store.apply('EndpointSlice', slice('web-1', 'web', [['10.1.0.1', 'node-a']]));
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  t.equal(speaker.current.get('192.0.2.1/32')?.med, 50);
+  speaker.updates = [];
+  source.store.apply('Service', web({ 'herald.io/med': '-5', 'herald.io/communities': '65000:7, 70000:1' }));
+  source.emit('change', ['service:default/web']);
+  await daemon.idle();
+  t.same(speaker.updates, [], 'nothing withdrawn, nothing re-sent');
+  t.equal(speaker.current.get('192.0.2.1/32')?.med, 50, 'the last good MED stays');
+  const vip = daemon.view.services().find((s) => s.service === 'default/web')?.vips.find((v) => v.kind === 'loadBalancer');
+  t.equal(vip?.announced, true);
+  const bad = vip?.reasons.filter((r) => r.code === 'InvalidAnnotation') ?? [];
+  t.equal(bad.length, 2, 'one reason per bad annotation');
+  t.match(bad.map((r) => r.message).join('\n'), /herald\.io\/med/);
+  t.match(bad.map((r) => r.message).join('\n'), /herald\.io\/communities/);
+  const warned = lines.filter((l) => l.level === 40 && l.service === 'default/web');
+  t.equal(warned.length, 2, 'one warning per bad annotation');
   await daemon.shutdown('test');
 });

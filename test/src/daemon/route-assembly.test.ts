@@ -5,6 +5,7 @@ import type { Route } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { RouteContribution } from '../../../src/controller/route-merge.ts';
 import { RouteAssembly } from '../../../src/daemon/route-assembly.ts';
+import { FakeClock } from '../../../bgp/index.ts';
 
 function sink() {
   const calls: Array<{ kind: 'set'; routes: Route[] } | { kind: 'update'; changed: Route[]; removed: string[] }> = [];
@@ -29,7 +30,7 @@ t.test('merge, static wins, incremental updates, identity', async (t) => {
   a.setService('ns/a', [piece('192.0.2.1/32', 'ns/a', { communities: ['65000:7'] }), piece('192.0.2.2/32', 'ns/a')]);
   a.setService('ns/b', [piece('192.0.2.1/32', 'ns/b', { communities: ['65000:9'], med: 5 })]);
   a.setStatic(staticRoutes);
-  t.same(a.flush(true), { routes: 2, changed: 2, removed: 0 });
+  t.same(a.flush(true), { routes: 2, changed: 2, removed: 0, held: 0 });
   const first = s.calls[0];
   t.equal(first?.kind, 'set');
   const byPrefix = new Map((first?.kind === 'set' ? first.routes : []).map((r) => [r.prefix, r]));
@@ -37,12 +38,12 @@ t.test('merge, static wins, incremental updates, identity', async (t) => {
   t.same(byPrefix.get('192.0.2.2/32'), { prefix: '192.0.2.2/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1] }, 'the static route wins');
   // Nothing changed: nothing handed over.
   a.setStatic(staticRoutes);
-  t.same(a.flush(false), { routes: 2, changed: 0, removed: 0 });
+  t.same(a.flush(false), { routes: 2, changed: 0, removed: 0, held: 0 });
   t.equal(s.calls.length, 1);
   // ns/b goes: the merged route changes, the static one is untouched.
   a.setService('ns/b', []);
   a.setStatic(staticRoutes);
-  t.same(a.flush(false), { routes: 2, changed: 1, removed: 0 });
+  t.same(a.flush(false), { routes: 2, changed: 1, removed: 0, held: 0 });
   t.same(s.calls[1], { kind: 'update', changed: [{ prefix: '192.0.2.1/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 7] }], removed: [] });
   // The same pieces again (same array): no re-merge, no Route made.
   const made = a.stats.routesMade;
@@ -55,7 +56,7 @@ t.test('merge, static wins, incremental updates, identity', async (t) => {
   // ns/a goes: its VIP is withdrawn, the static route stays.
   a.setService('ns/a', []);
   a.setStatic(staticRoutes);
-  t.same(a.flush(false), { routes: 2, changed: 0, removed: 1 });
+  t.same(a.flush(false), { routes: 2, changed: 0, removed: 1, held: 0 });
   t.same(s.calls.at(-1), { kind: 'update', changed: [], removed: ['192.0.2.1/32'] });
   // A full flush hands over the whole set with the same Route objects.
   const before = s.calls.at(-1);
@@ -63,4 +64,80 @@ t.test('merge, static wins, incremental updates, identity', async (t) => {
   const whole = s.calls.at(-1);
   t.not(whole, before);
   t.same(whole?.kind === 'set' ? whole.routes.map((r) => r.prefix).sort() : [], ['192.0.2.2/32', '192.0.2.3/32']);
+});
+
+t.test('rate limit: at most one attribute change per prefix per interval, the latest value sent when it ends', async (t) => {
+  const s = sink();
+  const clock = new FakeClock(0);
+  let due = 0;
+  const a = new RouteAssembly(s, { clock, attributeChangeIntervalMs: 5000, onDue: () => due++ });
+  const lb = (bytesPerSecond: number) => piece('192.0.2.1/32', 'ns/a', { linkBandwidth: { asn: 65000, bytesPerSecond, vip: 'ns/a 192.0.2.1' } });
+  const sent = () => s.calls.flatMap((c) => (c.kind === 'update' ? c.changed : c.routes)).map((r) => r.extendedCommunities?.[0]?.value.readFloatBE(4));
+  // First announcement: at once.
+  a.setService('ns/a', [lb(1e6)]);
+  t.same(a.flush(false), { routes: 1, changed: 1, removed: 0, held: 0 });
+  // Two changes within the interval: held, no UPDATE; the timer asks for a flush when the interval ends.
+  clock.advance(1000);
+  a.setService('ns/a', [lb(2e6)]);
+  t.same(a.flush(false), { routes: 1, changed: 0, removed: 0, held: 1 }, 'second change within 5 s: held');
+  clock.advance(1000);
+  a.setService('ns/a', [lb(3e6)]);
+  t.same(a.flush(false), { routes: 1, changed: 0, removed: 0, held: 1 }, 'third: still held, latest kept');
+  t.equal(due, 0);
+  clock.advance(2999);
+  t.equal(due, 0, 'not before the interval ends');
+  clock.advance(1);
+  t.equal(due, 1, 'due when 5 s have passed since the last change went out');
+  t.same(a.flush(false), { routes: 1, changed: 1, removed: 0, held: 0 });
+  t.same(sent(), [1e6, 3e6], 'the latest value went out, the intermediate one never');
+  // A withdrawal is never held; the next announcement is a first announcement, never held either.
+  clock.advance(100);
+  a.setService('ns/a', []);
+  t.same(a.flush(false), { routes: 0, changed: 0, removed: 1, held: 0 }, 'withdrawal at once');
+  a.setService('ns/a', [lb(4e6)]);
+  t.same(a.flush(false), { routes: 1, changed: 1, removed: 0, held: 0 }, 'first announcement at once');
+  // A change held and then undone before its interval ends sends nothing.
+  clock.advance(100);
+  a.setService('ns/a', [lb(5e6)]);
+  t.equal(a.flush(false).held, 1);
+  a.setService('ns/a', [lb(4e6)]);
+  a.flush(false);
+  const calls = s.calls.length;
+  clock.advance(10_000);
+  t.same(a.flush(false), { routes: 1, changed: 0, removed: 0, held: 0 });
+  t.equal(s.calls.length, calls, 'nothing handed over');
+  // A full flush keeps a held change held (the previous route is in the whole set).
+  clock.advance(10_000);
+  a.setService('ns/a', [lb(6e6)]);
+  a.flush(false);
+  a.setService('ns/a', [lb(7e6)]);
+  t.same(a.flush(true), { routes: 1, changed: 1, removed: 0, held: 1 });
+  t.same(sent().at(-1), 6e6, 'the whole set carries the value last sent');
+  clock.advance(5000);
+  a.flush(false);
+  t.same(sent().at(-1), 7e6, 'then the held one');
+  // 0 disables the limit.
+  a.setAttributeChangeInterval(0);
+  a.setService('ns/a', [lb(8e6)]);
+  t.equal(a.flush(false).changed, 1);
+  a.setService('ns/a', [lb(9e6)]);
+  t.equal(a.flush(false).changed, 1, 'every change at once');
+  a.close();
+});
+
+t.test('rate limit: static routes and a route that only changes the Services behind it are not held', async (t) => {
+  const s = sink();
+  const clock = new FakeClock(0);
+  const a = new RouteAssembly(s, { clock, attributeChangeIntervalMs: 5000, onDue: () => {} });
+  a.setService('ns/a', [piece('192.0.2.2/32', 'ns/a', { med: 1 })]);
+  a.flush(false);
+  a.setStatic(staticRoutes); // the static route takes the prefix over at once
+  t.same(a.flush(false), { routes: 1, changed: 1, removed: 0, held: 0 });
+  const made = a.stats.routesMade;
+  a.setService('ns/b', [piece('192.0.2.5/32', 'ns/b')]);
+  a.flush(false);
+  a.setService('ns/c', [piece('192.0.2.5/32', 'ns/c')]);
+  t.same(a.flush(false), { routes: 2, changed: 0, removed: 0, held: 0 }, 'a second Service on the same prefix: the same Route, nothing to send');
+  t.equal(a.stats.routesMade, made + 1);
+  a.close();
 });

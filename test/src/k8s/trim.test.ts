@@ -55,6 +55,7 @@ function snapshotOf(o: { services: Service[]; slices: EndpointSlice[]; nodes: No
     service: (key) => o.services.find((s) => objectKey(s) === key),
     endpointSlicesFor: (key) => o.slices.filter((s) => serviceKeyOfSlice(s) === key),
     node: (name) => o.nodes.find((n) => n.metadata?.name === name),
+    nodes: () => o.nodes,
     serviceCIDRs: () => o.cidrs,
   };
 }

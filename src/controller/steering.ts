@@ -1,0 +1,326 @@
+/**
+ * Traffic steering of one VIP on this node (issue 18; users: docs/traffic-steering.md): what `decideService`
+ * (desired-routes.ts) adds to a VIP's route pieces once every blocking rule has passed.
+ *
+ * - Bounded fan-out (`maxNodesPerVip`): the rendezvous choice (rendezvous.ts) among the VIP's eligible nodes, decided
+ *   from the snapshot alone, so every node makes the same choice: the Nodes that pass node-eligibility.ts and the
+ *   advertisement's nodeSelector and, under the Local policy, hold a usable endpoint of the VIP's family
+ *   (endpoints.ts `nodesWithUsableEndpoints`). With `locality.preferLocal` the nodes holding a usable endpoint rank
+ *   before the others. A node cannot see another node's health checks or sessions: a chosen node whose check fails
+ *   withdraws, and the VIP is announced by fewer nodes until the snapshot changes.
+ * - Weighting (`weighting: endpoints`, Local policy only): the link bandwidth community, this node's usable local
+ *   endpoints × `bandwidthPerEndpoint` (link-bandwidth.ts). Under Cluster every node spreads over every endpoint, so
+ *   no weight is sent.
+ * - Locality (`locality`, Cluster policy only): a node without a usable local endpoint adds `med` to the MED and
+ *   `prependOthers` copies of the local AS toward eBGP peers; a node with one sends the MED alone (0 when none), so
+ *   routers prefer it and keep the others as fallback.
+ * - Per-Service annotations (service-attributes.ts): communities and large communities are added to the
+ *   advertisement's, MED and AS path prepend replace the advertisement's. A bad annotation never blocks a VIP (it
+ *   says nothing about whether this node can serve it): the attribute keeps the last good value this controller saw
+ *   for that Service; with none (a Service first seen with it, or after a restart) it is as if the annotation were
+ *   absent, the advertisement's value. Either way an InvalidAnnotation reason names the annotation and the fix
+ *   (docs/decisions.md "Path-attribute annotations").
+ */
+import type { Node } from '../k8s/types.ts';
+import type { AnnotationError } from '../k8s/annotations.ts';
+import { formatAnnotationErrors } from '../k8s/annotations.ts';
+import { matchesSelector } from '../k8s/selector.ts';
+import type { IpFamily } from '../net/address.ts';
+import type { Advertisement } from './desired-routes.ts';
+import type { EndpointCounts } from './endpoints.ts';
+import { endpointBandwidth } from './link-bandwidth.ts';
+import type { NodeState } from './node-eligibility.ts';
+import { evaluateNode } from './node-eligibility.ts';
+import type { Reason } from './reasons.ts';
+import { ReasonCode } from './reasons.ts';
+import { chooseNodes } from './rendezvous.ts';
+import type { RouteContribution } from './route-merge.ts';
+import type { ServiceAttributeName, ServiceAttributes } from './service-attributes.ts';
+import { attributeOfAnnotation, parseServiceAttributes } from './service-attributes.ts';
+
+/** The default bandwidth of one endpoint under `weighting: endpoints`: 1 Gbit/s, in bytes per second. */
+export const DEFAULT_BANDWIDTH_PER_ENDPOINT = 125_000_000;
+
+const MAX_MED = 4294967295;
+
+// ---------------------------------------------------------------------------------------------
+// The cluster's nodes, as every node sees them
+// ---------------------------------------------------------------------------------------------
+
+/** The eligible Nodes of the snapshot (node-eligibility.ts), for the rendezvous choice. */
+export interface ClusterNodes {
+  /** Labels of every eligible Node, by name. */
+  readonly eligible: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+/** No Node known (no advertisement bounds its fan-out, so nothing reads the cluster's Nodes). */
+export const NO_CLUSTER_NODES: ClusterNodes = Object.freeze({ eligible: new Map<string, Readonly<Record<string, string>>>() });
+
+/** True when some advertisement sets `maxNodesPerVip`: the controller then follows every Node. */
+export function boundsFanOut(advertisements: readonly { readonly maxNodesPerVip?: number | undefined }[] | undefined): boolean {
+  return advertisements?.some((a) => a.maxNodesPerVip !== undefined) ?? false;
+}
+
+/** The eligible Nodes among `nodes`. Never throws. */
+export function clusterNodes(nodes: Iterable<Node>): ClusterNodes {
+  const eligible = new Map<string, Readonly<Record<string, string>>>();
+  for (const n of nodes) {
+    const name = n.metadata?.name;
+    if (name === undefined) continue;
+    const st = evaluateNode(n, name);
+    if (st.eligible) eligible.set(name, st.labels);
+  }
+  return { eligible };
+}
+
+/**
+ * `cluster` with Node `name` re-evaluated (`node` undefined: gone).
+ * @returns the new set, or undefined when the Node's eligibility and labels did not change (heartbeats)
+ */
+export function withNode(cluster: ClusterNodes, name: string, node: Node | undefined): ClusterNodes | undefined {
+  const st = node === undefined ? undefined : evaluateNode(node, name);
+  const before = cluster.eligible.get(name);
+  if (st === undefined || !st.eligible) {
+    if (before === undefined) return undefined;
+    const eligible = new Map(cluster.eligible);
+    eligible.delete(name);
+    return { eligible };
+  }
+  if (before !== undefined && sameLabels(before, st.labels)) return undefined;
+  const eligible = new Map(cluster.eligible);
+  eligible.set(name, st.labels);
+  return { eligible };
+}
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-Service annotations, with the last good values
+// ---------------------------------------------------------------------------------------------
+
+/** A Service's path-attribute annotations as they apply (see the module comment). */
+export interface ServiceAnnotations {
+  /** The attributes in force: the valid annotations', and the last good value of a bad one. */
+  readonly attributes: ServiceAttributes;
+  /** Attributes whose annotation is bad and that have no last good value: sent as without the annotation. */
+  readonly unknown: readonly ServiceAttributeName[];
+  /** One error per bad annotation (service-attributes.ts). */
+  readonly errors: readonly AnnotationError[];
+  /** One InvalidAnnotation reason per error, saying what is sent instead. Never blocking. */
+  readonly notes: readonly Reason[];
+  /** The ServiceAttributes reason naming what is in force, when anything is. */
+  readonly applied: Reason | undefined;
+}
+
+/** A Service without path-attribute annotations (most of them): one shared object. */
+export const NO_ANNOTATIONS: ServiceAnnotations = Object.freeze({ attributes: Object.freeze({}), unknown: [], errors: [], notes: [], applied: undefined });
+
+const ATTRIBUTE_NAMES: readonly ServiceAttributeName[] = ['communities', 'largeCommunities', 'med', 'asPathPrepend'];
+
+const ATTRIBUTE_TEXT: Readonly<Record<ServiceAttributeName, string>> = { communities: 'communities', largeCommunities: 'large communities', med: 'MED', asPathPrepend: 'AS path' };
+
+function describeValue(name: ServiceAttributeName, a: ServiceAttributes): string {
+  const v = a[name];
+  if (v === undefined) return 'none';
+  return Array.isArray(v) ? v.join(' ') : String(v);
+}
+
+/** "communities 65000:1 no-export; MED 50; AS path prepend 2 toward eBGP peers", '' when nothing is set. */
+export function describeAttributes(a: ServiceAttributes): string {
+  const out: string[] = [];
+  if (a.communities !== undefined) out.push(`communities ${a.communities.join(' ')}`);
+  if (a.largeCommunities !== undefined) out.push(`large communities ${a.largeCommunities.join(' ')}`);
+  if (a.med !== undefined) out.push(`MED ${a.med}`);
+  if (a.asPathPrepend !== undefined) out.push(`AS path prepend ${a.asPathPrepend} toward eBGP peers`);
+  return out.join('; ');
+}
+
+/**
+ * The path-attribute annotations of a Service as they apply now.
+ * @param annotations the Service's `metadata.annotations`
+ * @param previous what applied at the Service's previous computation by this controller (undefined: never computed)
+ * @returns the attributes in force and the reasons; never throws
+ */
+export function serviceAnnotations(annotations: Readonly<Record<string, string>> | undefined, previous: ServiceAnnotations | undefined): ServiceAnnotations {
+  const parsed = parseServiceAttributes(annotations);
+  if (parsed.errors.length === 0 && Object.keys(parsed.attributes).length === 0) return NO_ANNOTATIONS;
+  const attributes: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } = { ...parsed.attributes };
+  const unknown: ServiceAttributeName[] = [];
+  for (const name of parsed.invalid) {
+    // A bad value: keep the last good one, when this controller knows one ("none" is a good value too).
+    if (previous === undefined || previous.unknown.includes(name)) {
+      unknown.push(name);
+      continue;
+    }
+    const last = previous.attributes[name];
+    if (last !== undefined) Object.assign(attributes, { [name]: last });
+  }
+  const notes: Reason[] = [];
+  for (const e of parsed.errors) {
+    const name = attributeOfAnnotation(e.annotation);
+    const text = formatAnnotationErrors([e]);
+    if (name !== undefined && unknown.includes(name)) {
+      notes.push({ code: ReasonCode.InvalidAnnotation, message: `${text}; no good value of it was seen for this Service since Herald started, so it is announced without it (the advertisement's ${ATTRIBUTE_TEXT[name]})` });
+    } else if (name !== undefined && parsed.invalid.includes(name)) {
+      notes.push({ code: ReasonCode.InvalidAnnotation, message: `${text}; still announced with the last good value (${describeValue(name, attributes)})` });
+    } else {
+      notes.push({ code: ReasonCode.InvalidAnnotation, message: text });
+    }
+  }
+  const summary = describeAttributes(attributes);
+  return {
+    attributes,
+    unknown: ATTRIBUTE_NAMES.filter((n) => unknown.includes(n)),
+    errors: parsed.errors,
+    notes,
+    applied: summary === '' ? undefined : { code: ReasonCode.ServiceAttributes, message: `annotations: ${summary}` },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One (VIP, advertisement)
+// ---------------------------------------------------------------------------------------------
+
+/** What one advertisement sends for a VIP from this node, when steering applies (the admin API's `attributes`). */
+export interface VipRouteAttributes {
+  advertisement: string;
+  prefix: string;
+  /** False when the rendezvous choice picked other nodes. */
+  announced: boolean;
+  med?: number;
+  /** Extra copies of the local AS toward eBGP peers. */
+  asPathPrepend?: number;
+  /** Link bandwidth, bytes per second (weighting: endpoints). */
+  linkBandwidth?: number;
+  /** Usable endpoints of the VIP's family: on this node and in the cluster. */
+  endpoints?: { local: number; total: number };
+  locality?: 'preferred' | 'fallback';
+  /** The rendezvous choice (maxNodesPerVip): the bound, how many nodes were eligible, the chosen ones by rank. */
+  choice?: { maxNodes: number; eligible: number; nodes: string[] };
+  communities?: string[];
+  largeCommunities?: string[];
+}
+
+/** Everything `steer` reads about the VIP, computed once per VIP by `decideService`. */
+export interface SteeringContext {
+  /** "ns/name". */
+  readonly service: string;
+  /** The VIP's canonical address text (what the rendezvous hash reads). */
+  readonly address: string;
+  readonly family: IpFamily;
+  /** The traffic policy governing the VIP is Local. */
+  readonly local: boolean;
+  readonly counts: EndpointCounts;
+  readonly node: NodeState;
+  readonly cluster: ClusterNodes;
+  /** Nodes holding a usable endpoint of the VIP's family (computed on first use). */
+  readonly endpointNodes: () => ReadonlySet<string>;
+  readonly annotations: ServiceAnnotations;
+  /** This speaker's AS (the link bandwidth community's Global Administrator). */
+  readonly localAs: number;
+}
+
+/** The outcome of {@link steer}. */
+export interface Steered {
+  /** False: the rendezvous choice picked other nodes (the contribution must not be announced). */
+  readonly chosen: boolean;
+  /** Reasons to add to the VIP's chain (positive ones when chosen, NotChosen otherwise). */
+  readonly reasons: readonly Reason[];
+  /** The view entry, undefined when no steering applies to this (VIP, advertisement). */
+  readonly attributes: VipRouteAttributes | undefined;
+}
+
+const NOT_STEERED: Steered = Object.freeze({ chosen: true, reasons: [], attributes: undefined });
+
+/** The annotations' attributes on `c`: communities added, MED and prepend replacing the advertisement's. */
+function annotate(c: RouteContribution, a: ServiceAttributes): void {
+  if (a.communities !== undefined) c.communities = [...c.communities, ...a.communities];
+  if (a.largeCommunities !== undefined) c.largeCommunities = [...c.largeCommunities, ...a.largeCommunities];
+  if (a.med !== undefined) c.med = a.med;
+  if (a.asPathPrepend !== undefined) c.asPathPrepend = a.asPathPrepend;
+}
+
+/** The nodes that may announce the VIP through `ad`, ranked: the rendezvous choice of at most `ad.maxNodesPerVip`. */
+function choose(ad: Advertisement, s: SteeringContext, preferLocal: boolean): { eligible: number; nodes: string[] } {
+  const max = ad.maxNodesPerVip as number;
+  const holders = s.local || preferLocal ? s.endpointNodes() : undefined;
+  const first: string[] = [];
+  const rest: string[] = [];
+  const consider = (name: string, labels: Readonly<Record<string, string>>): void => {
+    if (!matchesSelector(ad.nodeSelector, labels)) return;
+    if (holders === undefined || holders.has(name)) first.push(name);
+    else if (!s.local) rest.push(name);
+  };
+  for (const [name, labels] of s.cluster.eligible) consider(name, labels);
+  // This node passed every rule; it is in the set whatever the cluster view says (it is when both read one snapshot).
+  if (!s.cluster.eligible.has(s.node.name)) consider(s.node.name, s.node.labels);
+  const nodes = chooseNodes(s.address, first, max);
+  if (nodes.length < max && rest.length > 0) nodes.push(...chooseNodes(s.address, rest, max - nodes.length));
+  return { eligible: first.length + rest.length, nodes };
+}
+
+/**
+ * Applies the steering of `ad` to the route piece `c` of one VIP (mutates `c`, a fresh object of this VIP).
+ * @returns whether this node announces it, the reasons, and the view entry. Never throws for valid advertisements.
+ */
+export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContext): Steered {
+  const a = s.annotations.attributes;
+  const annotated = s.annotations !== NO_ANNOTATIONS && (a.communities !== undefined || a.largeCommunities !== undefined || a.med !== undefined || a.asPathPrepend !== undefined);
+  const locality = !s.local && ad.locality?.preferLocal === true ? ad.locality : undefined;
+  // locality under the Local policy changes nothing: every node announcing the VIP has a local endpoint.
+  if (ad.maxNodesPerVip === undefined && ad.weighting === undefined && locality === undefined && !annotated) return NOT_STEERED;
+  const reasons: Reason[] = [];
+  const view: VipRouteAttributes = { advertisement: ad.name, prefix: c.prefix, announced: true };
+  if (ad.maxNodesPerVip !== undefined) {
+    const choice = choose(ad, s, locality !== undefined);
+    view.choice = { maxNodes: ad.maxNodesPerVip, eligible: choice.eligible, nodes: choice.nodes };
+    const of = `maxNodesPerVip ${ad.maxNodesPerVip} of ${choice.eligible} eligible node(s), advertisement ${ad.name}`;
+    if (!choice.nodes.includes(s.node.name)) {
+      view.announced = false;
+      return {
+        chosen: false,
+        reasons: [{ code: ReasonCode.NotChosen, message: `not among the ${choice.nodes.length} node(s) chosen for this VIP (${of}: ${choice.nodes.join(', ')})` }],
+        attributes: view,
+      };
+    }
+    reasons.push({ code: ReasonCode.Chosen, message: `among the ${choice.nodes.length} node(s) chosen for this VIP (${of}: ${choice.nodes.join(', ')})` });
+  }
+  if (annotated) annotate(c, a);
+  if (ad.weighting === 'endpoints') {
+    if (s.local) {
+      const per = ad.bandwidthPerEndpoint ?? DEFAULT_BANDWIDTH_PER_ENDPOINT;
+      const bw = endpointBandwidth(s.counts.local, per);
+      c.linkBandwidth = { asn: s.localAs, bytesPerSecond: bw.bytesPerSecond, vip: `${s.service} ${s.address}` };
+      view.linkBandwidth = bw.bytesPerSecond;
+      view.endpoints = { local: s.counts.local, total: s.counts.total };
+      reasons.push({
+        code: ReasonCode.Weighted,
+        message: `weight ${s.counts.local} of ${s.counts.total} endpoints: link bandwidth ${bw.bytesPerSecond} bytes/s (${s.counts.local} × ${per}${bw.clamped ? ', clamped to the largest float32' : ''}), advertisement ${ad.name}`,
+      });
+    } else {
+      reasons.push({ code: ReasonCode.Unweighted, message: `no link bandwidth (advertisement ${ad.name} weighs by endpoints): the traffic policy is Cluster, so every node spreads its traffic over all ${s.counts.total} endpoints` });
+    }
+  }
+  if (locality !== undefined) {
+    view.endpoints = { local: s.counts.local, total: s.counts.total };
+    if (s.counts.local > 0) {
+      view.locality = 'preferred';
+      if (locality.med !== undefined) c.med = c.med ?? 0;
+      reasons.push({ code: ReasonCode.LocalityPreferred, message: `preferred: ${s.counts.local} ready local endpoint(s)${c.med !== undefined ? ` (MED ${c.med})` : ''}, advertisement ${ad.name}` });
+    } else {
+      view.locality = 'fallback';
+      if (locality.med !== undefined) c.med = Math.min(MAX_MED, (c.med ?? 0) + locality.med);
+      if (locality.prependOthers !== undefined) c.asPathPrepend = (c.asPathPrepend ?? 0) + locality.prependOthers;
+      const how = [c.med !== undefined ? `MED ${c.med}` : '', locality.prependOthers !== undefined ? `AS path prepended ${c.asPathPrepend} time(s) toward eBGP peers` : ''].filter((x) => x !== '').join(', ');
+      reasons.push({ code: ReasonCode.LocalityFallback, message: `fallback: no ready local endpoint on node ${s.node.name} (${how}), so routers prefer the nodes with one; advertisement ${ad.name}` });
+    }
+  }
+  if (c.med !== undefined) view.med = c.med;
+  if (c.asPathPrepend !== undefined && c.asPathPrepend > 0) view.asPathPrepend = c.asPathPrepend;
+  if (c.communities.length > 0) view.communities = [...c.communities];
+  if (c.largeCommunities.length > 0) view.largeCommunities = [...c.largeCommunities];
+  return { chosen: true, reasons, attributes: view };
+}
