@@ -186,7 +186,7 @@ async function child(mode: 'in-process' | 'thread', peer: { address: string; por
       histogram.disable();
       say({ event: 'done', maxDelayMs: histogram.max / 1e6, p99DelayMs: histogram.percentile(99) / 1e6, rss: rss() });
     } else {
-      await speaker.shutdown({ graceful: false });
+      await speaker.stop({ mode: 'departure', waitTimeSec: 0 });
       process.exit(0);
     }
   }

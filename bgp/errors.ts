@@ -204,6 +204,15 @@ export class BgpError extends Error {
     }
     return new BgpError(ErrorCode.Cease, subcode, data, options.shutdownCommunication);
   }
+  /**
+   * 6/9 Cease / Hard Reset (RFC 8538 §3.1): ends a session whose peer negotiated the N bit without graceful restart
+   * (the peer flushes our routes at once). Data: the inner NOTIFICATION's Error Code(1), Error Subcode(1) and Data,
+   * e.g. the Cease 6/2 with its RFC 9003 text. Only a Cease can be wrapped here; Data is cut like any other.
+   */
+  static hardReset(inner: BgpError): BgpError {
+    if (inner.code !== ErrorCode.Cease || inner.subcode === CeaseSubcode.HardReset) throw new RangeError(`Hard Reset wraps a Cease other than Hard Reset, got ${inner.code}/${inner.subcode}`);
+    return new BgpError(ErrorCode.Cease, CeaseSubcode.HardReset, Buffer.concat([Buffer.from([inner.code, inner.subcode]), inner.data]), `inner ${inner.message}`);
+  }
   /** 7/1: ROUTE-REFRESH with a bad length (RFC 7313 §5). Data: the complete received message. */
   static routeRefreshInvalidLength(message: Buffer): BgpError {
     return new BgpError(ErrorCode.RouteRefreshMessageError, RouteRefreshSubcode.InvalidMessageLength, message);

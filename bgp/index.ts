@@ -28,8 +28,9 @@
  * - The packer (rib/packer.ts) is pulled by the session while its socket is writable. It builds one UPDATE at a
  *   time: withdrawals first, then routes grouped by byte-identical attributes, filled up to 4096 octets (65535
  *   with RFC 8654). Flapping routes collapse to their latest state, and KEEPALIVEs are never starved.
- *   The Speaker (speaker.ts) joins it all up: peers, fan-out of the desired route set, graceful restart and
- *   graceful shutdown.
+ *   The Speaker (speaker.ts) joins it all up: peers, fan-out of the desired route set, graceful restart,
+ *   graceful shutdown and the stop modes (stop-modes.ts: restart keeps the routers' forwarding state, departure
+ *   moves traffic away first).
  * - SpeakerProxy (speaker-thread/) runs a Speaker in its own worker thread and offers the same API on the calling
  *   thread over a typed message channel, so that no work of the caller can delay a KEEPALIVE or a hold timer. Routes
  *   cross in a columnar form (speaker-thread/route-batch.ts); peers() and draining are served from views the thread
@@ -48,7 +49,8 @@
  * - RFC 2545  IPv6 next hops (global + link-local); RFC 8950 IPv4 NLRI with an IPv6 next hop (decoded)
  * - RFC 2918  Route Refresh; RFC 7313 Enhanced Route Refresh (BoRR/EoRR); RFC 5291 ORF entries kept raw
  * - RFC 4456  ORIGINATOR_ID and CLUSTER_LIST attributes (decoded; we are not a route reflector)
- * - RFC 4486  Cease subcodes; RFC 9003 Shutdown Communication; RFC 8538 N bit of graceful restart
+ * - RFC 4486  Cease subcodes; RFC 9003 Shutdown Communication
+ * - RFC 8538  Notification support for graceful restart: the N bit, Cease / Hard Reset (sent by the §5 rule)
  * - RFC 4724  Graceful Restart (as the restarting speaker), End-of-RIB markers
  * - RFC 4760  Multiprotocol Extensions (IPv4 and IPv6 unicast decoded; other families kept raw)
  * - RFC 5065  AS confederation segments (decoded, kept through the AS4_PATH merge)
@@ -86,9 +88,11 @@ export { MAX_COMMUNITY_OCTETS } from './rib/adj-rib-out.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
-export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker.ts';
-export { Session } from './session/session.ts';
-export type { NotificationRecord, SessionOptions, SessionStats, TxSource } from './session/session.ts';
+export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+export { peerEnding } from './stop-modes.ts';
+export type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
+export { Session, WITHOUT_NOTIFICATION } from './session/session.ts';
+export type { CeaseRequest, NotificationRecord, SessionOptions, SessionStats, StopRequest, TxSource } from './session/session.ts';
 export { FakeClock, realClock } from './fsm/clock.ts';
 export type { Clock, TimerHandle } from './fsm/clock.ts';
 export { SessionState, describeReason } from './fsm/state.ts';

@@ -1,7 +1,9 @@
 /**
  * Speaker: Herald's BGP speaker. Owns one Session (RFC 4271 §8 FSM, by the session layer) and one Adj-RIB-Out per
  * configured peer, fans the whole desired route set out to every peer through the per-peer export rules, and
- * implements graceful restart as the restarting speaker (RFC 4724) and graceful shutdown (RFC 8326).
+ * implements graceful restart as the restarting speaker (RFC 4724, with the RFC 8538 N bit), graceful shutdown
+ * (RFC 8326) and the stop modes (bgp/stop-modes.ts: a restart keeps the routers' forwarding state, a departure moves
+ * traffic away first).
  *
  * Data flow: setRoutes(desired) or updateRoutes(changed, removed) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
  * session pulls UPDATEs one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
@@ -30,7 +32,7 @@ import { realClock } from './fsm/clock.ts';
 import type { Clock } from './fsm/clock.ts';
 import type { StateReason } from './fsm/state.ts';
 import { AdjRibOut, makeRecord } from './rib/adj-rib-out.ts';
-import type { ExportedRoute, RouteRecord, UnsentRoutes } from './rib/adj-rib-out.ts';
+import type { ExportedRoute, RouteRecord } from './rib/adj-rib-out.ts';
 import type { ExportPeer } from './rib/export.ts';
 import { RouteError } from './rib/route.ts';
 import type { Route } from './rib/route.ts';
@@ -39,159 +41,21 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import type { SessionOptions, TxSource } from './session/session.ts';
+import type { SessionOptions } from './session/session.ts';
+import { peerEnding } from './stop-modes.ts';
+import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 import { BgpListener } from './session/listener.ts';
-import type { AcceptingSession } from './session/listener.ts';
 import { BfdHandle } from './bfd/handle.ts';
-import type { BfdClient } from './bfd/handle.ts';
 import { PeerBfd } from './bfd/peers.ts';
-import type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+import type { BfdStateEvent } from './bfd/peers.ts';
 
-/** One configured BGP neighbour. Durations in seconds. */
-export interface PeerConfig {
-  /** Unique name (logs, metrics, route.peers). */
-  readonly name: string;
-  /** The peer's address (IPv4 or IPv6). */
-  readonly address: string;
-  /** The peer's TCP port (default 179). */
-  readonly port?: number;
-  readonly peerAs: number;
-  /** Our AS number on this session (default: the Speaker's `localAs`). */
-  readonly localAs?: number;
-  /** Our BGP Identifier on this session, dotted quad (default: the Speaker's `bgpIdentifier`). */
-  readonly bgpIdentifier?: string;
-  /** Local address to bind/dial from; also the default next hop of its family. */
-  readonly localAddress?: string;
-  readonly localPort?: number;
-  /** Hold time offered in OPEN (default 90; 0 = none). */
-  readonly holdTimeSec?: number;
-  readonly keepaliveTimeSec?: number;
-  /** Base ConnectRetry time (default 120; the session backs off exponentially). */
-  readonly connectRetryTimeSec?: number;
-  /** Wait for the peer to connect (never dial). */
-  readonly passive?: boolean;
-  /** RFC 2385 TCP MD5 password. */
-  readonly md5Password?: string;
-  /** eBGP multihop TTL. */
-  readonly ebgpMultihop?: number;
-  /** RFC 5082 GTSM. */
-  readonly ttlSecurity?: boolean;
-  /** Families offered in the OPEN (default both unicast families). */
-  readonly families?: readonly Family[];
-  /** Next hop for IPv4 routes toward this peer (default: the session's local address if IPv4). */
-  readonly nextHopIPv4?: string;
-  /** Next hop for IPv6 routes; required to send IPv6 routes over an IPv4 session. */
-  readonly nextHopIPv6?: string;
-  /** RFC 4724 capability: restart time (default 120 s); `false` = do not advertise graceful restart. */
-  readonly gracefulRestart?: { readonly restartTimeSec?: number } | false;
-  /** Offer RFC 8654 extended messages (default true). */
-  readonly extendedMessage?: boolean;
-  /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
-  readonly maxPrefixes?: number;
-  /** BFD for this peer (absent: none). Changing it never resets the BGP session. */
-  readonly bfd?: PeerBfdConfig;
-}
 
-/** Options of the Speaker. */
-export interface SpeakerOptions {
-  readonly localAs: number;
-  /** BGP Identifier (router id), dotted quad. */
-  readonly bgpIdentifier: string;
-  /** Accept incoming connections here (passive peers and collisions); omitted = dial only. */
-  readonly listen?: { readonly address: string; readonly port: number };
-  readonly clock?: Clock;
-  /** `restarting: true` when the daemon knows it restarted (sets the R bit, RFC 4724 §3). */
-  readonly gracefulRestart?: { readonly restarting: boolean };
-  /** Injection points for tests; default: the session layer's Session and BgpListener. */
-  readonly createSession?: (options: SessionOptions) => PeerSession;
-  readonly createListener?: (address: string, port: number) => PeerListener;
-  /** BFD client, started on the first peer with `bfd`; default: the worker-thread BfdHandle. */
-  readonly createBfd?: () => BfdClient;
-}
-
-/**
- * What the Speaker needs from a session (bgp/session/session.ts implements it; the listener hands it accepted
- * connections, see AcceptingSession). Events: 'stateChange', 'established', 'down', 'routeRefresh', 'endOfRib',
- * 'update' as documented in bgp/session/session.ts.
- */
-export interface PeerSession extends EventEmitter, AcceptingSession {
-  readonly name: string;
-  readonly state: string;
-  readonly negotiated: Negotiated | undefined;
-  readonly lastReason: StateReason | undefined;
-  readonly stats: {
-    readonly messagesSent: Readonly<Record<string, number>>;
-    readonly messagesReceived: Readonly<Record<string, number>>;
-    readonly prefixesReceived: number;
-    readonly updatesReceived: number;
-    readonly establishedAt?: number;
-    readonly flaps: number;
-    readonly lastNotificationSent?: unknown;
-    readonly lastNotificationReceived?: unknown;
-  };
-  /** The local address of the connected socket; undefined while not connected. */
-  readonly localAddress: string | undefined;
-  start(): void;
-  stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void>;
-  reset(cease?: { subcode: number; shutdownCommunication?: string }): void;
-  setTxSource(src: TxSource): void;
-  kickTx(): void;
-}
-
-/** What the Speaker needs from the listener (bgp/session/listener.ts implements it). */
-export interface PeerListener {
-  register(remoteAddress: string, session: PeerSession): void;
-  unregister(remoteAddress: string): void;
-  /** Rejects with the OS error when the address cannot be bound. */
-  listen(): Promise<void>;
-  close(): Promise<void> | void;
-}
-
-/** Status of one peer, for the admin API and metrics. */
-export interface PeerStatus {
-  readonly name: string;
-  readonly address: string;
-  readonly port: number;
-  readonly peerAs: number;
-  /** Our AS number and BGP Identifier on this session. */
-  readonly localAs: number;
-  readonly bgpIdentifier: string;
-  readonly state: string;
-  /** Seconds since Established (undefined when not Established). */
-  readonly uptimeSec: number | undefined;
-  readonly negotiated:
-    | {
-        readonly holdTimeSec: number;
-        readonly keepaliveTimeSec: number;
-        readonly fourOctetAs: boolean;
-        readonly extendedMessage: boolean;
-        readonly routeRefresh: boolean;
-        readonly families: readonly Family[];
-        /** The peer's graceful restart capability (RFC 4724), as received. */
-        readonly peerGracefulRestart?: { restartTimeSec: number; restarting: boolean; families: { family: string; forwardingPreserved: boolean }[] };
-      }
-    | undefined;
-  /** Why the session last changed state (includes NOTIFICATION code/subcode/text). */
-  readonly lastReason: StateReason | undefined;
-  readonly lastNotificationSent: unknown;
-  readonly lastNotificationReceived: unknown;
-  readonly messagesSent: Readonly<Record<string, number>>;
-  readonly messagesReceived: Readonly<Record<string, number>>;
-  readonly prefixesAdvertised: number;
-  readonly prefixesReceived: number;
-  /** Families whose End-of-RIB we received from the peer on this session. */
-  readonly endOfRibReceived: readonly Family[];
-  /** Families whose End-of-RIB we sent on this session. */
-  readonly endOfRibSent: readonly Family[];
-  /** RFC 8326 graceful shutdown community currently attached. */
-  readonly gracefulShutdown: boolean;
-  /** The peer's BFD session, when BFD is configured for it. */
-  readonly bfd?: PeerBfdStatus;
-  /** Desired routes that cannot be encoded toward this peer, by reason (present only when there are some). */
-  readonly unsentRoutes?: readonly UnsentRoutes[];
-}
+export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+import type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 
 const DEFAULT_RESTART_TIME_SEC = 120;
+/** How often a departure looks whether the withdrawals are out (ms of clock time). */
+const SEND_POLL_MS = 20;
 
 /** Throws for an AS number outside 1..4294967295 (RFC 6793 four-octet AS numbers; 0 is reserved, RFC 7607). */
 function checkAs(asn: number): void {
@@ -213,7 +77,7 @@ interface PeerEntry {
   readonly rib: AdjRibOut;
   readonly endOfRibReceived: Set<Family>;
   /** The object handed to the session as options.gracefulRestart; the R bit is cleared after our first EoR. */
-  grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean } | undefined;
+  grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean; notification: boolean } | undefined;
   /** Our first End-of-RIB to this peer went out: the restart is over for it (later OPENs carry R = 0). */
   restartDone: boolean;
 }
@@ -237,6 +101,7 @@ export class Speaker extends EventEmitter {
   private gracefulShutdown = false;
   private drained = false;
   private closed = false;
+  private stopping: Promise<StopOutcome> | undefined;
   private readonly restarting: boolean;
   private readonly createSession: (options: SessionOptions) => PeerSession;
   private listener: PeerListener | undefined;
@@ -274,7 +139,7 @@ export class Speaker extends EventEmitter {
   /**
    * Tries to bind the listener again after ready() rejected (e.g. EADDRINUSE while another process held the port);
    * ready() then follows this attempt. Resolves once bound, rejects with the OS error. No-op without a listener or
-   * after shutdown().
+   * after stop().
    */
   retryListen(): Promise<void> {
     if (this.listener === undefined || this.closed) return Promise.resolve();
@@ -311,6 +176,7 @@ export class Speaker extends EventEmitter {
       // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
       restarting: this.restarting && !restartDone,
       forwardingPreserved: true,
+      notification: c.gracefulRestart?.notification ?? true,
     };
   }
 
@@ -446,7 +312,10 @@ export class Speaker extends EventEmitter {
     this.attachSession(entry);
   }
 
-  /** Removes a peer: Cease 3 Peer De-configured (RFC 4486), then forgets it. Throws Error for an unknown peer. */
+  /**
+   * Removes a peer: Cease 3 Peer De-configured (RFC 4486; inside a Hard Reset where N was negotiated, RFC 8538 §5),
+   * then forgets it. Throws Error for an unknown peer.
+   */
   async removePeer(name: string): Promise<void> {
     const entry = this.mustGet(name);
     this.peersByName.delete(name);
@@ -582,17 +451,32 @@ export class Speaker extends EventEmitter {
   /**
    * RFC 8326 drain: re-announce every route with GRACEFUL_SHUTDOWN (65535:0; LOCAL_PREF 0 toward iBGP), wait
    * `waitTimeSec` so peers move traffic away, then withdraw everything. Routes set meanwhile are kept for undrain().
+   * A wait of 0 withdraws before drain() returns (nothing set afterwards is sent).
    */
   async drain(opts: { waitTimeSec: number }): Promise<void> {
     this.setGracefulShutdown(true);
-    await this.sleep(Math.max(0, opts.waitTimeSec) * 1000);
-    if (!this.gracefulShutdown) return; // undrain() came first
+    if (opts.waitTimeSec > 0) await this.sleep(opts.waitTimeSec * 1000);
+    if (!this.gracefulShutdown || this.drained) return; // undrain() came first, or a departure withdrew already
+    this.withdrawAll();
+  }
+
+  private withdrawAll(): void {
     this.drained = true;
     for (const entry of this.peersByName.values()) {
       entry.rib.setDesired(this.empty);
       if (entry.rib.hasPending()) entry.session.kickTx();
     }
     this.emit('drained', {});
+  }
+
+  /**
+   * Resolves once every Established session has pulled all its pending UPDATEs (they are in its socket, ahead of
+   * any NOTIFICATION written later), or after `timeoutMs` of clock time.
+   */
+  private async untilSent(timeoutMs: number): Promise<void> {
+    const deadline = this.clock.now() + timeoutMs;
+    const pending = (): boolean => [...this.peersByName.values()].some((e) => e.rib.active && e.session.state === 'Established' && e.rib.hasPending());
+    while (pending() && this.clock.now() < deadline) await this.sleep(SEND_POLL_MS);
   }
 
   /** Ends a drain: normal attributes again, and every desired route re-announced. */
@@ -613,27 +497,48 @@ export class Speaker extends EventEmitter {
   }
 
   /**
-   * SIGTERM path. `graceful: true`: RFC 8326 re-announce with 65535:0, wait `waitTimeSec` (default 5), then Cease /
-   * Administrative Shutdown (6/2) with the RFC 9003 `message` on every session. `graceful: false`: Cease at once.
-   * Closes the listener. Idempotent.
+   * Stops the Speaker in `mode` (bgp/stop-modes.ts, docs/decisions.md "Stop modes") and closes the listener.
+   * - `restart`: the BFD sessions AdminDown first (RFC 5882 §3.2), then every session ends so that its peer keeps
+   *   our routes where graceful restart was negotiated (Cease 6/4 with N, no NOTIFICATION without N), Cease 6/2 with
+   *   `message` elsewhere. Nothing is withdrawn.
+   * - `departure`: unless drain() already withdrew, 65535:0 (LOCAL_PREF 0 toward iBGP), `waitTimeSec` (default 5)
+   *   of clock time, the withdrawal of every route, up to `sendTimeoutMs` (default 5000) for the withdrawals to be
+   *   handed to the sockets; then BFD AdminDown, then Cease 6/2 with `message`, inside a Hard Reset where N was
+   *   negotiated.
+   * Resolves with how each peer's session ended, once every socket is closed. A second call returns the first
+   * call's outcome.
    */
-  async shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void> {
-    if (this.closed) return;
-    if (opts.graceful) {
-      this.setGracefulShutdown(true);
-      await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
+  stop(opts: { mode: StopMode; message?: string; waitTimeSec?: number; sendTimeoutMs?: number }): Promise<StopOutcome> {
+    this.stopping ??= this.stopOnce(opts);
+    return this.stopping;
+  }
+
+  private async stopOnce(opts: { mode: StopMode; message?: string; waitTimeSec?: number; sendTimeoutMs?: number }): Promise<StopOutcome> {
+    if (opts.mode === 'departure') {
+      if (!this.drained) {
+        this.setGracefulShutdown(true);
+        await this.sleep(Math.max(0, opts.waitTimeSec ?? 5) * 1000);
+        if (!this.drained) this.withdrawAll();
+      }
+      await this.untilSent(opts.sendTimeoutMs ?? 5000);
     }
     this.closed = true;
-    await this.bfd.adminDown(); // the peers' BFD must not take our going away for a path failure (RFC 5882 §3.2)
-    const cease = { subcode: CeaseSubcode.AdministrativeShutdown, ...(opts.message !== undefined ? { shutdownCommunication: opts.message } : {}) };
+    // BFD AdminDown before any session ends: the peers' BFD must not take our going away for a path failure
+    // (RFC 5882 §3.2); on a departure it follows the withdrawals.
+    await this.bfd.adminDown();
+    const peers: { peer: string; ending: PeerEnding }[] = [];
     const stops: Promise<void>[] = [];
     for (const entry of this.peersByName.values()) {
+      const s = entry.session;
+      const { ending, request } = peerEnding(opts.mode, s.state === 'Established', s.negotiated?.gracefulRestartMode ?? 'none', opts.message);
+      peers.push({ peer: entry.cfg.name, ending });
       entry.rib.reset();
-      stops.push(entry.session.stop(cease).catch(() => undefined));
+      stops.push(s.stop(request).catch(() => undefined));
     }
     await Promise.all(stops);
     await this.listener?.close();
     await this.bfd.close();
+    return { mode: opts.mode, peers };
   }
 
   /**
@@ -661,7 +566,8 @@ export class Speaker extends EventEmitter {
 
   /**
    * Resets a peer. `soft: true`: outbound soft reset, the whole Adj-RIB-Out is sent again (session stays up).
-   * `soft: false`: Cease 4 Administrative Reset and reconnect. Throws Error for an unknown peer.
+   * `soft: false`: Cease 4 Administrative Reset (inside a Hard Reset where N was negotiated: the operator asked for
+   * a hard reset, RFC 8538 §5) and reconnect. Throws Error for an unknown peer.
    */
   resetPeer(name: string, opts: { soft: boolean }): void {
     const entry = this.mustGet(name);
@@ -670,7 +576,7 @@ export class Speaker extends EventEmitter {
       if (entry.rib.hasPending()) entry.session.kickTx();
       return;
     }
-    entry.session.reset({ subcode: CeaseSubcode.AdministrativeReset });
+    entry.session.reset({ subcode: CeaseSubcode.AdministrativeReset, hardReset: true });
   }
 
   /** Per-peer status (admin API, metrics). */
@@ -702,11 +608,13 @@ export class Speaker extends EventEmitter {
                 extendedMessage: n.extendedMessage,
                 routeRefresh: n.routeRefresh,
                 families: [...n.families],
+                gracefulRestartMode: n.gracefulRestartMode,
                 ...(gr !== undefined
                   ? {
                       peerGracefulRestart: {
                         restartTimeSec: gr.restartTimeSec,
                         restarting: gr.restarting,
+                        notification: gr.notification,
                         families: gr.families.map((f) => ({ family: FAMILY_OF_AFI[`${f.afi}/${f.safi}`] ?? `${f.afi}/${f.safi}`, forwardingPreserved: f.forwardingPreserved })),
                       },
                     }

@@ -49,7 +49,7 @@ export {
   parseIdentifier,
   validateOpen,
 } from './open.ts';
-export type { AddPathFamilies, Negotiated, OpenExpectations } from './open.ts';
+export type { AddPathFamilies, GracefulRestartMode, Negotiated, OpenExpectations } from './open.ts';
 export { CAPABILITY_CODE, CAPABILITY_NAMES, capabilityCode, decodeCapabilities, decodeCapability, encodeCapability } from './capabilities.ts';
 
 // --- UPDATE and path attributes (RFC 4271 §4.3, §5, RFC 4760, RFC 7606) ---
@@ -126,6 +126,7 @@ export {
   notificationFromError,
   notificationMessage,
   parseShutdownCommunication,
+  shutdownCommunicationOf,
 } from './notification.ts';
 export { KEEPALIVE, decodeKeepalive, keepaliveMessage } from './keepalive.ts';
 export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.ts';

@@ -1,6 +1,7 @@
 /**
  * NOTIFICATION message (RFC 4271 §4.5): Error Code(1) Error Subcode(1) Data(variable), with the RFC 9003 shutdown
- * communication of Cease / Administrative Shutdown (6/2) and Cease / Administrative Reset (6/4).
+ * communication of Cease / Administrative Shutdown (6/2) and Cease / Administrative Reset (6/4), also inside a
+ * Cease / Hard Reset (6/9, RFC 8538 §3.1: Data = the inner Error Code, Error Subcode and Data).
  */
 import { isUtf8 } from 'node:buffer';
 import { CeaseSubcode, ErrorCode } from '../constants.ts';
@@ -22,9 +23,25 @@ export function parseShutdownCommunication(data: Buffer): string | undefined {
   return text.toString('utf8');
 }
 
+function carriesText(errorCode: number, errorSubcode: number): boolean {
+  return errorCode === ErrorCode.Cease && (errorSubcode === CeaseSubcode.AdministrativeShutdown || errorSubcode === CeaseSubcode.AdministrativeReset);
+}
+
+/**
+ * The RFC 9003 shutdown communication of a NOTIFICATION, or undefined: for Cease 6/2 and 6/4 the text at the start
+ * of `data`; for Cease 6/9 Hard Reset the text of the inner 6/2 or 6/4 it wraps (RFC 8538 §3.1).
+ */
+export function shutdownCommunicationOf(errorCode: number, errorSubcode: number, data: Buffer): string | undefined {
+  if (carriesText(errorCode, errorSubcode)) return parseShutdownCommunication(data);
+  if (errorCode === ErrorCode.Cease && errorSubcode === CeaseSubcode.HardReset && data.length >= 2 && carriesText(data[0] as number, data[1] as number)) {
+    return parseShutdownCommunication(data.subarray(2));
+  }
+  return undefined;
+}
+
 /**
  * Decodes a NOTIFICATION body (after the header). `data` is a copy (safe to keep). `shutdownCommunication` is set
- * for Cease 2 and 4 only when the data parses as one (see `parseShutdownCommunication`).
+ * for Cease 2 and 4 (and a Hard Reset wrapping one) only when the data parses as one (`shutdownCommunicationOf`).
  * Throws BgpError 1/2 (data = Length field) if the body is shorter than 2 octets.
  */
 export function decodeNotification(body: Buffer): NotificationMessage {
@@ -32,14 +49,8 @@ export function decodeNotification(body: Buffer): NotificationMessage {
   const errorCode = body[0] as number;
   const errorSubcode = body[1] as number;
   const data = Buffer.from(body.subarray(2));
-  if (
-    errorCode === ErrorCode.Cease &&
-    (errorSubcode === CeaseSubcode.AdministrativeShutdown || errorSubcode === CeaseSubcode.AdministrativeReset)
-  ) {
-    const text = parseShutdownCommunication(data);
-    if (text !== undefined) return { type: 'NOTIFICATION', errorCode, errorSubcode, data, shutdownCommunication: text };
-  }
-  return { type: 'NOTIFICATION', errorCode, errorSubcode, data };
+  const text = shutdownCommunicationOf(errorCode, errorSubcode, data);
+  return text !== undefined ? { type: 'NOTIFICATION', errorCode, errorSubcode, data, shutdownCommunication: text } : { type: 'NOTIFICATION', errorCode, errorSubcode, data };
 }
 
 /**
@@ -53,22 +64,19 @@ export function encodeNotificationBody(msg: NotificationMessage, w: ByteWriter):
 
 /**
  * Builds a consistent NOTIFICATION object. For Cease 2/4 with `shutdownCommunication`, the data is the RFC 9003
- * encoding of the text (truncated to 255 octets at a character boundary) and the object carries the text as it will
- * decode; otherwise `data` (default empty).
+ * encoding of the text (truncated to 255 octets at a character boundary); otherwise `data` (default empty). The
+ * object carries the text as it will decode (`shutdownCommunicationOf`).
  */
 export function notificationMessage(
   errorCode: number,
   errorSubcode: number,
   options: { data?: Buffer; shutdownCommunication?: string } = {},
 ): NotificationMessage {
-  const isShutdown =
-    errorCode === ErrorCode.Cease &&
-    (errorSubcode === CeaseSubcode.AdministrativeShutdown || errorSubcode === CeaseSubcode.AdministrativeReset);
   const data =
-    isShutdown && options.shutdownCommunication !== undefined
+    carriesText(errorCode, errorSubcode) && options.shutdownCommunication !== undefined
       ? encodeShutdownCommunication(options.shutdownCommunication)
       : Buffer.from(options.data ?? Buffer.alloc(0));
-  const text = isShutdown ? parseShutdownCommunication(data) : undefined;
+  const text = shutdownCommunicationOf(errorCode, errorSubcode, data);
   return text === undefined
     ? { type: 'NOTIFICATION', errorCode, errorSubcode, data }
     : { type: 'NOTIFICATION', errorCode, errorSubcode, data, shutdownCommunication: text };

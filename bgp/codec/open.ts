@@ -224,6 +224,9 @@ export interface AddPathFamilies {
   readonly ipv6?: boolean;
 }
 
+/** Graceful restart as both OPENs agreed it (see Negotiated.gracefulRestartMode). */
+export type GracefulRestartMode = 'none' | 'restart' | 'notification';
+
 /** The session parameters implied by the two OPENs (RFC 4271 §4.2, RFC 4760 §8, RFC 6793, RFC 8654, RFC 7911). */
 export interface Negotiated {
   /** min(local configured, peer's Hold Time) in seconds; 0 = no keepalives and no hold timer (RFC 4271 §4.2). */
@@ -244,6 +247,12 @@ export interface Negotiated {
   readonly enhancedRouteRefresh: boolean;
   /** The peer's graceful restart capability, if it sent one (RFC 4724). */
   readonly gracefulRestart?: Extract<Capability, { type: 'GracefulRestart' }>;
+  /**
+   * What graceful restart both OPENs agreed: 'none' (a side did not advertise it); 'restart' (both did, RFC 4724 §3:
+   * a connection that ends without a NOTIFICATION leaves the routes stale at the helper); 'notification' (both also
+   * set the N bit, RFC 8538 §2: a NOTIFICATION other than Cease / Hard Reset keeps them too).
+   */
+  readonly gracefulRestartMode: GracefulRestartMode;
   /**
    * ADD-PATH per direction and negotiated family (RFC 7911 §4): we send path ids when we advertised send (2/3) and the
    * peer receive (1/3); we receive them when we advertised receive and the peer send.
@@ -302,6 +311,7 @@ export function negotiate(localOpen: OpenMessage, remoteOpen: OpenMessage, local
   }
   const rr = (c: Capability): boolean => c.type === 'RouteRefresh' || c.type === 'RouteRefreshCisco';
   const gr = remoteOpen.capabilities.find((c) => c.type === 'GracefulRestart');
+  const localGr = localOpen.capabilities.find((c) => c.type === 'GracefulRestart');
   const result: Negotiated = {
     holdTimeSec,
     keepaliveTimeSec: Math.floor(holdTimeSec / 3),
@@ -313,6 +323,8 @@ export function negotiate(localOpen: OpenMessage, remoteOpen: OpenMessage, local
     enhancedRouteRefresh:
       has(localOpen, (c) => c.type === 'EnhancedRouteRefresh') && has(remoteOpen, (c) => c.type === 'EnhancedRouteRefresh'),
     addPath: { send, receive },
+    gracefulRestartMode:
+      gr?.type !== 'GracefulRestart' || localGr?.type !== 'GracefulRestart' ? 'none' : gr.notification && localGr.notification ? 'notification' : 'restart',
   };
   return gr && gr.type === 'GracefulRestart' ? { ...result, gracefulRestart: gr } : result;
 }

@@ -25,8 +25,11 @@ export type FsmEvent =
    * configured passive or `passive` is set (the shell sets it to accept the peer's connection while it waits in Idle).
    */
   | { readonly type: 'Start'; readonly passive?: boolean }
-  /** Event 2 ManualStop: `error` is the Cease to send when a connection exists. */
-  | { readonly type: 'ManualStop'; readonly error: BgpError }
+  /**
+   * Event 2 ManualStop: `error` is the Cease to send when a connection exists; without one the connection is closed
+   * without a NOTIFICATION (a restart under RFC 4724 graceful restart: the peer keeps our routes as stale).
+   */
+  | { readonly type: 'ManualStop'; readonly error?: BgpError }
   /** Event 8 AutomaticStop (e.g. maximum prefixes reached): `error` is the Cease to send. */
   | { readonly type: 'AutomaticStop'; readonly error: BgpError }
   /** Event 9. */

@@ -19,6 +19,7 @@
  */
 import { BgpError } from '../errors.ts';
 import { CeaseSubcode, MessageType } from '../constants.ts';
+import { shutdownCommunicationOf } from '../codec/notification.ts';
 import type { FsmAction, FsmEvent } from './events.ts';
 import { SessionState } from './state.ts';
 import type { StateReason } from './state.ts';
@@ -107,7 +108,7 @@ function move(fsm: FsmData, state: SessionState, actions: readonly FsmAction[], 
 }
 
 /** To Idle: optional NOTIFICATION first, then stop every timer and drop the connection. */
-function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError; countFailure: boolean; resetCounter?: boolean }): Transition {
+function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError | undefined; countFailure: boolean; resetCounter?: boolean }): Transition {
   const actions: FsmAction[] = [];
   if (opts.notify) actions.push({ type: 'sendNotification', error: opts.notify });
   actions.push(...STOP_ALL, DROP);
@@ -116,9 +117,7 @@ function toIdle(fsm: FsmData, reason: StateReason, opts: { notify?: BgpError; co
 }
 
 function sentReason(error: BgpError, cause?: string): StateReason {
-  const text = error.code === 6 && (error.subcode === 2 || error.subcode === 4) && error.data.length > 0
-    ? error.data.subarray(1, 1 + (error.data[0] ?? 0)).toString('utf8')
-    : undefined;
+  const text = shutdownCommunicationOf(error.code, error.subcode, error.data);
   return {
     kind: 'notificationSent',
     code: error.code,
@@ -138,8 +137,18 @@ function tcpFailReason(event: { message: string; closedByPeer?: boolean }): Stat
   return event.closedByPeer ? { kind: 'connectionClosed' } : { kind: 'transportError', message: event.message };
 }
 
-function stopReason(event: { error: BgpError }, kind: 'admin' | 'auto'): StateReason {
-  if (event.error.code === 6 && event.error.subcode === CeaseSubcode.PeerDeconfigured) return { kind: 'deconfigured' };
+/** Why a ManualStop without a NOTIFICATION ended the session (the shell does that only under graceful restart). */
+export const CLOSED_WITHOUT_NOTIFICATION = 'closed without NOTIFICATION: graceful restart (RFC 4724 §4)';
+
+function isDeconfigured(error: BgpError): boolean {
+  if (error.code !== 6) return false;
+  if (error.subcode === CeaseSubcode.PeerDeconfigured) return true;
+  return error.subcode === CeaseSubcode.HardReset && error.data[0] === 6 && error.data[1] === CeaseSubcode.PeerDeconfigured;
+}
+
+function stopReason(event: { error?: BgpError | undefined }, kind: 'admin' | 'auto'): StateReason {
+  if (event.error === undefined) return { kind: 'admin', message: CLOSED_WITHOUT_NOTIFICATION };
+  if (isDeconfigured(event.error)) return { kind: 'deconfigured' };
   const r = sentReason(event.error);
   return kind === 'admin' && r.kind === 'notificationSent' && r.code === 6 && (r.subcode === 2 || r.subcode === 4)
     ? { kind: 'admin', message: r.text ?? event.error.message }

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, isIPv6 } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import type { PeerListener } from '../speaker.ts';
+import type { PeerListener } from '../speaker-types.ts';
 import { setMd5Key, socketFd } from './transport.ts';
 
 /** What the listener needs from a session. */

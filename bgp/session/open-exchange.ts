@@ -24,7 +24,8 @@ const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 /**
  * Our OPEN from the options (built for each connection: the R bit can change between them): Multiprotocol per
- * family, Route Refresh, Extended Message unless disabled, Graceful Restart when configured, 4-octet AS.
+ * family, Route Refresh, Extended Message unless disabled, Graceful Restart when configured (R, N and F bits),
+ * 4-octet AS.
  */
 export function localOpen(o: SessionOptions, holdTimeSec: number): OpenMessage {
   const families = o.families ?? DEFAULT_FAMILIES;
@@ -37,7 +38,7 @@ export function localOpen(o: SessionOptions, holdTimeSec: number): OpenMessage {
     caps.push({
       type: 'GracefulRestart',
       restarting: gr.restarting,
-      notification: false,
+      notification: gr.notification ?? false,
       restartTimeSec: Math.min(4095, Math.max(0, Math.round(gr.restartTimeSec))),
       families: families.map((f) => ({ ...FAMILY_AFI_SAFI[f], forwardingPreserved: gr.forwardingPreserved })),
     });

@@ -37,8 +37,11 @@ export interface SessionOptions {
   ttlSecurity?: boolean;
   /** Families offered in Multiprotocol capabilities (default both unicast families). */
   families?: Family[];
-  /** RFC 4724 graceful restart capability: restart time, R bit, per-family F bit. Read at each OPEN. */
-  gracefulRestart?: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean };
+  /**
+   * RFC 4724 graceful restart capability: restart time, R bit, per-family F bit, and the RFC 8538 N bit
+   * (`notification`, default false). Read at each OPEN.
+   */
+  gracefulRestart?: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean; notification?: boolean };
   /** Offer RFC 8654 extended messages (default true). */
   extendedMessage?: boolean;
   /** Maximum prefixes received (announced NLRI counted per UPDATE, cumulative); exceeded → Cease 1 (RFC 4486). */

@@ -39,7 +39,9 @@ import { INITIAL_FSM, OPEN_SENT_HOLD_TIME_SEC, transition } from '../fsm/fsm.ts'
 import type { FsmConfig, FsmData, Transition } from '../fsm/fsm.ts';
 import { SessionState } from '../fsm/state.ts';
 import type { StateReason } from '../fsm/state.ts';
-import type { PeerSession } from '../speaker.ts';
+import type { PeerSession } from '../speaker-types.ts';
+import { ceaseOf, WITHOUT_NOTIFICATION, withHardReset } from './cease.ts';
+import type { CeaseRequest, StopRequest } from './cease.ts';
 import { CandidateSlot, resolveCollision } from './collision.ts';
 import { Connection } from './connection.ts';
 import type { ConnectionEvents } from './connection.ts';
@@ -58,6 +60,8 @@ import type { TxSource } from './tx-pump.ts';
 import { applySocketOptions, dial, TransportError, ttlOptions } from './transport.ts';
 import type { DialOptions } from './transport.ts';
 
+export type { CeaseRequest, StopRequest } from './cease.ts';
+export { WITHOUT_NOTIFICATION } from './cease.ts';
 export type { SessionOptions } from './options.ts';
 export type { NotificationRecord, SessionStats } from './stats.ts';
 export type { TxSource } from './tx-pump.ts';
@@ -67,6 +71,7 @@ const KEEPALIVE_BYTES = keepaliveMessage();
 const EV_START: FsmEvent = Object.freeze({ type: 'Start' });
 const EV_START_PASSIVE: FsmEvent = Object.freeze({ type: 'Start', passive: true });
 const EV_PEER_RESTARTED: FsmEvent = Object.freeze({ type: 'PeerRestarted' });
+const EV_MANUAL_STOP_SILENT: FsmEvent = Object.freeze({ type: 'ManualStop' });
 const EV_TIMER: Record<TimerName, FsmEvent> = {
   connectRetry: Object.freeze({ type: 'ConnectRetryTimerExpires' }),
   hold: Object.freeze({ type: 'HoldTimerExpires' }),
@@ -176,26 +181,36 @@ export class Session extends EventEmitter implements PeerSession {
   }
 
   /**
-   * ManualStop: Cease (default 6/2 Administrative Shutdown, with an optional RFC 9003 text) if connected, close,
-   * no reconnect. Resolves when the socket is closed. Pass subcode 3 for Peer De-configured.
+   * ManualStop: if connected, a Cease (default 6/2 Administrative Shutdown, with an optional RFC 9003 text; inside a
+   * Hard Reset by the RFC 8538 §5 rule where the N bit was negotiated, see cease.ts) or, for `withoutNotification`,
+   * no NOTIFICATION at all (the peer's RFC 4724 helper keeps our routes as stale); then close, no reconnect.
+   * Resolves when the socket is closed. Pass subcode 3 for Peer De-configured.
    */
-  stop(cease: { subcode: number; shutdownCommunication?: string } = { subcode: CeaseSubcode.AdministrativeShutdown }): Promise<void> {
+  stop(request: StopRequest = { subcode: CeaseSubcode.AdministrativeShutdown }): Promise<void> {
     this.running = false;
     this.restart.cancelStart();
-    this.dropCandidate(ceaseOf(cease));
+    const cease = request === WITHOUT_NOTIFICATION ? undefined : request;
+    this.dropCandidate(cease !== undefined ? ceaseOf(cease) : undefined);
     const done = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
-    this.feed(undefined, { type: 'ManualStop', error: ceaseOf(cease) });
+    this.feed(undefined, cease !== undefined ? { type: 'ManualStop', error: this.onWire(ceaseOf(cease), cease.hardReset) } : EV_MANUAL_STOP_SILENT);
     this.resolveStopWaiters();
     return done;
   }
 
-  /** Hard reset: Cease (default 6/4 Administrative Reset) then reconnect after the base backoff delay. */
-  reset(cease: { subcode: number; shutdownCommunication?: string } = { subcode: CeaseSubcode.AdministrativeReset }): void {
-    const error = ceaseOf(cease);
-    this.dropCandidate(error);
+  /**
+   * Reset: Cease (default 6/4 Administrative Reset; inside a Hard Reset where the N bit was negotiated and
+   * `hardReset` asks for it, see cease.ts) then reconnect after the base backoff delay.
+   */
+  reset(request: CeaseRequest = { subcode: CeaseSubcode.AdministrativeReset }): void {
+    this.dropCandidate(ceaseOf(request));
     this.restart.reset();
     if (this.fsm.state === SessionState.Idle) return;
-    this.feed(undefined, { type: 'AutomaticStop', error });
+    this.feed(undefined, { type: 'AutomaticStop', error: this.onWire(ceaseOf(request), request.hardReset) });
+  }
+
+  /** A Cease as this connection sends it: the RFC 8538 §5 Hard Reset rule for the graceful restart agreed on it. */
+  private onWire(error: BgpError, hardReset?: boolean): BgpError {
+    return withHardReset(error, this.agreement.negotiated?.gracefulRestartMode ?? 'none', hardReset);
   }
 
   /** Sets the UPDATE source (the Adj-RIB-Out); pulled while Established and writable. */
@@ -526,7 +541,7 @@ export class Session extends EventEmitter implements PeerSession {
     this.emit('update', result);
     const eor = endOfRibFamily(result);
     if (eor !== undefined) this.emit('endOfRib', eor);
-    if (exceeded) this.feed(this.conn, { type: 'AutomaticStop', error: exceeded });
+    if (exceeded) this.feed(this.conn, { type: 'AutomaticStop', error: this.onWire(exceeded) });
   }
 
   /** A message on the collision candidate: its OPEN decides the collision (collision.ts); a NOTIFICATION ends it. */
@@ -563,6 +578,3 @@ function dialOptionsOf(o: SessionOptions): DialOptions {
   return d;
 }
 
-function ceaseOf(c: { subcode: number; shutdownCommunication?: string }): BgpError {
-  return BgpError.cease(c.subcode, c.shutdownCommunication !== undefined ? { shutdownCommunication: c.shutdownCommunication } : {});
-}

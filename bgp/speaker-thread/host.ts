@@ -29,7 +29,7 @@ function handlers(speaker: Speaker): CallHandlers {
     markInitialSyncDone: () => speaker.markInitialSyncDone(),
     drain: (opts) => speaker.drain(opts),
     undrain: () => speaker.undrain(),
-    shutdown: (opts) => speaker.shutdown(opts),
+    stop: async (opts) => ({ kind: 'stopped', outcome: await speaker.stop(opts) }),
     resetPeer: (name, opts) => speaker.resetPeer(name, opts),
     bfdAdminDown: (opts) => speaker.bfdAdminDown(opts),
     bfdAdminUp: (peers) => speaker.bfdAdminUp(peers),

@@ -17,14 +17,15 @@ import type { BfdStateEvent } from '../bfd/peers.ts';
 import type { StateReason } from '../fsm/state.ts';
 import type { SentInfo } from '../rib/adj-rib-out.ts';
 import type { PeerConfig, PeerStatus, SpeakerOptions } from '../speaker.ts';
+import type { StopMode, StopOutcome } from '../stop-modes.ts';
 import type { RouteBatch, WireExportedRoute } from './route-batch.ts';
 
 /** The Speaker options that cross to the thread; the test injection points (clock, sessions) stay in-process. */
 export type SpeakerThreadOptions = Pick<SpeakerOptions, 'localAs' | 'bgpIdentifier' | 'listen' | 'gracefulRestart'>;
 
-/** Speaker.shutdown() options. */
-export interface ShutdownOptions {
-  readonly graceful: boolean;
+/** Speaker.stop() options (bgp/stop-modes.ts). */
+export interface StopOptions {
+  readonly mode: StopMode;
   readonly message?: string;
   readonly waitTimeSec?: number;
 }
@@ -42,7 +43,7 @@ export interface SpeakerCalls {
   markInitialSyncDone: [];
   drain: [opts: { readonly waitTimeSec: number }];
   undrain: [];
-  shutdown: [opts: ShutdownOptions];
+  stop: [opts: StopOptions];
   resetPeer: [name: string, opts: { readonly soft: boolean }];
   bfdAdminDown: [opts: { readonly peers?: readonly string[]; readonly timeoutMs?: number }];
   bfdAdminUp: [peers: readonly string[] | undefined];
@@ -51,7 +52,10 @@ export interface SpeakerCalls {
 }
 
 /** The value of a query's reply (most calls answer nothing). */
-export type CallResult = { readonly kind: 'exported'; readonly routes: readonly WireExportedRoute[] } | { readonly kind: 'routes'; readonly routes: RouteBatch };
+export type CallResult =
+  | { readonly kind: 'exported'; readonly routes: readonly WireExportedRoute[] }
+  | { readonly kind: 'routes'; readonly routes: RouteBatch }
+  | { readonly kind: 'stopped'; readonly outcome: StopOutcome };
 
 /** The speaker thread's handler of each call. */
 export type CallHandlers = { readonly [K in keyof SpeakerCalls]: (...args: SpeakerCalls[K]) => CallResult | void | Promise<CallResult | void> };

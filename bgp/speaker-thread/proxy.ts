@@ -28,7 +28,8 @@ import type { ExportedRoute } from '../rib/adj-rib-out.ts';
 import { RouteError } from '../rib/route.ts';
 import type { Route } from '../rib/route.ts';
 import type { PeerConfig, PeerStatus } from '../speaker.ts';
-import type { CallMessage, CallResult, ErrorData, ShutdownOptions, SpeakerCalls, SpeakerThreadOptions, SpeakerView, ThreadMessage } from './protocol.ts';
+import type { CallMessage, CallResult, ErrorData, SpeakerCalls, SpeakerThreadOptions, SpeakerView, StopOptions, ThreadMessage } from './protocol.ts';
+import type { StopOutcome } from '../stop-modes.ts';
 import { decodeRouteBatch, encodePrefixes, encodeRouteBatch, exportedRoute } from './route-batch.ts';
 
 /** Code of the `error` reported when the speaker thread dies. */
@@ -61,7 +62,7 @@ export class SpeakerProxy extends EventEmitter {
   #viewAt = Date.now();
   #overlays: Overlay[] = [];
   #failure: string | undefined;
-  #closing: Promise<void> | undefined;
+  #closing: Promise<StopOutcome> | undefined;
 
   private constructor(options: SpeakerThreadOptions) {
     super();
@@ -166,11 +167,18 @@ export class SpeakerProxy extends EventEmitter {
     return this.#current().draining;
   }
 
-  /** Stops every session (see Speaker.shutdown), then the speaker thread. Idempotent. */
-  shutdown(opts: ShutdownOptions): Promise<void> {
-    this.#closing ??= this.#call('shutdown', [opts])
-      .catch(() => undefined)
-      .then(() => this.#end());
+  /**
+   * Stops every session in `opts.mode` (see Speaker.stop), then the speaker thread; resolves with how each session
+   * ended (no peers when the thread had died). Idempotent: a second call returns the first one's outcome.
+   */
+  stop(opts: StopOptions): Promise<StopOutcome> {
+    this.#closing ??= this.#call('stop', [opts])
+      .then((r): StopOutcome => (r?.kind === 'stopped' ? r.outcome : { mode: opts.mode, peers: [] }))
+      .catch((): StopOutcome => ({ mode: opts.mode, peers: [] }))
+      .then(async (outcome) => {
+        await this.#end();
+        return outcome;
+      });
     return this.#closing;
   }
 

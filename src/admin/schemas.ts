@@ -35,7 +35,7 @@ export const healthSchema = {
 
 export const statusSchema = {
   type: 'object',
-  required: ['version', 'node', 'routerId', 'localAs', 'startedAt', 'uptimeSec', 'ready', 'notReady', 'drained', 'peers', 'routes'],
+  required: ['version', 'node', 'routerId', 'localAs', 'startedAt', 'uptimeSec', 'ready', 'notReady', 'drained', 'drain', 'peers', 'routes'],
   properties: {
     version: str,
     node: str,
@@ -46,6 +46,7 @@ export const statusSchema = {
     ready: bool,
     notReady: strList,
     drained: bool,
+    drain: { ...strList, description: 'What holds the node drained: the herald.io/drain annotation, the stateDir record, a departure' },
     peers: { type: 'object', properties: { configured: int, established: int } },
     routes: { type: 'object', properties: { desired: int } },
     lastReload: { type: 'object', properties: { at: str, ok: bool, errors: strList } },
@@ -189,7 +190,7 @@ export const drainBodySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    persist: { type: 'boolean', description: 'Record the drain in stateDir so a restart stays drained until undrain (default true); false for a drain that only precedes a stop (preStop hook).' },
+    reason: { type: 'string', minLength: 1, maxLength: 253, description: 'Why (the value of the herald.io/drain annotation in Kubernetes mode; default "herald drain").' },
   },
 } as const;
 

@@ -54,13 +54,14 @@ export const ROUTES: RouteDef[] = [
   {
     method: 'GET',
     url: '/readyz',
-    summary: 'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. Quarantined objects are listed, without affecting readiness.',
+    summary:
+      'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. A drained node stays ready (a DaemonSet rollout must not stall on it) and lists the drain among the reasons ("drained: ..."). Quarantined objects are listed, without affecting readiness.',
     response: { 200: S.healthSchema, 503: S.healthSchema },
     handler: async (view, _req, reply) => {
       const s = view.status();
       reply.code(s.ready ? 200 : 503);
       const quarantined = (s.quarantined ?? []).map((q) => `${q.kind} ${q.name}: ${q.reason}`);
-      return { ok: s.ready, reasons: s.notReady, ...(quarantined.length > 0 ? { quarantined } : {}) };
+      return { ok: s.ready, reasons: [...s.notReady, ...s.drain.map((d) => `drained: ${d}`)], ...(quarantined.length > 0 ? { quarantined } : {}) };
     },
   },
   {
@@ -157,27 +158,24 @@ export const ROUTES: RouteDef[] = [
   {
     method: 'POST',
     url: '/api/v1/drain',
-    summary: 'Graceful shutdown (RFC 8326): re-announce every route with GRACEFUL_SHUTDOWN, then withdraw after the wait time.',
+    summary:
+      'Drain this node: recorded where it is kept (Kubernetes: the Node annotation herald.io/drain, whose value is the reason; standalone: stateDir), then graceful shutdown (RFC 8326): every route re-announced with GRACEFUL_SHUTDOWN, withdrawn after the wait time. Kept across restarts until undrain.',
     mutating: true,
     body: S.drainBodySchema,
     response: { 200: S.okSchema },
     handler: async (view, req) => {
-      const persist = (req.body as { persist?: boolean } | undefined)?.persist ?? true;
-      await view.drain({ persist });
-      return { ok: true, message: persist ? 'drain started' : 'drain started (until restart)' };
+      const reason = (req.body as { reason?: string } | undefined)?.reason;
+      return { ok: true, message: await view.drain(reason !== undefined ? { reason } : {}) };
     },
   },
   {
     method: 'POST',
     url: '/api/v1/undrain',
-    summary: 'Undo drain: announce the desired routes normally again.',
+    summary: "Undo the operator's drain (removes the annotation or the stateDir record): announce the desired routes normally again. A node leaving service stays drained.",
     mutating: true,
     body: S.emptyBodySchema,
     response: { 200: S.okSchema },
-    handler: async (view) => {
-      await view.undrain();
-      return { ok: true, message: 'undrained' };
-    },
+    handler: async (view) => ({ ok: true, message: await view.undrain() }),
   },
   {
     method: 'GET',

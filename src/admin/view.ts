@@ -187,7 +187,10 @@ export interface StatusView {
   ready: boolean;
   /** Why not ready (empty when ready). */
   notReady: string[];
+  /** The speaker's RFC 8326 drain is in effect (65535:0 attached, or every route withdrawn). */
   drained: boolean;
+  /** What holds the node drained, e.g. `annotation herald.io/drain="maintenance" on Node n1` (empty when not). */
+  drain: string[];
   peers: { configured: number; established: number };
   routes: { desired: number };
   /** Last reload: when, and its outcome. */
@@ -227,11 +230,13 @@ export interface DaemonView {
   /** @throws NotFoundError for an unknown peer */
   resetPeer(name: string, soft: boolean): Promise<void>;
   /**
-   * RFC 8326 drain. `persist` (default true): recorded in stateDir, so a restart starts drained until undrain;
-   * false: until the next restart only (a preStop hook before a pod replacement).
+   * RFC 8326 drain, recorded where the node keeps it (Kubernetes: the Node annotation herald.io/drain; standalone:
+   * stateDir), so a restart stays drained until undrain. Resolves with what was done.
+   * @throws Error naming the fix when it cannot be recorded (RBAC, stateDir)
    */
-  drain(opts?: { persist?: boolean }): Promise<void>;
-  undrain(): Promise<void>;
+  drain(opts?: { reason?: string }): Promise<string>;
+  /** Ends the operator's drain; resolves with what was done (a departing node stays drained). */
+  undrain(): Promise<string>;
   /** Prometheus text exposition. */
   metrics(): Promise<{ contentType: string; body: string }>;
 }

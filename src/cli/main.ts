@@ -40,8 +40,8 @@ Talk to a running daemon (admin API):
   routes [--peer P] [--prefix X]   Adj-RIB-Out per peer
   services [NS/NAME]         Service VIPs: announced from this node or why not
   health                     health checks: state, target, last failure
-  drain [--until-restart]    graceful shutdown (RFC 8326), then withdraw everything; kept across
-                             restarts unless --until-restart (for a preStop hook)
+  drain [--reason TEXT]      drain this node: graceful shutdown (RFC 8326), then withdraw everything;
+                             kept until undrain (Kubernetes: the Node annotation herald.io/drain=TEXT)
   undrain                    announce again
   reset PEER [--soft]        reset a session (soft: re-send routes only)
 
@@ -67,7 +67,7 @@ const OPTIONS = {
   'token-file': { type: 'string' },
   json: { type: 'boolean' },
   soft: { type: 'boolean' },
-  'until-restart': { type: 'boolean' },
+  reason: { type: 'string' },
   peer: { type: 'string' },
   prefix: { type: 'string' },
   config: { type: 'string', short: 'c' },
@@ -88,7 +88,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   routes: ['api', 'json', 'peer', 'prefix', 'token-file'],
   services: ['api', 'json', 'token-file', 'all-nodes', 'kubeconfig', 'namespace'],
   health: ['api', 'json', 'token-file'],
-  drain: ['api', 'json', 'token-file', 'until-restart'],
+  drain: ['api', 'json', 'token-file', 'reason'],
   undrain: ['api', 'json', 'token-file'],
   reset: ['api', 'json', 'token-file', 'soft'],
   config: ['json'],
@@ -285,7 +285,7 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     case 'drain':
     case 'undrain': {
       expectPositionals(cmd, positionals, 0, 0, 'no arguments');
-      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/${cmd}`, cmd === 'drain' && values['until-restart'] ? { persist: false } : {});
+      const r = await client.post<{ ok: boolean; message?: string }>(`/api/v1/${cmd}`, cmd === 'drain' && values.reason !== undefined ? { reason: values.reason } : {});
       if (values.json) json(ctx.out, r);
       else ctx.out.write(`${r.message ?? (cmd === 'drain' ? 'drained' : 'undrained')}\n`);
       return 0;

@@ -190,7 +190,7 @@ export function formatStatus(s: StatusView): string {
     ['Router id', `${s.routerId}, AS ${s.localAs}`],
     ['Started', `${s.startedAt} (up ${formatDuration(s.uptimeSec)})`],
     ['Ready', s.ready ? 'yes' : `no (${s.notReady.join('; ')})`],
-    ['Drained', s.drained ? 'yes' : 'no'],
+    ['Drained', s.drain.length > 0 ? `yes (${s.drain.join('; ')})` : s.drained ? 'yes' : 'no'],
     ['Peers', `${s.peers.established}/${s.peers.configured} established`],
     ['Routes', `${s.routes.desired} desired`],
   ];

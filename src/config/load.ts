@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Config, ConfigIssue, ListenerAddress } from './schema.ts';
-import { ipFamilyOf } from '../net/address.ts';
+import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
 import { InputReadError, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
@@ -341,41 +341,50 @@ export interface RuntimeOverrides {
 export interface RuntimeIdentity {
   /** Kubernetes node name (flag, then config, then NODE_NAME, then the host name). */
   nodeName: string;
-  nodeIp?: string;
+  /**
+   * This node's addresses as given by `--node-ip`, `node.ip` or `NODE_IP` (at most one per IP family). They override
+   * the Node object's InternalIP of their family (docs/decisions.md "Node addresses"); empty when none is given.
+   */
+  nodeIps: readonly string[];
   /** BGP Identifier, dotted quad. */
   routerId: string;
 }
 
 /**
- * Resolve node name, node IP and router id. Precedence: flag > config file > environment
- * (`NODE_NAME`, `NODE_IP`). The router id defaults to the node IP when it is IPv4.
+ * Resolve node name, node IPs and router id. Precedence: flag > config file > environment (`NODE_NAME`, `NODE_IP`).
+ * The router id defaults to the IPv4 node IP.
  * @throws ConfigError when no router id can be found or a flag is malformed.
  */
 export function resolveIdentity(cfg: Config, o: RuntimeOverrides, hostname: string): RuntimeIdentity {
   const env = o.env ?? process.env;
   const nodeName = o.nodeName ?? cfg.node.name ?? env['NODE_NAME'] ?? hostname;
-  const nodeIp = o.nodeIp ?? cfg.node.ip ?? env['NODE_IP'];
   const issues: ConfigIssue[] = [];
-  if (o.nodeIp !== undefined && ipFamilyOf(o.nodeIp) === undefined) issues.push({ path: '--node-ip', message: 'must be an IP address' });
-  const envIp = env['NODE_IP'];
-  if (o.nodeIp === undefined && cfg.node.ip === undefined && envIp !== undefined && ipFamilyOf(envIp) === undefined) issues.push({ path: 'NODE_IP', message: `must be an IP address, got ${JSON.stringify(envIp)}` });
+  const given: [string, string | undefined][] = [['--node-ip', o.nodeIp], ['node.ip', cfg.node.ip], ['NODE_IP', env['NODE_IP']]];
+  const [where, text] = given.find(([, v]) => v !== undefined && v.trim() !== '') ?? ['', undefined];
+  let nodeIps: readonly string[] = [];
+  if (text !== undefined) {
+    const parsed = parseNodeIps(text);
+    if ('error' in parsed) issues.push({ path: where, message: where === 'NODE_IP' ? `${parsed.error} (got ${JSON.stringify(text)})` : parsed.error });
+    else nodeIps = parsed;
+  }
   let routerId = cfg.bgp.routerId;
   if (routerId === undefined) {
-    if (nodeIp !== undefined && ipFamilyOf(nodeIp) === 'IPv4' && nodeIp !== '0.0.0.0') routerId = nodeIp;
-    else issues.push({ path: 'bgp.routerId', message: 'required unless node.ip (or --node-ip / NODE_IP) is an IPv4 address other than 0.0.0.0' });
+    const v4 = nodeIps.find((a) => ipFamilyOf(a) === 'IPv4');
+    if (v4 !== undefined && v4 !== '0.0.0.0') routerId = v4;
+    else issues.push({ path: 'bgp.routerId', message: 'required unless node.ip (or --node-ip / NODE_IP) has an IPv4 address other than 0.0.0.0' });
   }
   if (issues.length > 0 || routerId === undefined) throw new ConfigError('(runtime)', issues);
-  return { nodeName, routerId, ...(nodeIp !== undefined ? { nodeIp } : {}) };
+  return { nodeName, routerId, nodeIps };
 }
 
 /**
- * Where the metrics-only listener binds (docs/metrics.md): `metrics.address`, else the node's address (`nodeIp` of
- * {@link resolveIdentity}: --node-ip, node.ip or NODE_IP); undefined when the config has no `metrics` section.
+ * Where the metrics-only listener binds (docs/metrics.md): `metrics.address`, else the node's first address (`nodeIps`
+ * of {@link resolveIdentity}: --node-ip, node.ip or NODE_IP); undefined when the config has no `metrics` section.
  * @throws ConfigError when no address is set nor known, or when it overlaps the admin API's address and port.
  */
 export function metricsListener(cfg: Config, identity: RuntimeIdentity): ListenerAddress | undefined {
   if (!cfg.metrics) return undefined;
-  const address = cfg.metrics.address ?? identity.nodeIp;
+  const address = cfg.metrics.address ?? identity.nodeIps[0];
   if (address === undefined) {
     throw new ConfigError('(runtime)', [{ path: 'metrics.address', message: "not set, and the node's address is unknown: set metrics.address, or node.ip (or --node-ip / NODE_IP)" }]);
   }

@@ -15,7 +15,7 @@ import { BlockList } from 'node:net';
 import { z } from 'zod';
 import type { Family } from '../../bgp/index.ts';
 import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
-import { addressValue, canonicalCIDR, ipFamilyOf, toPrefix } from '../net/address.ts';
+import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
 import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
@@ -290,7 +290,7 @@ export const peerSchema = z
         waitTime: nonNegativeSeconds(3600).default(15).describe('Seconds between re-announcing with GRACEFUL_SHUTDOWN and closing.'),
       })
       .optional()
-      .describe('Graceful shutdown (RFC 8326) on drain and on SIGTERM.'),
+      .describe('Graceful shutdown (RFC 8326) on a drain and a departure (docs/upgrades.md); enabled on any peer, a departing node drains instead of withdrawing at once.'),
     maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
     bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
     nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels). The same as nodeSelectors with one selector."),
@@ -475,7 +475,16 @@ export const configSchema = z
     node: z
       .strictObject({
         name: z.string().min(1).optional().describe('This Kubernetes node (default: --node-name, then NODE_NAME).'),
-        ip: ipAddress.optional().describe("This node's IP (default: --node-ip, then NODE_IP); health checks probe it."),
+        ip: z
+          .string()
+          .superRefine((s, ctx) => {
+            const r = parseNodeIps(s);
+            if ('error' in r) ctx.addIssue({ code: 'custom', message: r.error });
+          })
+          .optional()
+          .describe(
+            "This node's addresses, one per IP family (`10.0.0.5` or `10.0.0.5,fd00::5`; --node-ip, then this, then NODE_IP). They override the Node object's InternalIP of their family, which health checks probe otherwise.",
+          ),
       })
       .default({})
       .describe('Identity of the node Herald runs on.'),
@@ -529,6 +538,17 @@ export const configSchema = z
       })
       .default({ address: '127.0.0.1', port: 9179 })
       .describe('Admin HTTP API.'),
+    shutdown: z
+      .strictObject({
+        onTerm: z
+          .enum(['auto', 'restart', 'departure'], msg('must be auto, restart or departure'))
+          .default('auto')
+          .describe(
+            'What SIGTERM is (docs/upgrades.md): auto = a departure when the node is drained or leaving service (Kubernetes: deletion, autoscaler or out-of-service taint, Ready False/Unknown, exclude label), else a restart (rolling update, pod deletion); restart = always keep the routers\' forwarding state (graceful restart); departure = always move traffic away first (RFC 8326, then Cease).',
+          ),
+      })
+      .default({ onTerm: 'auto' })
+      .describe('Stop modes (docs/decisions.md "Stop modes").'),
     metrics: z
       .strictObject({
         address: ipAddress
@@ -538,7 +558,11 @@ export const configSchema = z
       })
       .optional()
       .describe('Metrics-only HTTP listener for Prometheus: GET /metrics and nothing else, no token (docs/metrics.md). Absent: none; the admin API still serves /metrics on its own address.'),
-    stateDir: z.string().min(1).default('/var/lib/herald').describe('Directory for state kept across restarts: the graceful-restart heartbeat and the drain record (a drained node stays drained until undrain).'),
+    stateDir: z
+      .string()
+      .min(1)
+      .default('/var/lib/herald')
+      .describe('Directory for state kept across restarts: the graceful-restart heartbeat and, in standalone mode only, the drain record (drain.json; with the Kubernetes source a drain is the Node annotation herald.io/drain).'),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info').describe('Log level.'),
   })
   .describe('Herald configuration file (YAML).');

@@ -112,6 +112,9 @@ export class Controller extends EventEmitter {
   readonly quarantine: Quarantine;
   #ctx: DesiredRoutesContext;
   #node: NodeState | undefined;
+
+  /** The last Node object seen for this node. */
+  #lastSeen: Node | undefined;
   /** The cluster's eligible Nodes (only followed while an advertisement bounds fan-out). */
   #cluster: ClusterNodes = NO_CLUSTER_NODES;
   readonly #candidates = new Map<string, ServiceCandidates>();
@@ -216,7 +219,8 @@ export class Controller extends EventEmitter {
     const snap = this.#source.snapshot();
     const me = this.#ctx.nodeName;
     if (key === `node:${me}` && this.#node !== undefined) {
-      // Node status heartbeats change the object but rarely what matters (eligibility, labels).
+      // Node status heartbeats change the object but rarely what matters (eligibility, departure, labels,
+      // addresses, the drain annotation).
       const next = this.#evaluateNode(snap);
       if (JSON.stringify(next) === JSON.stringify(this.#node)) return;
     }
@@ -254,23 +258,28 @@ export class Controller extends EventEmitter {
     for (const n of snap.nodes()) if (this.quarantine.problem('Node', n) === undefined) yield n;
   }
 
-  /** This node's state; its Node object quarantined (or throwing) counts as missing: nothing is announced. */
+  /**
+   * This node's state. Its Node object quarantined (or throwing) counts as missing: nothing is announced. A Node
+   * seen once and gone since departs with its last labels (node-eligibility.ts).
+   */
   #evaluateNode(snap: Snapshot): NodeState {
     const me = this.#ctx.nodeName;
     const obj = snap.node(me);
     let problem = obj === undefined ? undefined : this.quarantine.problem('Node', obj);
+    const opts = { departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) };
     let state: NodeState | undefined;
     if (obj !== undefined && problem === undefined) {
       try {
-        state = evaluateNode(obj, me);
+        state = evaluateNode(obj, me, opts);
+        this.#lastSeen = obj;
       } catch (err) {
         problem = `cannot be evaluated: ${errorText(err)}`;
       }
     }
     this.quarantine.set('node', problem === undefined ? [] : [{ kind: 'Node', name: me, reason: problem }]);
     if (state !== undefined) return state;
-    if (problem === undefined) return evaluateNode(undefined, me);
-    return { name: me, eligible: false, labels: {}, reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
+    if (problem === undefined) return evaluateNode(undefined, me, opts);
+    return { name: me, eligible: false, labels: {}, addresses: {}, departing: [], reasons: [{ code: ReasonCode.NodeQuarantined, message: `Node ${me} is quarantined (${problem}): announcing nothing` }] };
   }
 
   #computeService(key: string): void {

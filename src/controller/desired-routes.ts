@@ -107,6 +107,9 @@ export interface DesiredRoutesContext {
   serviceCIDRs?: string[];
   /** Count serving-but-terminating endpoints as usable (default false; docs/decisions.md). */
   countServingTerminating?: boolean;
+
+  /** Node departure signals drain instead of withdrawing at once (some peer has gracefulShutdown; node-eligibility.ts). */
+  departureDrains?: boolean;
   /** This speaker's AS: the Global Administrator of the link bandwidth community (default 0). */
   localAs?: number;
 }
@@ -125,6 +128,8 @@ export interface HealthVerdict {
   reason?: string;
   /** The health layer's own reasons (e.g. Suppressed, HoldDown, NoLocalEndpoints, ConnectionRefused), kept as data. */
   causes?: HealthCause[];
+  /** Passing: a rule the health layer waived (FlapControlWaived), shown among the VIP's reasons. */
+  waived?: HealthCause[];
 }
 
 /**
@@ -165,6 +170,12 @@ export interface VipCandidate {
   readonly contributions: readonly RouteContribution[];
   /** Usable endpoints of the VIP's IP family (endpoints.ts), undefined when the address is not an IP address. */
   readonly endpoints: EndpointCounts | undefined;
+  /**
+   * Other nodes can serve this VIP while this one cannot: its traffic policy is Local and usable endpoints exist on
+   * other nodes. False for Cluster policy (every eligible node sees the same endpoints, and so the same flaps).
+   * Flap control holds a VIP back only while this is true (docs/decisions.md "Flap control").
+   */
+  readonly othersCanServe: boolean;
 }
 
 /** One Service before the health gate: what `decideService` computed, and the object it was computed from. */
@@ -271,7 +282,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints });
+    vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints, othersCanServe: false });
   };
   const spec = svc.spec ?? {};
   const type = spec.type ?? 'ClusterIP';
@@ -405,14 +416,14 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: [...notChosen, ...bad] };
       if (attributes !== undefined) d.attributes = attributes;
       decision.vips.push(d);
-      vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts });
+      vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts, othersCanServe: false });
       continue;
     }
     if (announced && annotations.applied !== undefined) reasons.push(annotations.applied);
     const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...annotations.notes, ...notChosen, ...bad] : bad };
     if (attributes !== undefined) d.attributes = attributes;
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: true, contributions, endpoints: counts });
+    vips.push({ decision: d, candidate: true, contributions, endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
     for (const c of contributions) all.push(c);
   }
   return done();
@@ -428,6 +439,11 @@ export function gateService(candidates: ServiceCandidates, verdictOf: (vip: VipC
     const verdict = verdictOf(v);
     if (verdict.pass) {
       for (const c of v.contributions) contributions.push(c);
+      if (verdict.waived && verdict.waived.length > 0) {
+        vips ??= [...candidates.decision.vips];
+        const message = verdict.waived.map((w) => w.message).join('; ');
+        vips[i] = { ...v.decision, reasons: [...v.decision.reasons, { code: ReasonCode.FlapControlWaived, message, causes: verdict.waived }] };
+      }
       return;
     }
     failed = true;
@@ -439,7 +455,7 @@ export function gateService(candidates: ServiceCandidates, verdictOf: (vip: VipC
       reasons: [{ code: ReasonCode.HealthCheckFailing, message: verdict.reason ?? 'health check not passing', ...(verdict.causes && verdict.causes.length > 0 ? { causes: verdict.causes } : {}) }],
     };
   });
-  if (!failed) return { decision: candidates.decision, contributions: candidates.contributions };
+  if (!failed) return { decision: vips ? { ...candidates.decision, vips } : candidates.decision, contributions: candidates.contributions };
   return { decision: { ...candidates.decision, vips: vips ?? candidates.decision.vips }, contributions };
 }
 
@@ -491,7 +507,7 @@ const PASS: HealthVerdict = { pass: true };
  * passes when it is omitted), merged with the service CIDRs. Never throws for odd objects (see `decideService`).
  */
 export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext, verdict?: (service: string, address: string) => HealthVerdict): DesiredResult {
-  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName);
+  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false });
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
   const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodes(snapshot.nodes()) : NO_CLUSTER_NODES };

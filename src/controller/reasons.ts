@@ -8,6 +8,7 @@ export const ReasonCode = {
   NodeNotFound: 'NodeNotFound',
   NodeExcluded: 'NodeExcluded',
   NodeToBeDeleted: 'NodeToBeDeleted',
+  NodeOutOfService: 'NodeOutOfService',
   NodeDeleting: 'NodeDeleting',
   NodeNotReady: 'NodeNotReady',
   NodeNetworkUnavailable: 'NodeNetworkUnavailable',
@@ -35,6 +36,9 @@ export const ReasonCode = {
   ReadyEndpoint: 'ReadyEndpoint',
   LocalReadyEndpoint: 'LocalReadyEndpoint',
   Advertised: 'Advertised',
+
+  /** Announced although flap control would hold it back: no other node can serve it (its causes say which rule). */
+  FlapControlWaived: 'FlapControlWaived',
   /** maxNodesPerVip: this node is among the chosen ones. */
   Chosen: 'Chosen',
   /** weighting: endpoints: the link bandwidth this node attaches. */

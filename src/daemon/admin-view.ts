@@ -33,8 +33,11 @@ export interface DaemonLifecycle {
   quarantined(): readonly QuarantinedObject[];
   /** @throws NotFoundError for a peer that does not run */
   resetPeer(name: string, soft: boolean): Promise<void>;
-  drain(): Promise<void>;
-  undrain(): Promise<void>;
+  /** The operator's drain (`reason` is recorded with it); resolves with what was done. */
+  drain(reason?: string): Promise<string>;
+  undrain(): Promise<string>;
+  /** The sources holding this node drained, as texts (empty when not drained). */
+  drainSources(): readonly string[];
 }
 
 /** Options of {@link AdminView}. */
@@ -79,6 +82,7 @@ export class AdminView implements DaemonView {
       ready: notReady.length === 0,
       notReady,
       drained: o.speaker.draining,
+      drain: [...o.daemon.drainSources()],
       peers: { configured: peers.length, established: peers.filter((p) => p.state === 'Established').length },
       routes: { desired: o.daemon.desiredRoutes() },
     };
@@ -135,7 +139,7 @@ export class AdminView implements DaemonView {
       if (c.lastFailure) v.lastFailure = { code: c.lastFailure.code ?? 'error', message: c.lastFailure.message };
       return v;
     });
-    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: 'InvalidCheck', message: i.message } });
+    for (const i of st.invalid) out.push({ key: i.key, gate: i.gate, scope: i.scope ?? 'gate', kind: '-', target: '-', state: 'invalid', lastFailure: { code: i.code ?? 'InvalidCheck', message: i.message } });
     return out.sort((a, b) => (a.gate < b.gate ? -1 : a.gate > b.gate ? 1 : a.key < b.key ? -1 : 1));
   }
 
@@ -143,11 +147,11 @@ export class AdminView implements DaemonView {
     return this.#o.daemon.resetPeer(name, soft);
   }
 
-  drain(): Promise<void> {
-    return this.#o.daemon.drain();
+  drain(opts: { reason?: string } = {}): Promise<string> {
+    return this.#o.daemon.drain(opts.reason);
   }
 
-  undrain(): Promise<void> {
+  undrain(): Promise<string> {
     return this.#o.daemon.undrain();
   }
 
@@ -159,7 +163,8 @@ export class AdminView implements DaemonView {
         if (r.lastWatchConnectAtMs > 0) metrics.kubernetesWatchLastConnect.set({ resource: r.kind }, r.lastWatchConnectAtMs / 1000);
       }
     }
-    metrics.drained.set(speaker.draining ? 1 : 0);
+    // drained: what holds the node drained (the daemon keeps it current), or the speaker's own drain.
+    metrics.drained.set(this.#o.daemon.drainSources().length > 0 || speaker.draining ? 1 : 0);
     return metrics.text();
   }
 }

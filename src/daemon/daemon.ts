@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import type { Clock } from '../../bgp/index.ts';
+import type { Clock, StopOutcome } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
@@ -47,10 +47,13 @@ import { diffConfig, effectiveReloadConfig } from './diff.ts';
 import type { ConfigDiff } from './diff.ts';
 import type { DecisionChanges, DecisionSet, GateInputs } from './health-gate.ts';
 import { HealthGate } from './health-gate.ts';
+import { DrainControl } from './drain.ts';
+import type { DrainRecord } from './drain.ts';
 import { InitialSync } from './initial-sync.ts';
 import type { ListenBackoff } from './listener-retry.ts';
 import { ListenerRetry } from './listener-retry.ts';
-import { desiredRoutesContext } from './mapping.ts';
+import { desiredRoutesContext, gracefulShutdownConfigured } from './mapping.ts';
+import { decideStopMode } from './stop-mode.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
 import type { SessionIdentity } from './mapping.ts';
 import { RouteAssembly } from './route-assembly.ts';
@@ -79,6 +82,8 @@ export interface DaemonDeps {
   forbidden?: () => readonly string[];
   /** Passwords of peers' `passwordSecret` (the Kubernetes source); its changes are applied as an object change is. */
   secrets?: SecretLookup & { on(event: 'change', listener: () => void): unknown };
+  /** Where the operator's drain is kept (drain.ts: the Node annotation, or stateDir); default: in memory only. */
+  drainRecord?: DrainRecord;
 }
 
 /** What the daemon knows of Herald's objects, for the node's status and the leader's conditions. */
@@ -120,6 +125,7 @@ export class Daemon {
   readonly #assembly: RouteAssembly;
   readonly #listener: ListenerRetry;
   readonly #initialSync: InitialSync;
+  readonly #drains: DrainControl;
   readonly #controller: Controller | undefined;
   /** The controller's latest candidates (undefined until the source has synced). */
   #candidates: CandidateSet | undefined;
@@ -128,6 +134,8 @@ export class Daemon {
   /** The next pass recomputes everything (start, reload, after a failed pass). */
   #fullNext = true;
   #runQueued = false;
+  /** JSON of the Node addresses the gate's inputs were built from. */
+  #nodeAddressesText = 'null';
   #stopping = false;
   #lastReload: StatusView['lastReload'];
   /** Message of the last failed pass. */
@@ -171,6 +179,15 @@ export class Daemon {
     this.#assembly = new RouteAssembly(speaker, { clock: this.#clock, attributeChangeIntervalMs: config.attributeChangeInterval * 1000, onDue: () => this.#schedule('held attribute changes due') });
     this.#listener = new ListenerRetry({ speaker, log: this.#log, ...(deps.listenRetry ? { backoff: deps.listenRetry } : {}), clock: this.#clock });
     this.#initialSync = new InitialSync({ markDone: () => speaker.markInitialSyncDone(), recheck: () => this.#schedule('health checks settle deadline'), log: this.#log, clock: this.#clock });
+    this.#drains = new DrainControl({
+      speaker,
+      log: this.#log,
+      record: deps.drainRecord,
+      nodeName: identity.nodeName,
+      waitSec: () => this.#effectiveWaitSec(this.#gracefulWait().waitTimeSec),
+      departureDrains: () => gracefulShutdownConfigured(this.#config),
+      onChange: () => this.#drainMetrics(),
+    });
     this.view = new AdminView({
       version: deps.version,
       identity,
@@ -192,8 +209,9 @@ export class Daemon {
         forbidden: () => [...(this.#deps.source?.status().resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...(this.#deps.forbidden?.() ?? [])],
         quarantined: () => this.#quarantine.list(),
         resetPeer: (name, soft) => this.resetPeer(name, soft),
-        drain: () => this.drain(),
+        drain: (reason) => this.drain(reason),
         undrain: () => this.undrain(),
+        drainSources: () => this.#drains.sources,
       },
     });
 
@@ -274,6 +292,7 @@ export class Daemon {
    * failed (binding is then retried, see listener-retry.ts). Never rejects for a bind failure.
    */
   async start(): Promise<void> {
+    this.#drains.start(this.#config.stateDir);
     const bound = this.#listener.start();
     this.#fullNext = true;
     this.#run('start');
@@ -325,6 +344,9 @@ export class Daemon {
         }
       }
       const candidates = this.#candidates;
+      // Before the routes go to the speaker: a node found drained announces nothing, not even for a moment.
+      this.#drains.observe(candidates?.node);
+      this.#followNodeAddresses(candidates);
       if (full) this.#passes.full++;
       else if (candidates) this.#passes.incremental++;
       const gated = this.#gate.run(candidates, full ? 'all' : this.#pending.services);
@@ -378,7 +400,15 @@ export class Daemon {
   }
 
   #gateInputs(cfg: Config): GateInputs {
-    return { checks: checkContext(cfg, this.identity), routes: cfg.routes };
+    return { checks: checkContext(cfg, this.identity, this.#candidates?.node.addresses), routes: cfg.routes };
+  }
+
+  /** The Node's InternalIPs changed (or became known): the checks that probe them are built again. */
+  #followNodeAddresses(candidates: CandidateSet | undefined): void {
+    const text = JSON.stringify(candidates?.node.addresses ?? null);
+    if (text === this.#nodeAddressesText) return;
+    this.#nodeAddressesText = text;
+    this.#gate.configure(this.#gateInputs(this.#config));
   }
 
   /** Herald's objects from the source (none without one). */
@@ -473,12 +503,13 @@ export class Daemon {
   #apply(file: Config, merged: MergedConfig): ConfigDiff {
     const d = diffConfig(this.#config, merged.config);
     const peers = this.#resolvePeers(merged); // may throw: nothing applied yet
+    const departureChanged = gracefulShutdownConfigured(this.#config) !== gracefulShutdownConfigured(merged.config);
     this.#file = file;
     this.#merged = merged;
     this.#config = merged.config;
     if (d.logLevelChanged) this.#log.level = merged.config.logLevel;
     this.#peers.apply(peers);
-    if (d.policyChanged || d.healthChanged) this.#controller?.setContext(desiredRoutesContext(merged.config, this.identity.nodeName));
+    if (d.policyChanged || d.healthChanged || departureChanged) this.#controller?.setContext(desiredRoutesContext(merged.config, this.identity.nodeName));
     this.#gate.configure(this.#gateInputs(merged.config));
     this.#assembly.setAttributeChangeInterval(merged.config.attributeChangeInterval * 1000);
     this.#fullNext = true;
@@ -563,20 +594,37 @@ export class Daemon {
     this.#deps.metrics.observeReload(false, this.#clock.now());
   }
 
-  /** Stop everything: graceful (RFC 8326) when configured, then Cease / Administrative Shutdown. Idempotent. */
-  async shutdown(reason: string): Promise<void> {
-    if (this.#stopping) return;
+  /**
+   * Stop everything in the mode the node's state calls for (stop-mode.ts, docs/decisions.md "Stop modes"): a
+   * restart keeps the routers' forwarding state, a departure moves traffic away first (the speaker's drain when it
+   * has not run, then Cease / Hard Reset). The log line says which mode and why; the next one how each peer's
+   * session ended. Idempotent.
+   * @param reason what asked for the stop (`SIGTERM`, `admin API failed`, ...)
+   */
+  async shutdown(reason: string): Promise<StopOutcome | undefined> {
+    if (this.#stopping) return undefined;
     this.#stopping = true;
     this.#listener.stop();
     this.#initialSync.stop();
     this.#assembly.close();
+    const cfg = this.#config;
+    const { mode, why } = decideStopMode({ onTerm: cfg.shutdown.onTerm, kubernetes: cfg.source?.kubernetes !== undefined, drained: this.#drains.drained, departing: this.#drains.departing });
     const g = this.#gracefulWait();
-    const waitTimeSec = this.#effectiveWaitSec(g.waitTimeSec);
-    this.#log.info({ reason, graceful: g.graceful, waitTimeSec, ...(waitTimeSec !== g.waitTimeSec ? { skippedWait: 'no Established session' } : {}) }, 'shutting down');
-    await this.#speaker.shutdown({ graceful: g.graceful, waitTimeSec, message: `herald: ${reason}` }).catch((err: unknown) => this.#log.warn({ err }, 'speaker shutdown failed'));
+    const waitTimeSec = g.graceful ? this.#effectiveWaitSec(g.waitTimeSec) : 0;
+    const departure = { waitTimeSec, drainedAlready: this.#drains.phase === 'withdrawn', ...(waitTimeSec !== g.waitTimeSec ? { skippedWait: 'no Established session' } : {}) };
+    this.#log.info({ reason, mode, why, ...(mode === 'departure' ? departure : {}) }, `stopping (${reason}): ${mode}: ${why}`);
+    const message = mode === 'restart' ? `herald restarting (${reason})` : `herald leaving: ${why}`;
+    let outcome: StopOutcome | undefined;
+    try {
+      outcome = await this.#speaker.stop({ mode, message, ...(mode === 'departure' ? { waitTimeSec } : {}) });
+      this.#log.info({ mode, peers: outcome.peers }, `BGP sessions ended (${mode}): ${outcome.peers.map((p) => `${p.peer} ${p.ending}`).join(', ') || 'no peers'}`);
+    } catch (err) {
+      this.#log.warn({ err }, 'speaker stop failed');
+    }
     await this.#deps.health.close().catch(() => undefined);
     if (this.#controller) await this.#controller.stop().catch(() => undefined);
     else await this.#deps.source?.stop().catch(() => undefined);
+    return outcome;
   }
 
   /** Soft (ROUTE-REFRESH resend) or hard reset of one session. @throws NotFoundError for an unknown peer */
@@ -586,16 +634,25 @@ export class Daemon {
     this.#speaker.resetPeer(name, { soft });
   }
 
-  /** RFC 8326 drain; returns once started (the withdrawal follows after the wait time; none without an Established session). */
-  async drain(): Promise<void> {
-    const waitTimeSec = this.#effectiveWaitSec(this.#gracefulWait().waitTimeSec);
-    this.#log.info({ waitTimeSec }, 'drain requested');
-    this.#speaker.drain({ waitTimeSec }).catch((err: unknown) => this.#log.error({ err }, 'drain failed'));
+  /**
+   * The operator's drain (RFC 8326; drain.ts): recorded where the node keeps it (the Node annotation, or stateDir),
+   * then the speaker drains. Returns what was done. @throws Error naming the fix when it cannot be recorded
+   */
+  async drain(reason?: string): Promise<string> {
+    this.#log.info({ reason }, 'drain requested');
+    return this.#drains.drain(reason);
   }
 
-  async undrain(): Promise<void> {
+  /** Ends the operator's drain (a departing node stays drained). @throws Error naming the fix */
+  async undrain(): Promise<string> {
     this.#log.info('undrain requested');
-    this.#speaker.undrain();
+    return this.#drains.undrain();
+  }
+
+  /** The drained and departing gauges. */
+  #drainMetrics(): void {
+    this.#deps.metrics.drained.set(this.#drains.sources.length > 0 ? 1 : 0);
+    this.#deps.metrics.nodeDeparting.set(this.#drains.departing !== undefined ? 1 : 0);
   }
 
   /** Largest gracefulShutdown.waitTime among peers that enable it (0 when none does). */

@@ -208,10 +208,16 @@ export class HealthGate implements DecisionSet {
     return out;
   }
 
-  /** Registered gates whose checks have not given their first verdict yet (`Pending`). */
+  /**
+   * Checks that have not given their first verdict yet: registered gates still `Pending`, and node-scope checks
+   * (kube-proxy's `/healthz`) still unknown, which hold back every VIP of the node while they are.
+   */
   pendingChecks(): number {
     let n = 0;
     for (const g of this.#registered) if (this.#health.gate(g).reasons.some((r) => r.code === 'Pending')) n++;
+    if (this.#configSpecs.some((x) => x.scope === 'node')) {
+      for (const c of this.#health.status().checks) if (c.scope === 'node' && c.state === 'unknown') n++;
+    }
     return n;
   }
 
@@ -259,7 +265,7 @@ export class HealthGate implements DecisionSet {
       return;
     }
     this.stats.servicesApplied++;
-    const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address));
+    const gated = gateService(c, (vip) => this.#verdict(key, vip.decision.address, vip.othersCanServe));
     let announced = NO_GATES;
     for (const v of gated.decision.vips) {
       if (!v.announced) continue;
@@ -311,10 +317,16 @@ export class HealthGate implements DecisionSet {
     this.#registered = registered;
   }
 
-  /** The checker's verdict on one VIP, its reasons kept as data (code, absolute since/until) for the services view. */
-  #verdict(service: string, address: string): HealthVerdict {
-    const g = this.#health.gate(gateKeyText(serviceGate(service, address)));
-    if (g.pass) return PASS;
+  /**
+   * The checker's verdict on one VIP, its reasons kept as data (code, absolute since/until) for the services view.
+   * `othersCanServe` false: flap control does not hold it back (desired-routes.ts VipCandidate).
+   */
+  #verdict(service: string, address: string, othersCanServe: boolean): HealthVerdict {
+    const g = this.#health.gate(gateKeyText(serviceGate(service, address)), { othersCanServe });
+    if (g.pass) {
+      const waived = g.reasons.filter((r) => r.code === 'FlapControlWaived');
+      return waived.length === 0 ? PASS : { pass: true, waived: waived.map((r) => ({ code: r.code, message: r.message })) };
+    }
     const causes = g.reasons.map((r) => ({
       code: r.code,
       message: r.message,

@@ -116,8 +116,14 @@ export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRout
     ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements.map(advertisement) } : {}),
     ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
     countServingTerminating: cfg.countServingTerminating,
+    departureDrains: gracefulShutdownConfigured(cfg),
     localAs: cfg.bgp.localAs,
   };
+}
+
+/** Some peer has RFC 8326 graceful shutdown enabled: drains and departures re-announce with 65535:0 and wait. */
+export function gracefulShutdownConfigured(cfg: Config): boolean {
+  return cfg.peers.some((p) => p.gracefulShutdown?.enabled === true);
 }
 
 /** A config advertisement → the controller's (bandwidth text → bytes per second; the schema validated it). */

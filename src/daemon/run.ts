@@ -1,7 +1,8 @@
 /**
  * `herald run`: load the config, build the daemon (speaker, source, health, metrics), serve the
  * admin API and, with `metrics:`, the metrics-only listener (src/metrics/server.ts), and handle signals:
- * - SIGTERM / SIGINT → graceful shutdown (RFC 8326 when configured), exit 0;
+ * - SIGTERM / SIGINT → a stop in the mode the node's state calls for (a restart, or a departure when it is drained
+ *   or leaving service; src/daemon/stop-mode.ts, docs/upgrades.md), exit 0;
  * - SIGHUP, or a change of the config file (polled every `watchIntervalMs`, which also sees
  *   ConfigMap symlink swaps) → reload: the new file is validated first; a bad file is rejected
  *   with every error logged and the running config stays; content read already is not parsed again.
@@ -30,8 +31,10 @@ import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
 import { MappingError, resolvePassword, watchesEveryNode } from './mapping.ts';
-import type { DaemonView } from '../admin/view.ts';
-import { readDrained, readRestartInfo, writeDrained, writeHeartbeat } from './state.ts';
+import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
+import { readRestartInfo, writeHeartbeat } from './state.ts';
+import { annotationDrainRecord, fileDrainRecord } from './drain.ts';
+import type { DrainRecord } from './drain.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { SecretCache } from '../k8s/secrets.ts';
 import type { NodeStatusWriter } from './node-status.ts';
@@ -120,39 +123,6 @@ function startErrorLog(err: unknown): object {
   if (err instanceof MappingError || err instanceof ConfigError) return { errors: err.issues.map((i) => `${i.path}: ${i.message}`) };
   if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return { error: e.message, code: e.code };
   return { err };
-}
-
-/**
- * The daemon as the admin API sees it, with `drain`/`undrain` recorded in `stateDir` (drain.json) so a
- * restart keeps the node drained. A state directory that cannot be written is logged; the action still runs.
- */
-function persistingView(view: DaemonView, stateDir: string, log: Logger): DaemonView {
-  const record = (drained: boolean) => {
-    try {
-      writeDrained(stateDir, drained, Date.now());
-    } catch (err) {
-      log.warn({ stateDir, err: (err as Error).message }, drained ? 'cannot record the drain in the state directory: a restart will not be drained' : 'cannot clear the drain record in the state directory: a restart will start drained');
-    }
-  };
-  return {
-    status: () => view.status(),
-    live: () => view.live(),
-    peers: () => view.peers(),
-    routes: (f) => view.routes(f),
-    services: () => view.services(),
-    health: () => view.health(),
-    resetPeer: (name, soft) => view.resetPeer(name, soft),
-    metrics: () => view.metrics(),
-    drain: async (o) => {
-      // A drain that only precedes a stop (preStop hook) must not leave the next start drained.
-      record(o?.persist ?? true);
-      await view.drain();
-    },
-    undrain: async () => {
-      record(false);
-      await view.undrain();
-    },
-  };
 }
 
 function fileStamp(path: string): string {
@@ -253,6 +223,13 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       const events = new AnnouncementEvents(identity.nodeName, recorder);
       onDecisions = (d, c) => events.observe(d, c);
     }
+    // Kubernetes: the drain is the Node annotation herald.io/drain (RBAC: patch nodes); standalone: stateDir.
+    let drainRecord: DrainRecord = fileDrainRecord(config.stateDir);
+    if (kc) {
+      const { patchNodeAnnotation } = await import('../k8s/node-annotations.ts');
+      const cluster = kc;
+      drainRecord = annotationDrainRecord((value) => forbidden.track('patch nodes', () => patchNodeAnnotation(cluster, identity.nodeName, DRAIN_ANNOTATION, value)));
+    }
     // The Speaker runs in its own worker thread: nothing on this thread can delay a KEEPALIVE or a hold timer.
     const { SpeakerProxy } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
@@ -276,6 +253,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         nodeStatus?.changed();
         checkAllocator();
       },
+      drainRecord,
     });
     if (kc && namespace !== undefined) {
       // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
@@ -302,18 +280,10 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
   log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
 
-  // Drained by the operator before the last stop: stay drained (herald undrain clears it).
-  const drainedBefore = readDrained(config.stateDir);
-  if (drainedBefore.error !== undefined) log.warn({ stateDir: config.stateDir, err: drainedBefore.error }, 'cannot read the drain record; starting undrained');
-  if (drainedBefore.drained) {
-    log.warn({ since: drainedBefore.sinceMs !== undefined ? new Date(drainedBefore.sinceMs).toISOString() : undefined }, 'starting drained: the node was drained before the last stop (herald undrain announces again)');
-    await daemon.drain();
-  }
-
   let token = readToken(config, env, log);
   for (const w of placeholderWarnings(config, token, (p, i) => resolvePassword(p, i, env))) log.warn(w.fields, w.message);
   try {
-    admin = await buildAdminServer({ view: persistingView(daemon.view, config.stateDir, log), token: () => token, logger: log.child({ component: 'admin' }) });
+    admin = await buildAdminServer({ view: daemon.view, token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
     const a = admin.server.address();
     log.info({ address: config.admin.address, port: typeof a === 'object' && a ? a.port : config.admin.port }, 'admin API listening');

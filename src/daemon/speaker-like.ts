@@ -16,7 +16,7 @@
  * unit tests use the in-process `Speaker` or fakes.
  */
 import type { EventEmitter } from 'node:events';
-import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason } from '../../bgp/index.ts';
+import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason, StopMode, StopOutcome } from '../../bgp/index.ts';
 
 export type { BfdStateEvent };
 
@@ -69,7 +69,12 @@ export interface SpeakerLike extends EventEmitter {
   drain(opts: { waitTimeSec: number }): Promise<void>;
   undrain(): void;
   readonly draining: boolean;
-  shutdown(opts: { graceful: boolean; message?: string; waitTimeSec?: number }): Promise<void>;
+  /**
+   * Stop in a mode (bgp/stop-modes.ts): `restart` keeps the routers' forwarding state (graceful restart),
+   * `departure` drains first (`waitTimeSec` with 65535:0, then the withdrawal) and ends with Cease / Hard Reset.
+   * Resolves with how each peer's session ended.
+   */
+  stop(opts: { mode: StopMode; message?: string; waitTimeSec?: number }): Promise<StopOutcome>;
   resetPeer(name: string, opts: { soft: boolean }): void;
   /** Status of every configured peer (a proxy serves it from a cache). */
   peers(): readonly PeerStatus[];

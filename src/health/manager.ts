@@ -34,12 +34,20 @@ import { probeCheck } from './probe.ts';
 import { RiseFall } from './rise-fall.ts';
 import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
-import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, ProbeResult, Reason } from './types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, InvalidCheckCode, ProbeResult, Reason } from './types.ts';
 import { CheckKind, ReasonCode } from './types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
 /** Probe function: must not reject (a rejection is recorded as a `NetworkError` failure). */
 export type ProbeFn = (spec: CheckSpec, signal: AbortSignal) => Promise<ProbeResult>;
+
+/** A spec that could not be used: its gate (or every gate, `node`) fails closed with `code`. */
+interface InvalidEntry {
+  gate: string;
+  message: string;
+  node: boolean;
+  code: InvalidCheckCode;
+}
 
 export interface HealthManagerOptions {
   clock?: Clock;
@@ -58,6 +66,11 @@ export interface HealthManagerOptions {
 export interface GateOptions {
   /** Key under which the route is reported to `setAnnounced` (default: the gate key itself). */
   announcedAs?: string;
+  /**
+   * Whether other nodes can serve the key meanwhile (default true). False: hold-down and suppression do not block
+   * it, since they exist to prefer stable nodes, not to prolong an outage; the result says so (`FlapControlWaived`).
+   */
+  othersCanServe?: boolean;
 }
 
 /** Outcome of one `setChecks` call (check keys). */
@@ -113,7 +126,7 @@ export interface HealthStats {
 export interface HealthStatus {
   nowMs: number;
   checks: CheckStatus[];
-  invalid: Array<{ key: string; gate: string; scope: 'gate' | 'node'; message: string }>;
+  invalid: Array<{ key: string; gate: string; scope: 'gate' | 'node'; message: string; code: InvalidCheckCode }>;
   dampers: Array<{ key: string } & DamperStatus>;
   announced: number;
   probes: { inFlight: number; waiting: number; maxConcurrent: number };
@@ -176,7 +189,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
   private readonly entries = new Map<string, Entry>();
   private readonly byGate = new Map<string, Set<string>>();
   private readonly nodeChecks = new Set<string>();
-  private invalid = new Map<string, { gate: string; message: string; node: boolean }>();
+  private invalid = new Map<string, InvalidEntry>();
   private readonly announced = new Set<string>();
   private readonly dampers = new Map<string, FlapDamper>();
   private readonly damperTimers = new Map<string, TimerHandle>();
@@ -211,7 +224,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     if (this.closed) throw new Error('HealthManager is closed');
     const res: SetChecksResult = { added: [], restarted: [], kept: [], removed: [], errors: [] };
     const desired = new Map<string, CheckSpec>();
-    const invalid = new Map<string, { gate: string; message: string; node: boolean }>();
+    const invalid = new Map<string, InvalidEntry>();
     for (const raw of specs) {
       const err = checkSpecError(raw);
       const key = typeof raw?.key === 'string' ? raw.key : String(raw?.key);
@@ -222,7 +235,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       }
       if (err !== null) {
         res.errors.push({ key, gate, message: err });
-        invalid.set(key, { gate, message: err, node: raw?.scope === 'node' });
+        invalid.set(key, { gate, message: err, node: raw?.scope === 'node', code: raw?.error !== undefined ? (raw.errorCode ?? ReasonCode.InvalidCheck) : ReasonCode.InvalidCheck });
         continue;
       }
       desired.set(key, { ...raw, hosts: [...raw.hosts], ...(raw.expectedStatus ? { expectedStatus: [...raw.expectedStatus] } : {}) });
@@ -360,7 +373,8 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       // annotation must not withdraw a working VIP.
       if (!inv.node && inv.gate !== key) continue;
       if (!announced) pass = false;
-      reasons.push({ code: ReasonCode.InvalidCheck, message: `check ${ck} is invalid: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
+      const what = inv.code === ReasonCode.NodeAddressUnknown ? `check ${ck} cannot be built` : `check ${ck} is invalid`;
+      reasons.push({ code: inv.code, message: `${what}: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
     }
     const keys = this.byGate.get(key);
     if (keys) {
@@ -386,9 +400,9 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       const d = this.dampers.get(announcedKey);
       if (d) {
         const st = d.status(now);
+        const damping: Reason[] = [];
         if (st.suppressed) {
-          pass = false;
-          reasons.push({
+          damping.push({
             code: ReasonCode.Suppressed,
             message: `flapping: suppressed after ${st.withdrawals} withdrawals, penalty ${Math.round(st.penalty)} (reuse at ${this.flap.reuseThreshold}), ${fmtSec((st.suppressedUntilMs as number) - now)} left`,
             ...(st.suppressedSinceMs !== null ? { since: st.suppressedSinceMs } : {}),
@@ -396,13 +410,20 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
           });
         }
         if (st.holdDownUntilMs !== null && !(st.suppressed && (st.suppressedUntilMs as number) >= st.holdDownUntilMs)) {
-          pass = false;
-          reasons.push({
+          damping.push({
             code: ReasonCode.HoldDown,
             message: `withdrawn recently: hold-down ${this.flap.holdDownSec} s, ${fmtSec(st.holdDownUntilMs - now)} left`,
             ...(st.lastWithdrawAtMs !== null ? { since: st.lastWithdrawAtMs } : {}),
             until: st.holdDownUntilMs,
           });
+        }
+        if (damping.length > 0 && opts.othersCanServe === false) {
+          // Flap control prefers stable nodes; with no other node to prefer it would only keep the Service dark.
+          if (pass) reasons.push({ code: ReasonCode.FlapControlWaived, message: `announced although ${damping.map((r) => r.message).join('; ')}: no other node can serve it` });
+        } else if (damping.length > 0) {
+          pass = false;
+          const others = opts.othersCanServe === true ? ' (other nodes serve it meanwhile)' : '';
+          for (const r of damping) reasons.push({ ...r, message: `${r.message}${others}` });
         }
       }
     }
@@ -464,7 +485,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     return {
       nowMs: now,
       checks,
-      invalid: [...this.invalid].map(([key, v]) => ({ key, gate: v.gate, scope: v.node ? ('node' as const) : ('gate' as const), message: v.message })),
+      invalid: [...this.invalid].map(([key, v]) => ({ key, gate: v.gate, scope: v.node ? ('node' as const) : ('gate' as const), message: v.message, code: v.code })),
       dampers,
       announced: this.announced.size,
       probes: { inFlight: this.sem.inFlight, waiting: this.sem.waiting, maxConcurrent: this.sem.size },

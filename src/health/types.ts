@@ -39,17 +39,27 @@ export const ReasonCode = {
   Pending: 'Pending',
   /** Gate: a check for this key has invalid settings; blocks new announcements (keeps announced ones) until fixed. */
   InvalidCheck: 'InvalidCheck',
+  /**
+   * Gate: a check applies but this node has no address of the family it must probe (kube-proxy's health servers
+   * are probed on the node's InternalIP of the VIP's family); blocks like InvalidCheck.
+   */
+  NodeAddressUnknown: 'NodeAddressUnknown',
   /** Gate: a node-level check is down (or pending), so nothing is announced from this node. */
   NodeUnhealthy: 'NodeUnhealthy',
   /** Gate: the VIP was withdrawn recently; it may not be re-announced before `until`. */
   HoldDown: 'HoldDown',
   /** Gate: the VIP flapped too often; it is suppressed until its penalty decays (`until`). */
   Suppressed: 'Suppressed',
+  /**
+   * Gate, passing: hold-down or suppression would block the key, but no other node can serve it, so it is announced
+   * anyway (flap control prefers stable nodes; it never keeps a Service dark; docs/decisions.md "Flap control").
+   */
+  FlapControlWaived: 'FlapControlWaived',
 } as const;
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 
 /** Codes a single probe can return when it fails. */
-export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed'>;
+export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeAddressUnknown' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed' | 'FlapControlWaived'>;
 
 /**
  * A reason, as data, for the admin API, logs, metrics and Kubernetes Events.
@@ -125,12 +135,17 @@ export interface CheckSpec extends CheckTiming {
   /** Accepted HTTP statuses for http/https (default 200-399). */
   expectedStatus?: number[];
   /**
-   * Set when the check could not be built from its source (bad annotation, bad config): the manager
-   * runs nothing and the gate reports `InvalidCheck` with this message (no new announcement; an
-   * announced key is kept).
+   * Set when the check could not be built from its source (bad annotation, bad config, no node address to probe):
+   * the manager runs nothing and the gate reports `errorCode` (default `InvalidCheck`) with this message (no new
+   * announcement; an announced key is kept).
    */
   error?: string;
+  /** The reason code of `error`. */
+  errorCode?: InvalidCheckCode;
 }
+
+/** Reason codes of a check that applies but could not be built. */
+export type InvalidCheckCode = typeof ReasonCode.InvalidCheck | typeof ReasonCode.NodeAddressUnknown;
 
 /** Health state of one check. */
 export type HealthState = 'unknown' | 'up' | 'down';
@@ -174,12 +189,15 @@ export interface CheckSummary {
 export interface HealthLike extends EventEmitter<HealthEvents> {
   /** Replace the whole set of checks (level-triggered); bad specs are returned, never thrown. */
   setChecks(specs: readonly CheckSpec[]): { errors: Array<{ key: string; gate: string; message: string }> };
-  /** May `key` be announced from this node? */
-  gate(key: string): GateResult;
+  /**
+   * May `key` be announced from this node? `othersCanServe: false`: no other node can serve it, so hold-down and
+   * suppression do not block it (a passing result carries a `FlapControlWaived` reason instead).
+   */
+  gate(key: string, opts?: { othersCanServe?: boolean }): GateResult;
   /** Whether `key` is announced from this node now (announced → withdrawn feeds hold-down and damping). */
   setAnnounced(key: string, announced: boolean): void;
   /** Checks and invalid specs, for the admin API. */
-  status(): { checks: readonly CheckSummary[]; invalid: ReadonlyArray<{ key: string; gate: string; message: string }> };
+  status(): { checks: readonly CheckSummary[]; invalid: ReadonlyArray<{ key: string; gate: string; message: string; code?: InvalidCheckCode; scope?: 'gate' | 'node' }> };
   /** Stop every probe and timer. */
   close(): Promise<void>;
 }

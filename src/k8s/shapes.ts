@@ -91,7 +91,8 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
     fields: {
       metadata: { fields: { name: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
       spec: { nullable: true, fields: { taints: { list: { fields: { key: 'text' } } } } },
-      status: { nullable: true, fields: { conditions: { list: { fields: { type: 'text', status: 'text' } } } } },
+      // addresses: the InternalIP of each family is kube-proxy's probe address (docs/decisions.md "Node addresses").
+      status: { nullable: true, fields: { conditions: { list: { fields: { type: 'text', status: 'text' } } }, addresses: { list: { fields: { type: 'text', address: 'text' } } } } },
     },
   },
   ServiceCIDR: {

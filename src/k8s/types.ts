@@ -78,6 +78,8 @@ export interface Node extends KubeObject {
   };
   status?: {
     conditions?: Array<{ type?: string; status?: string }>;
+    /** The node's addresses (`type` InternalIP, ExternalIP, Hostname, ...). */
+    addresses?: Array<{ type?: string; address?: string }>;
   };
 }
 

@@ -51,6 +51,7 @@ export class HeraldMetrics {
   readonly ipamPoolAddresses: Gauge<'pool' | 'family' | 'state'>;
   readonly ipamLeader: Gauge<'lease'>;
   readonly drained: Gauge;
+  readonly nodeDeparting: Gauge;
   readonly quarantinedObjects: Gauge<'kind'>;
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
@@ -239,7 +240,8 @@ export class HeraldMetrics {
         if (a) this.set({ lease: a.lease }, a.isLeader() ? 1 : 0);
       },
     });
-    this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the speaker is drained (RFC 8326 graceful shutdown in effect).', registers });
+    this.drained = new Gauge({ name: `${PREFIX}drained`, help: '1 while the node is drained (RFC 8326 graceful shutdown in effect): by the herald.io/drain annotation, the stateDir record (standalone) or a departure.', registers });
+    this.nodeDeparting = new Gauge({ name: `${PREFIX}node_departing`, help: "1 while this node's Node object says it is leaving service (deletion, autoscaler or out-of-service taint, Ready False/Unknown, exclude label).", registers });
     this.quarantinedObjects = new Gauge({ name: `${PREFIX}quarantined_objects`, help: 'Kubernetes objects treated as absent because Herald cannot use them, by kind (herald status lists them).', labelNames: ['kind'], registers });
     for (const kind of ['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']) this.quarantinedObjects.set({ kind }, 0);
     this.bfdSessionUp = new Gauge({

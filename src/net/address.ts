@@ -119,3 +119,23 @@ export function prefixMatches(routePrefix: string, filter: string): boolean {
   if (fLen > bits) return false;
   return rLen >= fLen && (r.value & mask(fLen)) === (f.value & mask(fLen));
 }
+
+/**
+ * The addresses of a node-IP text: one IP, or one per IP family separated by a comma (the form of kubelet's
+ * `--node-ip` and of the downward API's `status.hostIPs`), e.g. `10.0.0.5,fd00::5`. Returns the message of the first
+ * problem instead when the text is not that.
+ */
+export function parseNodeIps(text: string): readonly string[] | { error: string } {
+  const parts = text.split(',').map((p) => p.trim());
+  const seen = new Map<string, string>();
+  for (const p of parts) {
+    const zone = p.indexOf('%');
+    if (zone >= 0) return { error: `must be an IP address without a zone id ("${p.slice(zone)}"): Herald's probes take no interface scope` };
+    const family = ipFamilyOf(p);
+    if (family === undefined) return { error: `must be an IP address, or one per IP family separated by a comma; ${JSON.stringify(p)} is not an IP address` };
+    const other = seen.get(family);
+    if (other !== undefined) return { error: `at most one ${family} address: ${other} and ${p}` };
+    seen.set(family, p);
+  }
+  return parts;
+}

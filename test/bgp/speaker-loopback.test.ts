@@ -83,7 +83,7 @@ t.test('20,000 routes over loopback: packed, ≤ max length, End-of-RIB, route r
   const peer = await scriptedPeer('127.0.0.3', { as: 65002, extendedMessage: false, v6: true });
   t.teardown(() => peer.close());
   const speaker = new Speaker({ localAs: 65001, bgpIdentifier: '10.0.0.1' });
-  t.teardown(() => speaker.shutdown({ graceful: false }));
+  t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
   const routes = [];
   for (let i = 0; i < 20_000; i++) routes.push({ prefix: `10.1.${i >> 8}.${i & 255}/32`, family: 'ipv4-unicast' as const });
   routes.push({ prefix: '2001:db8::/64', family: 'ipv6-unicast' as const });
@@ -115,17 +115,17 @@ t.test('20,000 routes over loopback: packed, ≤ max length, End-of-RIB, route r
   t.equal(st.prefixesAdvertised, 20_001 - 10);
   t.equal(st.negotiated?.extendedMessage, false);
 
-  await speaker.shutdown({ graceful: false, message: 'bye' });
+  await speaker.stop({ mode: 'restart', message: 'bye' });
   await peer.until(() => peer.received.some((m) => m.type === 'NOTIFICATION'), 'NOTIFICATION');
   const n = peer.received.find((m) => m.type === 'NOTIFICATION');
-  t.same(n?.type === 'NOTIFICATION' && [n.errorCode, n.errorSubcode, n.shutdownCommunication], [6, 2, 'bye'], 'Cease 6/2 with the RFC 9003 text');
+  t.same(n?.type === 'NOTIFICATION' && [n.errorCode, n.errorSubcode, n.shutdownCommunication], [6, 2, 'bye'], 'a restart toward a peer without graceful restart: Cease 6/2 with the RFC 9003 text');
 });
 
 t.test('extended message: UPDATEs up to 65535 octets', async (t) => {
   const peer = await scriptedPeer('127.0.0.4', { as: 65002, extendedMessage: true, v6: false });
   t.teardown(() => peer.close());
   const speaker = new Speaker({ localAs: 65001, bgpIdentifier: '10.0.0.1' });
-  t.teardown(() => speaker.shutdown({ graceful: false }));
+  t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
   const routes = [];
   for (let i = 0; i < 30_000; i++) routes.push({ prefix: `10.2.${i >> 8}.${i & 255}/32`, family: 'ipv4-unicast' as const });
   speaker.setRoutes(routes);

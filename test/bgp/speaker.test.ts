@@ -1,12 +1,12 @@
 // Speaker over scripted fake sessions (no sockets): fan-out, export per peer, GR options and End-of-RIB gating,
-// route refresh, drain/undrain (RFC 8326), shutdown (Cease 6/2 + RFC 9003 text), updatePeer, peers() status.
+// route refresh, drain/undrain (RFC 8326), the stop modes (restart, departure), updatePeer, peers() status.
 import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { PeerListener, PeerSession } from '../../bgp/speaker.ts';
 import { FakeClock } from '../../bgp/fsm/clock.ts';
 import type { Negotiated } from '../../bgp/codec/open.ts';
-import type { SessionOptions } from '../../bgp/session/session.ts';
+import type { SessionOptions, StopRequest } from '../../bgp/session/session.ts';
 import type { CodecContext } from '../../bgp/codec/types.ts';
 import { decodeUpdate } from './rib/wire-decode.ts';
 import type { DecodedUpdate } from './rib/wire-decode.ts';
@@ -22,7 +22,7 @@ class FakeSession extends EventEmitter implements PeerSession {
   tx: Tx | undefined;
   kicks = 0;
   started = 0;
-  stopped: { subcode: number; shutdownCommunication?: string }[] = [];
+  stopped: StopRequest[] = [];
   resets: unknown[] = [];
   readonly options: SessionOptions;
   constructor(options: SessionOptions) {
@@ -38,8 +38,8 @@ class FakeSession extends EventEmitter implements PeerSession {
   acceptConnection(): void {
     throw new Error('the fake listener hands out no connections');
   }
-  async stop(cease?: { subcode: number; shutdownCommunication?: string }): Promise<void> {
-    this.stopped.push(cease ?? { subcode: 0 });
+  async stop(request?: StopRequest): Promise<void> {
+    this.stopped.push(request ?? { subcode: 0 });
     this.down();
   }
   reset(cease?: unknown): void {
@@ -108,7 +108,7 @@ t.test('fan-out with per-peer export rules; End-of-RIB only after markInitialSyn
   t.same(registered, ['127.0.0.2', '127.0.0.3'], 'registered with the listener');
   const [e, i] = sessions as [FakeSession, FakeSession];
   t.equal(e.started, 1);
-  t.same(e.options.gracefulRestart, { restartTimeSec: 120, restarting: true, forwardingPreserved: true }, 'R and F bits');
+  t.same(e.options.gracefulRestart, { restartTimeSec: 120, restarting: true, forwardingPreserved: true, notification: true }, 'R, F and N bits');
   t.same(e.options.families, ['ipv4-unicast', 'ipv6-unicast']);
   speaker.setRoutes([r4(1, { localPref: 200, communities: [0xfde80001] }), r6(1), r4(2, { peers: ['ibgp'] })]);
   e.establish();
@@ -154,7 +154,7 @@ t.test('session down resets Adj-RIB-Out; re-establish resends; route refresh res
   speaker.resetPeer('p', { soft: true });
   t.same(s.pull().flatMap((m) => m.announced), ['ipv4-unicast 192.0.2.1/32'], 'soft reset resends');
   speaker.resetPeer('p', { soft: false });
-  t.same(s.resets, [{ subcode: 4 }], 'hard reset: Cease 4');
+  t.same(s.resets, [{ subcode: 4, hardReset: true }], 'hard reset: Cease 4, inside a Hard Reset where N was negotiated');
 });
 
 t.test('invalid routes: RouteError, nothing applied', async (t) => {
@@ -200,25 +200,100 @@ t.test('drain: 65535:0 re-announce (LOCAL_PREF 0 to iBGP), wait, withdraw; undra
   t.notOk(back[0]!.attrs.has(8), 'no community after undrain');
 });
 
-t.test('shutdown graceful: 65535:0, wait, then Cease 6/2 with the RFC 9003 text; not graceful: at once', async (t) => {
+t.test('drain with no wait: withdrawn before drain() returns; routes set after it are not sent (a node starting drained)', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
+  const e = sessions[0]!;
+  e.establish();
+  e.pull();
+  const done = speaker.drain({ waitTimeSec: 0 });
+  t.equal(speaker.draining, true);
+  speaker.setRoutes([r4(1)]);
+  t.same(e.pull().flatMap((m) => m.announced), [], 'nothing announced');
+  await done;
+  t.same(e.pull(), [], 'still nothing');
+  speaker.undrain();
+  t.same(e.pull().flatMap((m) => m.announced), ['ipv4-unicast 192.0.2.1/32'], 'undrain announces the set');
+});
+
+t.test('stop restart: nothing withdrawn, no 65535:0; each session ends by what graceful restart it agreed', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'n', address: '127.0.0.2', peerAs: 65001 });
+  speaker.addPeer({ name: 'gr', address: '127.0.0.3', peerAs: 65001 });
+  speaker.addPeer({ name: 'plain', address: '127.0.0.4', peerAs: 65001, gracefulRestart: false });
+  speaker.addPeer({ name: 'down', address: '127.0.0.5', peerAs: 65001 });
+  speaker.setRoutes([r4(1)]);
+  const [n, gr, plain] = sessions as [FakeSession, FakeSession, FakeSession, FakeSession];
+  n.establish({ gracefulRestartMode: 'notification' });
+  gr.establish({ gracefulRestartMode: 'restart' });
+  plain.establish({ gracefulRestartMode: 'none' });
+  for (const s of [n, gr, plain]) s.pull();
+  const outcome = await speaker.stop({ mode: 'restart', message: 'herald restarting' });
+  for (const s of [n, gr, plain]) t.same(s.pull(), [], `${s.name}: no UPDATE at all (no withdrawal, no 65535:0)`);
+  t.same(outcome, {
+    mode: 'restart',
+    peers: [
+      { peer: 'n', ending: 'ceaseKeepingRoutes' },
+      { peer: 'gr', ending: 'closedWithoutNotification' },
+      { peer: 'plain', ending: 'cease' },
+      { peer: 'down', ending: 'notEstablished' },
+    ],
+  });
+  t.same(sessions.map((s) => s.stopped), [
+    [{ subcode: 4, shutdownCommunication: 'herald restarting', hardReset: false }],
+    ['withoutNotification'],
+    [{ subcode: 2, shutdownCommunication: 'herald restarting' }],
+    ['withoutNotification'],
+  ]);
+  t.same(await speaker.stop({ mode: 'departure' }), outcome, 'a second stop returns the first outcome');
+  t.equal(sessions[0]!.stopped.length, 1, 'and stops nothing twice');
+});
+
+t.test('stop departure: 65535:0, the wait, the withdrawal handed to the sessions, then Hard Reset where N was agreed', async (t) => {
+  const { speaker, sessions, clock } = setup();
+  speaker.addPeer({ name: 'n', address: '127.0.0.2', peerAs: 65001 });
+  speaker.addPeer({ name: 'gr', address: '127.0.0.3', peerAs: 65001 });
+  speaker.setRoutes([r4(1), r4(2)]);
+  const [n, gr] = sessions as [FakeSession, FakeSession];
+  n.establish({ gracefulRestartMode: 'notification' });
+  gr.establish({ gracefulRestartMode: 'restart' });
+  n.pull();
+  gr.pull();
+  let outcome: unknown;
+  const done = speaker.stop({ mode: 'departure', message: 'node leaving', waitTimeSec: 30 }).then((o) => (outcome = o));
+  t.equal(n.pull()[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000', '65535:0 at once');
+  clock.advance(29_999);
+  await new Promise((r) => setImmediate(r));
+  t.same(n.pull(), [], 'nothing withdrawn during the wait');
+  clock.advance(1);
+  await new Promise((r) => setImmediate(r));
+  t.same(n.stopped, [], 'no Cease while withdrawals are pending');
+  t.same(n.pull().flatMap((m) => m.withdrawn).sort(), ['ipv4-unicast 192.0.2.1/32', 'ipv4-unicast 192.0.2.2/32']);
+  clock.advance(20);
+  await new Promise((r) => setImmediate(r));
+  t.same(n.stopped, [], 'still waiting: the other session has not taken its withdrawals');
+  t.equal(gr.pull().flatMap((m) => m.withdrawn).length, 2);
+  clock.advance(20);
+  await done;
+  t.same(outcome, { mode: 'departure', peers: [{ peer: 'n', ending: 'hardReset' }, { peer: 'gr', ending: 'cease' }] });
+  t.same(n.stopped, [{ subcode: 2, shutdownCommunication: 'node leaving', hardReset: true }]);
+  t.same(gr.stopped, [{ subcode: 2, shutdownCommunication: 'node leaving' }]);
+  t.throws(() => speaker.addPeer({ name: 'x', address: '127.0.0.5', peerAs: 1 }), /shut down/);
+});
+
+t.test('stop departure after a finished drain: no second wait', async (t) => {
   const { speaker, sessions, clock } = setup();
   speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
   speaker.setRoutes([r4(1)]);
   const e = sessions[0]!;
   e.establish();
   e.pull();
-  const done = speaker.shutdown({ graceful: true, message: 'node drain', waitTimeSec: 10 });
-  t.equal(e.pull()[0]!.attrs.get(8)!.value.toString('hex'), 'ffff0000');
-  t.same(e.stopped, [], 'no Cease before the wait');
+  const drained = speaker.drain({ waitTimeSec: 10 });
   clock.advance(10_000);
-  await done;
-  t.same(e.stopped, [{ subcode: 2, shutdownCommunication: 'node drain' }]);
-  t.throws(() => speaker.addPeer({ name: 'x', address: '127.0.0.5', peerAs: 1 }), /shut down/);
-
-  const b = setup();
-  b.speaker.addPeer({ name: 'e', address: '127.0.0.2', peerAs: 65001 });
-  await b.speaker.shutdown({ graceful: false });
-  t.same(b.sessions[0]!.stopped, [{ subcode: 2 }]);
+  await drained;
+  e.pull();
+  const outcome = await speaker.stop({ mode: 'departure', waitTimeSec: 60 });
+  t.same(outcome.peers, [{ peer: 'e', ending: 'cease' }], 'stopped without advancing the clock');
 });
 
 t.test('updatePeer: next hop change keeps the session; other changes restart it with Cease 6; removePeer Cease 3', async (t) => {

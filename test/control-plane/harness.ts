@@ -236,10 +236,22 @@ export async function startHerald(t: Test, o: HeraldOptions): Promise<HeraldNode
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], {
-    env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system' },
+    env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system', HERALD_ADMIN_TOKEN: ADMIN_TOKEN },
   });
   t.teardown(() => proc.stop(5000));
   return { proc, adminPort };
+}
+
+/** The admin token every Herald of this tier is started with. */
+export const ADMIN_TOKEN = 'control-plane-tier';
+
+/**
+ * `herald drain` then `herald undrain` through the admin API: the Node annotation herald.io/drain is patched in and
+ * out (RBAC `patch nodes`). Resolves with both HTTP statuses.
+ */
+export async function drainAndUndrain(h: HeraldNode): Promise<[number, number]> {
+  const post = async (path: string): Promise<number> => (await fetch(`http://127.0.0.1:${h.adminPort}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: AbortSignal.timeout(10_000) })).status;
+  return [await post('/api/v1/drain'), await post('/api/v1/undrain')];
 }
 
 /** Herald's `/api/v1/status` (undefined while it does not answer). */

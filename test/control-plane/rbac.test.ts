@@ -16,7 +16,7 @@ import { readManifests } from '../helpers/control-plane.ts';
 import type { AuditEvent, ControlPlane } from '../helpers/control-plane.ts';
 import { heraldLogs, loopbackBlock, pathsFor, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
-import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, createService, heraldLog, heraldStatus, setPodReady, startCluster, startHerald, until } from './harness.ts';
+import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, createService, drainAndUndrain, heraldLog, heraldStatus, setPodReady, startCluster, startHerald, until } from './harness.ts';
 
 /** The informer kinds Herald watches, by resource (src/sources/kubernetes.ts; status names them so). */
 const WATCHED: Record<string, string> = { services: 'Service', nodes: 'Node', endpointslices: 'EndpointSlice', servicecidrs: 'ServiceCIDR', bgppeers: 'BGPPeer', bgpadvertisements: 'BGPAdvertisement', ipaddresspools: 'IPAddressPool', bgpnodeconfigoverrides: 'BGPNodeConfigOverride' };
@@ -24,10 +24,9 @@ const WATCHED: Record<string, string> = { services: 'Service', nodes: 'Node', en
 const OPTIONAL = new Set(['servicecidrs', 'bgppeers', 'bgpadvertisements', 'ipaddresspools', 'bgpnodeconfigoverrides']);
 
 /**
- * The calls production makes, as the audit log names them: [verb, apiGroup, resource (with /subresource)].
- * The drain annotation (a Node patch) comes with its own issue: its row is the hook. While pending it is skipped
- * visibly; the issue that adds it grants `patch` on nodes in rbac.yaml, which fails the least-privilege check below
- * until the row is no longer pending, and the removal scenarios pick the new verb up by themselves.
+ * The calls production makes, as the audit log names them: [verb, apiGroup, resource (with /subresource)]. The Node
+ * patch is the drain annotation herald.io/drain: every instance drains and undrains once (drainAndUndrain), so the
+ * shipped one makes the call and the one without `patch nodes` shows its 403.
  */
 const PRODUCTION_CALLS: { verb: string; group: string; resource: string; pending?: string }[] = [
   { verb: 'list', group: '', resource: 'services' },
@@ -47,7 +46,7 @@ const PRODUCTION_CALLS: { verb: string; group: string; resource: string; pending
   { verb: 'create', group: 'herald.io', resource: 'bgpnodestatuses' },
   { verb: 'patch', group: 'herald.io', resource: 'bgpnodestatuses/status' },
   { verb: 'get', group: '', resource: 'secrets' },
-  { verb: 'patch', group: '', resource: 'nodes', pending: 'the Node drain annotation is not implemented yet (its own issue)' },
+  { verb: 'patch', group: '', resource: 'nodes' },
 ];
 
 const resourceOf = (e: AuditEvent) => `${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
@@ -152,6 +151,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
     await waitHeraldUp(h);
     const vip = '198.51.100.16/32';
     await withLogs(() => bird.waitFor(async () => (await pathsFor(bird, vip)).join() === protoName(shipped.node.name) || undefined, 'the allocated VIP from node-shipped', 90_000), [h], ['shipped']);
+    t.same(await drainAndUndrain(h), [200, 200], 'herald drain and undrain patch the Node annotation');
     const user = 'system:serviceaccount:herald-system:herald';
     // A Lease renewal (update) follows the acquisition within retryPeriod (2 s); Events are asynchronous.
     const seen = await until(
@@ -207,6 +207,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
 async function checkScenario(t: Test, cp: ControlPlane, s: Scenario): Promise<void> {
   const h = s.herald!;
   await waitHeraldUp(h);
+  await drainAndUndrain(h).catch(() => undefined); // makes the Node patch: refused in the scenario without it
   const want = expectedForbidden(s.verb, s.resource);
   const user = `system:serviceaccount:${s.namespace}:herald`;
   const st = await withLogs(() => until(`status.forbidden starting "${want}"`, async () => {

@@ -76,10 +76,10 @@ t.test('every repository path named in docs, README, manifests, the chart, examp
   t.same(missing, [], 'no doc or manifest names a file that does not exist');
 });
 
-/** The `### \`Name\`` entries of docs/troubleshooting.md. */
+/** The `### \`Name\`` entries of docs/troubleshooting.md (one heading may name several: `### \`A\` / \`B\``). */
 function troubleshootingEntries(): Set<string> {
   const text = readFileSync(join(root, 'docs/troubleshooting.md'), 'utf8');
-  return new Set([...text.matchAll(/^### `(\w+)`$/gm)].map((m) => m[1] as string));
+  return new Set([...text.matchAll(/^### (`\w+`(?: \/ `\w+`)*)$/gm)].flatMap((m) => [...(m[1] as string).matchAll(/`(\w+)`/g)].map((x) => x[1] as string)));
 }
 
 t.test('every repository path a code comment names exists (src, bgp, tools, test, bench, demo)', async (t) => {

@@ -58,22 +58,23 @@ t.test('RoleBinding subjects are in the kustomization namespace (so kustomize le
   }
 });
 
-t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, drain on preStop, grace > shutdown wait, required Secrets', async (t) => {
+t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preStop drain, node-critical priority, grace > shutdown wait, required Secrets', async (t) => {
   const docs = renderKustomization(deployDir);
   const ds = find<k8s.V1DaemonSet>(docs, 'DaemonSet');
   const pod = ds.spec?.template.spec;
   const c = pod?.containers[0];
   t.equal(pod?.hostNetwork, true);
   t.same(ds.spec?.selector.matchLabels, ds.spec?.template.metadata?.labels);
-  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath ?? e.valueFrom?.resourceFieldRef?.resource), ['spec.nodeName', 'status.hostIP', 'metadata.namespace', 'limits.memory']);
+  t.same(c?.env?.map((e) => e.valueFrom?.fieldRef?.fieldPath ?? e.valueFrom?.resourceFieldRef?.resource), ['spec.nodeName', 'status.hostIPs', 'metadata.namespace', 'limits.memory']);
   t.equal(c?.readinessProbe?.httpGet?.path, '/readyz');
   t.equal(c?.livenessProbe?.httpGet?.path, '/healthz');
-  t.same(c?.lifecycle?.preStop?.exec?.command?.slice(0, 3), ['herald', 'drain', '--until-restart'], 'preStop runs `herald` from the PATH (deploy/Dockerfile)');
+  t.equal(c?.lifecycle?.preStop, undefined, 'no preStop drain: a rolling update is a restart (docs/upgrades.md)');
+  t.equal(pod?.priorityClassName, 'system-node-critical', 'stopped after the workloads it announces on a node shutdown');
   t.equal(ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable, 1);
   t.same(c?.ports?.map((p) => [p.name, p.containerPort]), [['metrics', 9179]], 'the port Prometheus scrapes is named metrics');
   const cm = find<{ data: Record<string, string> }>(docs, 'ConfigMap');
   const wait = Number(/waitTime:\s*(\d+)/.exec(cm.data['herald.yaml'] ?? '')?.[1]);
-  t.ok((pod?.terminationGracePeriodSeconds ?? 30) > wait + 10, 'terminationGracePeriodSeconds exceeds the graceful-shutdown wait');
+  t.ok((pod?.terminationGracePeriodSeconds ?? 30) > wait + 10, 'terminationGracePeriodSeconds covers a departure: the graceful-shutdown wait, the withdrawal, the Cease');
   const secrets = (pod?.volumes ?? []).filter((v) => v.secret);
   t.same(secrets.map((v) => [v.secret?.secretName, v.secret?.optional]), [['herald-bgp-password', false], ['herald-admin-token', false]], 'both Secrets are required: a missing one is named in the pod events');
   const ns = find<k8s.V1Namespace>(docs, 'Namespace');

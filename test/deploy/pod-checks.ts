@@ -49,7 +49,7 @@ export function parseHeraldYaml(text: string, where: string): Config {
 /**
  * Everything that keeps `cfg` from starting and draining in `container` of a hostNetwork pod: the listen port, the
  * admin API off loopback or off the probes' port, the metrics listener off the node address or off the port named
- * `metrics`, the preStop token file, stateDir, password files and variables.
+ * `metrics`, a preStop hook, the admin token file, stateDir, password files and variables.
  */
 export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
   const errors: string[] = [];
@@ -66,17 +66,15 @@ export function podProblems(cfg: Config, container: k8s.V1Container): string[] {
     if (cfg.metrics.port !== metricsPort) errors.push(`metrics.port ${cfg.metrics.port} is not the port named metrics (${metricsPort})`);
     if (!(container.args ?? []).includes('--node-ip')) errors.push('the metrics listener takes the node address from --node-ip, which the container does not pass');
     try {
-      metricsListener(cfg, { nodeName: 'node', routerId: '192.0.2.10', nodeIp: '192.0.2.10' });
+      metricsListener(cfg, { nodeName: 'node', routerId: '192.0.2.10', nodeIps: ['192.0.2.10'] });
     } catch (err) {
       errors.push((err as Error).message);
     }
   }
-  const stop = container.lifecycle?.preStop?.exec?.command ?? [];
-  const tokenFile = stop[stop.indexOf('--token-file') + 1];
-  if (cfg.admin.tokenFile !== tokenFile) errors.push(`admin.tokenFile ${cfg.admin.tokenFile} is not the preStop drain's ${tokenFile}`);
-  if (tokenFile === undefined || !mounts.includes(dirname(tokenFile))) errors.push(`the token file ${tokenFile} is not in a mounted volume`);
-  const api = stop[stop.indexOf('--api') + 1];
-  if (api !== `http://127.0.0.1:${cfg.admin.port}`) errors.push(`the preStop drain calls ${api}, not the admin API`);
+  // docs/decisions.md "Stop modes": no unconditional drain before a stop (a rolling update is a restart).
+  if (container.lifecycle?.preStop !== undefined) errors.push(`a preStop hook (${JSON.stringify(container.lifecycle.preStop)}): SIGTERM decides restart or departure itself`);
+  const tokenFile = cfg.admin.tokenFile;
+  if (tokenFile === undefined || !mounts.includes(dirname(tokenFile))) errors.push(`admin.tokenFile ${tokenFile} is not in a mounted volume (herald drain/undrain/reset need it)`);
   if (!mounts.includes(cfg.stateDir)) errors.push(`stateDir ${cfg.stateDir} is not a mounted volume`);
   for (const p of cfg.peers) {
     const { file, env: variable } = p.password ?? {};

@@ -69,7 +69,9 @@ t.test('what a DaemonSet configuration reads is mounted or set: admin port = pro
   for (const { where, cfg } of configs) t.same(podProblems(cfg, herald), [], `${where} runs in the DaemonSet`);
   t.ok(herald.volumeMounts?.some((m) => m.mountPath === '/etc/herald/config') && herald.args?.includes('/etc/herald/config/herald.yaml'), 'the ConfigMap directory is mounted where --config points');
   const broken = parseHeraldYaml('bgp: {localAs: 1, routerId: 10.0.0.1}\nadmin: {port: 9000}\nstateDir: /var/tmp\npeers: [{name: a, address: 10.0.0.2, peerAs: 2, password: {env: NOPE}}]', 'inline');
-  t.same(podProblems(broken, herald).length, 6, `a configuration that would not start is caught: ${podProblems(broken, herald).join('; ')}`);
+  t.same(podProblems(broken, herald).length, 5, `a configuration that would not start is caught: ${podProblems(broken, herald).join('; ')}`);
+  const withPreStop = { ...herald, lifecycle: { preStop: { exec: { command: ['herald', 'drain'] } } } };
+  t.match(podProblems(configs[0]!.cfg, withPreStop), [/a preStop hook/], 'a preStop drain is caught (a rolling update must be a restart)');
   const base = 'bgp: {localAs: 1}\nadmin: {tokenFile: /etc/herald/admin/token}\n';
   t.match(podProblems(parseHeraldYaml(`${base}metrics: {port: 9100}`, 'inline'), herald), [/metrics\.port 9100 is not the port named metrics \(9179\)/]);
   t.match(podProblems(parseHeraldYaml(`${base}metrics: {address: 192.0.2.5}`, 'inline'), herald), [/metrics\.address 192\.0\.2\.5: one address for every node/]);

@@ -57,8 +57,12 @@ export function protoName(node: string): string {
   return `h_${node.replace(/[^A-Za-z0-9]/g, '_')}`;
 }
 
-/** Start ONE BIRD (AS `birdAs`, on `ip:port`) with a passive eBGP protocol per node (AS `heraldAs`). */
-export async function startBird(o: { ip: string; port: number; birdAs: number; heraldAs: number; nodes: NodeSpec[] }): Promise<Bird> {
+/**
+ * Start ONE BIRD (AS `birdAs`, on `ip:port`) with a passive eBGP protocol per node (AS `heraldAs`). `gracefulRestart`:
+ * BIRD helps our graceful restart (`graceful restart on`, 120 s); `trace`: BIRD logs every route it adds or removes
+ * (Bird.routeTrace()).
+ */
+export async function startBird(o: { ip: string; port: number; birdAs: number; heraldAs: number; nodes: NodeSpec[]; gracefulRestart?: boolean; trace?: boolean }): Promise<Bird> {
   const body = o.nodes
     .map((n) =>
       bgpProtocol({
@@ -72,6 +76,8 @@ export async function startBird(o: { ip: string; port: number; birdAs: number; h
         passive: true,
         holdTimeSec: 30,
         families: ['ipv4'],
+        ...(o.gracefulRestart ? { extra: '  graceful restart on;\n  graceful restart time 120;' } : {}),
+        ...(o.trace ? { trace: true } : {}),
       }),
     )
     .join('');
@@ -120,6 +126,12 @@ export interface HeraldNode {
   adminPort: number;
 }
 
+/** A Herald started by {@link startHerald}, which can be started again. */
+export interface RestartableHerald extends HeraldNode {
+  /** Spawns `herald run` again with the same configuration and stateDir (after proc.kill()): a restart. */
+  respawn(): void;
+}
+
 /** Options of {@link startHerald}. */
 export interface HeraldNodeOptions {
   node: NodeSpec;
@@ -134,10 +146,18 @@ export interface HeraldNodeOptions {
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
   kubeProxyPort?: number;
-  /** Top-level config keys added to (or replacing) the ones above, e.g. `advertisements`. */
+  /** Graceful restart on the BIRD peer (restart time 120 s). */
+  gracefulRestart?: boolean;
+  /** RFC 8326 graceful shutdown on the BIRD peer, with this wait (seconds). */
+  gracefulShutdownWaitSec?: number;
+  /** Pass `--node-ip` (default true; false: the Node object's addresses are probed). */
+  nodeIpFlag?: boolean;
+  /** Top-level config keys added to (or replacing) the ones above, e.g. `advertisements`, `shutdown`. */
   config?: Record<string, unknown>;
   /** Keys added to the peer's config, e.g. `nextHop` (FRR refuses a 127/8 next hop). */
   peer?: Record<string, unknown>;
+  /** HERALD_ADMIN_TOKEN of the process (the mutating admin endpoints: drain, undrain, reset). */
+  adminToken?: string;
 }
 
 /**
@@ -145,7 +165,7 @@ export interface HeraldNodeOptions {
  * with BIRD from the node IP, fast health checks (interval 0.5 s, rise 1, fall 1), flap control off (tests need
  * quick re-announcements), and the admin API on a free port of 127.0.0.1.
  */
-export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
+export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHerald> {
   const proc = new DaemonProcess(`e2e-${o.node.name}`);
   const adminPort = await freePort('127.0.0.1');
   const config: Record<string, unknown> = {
@@ -162,6 +182,8 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
             connectRetryTime: 1,
             ebgpMultihop: 2,
             families: ['ipv4-unicast'],
+            ...(o.gracefulRestart ? { gracefulRestart: { enabled: true, restartTime: 120 } } : {}),
+            ...(o.gracefulShutdownWaitSec !== undefined ? { gracefulShutdown: { enabled: true, waitTime: o.gracefulShutdownWaitSec } } : {}),
             ...o.peer,
           },
         ]
@@ -175,10 +197,15 @@ export async function startHerald(o: HeraldNodeOptions): Promise<HeraldNode> {
   };
   if (o.kubeProxyPort !== undefined) config['kubeProxy'] = { healthzPort: o.kubeProxyPort, checkServices: true };
   Object.assign(config, o.config);
+  // Without --node-ip the router id must come from the configuration (it defaults to an IPv4 node IP).
+  if (o.nodeIpFlag === false) config['bgp'] = { localAs: o.heraldAs, routerId: o.node.ip };
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
-  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], o.env ? { env: { ...process.env, ...o.env } } : {});
-  return { proc, adminPort };
+  const args = [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, ...(o.nodeIpFlag === false ? [] : ['--node-ip', o.node.ip])];
+  const env = o.adminToken !== undefined || o.env !== undefined ? { env: { ...process.env, ...o.env, ...(o.adminToken !== undefined ? { HERALD_ADMIN_TOKEN: o.adminToken } : {}) } } : {};
+  const respawn = (): void => proc.spawn(process.execPath, args, env);
+  respawn();
+  return { proc, adminPort, respawn };
 }
 
 /** The last log lines (and stderr, exit state) of each Herald, for failure messages. */

@@ -81,6 +81,8 @@ export interface BgpProtocolOptions {
   disableAs4?: boolean;
   /** Extra statements inside the protocol block. */
   extra?: string;
+  /** `debug { states, routes, events }`: every route BIRD adds or removes is logged (see Bird.routeTrace()). */
+  trace?: boolean;
 }
 
 /** Renders a `protocol bgp` block for Bird.start(). Uses `multihop` for eBGP and `connect delay time 1`. */
@@ -101,6 +103,7 @@ export function bgpProtocol(o: BgpProtocolOptions): string {
     o.password !== undefined ? `  password "${o.password}";` : '',
     o.disableAs4 ? '  enable as4 no;' : '',
     o.extra ?? '',
+    o.trace ? '  debug { states, routes, events };' : '',
     ...families.map((f) => `  ${f} { ${body} };`),
     '}',
   ];
@@ -336,6 +339,33 @@ export function parseProtocols(text: string): BirdProtocol[] {
   return out;
 }
 
+/** One line of BIRD's route trace (`debug { routes }`): a route imported into the table from a protocol's channel. */
+export interface BirdRouteEvent {
+  /** BIRD's timestamp, e.g. '2024-01-01 10:00:00.123'. */
+  at: string;
+  protocol: string;
+  /** 'ipv4', 'ipv6'. */
+  channel: string;
+  /** 'added', 'removed', 'ignored', 'filtered' ... */
+  action: string;
+  prefix: string;
+  line: string;
+}
+
+/**
+ * Parses the route trace lines of a BIRD log (`<TRACE> herald.ipv4 > removed [sole] 192.0.2.1/32 ...`): imports only
+ * (the `>` direction), in log order.
+ */
+export function parseRouteTrace(log: string): BirdRouteEvent[] {
+  const out: BirdRouteEvent[] = [];
+  const re = /^(\S+ \S+) <TRACE> ([^.\s]+)\.(\S+) > (\w+)(?: \[[^\]]*\])? (\S+)/;
+  for (const line of log.split('\n')) {
+    const m = re.exec(line);
+    if (m) out.push({ at: m[1] ?? '', protocol: m[2] ?? '', channel: m[3] ?? '', action: m[4] ?? '', prefix: m[5] ?? '', line });
+  }
+  return out;
+}
+
 const running = new Set<Bird>();
 let exitHookInstalled = false;
 function installExitHook(): void {
@@ -518,6 +548,11 @@ export class Bird {
   async restart(timeoutMs = 10_000): Promise<void> {
     await this.stopProcess();
     await this.spawn(timeoutMs);
+  }
+
+  /** The route trace so far (protocols configured with `trace: true`), see parseRouteTrace. */
+  routeTrace(): BirdRouteEvent[] {
+    return parseRouteTrace(this.log());
   }
 
   /** The BIRD log so far ('' when none). */

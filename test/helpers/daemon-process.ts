@@ -48,6 +48,7 @@ export class DaemonProcess {
     }
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
     this.child = child;
+    this.dead = false;
     running.add(this);
     child.stdout?.on('data', (d: Buffer) => {
       if (this.stdout.length < 1_000_000) this.stdout += d.toString();
@@ -87,6 +88,19 @@ export class DaemonProcess {
       await sleep(intervalMs);
     }
     throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}: ${this.stderr.slice(-2000)}`);
+  }
+
+  /**
+   * Sends `signal` to the running child by PID and resolves once it has exited (SIGKILL after `timeoutMs`). The temp
+   * dir stays, so the daemon can be spawned again in it (a restart). No-op when it is not running.
+   */
+  async kill(signal: NodeJS.Signals, timeoutMs = 30_000): Promise<void> {
+    const child = this.child;
+    if (child === undefined || this.dead) return;
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await this.exited;
+    clearTimeout(timer);
   }
 
   /** SIGTERM, then SIGKILL after `graceMs`; removes the temp dir. Idempotent. */

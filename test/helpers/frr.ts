@@ -23,10 +23,14 @@ export interface FrrOptions {
   routerId?: string;
   neighbor: string;
   neighborAs: number;
+  /** More peers with the same AS and settings (e.g. the other nodes of an e2e cluster). */
+  moreNeighbors?: string[];
   /** Activate IPv6 unicast for the neighbour too (default true). */
   ipv6?: boolean;
   /** Extra lines inside `router bgp`. */
   extra?: string;
+  /** Top-level `debug bgp ...` lines (e.g. 'debug bgp updates in'): logged to DIR/bgpd.log, see Frr.log(). */
+  debug?: string[];
 }
 
 /** One path of `show bgp ... json`, reduced. */
@@ -56,25 +60,23 @@ export class Frr {
   static async start(options: FrrOptions): Promise<Frr> {
     const f = new Frr(options);
     const dir = f.proc.dir;
-    const n = options.neighbor;
+    const all = [options.neighbor, ...(options.moreNeighbors ?? [])];
     const conf = [
       'frr defaults traditional',
       'hostname herald-test',
       `log file ${join(dir, 'bgpd.log')}`,
+      ...(options.debug ?? []),
       '!',
       `router bgp ${options.as}`,
       ` bgp router-id ${options.routerId ?? '10.254.0.4'}`,
       ' no bgp ebgp-requires-policy',
       ' no bgp network import-check',
-      ` neighbor ${n} remote-as ${options.neighborAs}`,
-      ` neighbor ${n} passive`,
-      ` neighbor ${n} ebgp-multihop 255`,
-      ` neighbor ${n} update-source ${options.local}`,
+      ...all.flatMap((n) => [` neighbor ${n} remote-as ${options.neighborAs}`, ` neighbor ${n} passive`, ` neighbor ${n} ebgp-multihop 255`, ` neighbor ${n} update-source ${options.local}`]),
       options.extra ?? '',
       ' address-family ipv4 unicast',
-      `  neighbor ${n} activate`,
+      ...all.map((n) => `  neighbor ${n} activate`),
       ' exit-address-family',
-      ...(options.ipv6 !== false ? [' address-family ipv6 unicast', `  neighbor ${n} activate`, ' exit-address-family'] : []),
+      ...(options.ipv6 !== false ? [' address-family ipv6 unicast', ...all.map((n) => `  neighbor ${n} activate`), ' exit-address-family'] : []),
       '!',
       '',
     ].filter((l) => l !== '').join('\n');
@@ -83,6 +85,11 @@ export class Frr {
     f.proc.spawn(BGPD, ['-f', confPath, '-i', join(dir, 'bgpd.pid'), '-z', join(dir, 'zserv.api'), '--vty_socket', dir, '-Z', '-S', '-P', '0', '-p', String(options.port), '-l', options.local]);
     await f.proc.waitFor(async () => (await f.vtysh('show bgp summary json')).includes('{'), 'bgpd vty', 30_000, 200);
     return f;
+  }
+
+  /** bgpd's log file so far ('' when none). */
+  log(): string {
+    return this.proc.read('bgpd.log');
   }
 
   /** Runs one vtysh command against this bgpd. */

@@ -23,9 +23,13 @@ export interface GobgpOptions {
   /** The peer (Herald). */
   neighbor: string;
   neighborAs: number;
+  /** More Herald peers (same AS as `neighborAs`), e.g. the other nodes of an e2e cluster. */
+  moreNeighbors?: string[];
   families?: ('ipv4-unicast' | 'ipv6-unicast')[];
-  /** Accept graceful restart from the neighbour (helper mode). */
+  /** Accept graceful restart from the neighbour (helper mode, per family too). */
   gracefulRestart?: boolean;
+  /** With gracefulRestart: RFC 8538 notification support (the N bit, Hard Reset). */
+  notification?: boolean;
 }
 
 /** One path of `gobgp global rib -j`, reduced to what tests look at. */
@@ -39,6 +43,49 @@ export interface GobgpPath {
   localPref?: number;
   origin?: number;
   attrs: unknown[];
+}
+
+/** One change of GoBGP's global RIB as `gobgp monitor global rib -j` streams it. */
+export interface GobgpRibEvent {
+  prefix: string;
+  withdrawal: boolean;
+  stale: boolean;
+  /** Community values of the path (RFC 1997, as 32-bit numbers). */
+  communities: number[];
+}
+
+/** A running `gobgp monitor global rib -j`: every best-path change, withdrawals included, in order. */
+export class GobgpRibMonitor {
+  readonly events: GobgpRibEvent[] = [];
+  readonly proc: DaemonProcess;
+  private buf = '';
+  constructor(api: string) {
+    this.proc = new DaemonProcess('gobgp-monitor');
+    this.proc.spawn('gobgp', ['--target', api, 'monitor', 'global', 'rib', '-j']);
+    this.proc.child?.stdout?.on('data', (d: Buffer) => {
+      this.buf += d.toString();
+      let i: number;
+      while ((i = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, i).trim();
+        this.buf = this.buf.slice(i + 1);
+        if (line === '') continue;
+        const paths = JSON.parse(line) as { nlri?: { prefix?: string }; withdrawal?: boolean; stale?: boolean; attrs?: { type: number; communities?: number[] }[] }[];
+        for (const p of paths) {
+          this.events.push({
+            prefix: p.nlri?.prefix ?? '',
+            withdrawal: p.withdrawal === true,
+            stale: p.stale === true,
+            communities: p.attrs?.find((a) => a.type === 8)?.communities ?? [],
+          });
+        }
+      }
+    });
+  }
+
+  /** Stops the monitor by PID. */
+  stop(): Promise<void> {
+    return this.proc.stop();
+  }
 }
 
 export class Gobgp {
@@ -67,18 +114,27 @@ export class Gobgp {
       `  router-id = "${options.routerId ?? '10.254.0.2'}"`,
       `  port = ${options.port}`,
       `  local-address-list = ["${options.local}"]`,
-      '[[neighbors]]',
-      '  [neighbors.config]',
-      `    neighbor-address = "${options.neighbor}"`,
-      `    peer-as = ${options.neighborAs}`,
-      '  [neighbors.transport.config]',
-      '    passive-mode = true',
-      `    local-address = "${options.local}"`,
-      '  [neighbors.ebgp-multihop.config]',
-      '    enabled = true',
-      '    multihop-ttl = 255',
-      ...(options.gracefulRestart ? ['  [neighbors.graceful-restart.config]', '    enabled = true', '    restart-time = 120'] : []),
-      ...fams.flatMap((f) => ['  [[neighbors.afi-safis]]', '    [neighbors.afi-safis.config]', `      afi-safi-name = "${f}"`]),
+      ...[options.neighbor, ...(options.moreNeighbors ?? [])].flatMap((address) => [
+        '[[neighbors]]',
+        '  [neighbors.config]',
+        `    neighbor-address = "${address}"`,
+        `    peer-as = ${options.neighborAs}`,
+        '  [neighbors.transport.config]',
+        '    passive-mode = true',
+        `    local-address = "${options.local}"`,
+        '  [neighbors.ebgp-multihop.config]',
+        '    enabled = true',
+        '    multihop-ttl = 255',
+        ...(options.gracefulRestart
+          ? ['  [neighbors.graceful-restart.config]', '    enabled = true', '    restart-time = 120', ...(options.notification ? ['    notification-enabled = true'] : [])]
+          : []),
+        ...fams.flatMap((f) => [
+          '  [[neighbors.afi-safis]]',
+          '    [neighbors.afi-safis.config]',
+          `      afi-safi-name = "${f}"`,
+          ...(options.gracefulRestart ? ['    [neighbors.afi-safis.mp-graceful-restart.config]', '      enabled = true'] : []),
+        ]),
+      ]),
       '',
     ].join('\n');
     const confPath = join(g.proc.dir, 'gobgpd.toml');
@@ -86,6 +142,11 @@ export class Gobgp {
     g.proc.spawn('gobgpd', ['-f', confPath, '-t', 'toml', '--api-hosts', g.api, '--pprof-disable', '-l', 'info', '-p']);
     await g.proc.waitFor(async () => (await g.cli(['neighbor', '-j'])).length > 0, 'gobgpd API');
     return g;
+  }
+
+  /** Starts `gobgp monitor global rib -j` against this daemon (stop it, or it is killed at exit). */
+  monitorRib(): GobgpRibMonitor {
+    return new GobgpRibMonitor(this.api);
   }
 
   /** Runs the gobgp CLI against this daemon. */

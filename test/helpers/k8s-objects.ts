@@ -70,6 +70,9 @@ export interface NodeOpts {
   taints?: Array<{ key: string; value?: string; effect: string }>;
   deleting?: boolean;
   unschedulable?: boolean;
+  annotations?: Record<string, string>;
+  /** `status.addresses`, e.g. `[{ type: 'InternalIP', address: '10.0.0.5' }]`. */
+  addresses?: Array<{ type: string; address: string }>;
 }
 
 /** A Node with a Ready=True condition unless overridden. */
@@ -82,6 +85,8 @@ export function node(name: string, o: NodeOpts = {}): Node {
   if (o.unschedulable) spec.unschedulable = true;
   const n: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: o.labels ?? {} }, spec, status: { conditions } };
   if (o.deleting) n.metadata!.deletionTimestamp = '2026-01-01T00:00:00Z';
+  if (o.annotations) n.metadata!.annotations = o.annotations;
+  if (o.addresses) n.status!.addresses = o.addresses;
   return n;
 }
 

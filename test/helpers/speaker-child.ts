@@ -8,7 +8,8 @@
  *
  * Commands: {cmd:'setRoutes', routes} | {cmd:'generate', count, base?, nextHop?} (count IPv4 /32 from base, default
  * 10.0.0.0) | {cmd:'markInitialSyncDone'} | {cmd:'drain', waitTimeSec} | {cmd:'undrain'} |
- * {cmd:'shutdown', graceful, message?, waitTimeSec?} (exits after) | {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'} |
+ * {cmd:'stop', mode, message?, waitTimeSec?} (Speaker.stop, replies with its StopOutcome, exits after) |
+ * {cmd:'peers'} | {cmd:'rss'} | {cmd:'cpu'} | {cmd:'exit'} |
  * {cmd:'block', ms} (busy-loops the main thread) | {cmd:'bfdAdminDown', timeoutMs?} | {cmd:'bfdAdminUp'}.
  * Events: {event:'ready'} {event:'peerState', peer, from, to, reason} {event:'idle', peer} (nothing pending after UPDATEs)
  * {event:'bfdState', ...BfdStateEvent} {event:'reply', cmd, value}.
@@ -19,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { PeerConfig, SpeakerOptions } from '../../bgp/speaker.ts';
+import type { StopMode } from '../../bgp/stop-modes.ts';
 import type { Route } from '../../bgp/rib/route.ts';
 
 export interface ChildConfig {
@@ -87,11 +89,12 @@ async function main(): Promise<void> {
         case 'undrain':
           speaker.undrain();
           break;
-        case 'shutdown':
-          await speaker.shutdown({ graceful: c.graceful as boolean, message: c.message as string | undefined, waitTimeSec: c.waitTimeSec as number | undefined });
-          send({ event: 'reply', cmd: c.cmd, value: true });
+        case 'stop': {
+          const outcome = await speaker.stop({ mode: c.mode as StopMode, message: c.message as string | undefined, waitTimeSec: c.waitTimeSec as number | undefined });
+          send({ event: 'reply', cmd: c.cmd, value: outcome });
           process.exit(0);
           break;
+        }
         case 'peers':
           send({ event: 'reply', cmd: c.cmd, value: speaker.peers() });
           return;

@@ -1,6 +1,6 @@
 // Parsers of the BIRD harness (test/helpers/bird.ts) on recorded BIRD 2.0.12 output, and config rendering.
 import t from 'tap';
-import { bgpProtocol, loopbackPair, parseProtocols, parseRoutes } from '../helpers/bird.ts';
+import { bgpProtocol, loopbackPair, parseProtocols, parseRouteTrace, parseRoutes } from '../helpers/bird.ts';
 
 const routesText = `BIRD 2.0.12 ready.
 Table master4:
@@ -118,4 +118,23 @@ t.test('bgpProtocol renders multihop for eBGP only, MD5, as4 off, passive', asyn
   const p2 = loopbackPair();
   t.not(p1.ours, p2.ours, 'fresh addresses per call');
   t.match(p1.bird, /^127\.\d+\.\d+\.2$/);
+});
+
+t.test('parseRouteTrace: route imports from a recorded BIRD 2.0.12 log, in order', async (t) => {
+  const log = [
+    '2026-12-01 09:20:25.545 <TRACE> herald: BGP session established',
+    '2026-12-01 09:20:25.551 <TRACE> herald.ipv4 > added [best] 192.0.2.1/32 0L 2G unreachable',
+    '2026-12-01 09:20:25.652 <TRACE> herald: Neighbor graceful restart detected',
+    '2026-12-01 09:20:28.481 <TRACE> herald.ipv4 > ignored 192.0.2.1/32 0L 2G unreachable',
+    '2026-12-01 09:20:30.508 <TRACE> h2.ipv6 > removed [sole] 2001:db8::1/128 0L 2G unreachable',
+    '2026-12-01 09:20:30.508 <RMT> herald: Received: Administrative shutdown: "leaving"',
+  ].join('\n');
+  const ev = parseRouteTrace(log);
+  t.same(ev.map((e) => [e.protocol, e.channel, e.action, e.prefix]), [
+    ['herald', 'ipv4', 'added', '192.0.2.1/32'],
+    ['herald', 'ipv4', 'ignored', '192.0.2.1/32'],
+    ['h2', 'ipv6', 'removed', '2001:db8::1/128'],
+  ]);
+  t.equal(ev[0]!.at, '2026-12-01 09:20:25.551');
+  t.match(bgpProtocol({ name: 'x', local: '127.0.0.2', localPort: 1, localAs: 1, neighbor: '127.0.0.1', neighborPort: 2, neighborAs: 1, trace: true }), /debug \{ states, routes, events \};/);
 });

@@ -1,6 +1,6 @@
 // Route-level interop with a real BIRD 2 on loopback: eBGP and iBGP, IPv4 and IPv6 (over an IPv4 session with an
 // explicit IPv6 next hop), attributes as BIRD sees them, withdraw, ROUTE-REFRESH from `birdc reload in`, graceful
-// shutdown (65535:0 then Cease 6/2 with our text), and graceful restart (kill -9 of a Herald child process, BIRD keeps
+// shutdown (a departure: 65535:0, the withdrawal, then Cease 6/2 with our text), and graceful restart (kill -9 of a Herald child process, BIRD keeps
 // the routes stale, the restarted Herald with the R bit re-announces, no withdraw in between).
 import t from 'tap';
 import { Bird, bgpProtocol, birdAvailable, freePort, loopbackPair } from '../helpers/bird.ts';
@@ -41,7 +41,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const events: { peer: string; family?: string; kind?: string }[] = [];
     speaker.on('routeRefresh', (e: { peer: string; family: string }) => events.push({ ...e, kind: 'routeRefresh' }));
     speaker.on('updateSent', (e: { peer: string; kind: string; family: string }) => events.push(e));
-    t.teardown(() => speaker.shutdown({ graceful: false }));
+    t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
     speaker.setRoutes([r1, r2]);
     speaker.markInitialSyncDone();
     const common = { localAddress: a.ours, nextHopIPv6: '2001:db8::ff', connectRetryTimeSec: 1, holdTimeSec: 30 };
@@ -93,8 +93,8 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.equal(st[0]!.prefixesAdvertised, 2);
     t.ok((st[0]!.messagesSent['UPDATE'] ?? st[0]!.messagesSent['2'] ?? 0) > 0, 'UPDATE counter');
 
-    // graceful shutdown: 65535:0 seen in BIRD during the wait, then Cease 6/2 with our text
-    const done = speaker.shutdown({ graceful: true, message: 'herald maintenance', waitTimeSec: 3 });
+    // a departure: 65535:0 seen in BIRD during the wait, then the withdrawal and Cease 6/2 with our text
+    const done = speaker.stop({ mode: 'departure', message: 'herald maintenance', waitTimeSec: 3 });
     const gs = await bird.waitFor(async () => {
       const rs = await bird.routes('table master4');
       const r = rs.find((x) => x.prefix === '198.51.100.0/24' && x.protocol === 'heraldE');

@@ -15,7 +15,7 @@ if (!missingPrerequisite({ gobgpd: gobgpAvailable() })) {
     const g = await Gobgp.start({ local: a.bird, port, as: 65000, neighbor: a.ours, neighborAs: 65001 });
     t.teardown(() => g.stop());
     const speaker = new Speaker({ localAs: 65001, bgpIdentifier: '10.1.2.1' });
-    t.teardown(() => speaker.shutdown({ graceful: false }));
+    t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
     const r1: Route = { prefix: '192.0.2.1/32', family: 'ipv4-unicast', communities: [65001 * 65536 + 100], largeCommunities: [[65001, 1, 2]], med: 50 };
     const r2: Route = { prefix: '2001:db8::1/128', family: 'ipv6-unicast' };
     speaker.setRoutes([r1, r2]);

@@ -52,7 +52,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.test('Speaker in its thread: a 10 s block of the main thread leaves both hold-time-3 s sessions Established and the routes in BIRD', async (t) => {
     const { bird, peers } = await twoSessions(t);
     const speaker = start(true, '10.1.1.1');
-    t.teardown(() => speaker.shutdown({ graceful: false }));
+    t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
     const downs: string[] = [];
     speaker.on('peerState', (e: { peer: string; from: string; to: string }) => e.from === 'Established' && downs.push(`${e.peer} ${e.to}`));
     speaker.setRoutes([r1, r2]);
@@ -83,7 +83,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.test('control: the same block with the Speaker on the main thread loses both sessions', async (t) => {
     const { bird, peers } = await twoSessions(t);
     const speaker = start(false, '10.1.1.2');
-    t.teardown(() => speaker.shutdown({ graceful: false }));
+    t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
     speaker.setRoutes([r1]);
     speaker.markInitialSyncDone();
     for (const p of peers) speaker.addPeer(p);
@@ -100,7 +100,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       const bird = await Bird.start(bgpProtocol({ name: 'herald', local: a.bird, localPort: port, localAs: 65000, neighbor: a.ours, neighborPort: 179, neighborAs: 65001, passive: true }));
       t.teardown(() => bird.stop());
       const speaker = start(thread, thread ? '10.1.1.3' : '10.1.1.4');
-      t.teardown(() => speaker.shutdown({ graceful: false }));
+      t.teardown(() => speaker.stop({ mode: 'departure', waitTimeSec: 0 }));
       const unsent: { peer: string; reason: string; example: string }[] = [];
       speaker.on('unsentRoutes', (e: { peer: string; reason: string; example: string }) => unsent.push(e));
       const states: string[] = [];

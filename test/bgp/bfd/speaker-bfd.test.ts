@@ -1,12 +1,12 @@
 // The Speaker's BFD tie-in (bgp/bfd/peers.ts, bgp/speaker.ts) over fake sessions and a fake BFD client: sessions
 // configured per peer with the documented defaults, BGP reset with Cease / BFD Down (RFC 9384) on a path failure
-// only, BFD changes without a BGP reset, status, and AdminDown before the shutdown's Cease.
+// only, BFD changes without a BGP reset, status, and AdminDown before a stop's Cease.
 import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Speaker } from '../../../bgp/speaker.ts';
 import type { PeerSession } from '../../../bgp/speaker.ts';
 import { FakeClock } from '../../../bgp/fsm/clock.ts';
-import type { SessionOptions } from '../../../bgp/session/session.ts';
+import type { SessionOptions, StopRequest } from '../../../bgp/session/session.ts';
 import type { BfdClient } from '../../../bgp/bfd/handle.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
 import type { BfdState } from '../../../bgp/bfd/packet.ts';
@@ -32,8 +32,8 @@ class FakeSession extends EventEmitter implements PeerSession {
   acceptConnection(): void {
     throw new Error('the fake listener hands out no connections');
   }
-  async stop(cease?: { subcode: number }): Promise<void> {
-    this.log.push(`stop ${this.name} 6/${cease?.subcode}`);
+  async stop(request?: StopRequest): Promise<void> {
+    this.log.push(`stop ${this.name} ${typeof request === 'string' ? request : `6/${request?.subcode}`}`);
     this.state = 'Idle';
   }
   reset(cease?: { subcode: number }): void {
@@ -175,12 +175,21 @@ t.test('changing BFD settings updates the BFD session and never resets BGP; remo
   t.same(log.filter((l) => l.startsWith('bfd')), ['bfd add r1', 'bfd update r1', 'bfd remove r1', 'bfd add r1', 'bfd remove r1']);
 });
 
-t.test('shutdown: BFD AdminDown first, then the Cease, then BFD closes', async (t) => {
-  const { speaker, log, sessions } = setup();
-  speaker.addPeer({ name: 'r1', address: '192.0.2.2', peerAs: 65002, bfd: {} });
-  sessions.get('r1')!.state = 'Established';
-  await speaker.shutdown({ graceful: false });
-  t.same(log.filter((l) => l !== 'bfd add r1'), ['bfd adminDown', 'stop r1 6/2', 'bfd close']);
+t.test('stop restart: BFD AdminDown before any session ends (RFC 5882 §3.2); departure: after the withdrawals', async (t) => {
+  const r = setup();
+  r.speaker.addPeer({ name: 'r1', address: '192.0.2.2', peerAs: 65002, bfd: {} });
+  r.sessions.get('r1')!.state = 'Established';
+  await r.speaker.stop({ mode: 'restart' });
+  t.same(r.log.filter((l) => l !== 'bfd add r1'), ['bfd adminDown', 'stop r1 6/2', 'bfd close'], 'Established, no graceful restart agreed in this fake: Cease 6/2');
+
+  const d = setup();
+  d.speaker.addPeer({ name: 'r1', address: '192.0.2.2', peerAs: 65002, bfd: {} });
+  const drained = new Promise((resolve) => d.speaker.once('drained', () => resolve(d.log.push('withdrawn'))));
+  const stopped = d.speaker.stop({ mode: 'departure', waitTimeSec: 1 });
+  d.clock.advance(1000);
+  await drained;
+  await stopped;
+  t.same(d.log.filter((l) => l !== 'bfd add r1'), ['withdrawn', 'bfd adminDown', 'stop r1 6/2', 'bfd close']);
 });
 
 t.test('bfdAdminDown / bfdAdminUp reach the BFD client (the lifecycle API)', async (t) => {

@@ -108,6 +108,7 @@ t.test('negotiate: a full-featured peer', async (t) => {
     gracefulRestart: { type: 'GracefulRestart', restarting: false, notification: true, restartTimeSec: 120, families: [] },
     // We send on v4 (we: send, peer: both) and v6 (we: both, peer: receive); we receive on none.
     addPath: { send: { ipv4: true, ipv6: true }, receive: {} },
+    gracefulRestartMode: 'none',
   });
   t.same(codecContextFor(n, 'send'), { fourOctetAs: true, extendedMessage: true, addPath: { ipv4: true, ipv6: true } });
   t.same(codecContextFor(n, 'receive'), { fourOctetAs: true, extendedMessage: true, addPath: {} });
@@ -125,7 +126,25 @@ t.test('negotiate: a minimal peer (no capabilities) → IPv4 unicast only (RFC 4
     routeRefresh: false,
     enhancedRouteRefresh: false,
     addPath: { send: {}, receive: {} },
+    gracefulRestartMode: 'none',
   });
+});
+
+t.test('negotiate: graceful restart mode from both OPENs (RFC 4724 §3, RFC 8538 §2: N counts only when both set it)', async (t) => {
+  const gr = (notification: boolean) => ({ type: 'GracefulRestart' as const, restarting: false, notification, restartTimeSec: 120, families: [] });
+  const rows: [string, ReturnType<typeof gr> | undefined, ReturnType<typeof gr> | undefined, string][] = [
+    ['neither', undefined, undefined, 'none'],
+    ['only the peer', undefined, gr(true), 'none'],
+    ['only us', gr(true), undefined, 'none'],
+    ['both, no N', gr(false), gr(false), 'restart'],
+    ['both, N on our side only', gr(true), gr(false), 'restart'],
+    ['both, N on the peer only', gr(false), gr(true), 'restart'],
+    ['both with N', gr(true), gr(true), 'notification'],
+  ];
+  for (const [what, ours, theirs, mode] of rows) {
+    const n = negotiate(open(ours ? [mp4, ours] : [mp4]), open(theirs ? [mp4, theirs] : [mp4]), 90);
+    t.equal(n.gracefulRestartMode, mode, what);
+  }
 });
 
 t.test('negotiate: families are the intersection; a v6-only peer has no IPv4', async (t) => {

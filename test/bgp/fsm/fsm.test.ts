@@ -118,6 +118,12 @@ const rows: Row[] = [
   { from: at('Established'), event: { type: 'AutomaticStop', error: BgpError.cease(1, { data: Buffer.from('00010100000064', 'hex') }) }, to: 'Idle', actions: ['sendNotification 6/1 00010100000064', ...STOP_ALL], reason: 'notificationSent', counter: 3 },
   { from: at('Established'), event: { type: 'ManualStop', error: BgpError.cease(4, { shutdownCommunication: 'reset' }) }, to: 'Idle', actions: ['sendNotification 6/4 057265736574', ...STOP_ALL], reason: 'admin', counter: 0 },
   { from: at('Established'), event: { type: 'TcpConnectionFails', message: 'eof', closedByPeer: true }, to: 'Idle', actions: STOP_ALL, reason: 'connectionClosed' },
+  // ManualStop without a NOTIFICATION (a restart under RFC 4724 graceful restart): only the connection goes
+  { from: at('Established'), event: { type: 'ManualStop' }, to: 'Idle', actions: STOP_ALL, reason: 'admin', counter: 0 },
+  { from: at('OpenSent'), event: { type: 'ManualStop' }, to: 'Idle', actions: STOP_ALL, reason: 'admin', counter: 0 },
+  // RFC 8538 §3.1 Hard Reset: 6/9 carrying the inner 6/2 and its text; 6/3 inside one is still "de-configured"
+  { from: at('Established'), event: { type: 'ManualStop', error: BgpError.hardReset(cease) }, to: 'Idle', actions: ['sendNotification 6/9 060203627965', ...STOP_ALL], reason: 'notificationSent', counter: 0 },
+  { from: at('Established'), event: { type: 'ManualStop', error: BgpError.hardReset(BgpError.cease(3)) }, to: 'Idle', actions: ['sendNotification 6/9 0603', ...STOP_ALL], reason: 'deconfigured', counter: 0 },
   { from: at('Established'), event: { type: 'Start' }, to: 'Established', actions: [] },
   { from: at('Established'), event: { type: 'TcpConnected', direction: 'incoming' }, to: 'Established', actions: [] },
   // Start with PassiveTcpEstablishment (Event 5): the shell accepts the peer's connection while it waits in Idle
@@ -159,6 +165,10 @@ t.test('notification reasons carry code, subcode and RFC 9003 text', async (t) =
   t.same(s.reason, { kind: 'notificationSent', code: 6, subcode: 2, text: 'über' });
   const a = transition(at('Established'), { type: 'ManualStop', error: BgpError.cease(2, { shutdownCommunication: 'maint' }) }, active);
   t.same(a.reason, { kind: 'admin', message: 'maint' });
+  const h = transition(at('Established'), { type: 'ManualStop', error: BgpError.hardReset(BgpError.cease(2, { shutdownCommunication: 'leaving' })) }, active);
+  t.same(h.reason, { kind: 'notificationSent', code: 6, subcode: 9, text: 'leaving' }, 'a Hard Reset names the text of the Cease inside it');
+  const q = transition(at('Established'), { type: 'ManualStop' }, active);
+  t.same(q.reason, { kind: 'admin', message: 'closed without NOTIFICATION: graceful restart (RFC 4724 §4)' });
 });
 
 t.test('negotiated hold time enters OpenConfirm and Established', async (t) => {

@@ -1,6 +1,6 @@
 // Session over loopback sockets against a scripted raw peer (bytes from test/helpers/wire.ts), timers on a FakeClock.
 import t from 'tap';
-import { Session } from '../../../bgp/session/session.ts';
+import { Session, WITHOUT_NOTIFICATION } from '../../../bgp/session/session.ts';
 import type { SessionOptions, TxSource } from '../../../bgp/session/session.ts';
 import { BgpListener } from '../../../bgp/session/listener.ts';
 import { FakeClock } from '../../../bgp/fsm/clock.ts';
@@ -370,6 +370,47 @@ t.test('stop() sends Cease 6/2 with the RFC 9003 text and resolves once closed; 
   s.clock.advance(600_000);
   await new Promise((r) => setTimeout(r, 100));
   t.equal(s.peer.conns.length, 1, 'no reconnect after stop');
+});
+
+const GR_OPTIONS = { restartTimeSec: 120, restarting: false, forwardingPreserved: true };
+/** The peer's GR capability: restart time 120 s, N bit (RFC 8538 §2) when `n`, IPv4 unicast with F. */
+const peerGr = (n: boolean) => capability(64, u16((n ? 0x4000 : 0) | 120), u16(1), u8(1), u8(0x80));
+
+t.test('RFC 8538: our OPEN sets the N bit when asked; both set it → gracefulRestartMode notification', T, async (t) => {
+  const s = await setup(t, { gracefulRestart: { ...GR_OPTIONS, notification: true } });
+  const { ourOpen } = await establish(s, peerOpen({ extra: [peerGr(true)] }));
+  t.match(ourOpen.toString('hex'), '400a4078', 'GR flags N (0x4) with restart time 120');
+  t.equal(s.session.negotiated?.gracefulRestartMode, 'notification');
+});
+
+t.test('stop() without a NOTIFICATION (graceful restart, RFC 4724): the peer sees the connection end, no message', T, async (t) => {
+  const s = await setup(t, { gracefulRestart: GR_OPTIONS });
+  const { conn } = await establish(s, peerOpen({ extra: [peerGr(false)] }));
+  t.equal(s.session.negotiated?.gracefulRestartMode, 'restart');
+  await s.session.stop(WITHOUT_NOTIFICATION);
+  await conn.waitClosed();
+  t.same(conn.received.filter((m) => m.type === 3), [], 'no NOTIFICATION');
+  t.same(s.session.lastReason, { kind: 'admin', message: 'closed without NOTIFICATION: graceful restart (RFC 4724 §4)' });
+  t.equal(s.session.stats.messagesSent.NOTIFICATION, 0);
+});
+
+t.test('N negotiated: stop() with 6/2 goes out as Hard Reset (RFC 8538 §3.1, §5), 6/4 stays a plain Cease', T, async (t) => {
+  const a = await setup(t, { gracefulRestart: { ...GR_OPTIONS, notification: true } });
+  const ea = await establish(a, peerOpen({ extra: [peerGr(true)] }));
+  await a.session.stop({ subcode: 2, shutdownCommunication: 'leaving' });
+  t.equal((await ea.conn.next(3)).body.toString('hex'), '0609' + '0602' + '07' + Buffer.from('leaving').toString('hex'));
+  t.same(a.session.lastReason, { kind: 'notificationSent', code: 6, subcode: 9, text: 'leaving' });
+  t.same(a.session.stats.lastNotificationSent?.text, 'leaving');
+
+  const b = await setup(t, { gracefulRestart: { ...GR_OPTIONS, notification: true } });
+  const eb = await establish(b, peerOpen({ extra: [peerGr(true)] }));
+  await b.session.stop({ subcode: 4, shutdownCommunication: 'back soon', hardReset: false });
+  t.equal((await eb.conn.next(3)).body.toString('hex'), '0604' + '09' + Buffer.from('back soon').toString('hex'), 'Cease that keeps graceful restart');
+
+  const c = await setup(t, { gracefulRestart: { ...GR_OPTIONS, notification: true } });
+  const ec = await establish(c, peerOpen({ extra: [peerGr(false)] }));
+  await c.session.stop({ subcode: 2 });
+  t.equal((await ec.conn.next(3)).body.toString('hex'), '0602', 'the peer did not set N: never a Hard Reset');
 });
 
 t.test('reset() sends Cease 6/4 and reconnects', T, async (t) => {

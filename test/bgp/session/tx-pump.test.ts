@@ -73,7 +73,7 @@ t.test('a 400,000-route table reaches a peer that pauses reading, each prefix on
   const port = (server.address() as net.AddressInfo).port;
   const speaker = new Speaker({ localAs: 65001, bgpIdentifier: '10.254.61.1' });
   t.teardown(async () => {
-    await speaker.shutdown({ graceful: false });
+    await speaker.stop({ mode: 'departure', waitTimeSec: 0 });
     sock?.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });

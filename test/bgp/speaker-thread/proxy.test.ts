@@ -49,7 +49,7 @@ t.test('commands, events, views and queries cross the channel', T, async (t) => 
   const peer = await RawPeer.listen(a.peer);
   const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' });
   t.teardown(async () => {
-    await proxy.shutdown({ graceful: false });
+    await proxy.stop({ mode: 'departure', waitTimeSec: 0 });
     await peer.close();
   });
   const errors: Error[] = [];
@@ -125,7 +125,7 @@ t.test('a listener that cannot bind: ready() rejects with the OS error and the e
   const holder = await RawPeer.listen(a.ours);
   const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1', listen: { address: a.ours, port: holder.port } });
   t.teardown(async () => {
-    await proxy.shutdown({ graceful: false });
+    await proxy.stop({ mode: 'departure', waitTimeSec: 0 });
     await holder.close();
   });
   const errors: NodeJS.ErrnoException[] = [];
@@ -145,7 +145,7 @@ t.test('a speaker thread that dies is reported: threadExit, an error, every sess
   // A small heap that a large route set exhausts: the thread dies as it would of any uncaught error.
   const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' }, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 } });
   t.teardown(async () => {
-    await proxy.shutdown({ graceful: false });
+    await proxy.stop({ mode: 'departure', waitTimeSec: 0 });
     await peer.close();
   });
   const errors: NodeJS.ErrnoException[] = [];

@@ -107,6 +107,7 @@ export class FakeView implements DaemonView {
       ready: this.ready,
       notReady: this.ready ? [] : ['kubernetes source not synced'],
       drained: this.drained,
+      drain: this.drained ? ['annotation herald.io/drain="maintenance" on Node node-a'] : [],
       peers: { configured: 2, established: 1 },
       routes: { desired: 2 },
     };
@@ -130,13 +131,15 @@ export class FakeView implements DaemonView {
     if (!PEERS.some((p) => p.name === name)) throw new NotFoundError(`no peer named "${name}"`);
     this.actions.push(`reset ${name} ${soft ? 'soft' : 'hard'}`);
   }
-  async drain(o?: { persist?: boolean }): Promise<void> {
+  async drain(o?: { reason?: string }): Promise<string> {
     this.drained = true;
-    this.actions.push(o?.persist === false ? 'drain until-restart' : 'drain');
+    this.actions.push(o?.reason !== undefined ? `drain ${o.reason}` : 'drain');
+    return `drain requested: annotation herald.io/drain=${JSON.stringify(o?.reason ?? 'herald drain')} set on Node node-a`;
   }
-  async undrain(): Promise<void> {
+  async undrain(): Promise<string> {
     this.drained = false;
     this.actions.push('undrain');
+    return 'undrained';
   }
   async metrics(): Promise<{ contentType: string; body: string }> {
     return { contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '# HELP herald_up x\n# TYPE herald_up gauge\nherald_up 1\n' };

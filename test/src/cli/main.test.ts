@@ -167,7 +167,7 @@ t.test('mutating commands use the token', async (t) => {
   t.same(view.actions, []);
   r = await run(['drain', '--api', API, '--token-file', tokenFile]);
   t.equal(r.code, 0);
-  t.equal(r.out, 'drain started\n');
+  t.equal(r.out, 'drain requested: annotation herald.io/drain="herald drain" set on Node node-a\n', 'the daemon says where the drain is kept');
   r = await run(['undrain', '--api', API], { HERALD_ADMIN_TOKEN: TOKEN });
   t.equal(r.code, 0);
   r = await run(['reset', 'tor-a', '--soft', '--api', API, '--token-file', tokenFile]);
@@ -180,16 +180,16 @@ t.test('mutating commands use the token', async (t) => {
   t.match(r.err, /cannot read --token-file .*ENOENT/);
 });
 
-t.test('drain --until-restart asks for a drain that is not kept across restarts', async (t) => {
+t.test('drain --reason records why; --until-restart is gone (a stop decides restart or departure itself)', async (t) => {
   view.actions = [];
-  let r = await run(['drain', '--until-restart', '--api', API, '--token-file', tokenFile]);
+  let r = await run(['drain', '--reason', 'disk swap', '--api', API, '--token-file', tokenFile]);
   t.equal(r.code, 0);
-  t.equal(r.out, 'drain started (until restart)\n');
-  r = await run(['drain', '--api', API, '--token-file', tokenFile]);
-  t.equal(r.out, 'drain started\n');
-  t.same(view.actions, ['drain until-restart', 'drain']);
-  r = await run(['undrain', '--until-restart', '--api', API, '--token-file', tokenFile]);
-  t.equal(r.code, 2, '--until-restart is for drain only');
+  t.equal(r.out, 'drain requested: annotation herald.io/drain="disk swap" set on Node node-a\n');
+  t.same(view.actions, ['drain disk swap']);
+  r = await run(['drain', '--until-restart', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.code, 2, 'an unknown option');
+  r = await run(['undrain', '--reason', 'x', '--api', API, '--token-file', tokenFile]);
+  t.equal(r.code, 2, '--reason is for drain only');
 });
 
 t.test('daemon not reachable: one clear line, no stack trace', async (t) => {

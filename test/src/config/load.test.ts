@@ -227,10 +227,19 @@ t.test('resolveIdentity: flag > config > env; routerId from IPv4 node IP', async
   const r = validateConfig({ bgp: { localAs: 1 } });
   t.ok(r.ok);
   if (!r.ok) return;
-  t.same(resolveIdentity(r.config, { nodeIp: '192.0.2.7', env: {} }, 'host'), { nodeName: 'host', nodeIp: '192.0.2.7', routerId: '192.0.2.7' });
-  t.same(resolveIdentity(r.config, { env: { NODE_NAME: 'n1', NODE_IP: '192.0.2.8' } }, 'host'), { nodeName: 'n1', nodeIp: '192.0.2.8', routerId: '192.0.2.8' });
+  t.same(resolveIdentity(r.config, { nodeIp: '192.0.2.7', env: {} }, 'host'), { nodeName: 'host', nodeIps: ['192.0.2.7'], routerId: '192.0.2.7' });
+  t.same(resolveIdentity(r.config, { env: { NODE_NAME: 'n1', NODE_IP: '192.0.2.8' } }, 'host'), { nodeName: 'n1', nodeIps: ['192.0.2.8'], routerId: '192.0.2.8' });
   t.equal(resolveIdentity(r.config, { nodeName: 'flag', env: { NODE_NAME: 'env' } , nodeIp: '10.0.0.1' }, 'host').nodeName, 'flag');
   t.throws(() => resolveIdentity(r.config, { nodeIp: '2001:db8::1', env: {} }, 'host'), ConfigError);
+  // One per IP family (kubelet --node-ip, the downward API's status.hostIPs): the router id is the IPv4 one.
+  t.same(resolveIdentity(r.config, { nodeIp: 'fd00::5,10.0.0.5', env: {} }, 'host'), { nodeName: 'host', nodeIps: ['fd00::5', '10.0.0.5'], routerId: '10.0.0.5' });
+  t.same(resolveIdentity(r.config, { env: { NODE_IP: '10.0.0.6, fd00::6' } }, 'host').nodeIps, ['10.0.0.6', 'fd00::6']);
+  const withIp = validateConfig({ bgp: { localAs: 1 }, node: { ip: '10.0.0.7,fd00::7' } });
+  t.ok(withIp.ok, 'node.ip takes one address per family');
+  if (withIp.ok) t.same(resolveIdentity(withIp.config, { env: {} }, 'h').nodeIps, ['10.0.0.7', 'fd00::7']);
+  const twoV4 = validateConfig({ bgp: { localAs: 1 }, node: { ip: '10.0.0.7,10.0.0.8' } });
+  t.notOk(twoV4.ok, 'two IPv4 addresses are refused');
+  if (!twoV4.ok) t.match(twoV4.errors, [{ path: 'node.ip', message: /at most one IPv4 address/ }]);
 });
 
 t.test('shipped examples and the deploy ConfigMap validate', async (t) => {
@@ -252,6 +261,7 @@ t.test('resolveIdentity rejects malformed node IPs', async (t) => {
   const r = validateConfig({ bgp: { localAs: 1, routerId: '10.0.0.1' } });
   if (!r.ok) throw new Error('valid');
   t.throws(() => resolveIdentity(r.config, { nodeIp: '10.0.0', env: {} }, 'h'), /--node-ip: must be an IP address/);
+  t.throws(() => resolveIdentity(r.config, { nodeIp: '10.0.0.1,10.0.0.2', env: {} }, 'h'), /--node-ip: at most one IPv4 address: 10\.0\.0\.1 and 10\.0\.0\.2/);
   t.throws(() => resolveIdentity(r.config, { env: { NODE_IP: 'x' } }, 'h'), /NODE_IP: must be an IP address/);
 });
 
@@ -261,12 +271,12 @@ t.test('metrics listener: the node address by default, port 9179, never on the a
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
     return r.config;
   };
-  const id = { nodeName: 'n', routerId: '10.0.0.1', nodeIp: '192.0.2.7' };
+  const id = { nodeName: 'n', routerId: '10.0.0.1', nodeIps: ['192.0.2.7'] };
   t.equal(metricsListener(valid({}), id), undefined, 'no metrics section: no listener');
   t.same(metricsListener(valid({ metrics: {} }), id), { address: '192.0.2.7', port: 9179 }, "the node's address, port 9179 (beside admin 127.0.0.1:9179)");
   t.same(metricsListener(valid({ metrics: { address: '2001:db8::5', port: 9100 } }), id), { address: '2001:db8::5', port: 9100 });
-  t.throws(() => metricsListener(valid({ metrics: {} }), { nodeName: 'n', routerId: '10.0.0.1' }), /metrics\.address: not set, and the node's address is unknown/);
-  t.throws(() => metricsListener(valid({ metrics: {} }), { ...id, nodeIp: '127.0.0.1' }), /overlaps the admin API on 127\.0\.0\.1:9179/, 'a node address equal to the admin address');
+  t.throws(() => metricsListener(valid({ metrics: {} }), { nodeName: 'n', routerId: '10.0.0.1', nodeIps: [] }), /metrics\.address: not set, and the node's address is unknown/);
+  t.throws(() => metricsListener(valid({ metrics: {} }), { ...id, nodeIps: ['127.0.0.1'] }), /overlaps the admin API on 127\.0\.0\.1:9179/, 'a node address equal to the admin address');
   t.same(metricsListener(valid({ metrics: { address: '0.0.0.0' }, admin: { port: 9180 } }), id), { address: '0.0.0.0', port: 9179 }, 'any address on another port');
   for (const [metrics, admin] of [
     [{ address: '127.0.0.1' }, {}],

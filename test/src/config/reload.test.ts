@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions } from '../../../bgp/index.ts';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions, StopMode, StopOutcome } from '../../../bgp/index.ts';
 import { ConfigFile, ConfigError, validateConfig } from '../../../src/config/load.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
 import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
@@ -109,7 +109,9 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
   markInitialSyncDone() {}
   async drain() {}
   undrain() {}
-  async shutdown() {}
+  async stop(o: { mode: StopMode }): Promise<StopOutcome> {
+    return { mode: o.mode, peers: [] };
+  }
   resetPeer() {}
   peers(): PeerStatus[] {
     return [];
@@ -141,7 +143,7 @@ t.test('a reload whose routes cannot be applied is reported failed, with the cau
   };
   let speaker!: StubSpeaker;
   const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
-  const daemon = new Daemon(cfg([{ prefix: '10.5.0.0/24' }]), { nodeName: 'n', routerId: '10.0.0.1' }, {
+  const daemon = new Daemon(cfg([{ prefix: '10.5.0.0/24' }]), { nodeName: 'n', routerId: '10.0.0.1', nodeIps: [] }, {
     createSpeaker: (o) => (speaker = new StubSpeaker(o)),
     health: new NoHealth(),
     logger: pino({ level: 'silent' }),

@@ -28,7 +28,7 @@ function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
   const logger = o.logger ?? pino({ level: 'silent' });
-  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', ...(o.nodeIp === null ? {} : { nodeIp: o.nodeIp ?? '127.0.0.1' }) }, {
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: o.nodeIp === null ? [] : [o.nodeIp ?? '127.0.0.1'] }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health,
     ...(o.source ? { source: o.source } : {}),
@@ -227,7 +227,7 @@ t.test('session events: history, metrics; actions', async (t) => {
   t.equal(daemon.view.status().drained, true);
   await daemon.undrain();
   await daemon.shutdown('SIGTERM');
-  t.same(speaker.calls.slice(-4), ['reset a true', 'drain 7', 'undrain', 'shutdown graceful=true wait=7']);
+  t.same(speaker.calls.slice(-4), ['reset a true', 'drain 7', 'undrain', 'stop restart'], 'undrained: SIGTERM is a restart');
   t.equal(daemon.view.live(), false);
 });
 

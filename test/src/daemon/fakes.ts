@@ -1,7 +1,7 @@
 // Fakes of the daemon's seams (SpeakerLike, HealthLike, Source) that follow the production path: the speaker keeps
 // its table from setRoutes and the incremental updateRoutes, the health checker answers gates like HealthManager.
 import { EventEmitter } from 'node:events';
-import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions } from '../../../bgp/index.ts';
+import type { PeerConfig as SpeakerPeerConfig, PeerStatus, Route, SpeakerOptions, StopMode, StopOutcome } from '../../../bgp/index.ts';
 import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import type { SpeakerLike } from '../../../src/daemon/speaker-like.ts';
 import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState } from '../../../src/health/types.ts';
@@ -85,8 +85,12 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
     this.draining = false;
     this.calls.push('undrain');
   }
-  async shutdown(o: { graceful: boolean; message?: string; waitTimeSec?: number }) {
-    this.calls.push(`shutdown graceful=${o.graceful} wait=${o.waitTimeSec}`);
+  /** Every stop, with the message the peers would read. */
+  stops: Array<{ mode: StopMode; message?: string; waitTimeSec?: number }> = [];
+  async stop(o: { mode: StopMode; message?: string; waitTimeSec?: number }): Promise<StopOutcome> {
+    this.stops.push(o);
+    this.calls.push(`stop ${o.mode}${o.waitTimeSec !== undefined ? ` wait=${o.waitTimeSec}` : ''}`);
+    return { mode: o.mode, peers: [...this.peerCfgs.keys()].map((peer) => ({ peer, ending: o.mode === 'restart' ? ('closedWithoutNotification' as const) : ('cease' as const) })) };
   }
   resetPeer(name: string, o: { soft: boolean }) {
     this.calls.push(`reset ${name} ${o.soft}`);

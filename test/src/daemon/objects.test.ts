@@ -35,7 +35,7 @@ class FakeSecrets extends EventEmitter implements SecretLookup {
 
 function make(config: Config, source: FakeSource, secrets?: FakeSecrets) {
   let speaker!: FakeSpeaker;
-  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIp: '127.0.0.1' }, {
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
     health: new FakeHealth(),
     source,

@@ -18,7 +18,7 @@ function make(config: Config, failures = 0) {
   let speaker!: FakeSpeaker;
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
-  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIp: '127.0.0.1' }, {
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] }, {
     createSpeaker: (opts) => (speaker = new FakeSpeaker(opts, failures)),
     health: new FakeHealth(),
     logger,
@@ -33,7 +33,7 @@ function make(config: Config, failures = 0) {
 
 const peerA = { name: 'a', address: '127.0.0.2', peerAs: 65001, gracefulShutdown: { enabled: true, waitTime: 7 } };
 /** The speaker calls of a drain or a stop. */
-const lifecycle = (call: string): boolean => call.startsWith('drain') || call.startsWith('shutdown');
+const lifecycle = (call: string): boolean => call.startsWith('drain') || call.startsWith('stop');
 
 t.test('a BGP listener that cannot bind is retried with backoff, logged once per attempt without a stack', async (t) => {
   const { daemon, speaker, lines } = make(cfg({ bgp: { localAs: 65000, routerId: '10.0.0.1', listen: { address: '127.0.0.1', port: 1179 } } }), 3);
@@ -64,18 +64,18 @@ t.test('shutdown stops the bind retries', async (t) => {
   t.equal(speaker.bindAttempts, n, 'no attempt after shutdown');
 });
 
-t.test('graceful shutdown and drain skip the wait when no session is Established', async (t) => {
+t.test('a departure and a drain skip the wait when no session is Established', async (t) => {
   const idle = make(cfg({ peers: [peerA] }));
   await idle.daemon.start();
   await idle.daemon.drain();
   await idle.daemon.shutdown('SIGTERM');
-  t.same(idle.speaker.calls.filter(lifecycle), ['drain 0', 'shutdown graceful=true wait=0'], 'nothing Established: nothing to move, no wait');
-  t.match(idle.lines.find((l) => l['msg'] === 'shutting down'), { graceful: true, waitTimeSec: 0, skippedWait: 'no Established session' });
+  t.same(idle.speaker.calls.filter(lifecycle), ['drain 0', 'stop departure wait=0'], 'drained, so SIGTERM is a departure; nothing Established: nothing to move, no wait');
+  t.match(idle.lines.find((l) => typeof l['msg'] === 'string' && l['msg'].startsWith('stopping (SIGTERM): departure')), { mode: 'departure', why: /the node is drained/, waitTimeSec: 0, skippedWait: 'no Established session' });
 
   const up = make(cfg({ peers: [peerA] }));
   await up.daemon.start();
   up.speaker.states.set('a', 'Established');
   await up.daemon.drain();
   await up.daemon.shutdown('SIGTERM');
-  t.same(up.speaker.calls.filter(lifecycle), ['drain 7', 'shutdown graceful=true wait=7'], 'an Established session gets the configured wait');
+  t.same(up.speaker.calls.filter(lifecycle), ['drain 7', 'stop departure wait=7'], 'an Established session gets the configured wait');
 });

@@ -100,7 +100,7 @@ async function start(t: Test, config: object, o: { heartbeatIntervalMs?: number 
   return { api, status, post, lines, stopAndWait: async () => (stop(), running) };
 }
 
-t.test('drain survives a restart; undrain clears it', async (t) => {
+t.test('standalone: the drain is a stateDir record that survives a restart; undrain clears it; SIGTERM then is a departure', async (t) => {
   const adminPort = await freePort('127.0.0.1');
   const stateDir = join(dir, 'state-drain');
   const config = { bgp: { localAs: 65000, routerId: '10.0.0.1' }, admin: { address: '127.0.0.1', port: adminPort }, stateDir, logLevel: 'info', routes: [{ prefix: '10.5.0.0/24' }] };
@@ -109,24 +109,21 @@ t.test('drain survives a restart; undrain clears it', async (t) => {
   t.equal((await d.post('/api/v1/drain')).status, 200);
   t.ok(existsSync(join(stateDir, 'drain.json')), 'drain recorded in stateDir');
   t.equal(await d.stopAndWait(), 0);
+  t.ok(d.lines.some((l) => l['mode'] === 'departure' && /the node is drained \(file .*drain\.json/.test(String(l['why']))), 'a drained node departs on stop, and the log says why');
 
   d = await start(t, config);
   t.equal((await d.status()).drained, true, 'starts drained after a restart');
-  t.ok(d.lines.some((l) => l['msg'] === 'starting drained: the node was drained before the last stop (herald undrain announces again)'));
+  t.ok(d.lines.some((l) => l['level'] === 40 && /^starting drained: file .*drain\.json/.test(String(l['msg']))), 'starting drained is a warning naming the source');
+  t.match((await d.status()) as unknown as { drain: string[] }, { drain: [/^file .*drain\.json/] });
   t.equal((await d.post('/api/v1/undrain')).status, 200);
   t.notOk(existsSync(join(stateDir, 'drain.json')), 'undrain clears the record');
   t.equal(await d.stopAndWait(), 0);
+  t.ok(d.lines.some((l) => l['mode'] === 'restart' && /standalone/.test(String(l['why']))), 'undrained: a stop is a restart');
 
   d = await start(t, config);
   t.equal((await d.status()).drained, false, 'not drained after undrain and restart');
-  // A preStop-hook drain (persist false) drains now but is not kept.
   const r = await fetch(d.api + '/api/v1/drain', { method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: JSON.stringify({ persist: false }) });
-  t.equal(r.status, 200);
-  t.equal((await d.status()).drained, true);
-  t.notOk(existsSync(join(stateDir, 'drain.json')), 'persist false: not recorded');
-  t.equal(await d.stopAndWait(), 0);
-  d = await start(t, config);
-  t.equal((await d.status()).drained, false, 'a drain until restart is not kept');
+  t.equal(r.status, 400, 'persist is gone: a drain is always kept until undrain');
   t.equal(await d.stopAndWait(), 0);
 });
 

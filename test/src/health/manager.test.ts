@@ -204,6 +204,30 @@ t.test('hold-down after a withdrawal, visible with time left', async (t) => {
   t.same(hm.announcedKeys(), ['vip1'], 'setAnnounced is idempotent');
 });
 
+t.test('flap control never keeps a key dark: othersCanServe false waives hold-down and suppression, and says so', async (t) => {
+  const { hm, run } = setup({ holdDownSec: 1 });
+  t.teardown(() => hm.close());
+  for (let i = 0; i < 3; i++) {
+    hm.setAnnounced('vip1', true);
+    hm.setAnnounced('vip1', false);
+    if (i < 2) await run(2000);
+  }
+  const held = hm.gate('vip1', { othersCanServe: true });
+  t.equal(held.pass, false, 'other nodes can serve it: suppressed');
+  t.match(held.reasons, [{ code: 'Suppressed', message: /\(other nodes serve it meanwhile\)$/ }]);
+  t.equal(hm.gate('vip1').pass, false, 'unknown (default): suppressed, as before');
+  const dark = hm.gate('vip1', { othersCanServe: false });
+  t.equal(dark.pass, true, 'no other node can serve it: announced');
+  t.match(dark.reasons, [{ code: 'FlapControlWaived', message: /^announced although flapping: suppressed after 3 withdrawals.*: no other node can serve it$/ }]);
+  hm.setAnnounced('vip2', true);
+  hm.setAnnounced('vip2', false);
+  t.match(hm.gate('vip2', { othersCanServe: false }), { pass: true, reasons: [{ code: 'FlapControlWaived', message: /withdrawn recently: hold-down/ }] }, 'hold-down waived the same way');
+  hm.setChecks([spec('c3', 'vip3')]);
+  hm.setAnnounced('vip3', true);
+  hm.setAnnounced('vip3', false);
+  t.match(hm.gate('vip3', { othersCanServe: false }), { pass: false, reasons: [{ code: 'Pending' }] }, 'a check not passing still blocks: only flap control is waived');
+});
+
 t.test('a flapping key gets suppressed, with the time left, then reused', async (t) => {
   const { hm, run, clock } = setup({ holdDownSec: 1 });
   t.teardown(() => hm.close());
