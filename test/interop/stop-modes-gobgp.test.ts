@@ -62,6 +62,8 @@ if (!missingPrerequisite({ gobgpd: gobgpAvailable() })) {
     await g.proc.waitFor(() => routes.every((r) => monitor.events.some((e) => e.prefix === r.prefix && !e.withdrawal && e.communities.includes(GRACEFUL_SHUTDOWN))), '65535:0 on every route');
     t.same(await stopped, { mode: 'departure', peers: [{ peer: 'gobgp', ending: 'hardReset' }] });
     await g.proc.waitFor(() => /Peer Down.*Reason=hard-reset/.test(log()), 'GoBGP took the Hard Reset');
+    // The monitor stream is its own process: its lines may come after GoBGP's log line.
+    await g.proc.waitFor(() => routes.every((r) => monitor.events.some((e) => e.prefix === r.prefix && e.withdrawal)), 'the withdrawals in the monitor stream');
     const firstGs = monitor.events.findIndex((e) => e.communities.includes(GRACEFUL_SHUTDOWN));
     const withdrawals = monitor.events.map((e, i) => ({ ...e, i })).filter((e) => e.withdrawal);
     t.same(withdrawals.map((e) => e.prefix).sort(), routes.map((r) => r.prefix).sort(), 'each route withdrawn once');
