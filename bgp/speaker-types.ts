@@ -23,6 +23,10 @@ export interface PeerConfig {
   /** The peer's TCP port (default 179). */
   readonly port?: number;
   readonly peerAs: number;
+  /** Our AS number on this session (default: the Speaker's `localAs`). */
+  readonly localAs?: number;
+  /** Our BGP Identifier on this session, dotted quad (default: the Speaker's `bgpIdentifier`). */
+  readonly bgpIdentifier?: string;
   /** Local address to bind/dial from; also the default next hop of its family. */
   readonly localAddress?: string;
   readonly localPort?: number;
@@ -120,6 +124,9 @@ export interface PeerStatus {
   readonly address: string;
   readonly port: number;
   readonly peerAs: number;
+  /** Our AS number and BGP Identifier on this session. */
+  readonly localAs: number;
+  readonly bgpIdentifier: string;
   readonly state: string;
   /** Seconds since Established (undefined when not Established). */
   readonly uptimeSec: number | undefined;

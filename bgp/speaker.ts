@@ -57,6 +57,11 @@ const DEFAULT_RESTART_TIME_SEC = 120;
 /** How often a departure looks whether the withdrawals are out (ms of clock time). */
 const SEND_POLL_MS = 20;
 
+/** Throws for an AS number outside 1..4294967295 (RFC 6793 four-octet AS numbers; 0 is reserved, RFC 7607). */
+function checkAs(asn: number): void {
+  if (!Number.isInteger(asn) || asn < 1 || asn > 0xffffffff) throw new Error(`invalid localAs ${asn}`);
+}
+
 /** "::ffff:192.0.2.1" (an IPv4 peer on a dual-stack socket) → "192.0.2.1"; anything else unchanged. */
 function unmapIPv4(addr: string | undefined): string | undefined {
   if (addr === undefined) return undefined;
@@ -105,7 +110,7 @@ export class Speaker extends EventEmitter {
 
   constructor(opts: SpeakerOptions) {
     super();
-    if (!Number.isInteger(opts.localAs) || opts.localAs < 1 || opts.localAs > 0xffffffff) throw new Error(`invalid localAs ${opts.localAs}`);
+    checkAs(opts.localAs);
     this.localAs = opts.localAs;
     this.bgpIdentifier = opts.bgpIdentifier;
     this.clock = opts.clock ?? realClock;
@@ -146,6 +151,7 @@ export class Speaker extends EventEmitter {
   addPeer(cfg: PeerConfig): void {
     if (this.closed) throw new Error('speaker is shut down');
     if (this.peersByName.has(cfg.name)) throw new Error(`peer ${JSON.stringify(cfg.name)} already exists`);
+    if (cfg.localAs !== undefined) checkAs(cfg.localAs);
     const grOptions = this.grOptionsFor(cfg, false);
     const entry: PeerEntry = {
       cfg,
@@ -177,9 +183,9 @@ export class Speaker extends EventEmitter {
   private sessionOptions(c: PeerConfig, gr: PeerEntry['grOptions']): SessionOptions {
     return {
       name: c.name,
-      localAs: this.localAs,
+      localAs: c.localAs ?? this.localAs,
       peerAs: c.peerAs,
-      bgpIdentifier: this.bgpIdentifier,
+      bgpIdentifier: c.bgpIdentifier ?? this.bgpIdentifier,
       remoteAddress: c.address,
       remotePort: c.port ?? BGP_PORT,
       localAddress: c.localAddress,
@@ -203,7 +209,7 @@ export class Speaker extends EventEmitter {
     const s = entry.session;
     return {
       name: entry.cfg.name,
-      localAs: this.localAs,
+      localAs: entry.cfg.localAs ?? this.localAs,
       peerAs: n.peerAs,
       fourOctetAs: n.fourOctetAs,
       families: new Set(n.families),
@@ -279,6 +285,7 @@ export class Speaker extends EventEmitter {
    */
   updatePeer(cfg: PeerConfig): void {
     const entry = this.mustGet(cfg.name);
+    if (cfg.localAs !== undefined) checkAs(cfg.localAs);
     const old = entry.cfg;
     const keys = new Set([...Object.keys(old), ...Object.keys(cfg)] as (keyof PeerConfig)[]);
     let sessionChange = false;
@@ -587,6 +594,8 @@ export class Speaker extends EventEmitter {
         address: entry.cfg.address,
         port: entry.cfg.port ?? BGP_PORT,
         peerAs: entry.cfg.peerAs,
+        localAs: entry.cfg.localAs ?? this.localAs,
+        bgpIdentifier: entry.cfg.bgpIdentifier ?? this.bgpIdentifier,
         state: s.state,
         uptimeSec: established && st.establishedAt !== undefined ? (this.clock.now() - st.establishedAt) / 1000 : undefined,
         negotiated:

@@ -120,7 +120,7 @@ export class SpeakerProxy extends EventEmitter {
 
   addPeer(cfg: PeerConfig): void {
     const seq = this.#send('addPeer', [cfg]);
-    this.#overlay(seq, (v) => (v.peers.some((p) => p.name === cfg.name) ? v : { ...v, peers: [...v.peers, newPeerStatus(cfg)] }));
+    this.#overlay(seq, (v) => (v.peers.some((p) => p.name === cfg.name) ? v : { ...v, peers: [...v.peers, newPeerStatus(cfg, this.localAs, this.bgpIdentifier)] }));
   }
 
   updatePeer(cfg: PeerConfig): void {
@@ -305,13 +305,15 @@ export class SpeakerProxy extends EventEmitter {
   }
 }
 
-/** The status of a peer just added, until the speaker thread's view has it. */
-function newPeerStatus(cfg: PeerConfig): PeerStatus {
+/** The status of a peer just added, until the speaker thread's view has it (the Speaker's AS and Identifier unless the peer sets its own). */
+function newPeerStatus(cfg: PeerConfig, localAs: number, bgpIdentifier: string): PeerStatus {
   return {
     name: cfg.name,
     address: cfg.address,
     port: cfg.port ?? BGP_PORT,
     peerAs: cfg.peerAs,
+    localAs: cfg.localAs ?? localAs,
+    bgpIdentifier: cfg.bgpIdentifier ?? bgpIdentifier,
     state: 'Idle',
     uptimeSec: undefined,
     negotiated: undefined,

@@ -160,7 +160,7 @@ const vipAttributesSchema = {
 } as const;
 
 const causeSchema = { type: 'object', required: ['code', 'message'], properties: { code: str, message: str, since: str, until: str } } as const;
-const reasonSchema = { type: 'object', required: ['code', 'message'], properties: { code: str, message: str, causes: { type: 'array', items: causeSchema } } } as const;
+const reasonSchema = { type: 'object', required: ['code', 'message'], properties: { code: str, message: str, causes: { type: 'array', items: causeSchema }, advertisement: str } } as const;
 
 export const serviceSchema = {
   type: 'object',

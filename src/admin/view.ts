@@ -106,6 +106,8 @@ export interface RouteView {
 export interface ReasonView {
   code: string;
   message: string;
+  /** For Advertised: the advertisement announcing it. */
+  advertisement?: string;
 }
 
 /** What one advertisement sends for a VIP from this node when traffic steering applies (docs/traffic-steering.md). */

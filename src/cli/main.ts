@@ -45,6 +45,12 @@ Talk to a running daemon (admin API):
   undrain                    announce again
   reset PEER [--soft]        reset a session (soft: re-send routes only)
 
+Every node at once (BGPNodeStatus objects, through the apiserver with a kubeconfig):
+  peers --all-nodes          every node's sessions, with a NODE column
+  services [NS/NAME] --all-nodes   every node's VIPs (of one Service) and why
+    --kubeconfig FILE        (default KUBECONFIG, ~/.kube/config, in-cluster)
+    -n, --namespace NS       Herald's namespace (default POD_NAMESPACE, else herald-system)
+
 Tools:
   decode ...                 decode BGP messages from captures / MRT / hex (herald decode --help)
 
@@ -67,6 +73,9 @@ const OPTIONS = {
   config: { type: 'string', short: 'c' },
   'node-name': { type: 'string' },
   'node-ip': { type: 'string' },
+  'all-nodes': { type: 'boolean' },
+  kubeconfig: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -75,9 +84,9 @@ type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extend
 /** Flags each command accepts (besides --help). */
 const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   status: ['api', 'json', 'token-file'],
-  peers: ['api', 'json', 'token-file'],
+  peers: ['api', 'json', 'token-file', 'all-nodes', 'kubeconfig', 'namespace'],
   routes: ['api', 'json', 'peer', 'prefix', 'token-file'],
-  services: ['api', 'json', 'token-file'],
+  services: ['api', 'json', 'token-file', 'all-nodes', 'kubeconfig', 'namespace'],
   health: ['api', 'json', 'token-file'],
   drain: ['api', 'json', 'token-file', 'reason'],
   undrain: ['api', 'json', 'token-file'],
@@ -213,6 +222,8 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     return runDaemon({ configPath: values.config, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });
   }
 
+  if (values['all-nodes']) return clusterCommand(cmd, values, positionals, ctx);
+  for (const k of ['kubeconfig', 'namespace'] as const) if (values[k] !== undefined) throw new UsageError(`--${k} applies only with --all-nodes`);
   const token = await readToken(values, ctx.env);
   const client = new AdminClient({ api: values.api ?? (ctx.env['HERALD_API']?.trim() || DEFAULT_API), ...(token !== undefined ? { token } : {}) });
   const enc = encodeURIComponent;
@@ -289,6 +300,25 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     default:
       throw new UsageError(`unknown command ${cmd}`);
   }
+}
+
+/** `peers --all-nodes`, `services [NS/NAME] --all-nodes` (src/cli/cluster.ts). */
+async function clusterCommand(cmd: string, values: Values, positionals: string[], ctx: CliContext): Promise<number> {
+  if (values.api !== undefined) throw new UsageError('--api does not apply with --all-nodes (it reads the apiserver)');
+  if (cmd === 'peers') expectPositionals(cmd, positionals, 0, 0, 'no peer NAME with --all-nodes');
+  else expectPositionals(cmd, positionals, 0, 1, 'at most one NAMESPACE/NAME');
+  const service = positionals[0];
+  if (service !== undefined && !/^[^/]+\/[^/]+$/.test(service)) throw new UsageError(`expected NAMESPACE/NAME, got ${service}`);
+  const { readNodeStatuses, clusterSessions, clusterVips, formatClusterPeers, formatClusterServices } = await import('./cluster.ts');
+  const namespace = values.namespace ?? (ctx.env['POD_NAMESPACE'] || 'herald-system');
+  const rows = await readNodeStatuses({ namespace, env: ctx.env, ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}) });
+  const now = Date.now();
+  if (cmd === 'peers') {
+    if (values.json) json(ctx.out, clusterSessions(rows));
+    else ctx.out.write(formatClusterPeers(rows, now));
+  } else if (values.json) json(ctx.out, clusterVips(rows, service));
+  else ctx.out.write(formatClusterServices(rows, service, now));
+  return 0;
 }
 
 // Run when executed directly (node src/cli/main.ts, or bin/herald.js importing this module).

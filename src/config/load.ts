@@ -100,6 +100,28 @@ function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
   return out;
 }
 
+/** One problem of a value checked against a part of the schema: `path` as zod gives it (keys and list indexes). */
+export interface SchemaIssue {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+/**
+ * Checks `data` against a part of the configuration schema (a peer, an advertisement, ...) with the messages of a
+ * whole file (unknown fields one by one, secrets never shown).
+ * @returns the parsed value (defaults applied), or every problem
+ */
+export function checkAgainst<T>(schema: z.ZodType<T>, data: unknown): { ok: true; value: T } | { ok: false; issues: SchemaIssue[] } {
+  const r = schema.safeParse(data, parseParams);
+  if (r.success) return { ok: true, value: r.data };
+  const issues: SchemaIssue[] = [];
+  for (const iss of r.error.issues) {
+    if (iss.code === 'unrecognized_keys') for (const k of iss.keys) issues.push({ path: [...iss.path, k], message: 'unknown field' });
+    else issues.push({ path: iss.path, message: iss.message });
+  }
+  return { ok: false, issues };
+}
+
 /** Static routes validated between two pauses; a longer list is validated in chunks of this many. */
 const ROUTES_PER_CHUNK = 500;
 const routeChunk = z.array(staticRouteSchema);

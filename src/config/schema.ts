@@ -43,7 +43,8 @@ const asNumber = z
  * attribute and the session sockets take none, so a zone id is refused here with that reason.
  */
 function address(what: 'an IP address' | 'an IPv4 address' | 'an IPv6 address', test: (s: string) => boolean) {
-  return z.string().superRefine((s, ctx) => {
+  // The longest address text is 45 characters (an IPv4-mapped IPv6 address); the bound also bounds the CRDs' CEL cost.
+  return z.string().max(64, { error: `must be ${what}`, abort: true }).superRefine((s, ctx) => {
     const zone = s.indexOf('%');
     if (zone >= 0) ctx.addIssue({ code: 'custom', message: `must be ${what} without a zone id ("${s.slice(zone)}"): BGP next hops and Herald's sockets take no interface scope` });
     else if (!test(s)) ctx.addIssue({ code: 'custom', message: `must be ${what}` });
@@ -96,7 +97,7 @@ function isCIDR(s: string): boolean {
     return false;
   }
 }
-const cidr = z.string().refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
+const cidr = z.string().max(64, { error: 'must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64', abort: true }).refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
 
 /** True when `parse` accepts `text` (the codec's community parsers throw on anything else). */
 function parses(parse: (text: string) => unknown, text: string): boolean {
@@ -154,6 +155,16 @@ const labelSelector = z
   })
   .describe('A Kubernetes label selector (matchLabels AND matchExpressions); empty matches everything.');
 
+/**
+ * A list of label selectors, MetalLB's `nodeSelectors` / `serviceSelectors`: an object matches when ANY selector
+ * matches; an absent or empty list matches everything.
+ */
+const labelSelectors = (what: string) =>
+  z
+    .array(labelSelector)
+    .max(64, msg('must list at most 64 selectors'))
+    .describe(`${what} whose labels match ANY of these selectors (absent or empty: all).`);
+
 /** Route families a peer may offer: the BGP layer's `Family` names (RFC 4760 AFI/SAFI unicast). */
 const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const satisfies readonly Family[];
 
@@ -176,6 +187,19 @@ const passwordSource = z
     if ((v.file === undefined) === (v.env === undefined)) ctx.addIssue({ code: 'custom', message: 'set exactly one of file or env' });
   })
   .describe('TCP MD5 signature password (RFC 2385), never written inline in the file.');
+
+/** A Kubernetes object name (RFC 1123 subdomain, as the apiserver requires of Secrets). */
+const objectName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, msg('must be a Kubernetes object name (lower-case letters, digits, "-" and ".", at most 253)'));
+
+/** A TCP MD5 password read from a Secret in Herald's namespace (MetalLB `passwordSecret`). */
+const passwordSecret = z
+  .strictObject({
+    name: objectName.describe("The Secret's name; it lives in Herald's namespace (Herald may get Secrets there only)."),
+    key: z.string().min(1).max(253).default('password').describe('The key of the password in the Secret (MetalLB: `password` of a kubernetes.io/basic-auth Secret).'),
+  })
+  .describe("TCP MD5 signature password (RFC 2385) from a Secret in Herald's namespace, read through the apiserver (needs the kubernetes source).");
 
 const holdTime = z
   .number(msg('must be 0 or 3..65535 (seconds)'))
@@ -219,7 +243,8 @@ export const peerSchema = z
       .describe('Unique name of the peer (used in logs, metrics, the admin API and route filters).'),
     address: ipAddress.describe("The peer's IP address."),
     port: port.default(179).describe("The peer's TCP port."),
-    peerAs: asNumber.describe("The peer's AS number. Equal to bgp.localAs makes an iBGP session."),
+    peerAs: asNumber.describe("The peer's AS number. Equal to the local AS makes an iBGP session."),
+    localAs: asNumber.optional().describe("Our AS number on this session (default: the node's, bgp.localAs unless a BGPNodeConfigOverride sets it)."),
     localAddress: ipAddress.optional().describe('Our source address for the session; also the default NEXT_HOP.'),
     holdTime: holdTime.default(90).describe('Hold time offered in OPEN, seconds: 0 (no keepalives) or 3..65535 (RFC 4271 §4.2).'),
     keepaliveTime: wholeSeconds
@@ -230,6 +255,7 @@ export const peerSchema = z
       .describe('Base ConnectRetry time, seconds (exponential backoff with jitter, capped).'),
     passive: z.boolean().default(false).describe('Never dial; wait for the peer to connect (needs bgp.listen).'),
     password: passwordSource.optional(),
+    passwordSecret: passwordSecret.optional(),
     ebgpMultihop: z
       .number(msg('must be a TTL (integer 1..255)'))
       .int(msg('must be a TTL (integer 1..255)'))
@@ -267,7 +293,8 @@ export const peerSchema = z
       .describe('Graceful shutdown (RFC 8326) on a drain and a departure (docs/upgrades.md); enabled on any peer, a departing node drains instead of withdrawing at once.'),
     maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
     bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
-    nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels)."),
+    nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels). The same as nodeSelectors with one selector."),
+    nodeSelectors: labelSelectors('Peer only from nodes').optional(),
   })
   .describe('A BGP neighbour.');
 
@@ -306,7 +333,7 @@ export const staticRouteSchema = z
   })
   .describe('A statically configured route.');
 
-const advertisementSchema = z
+export const advertisementSchema = z
   .strictObject({
     name: z.string().min(1).describe('Name of the advertisement (shown in reason chains).'),
     addressKinds: z
@@ -314,9 +341,11 @@ const advertisementSchema = z
       .min(1)
       .default(['loadBalancer'])
       .describe('Which addresses it announces.'),
-    serviceSelector: labelSelector.optional(),
+    serviceSelector: labelSelector.optional().describe('Services whose labels match (the same as serviceSelectors with one selector).'),
+    serviceSelectors: labelSelectors('Services').optional(),
     namespaces: z.array(z.string()).optional().describe('Namespaces of the Services (default all).'),
-    nodeSelector: labelSelector.optional(),
+    nodeSelector: labelSelector.optional().describe('Announce only from nodes whose labels match (the same as nodeSelectors with one selector).'),
+    nodeSelectors: labelSelectors('Announce only from nodes').optional(),
     peers: z.array(z.string()).optional().describe('Peers to announce to (default all).'),
     communities: z.array(community).optional(),
     largeCommunities: z.array(largeCommunity).optional(),
@@ -361,12 +390,12 @@ const advertisementSchema = z
   })
   .describe('Which Service addresses to announce, to whom, with which attributes.');
 
-const poolSchema = z
+export const poolSchema = z
   .strictObject({
     name: z.string().min(1).describe('Unique name of the pool (the annotation herald.io/address-pool names it).'),
     addresses: z
       .array(
-        z.string().refine((s) => {
+        z.string().max(128, { error: 'must be a CIDR or a range "A-B" of one family', abort: true }).refine((s) => {
           if (s.includes('-')) {
             const [a, b, ...rest] = s.split('-').map((x) => x.trim());
             return rest.length === 0 && !!a && !!b && ipFamilyOf(a) !== undefined && ipFamilyOf(a) === ipFamilyOf(b);
@@ -375,11 +404,13 @@ const poolSchema = z
         }, msg('must be a CIDR or a range "A-B" of one family')),
       )
       .min(1)
+      .max(1024, msg('must list at most 1024 CIDRs and ranges'))
       .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
     autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
     avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
     namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
-    serviceSelector: labelSelector.optional().describe('Only Services whose labels match.'),
+    serviceSelector: labelSelector.optional().describe('Only Services whose labels match (the same as serviceSelectors with one selector).'),
+    serviceSelectors: labelSelectors('Only Services').optional(),
     priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
   })
   .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
@@ -399,15 +430,36 @@ const sourceSchema = z
   })
   .describe('Where Service/EndpointSlice/Node objects come from. Without it only static routes are announced.');
 
+/** A BGP Identifier (RFC 6286 §2.1: a non-zero 32-bit value, written as a dotted quad). */
+const routerId = ipv4Address.refine((s) => s !== '0.0.0.0', { error: 'must not be 0.0.0.0 (the BGP Identifier is non-zero, RFC 6286 §2.1)' });
+
+/**
+ * One node's own settings, over the configuration every node shares (the BGPNodeConfigOverride kind, named after
+ * its node; docs/decisions.md "Configuration sources").
+ */
+export const nodeOverrideSchema = z
+  .strictObject({
+    localAs: asNumber.optional().describe("This node's AS number (default bgp.localAs); a peer's own localAs still wins."),
+    routerId: routerId.optional().describe("This node's BGP Identifier (default bgp.routerId, else the node's IPv4 address). A change resets its sessions."),
+    sourceAddresses: z
+      .array(ipAddress)
+      .min(1)
+      .max(2, msg('must list at most one address per family'))
+      .superRefine((list, ctx) => {
+        if (list.length === 2 && ipFamilyOf(list[0] as string) === ipFamilyOf(list[1] as string)) ctx.addIssue({ code: 'custom', path: [1], message: 'must list at most one address per family' });
+      })
+      .optional()
+      .describe("This node's source address of each family for the sessions whose peer sets no sourceAddress (as Cilium's per-node localAddress); also their default NEXT_HOP. At most one per family."),
+    peers: z.array(peerSchema).max(64, msg('must list at most 64 peers')).optional().describe('Peers of this node only, besides those selected for it (their node selectors do not apply).'),
+  })
+  .describe('Settings of one node.');
+
 export const configSchema = z
   .strictObject({
     bgp: z
       .strictObject({
         localAs: asNumber.describe('Our AS number.'),
-        routerId: ipv4Address
-          .refine((s) => s !== '0.0.0.0', { error: 'must not be 0.0.0.0 (the BGP Identifier is non-zero, RFC 6286 §2.1)' })
-          .optional()
-          .describe('BGP Identifier, dotted quad (default: node.ip when it is IPv4).'),
+        routerId: routerId.optional().describe('BGP Identifier, dotted quad (default: node.ip when it is IPv4).'),
         listen: z
           .strictObject({
             address: ipAddress.default('0.0.0.0').describe('Address to accept BGP connections on.'),
@@ -522,6 +574,9 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type PeerConfig = Config['peers'][number];
 export type StaticRouteConfig = Config['routes'][number];
 export type AdvertisementConfig = NonNullable<Config['advertisements']>[number];
+export type PoolConfig = NonNullable<Config['pools']>[number];
+/** One node's own settings (the BGPNodeConfigOverride kind). */
+export type NodeOverrideConfig = z.output<typeof nodeOverrideSchema>;
 
 /** One problem found in a configuration: `path` like `peers[1].holdTime` ('' for the root). */
 export interface ConfigIssue {
@@ -620,16 +675,22 @@ function communitiesProblem(r: { communities?: readonly string[] | undefined; la
 /** Routes checked between two pauses of {@link semanticChecks}. */
 const ROUTES_PER_STEP = 500;
 
+/** Options of {@link semanticErrors}. */
+export interface SemanticOptions {
+  /** Peer names that route and advertisement `peers` may name besides `cfg.peers` (peers of node overrides). */
+  readonly otherPeerNames?: ReadonlySet<string>;
+}
+
 /**
  * Cross-field checks on a structurally valid config.
  * @returns every problem found (empty when the config is consistent).
  */
-export function semanticErrors(cfg: Config): ConfigIssue[] {
-  return runSync(semanticChecks(cfg));
+export function semanticErrors(cfg: Config, opts: SemanticOptions = {}): ConfigIssue[] {
+  return runSync(semanticChecks(cfg, opts));
 }
 
 /** {@link semanticErrors} as pausable work (slices.ts): it pauses every few thousand static routes. */
-export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
+export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<ConfigIssue[]> {
   const issues: ConfigIssue[] = [];
   const add = (path: readonly PropertyKey[], message: string) => issues.push({ path: formatPath(path), message });
 
@@ -651,7 +712,10 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
       add(['peers', i, 'localAddress'], `must be of the same address family as address ${p.address}`);
     }
     if (p.ebgpMultihop !== undefined && p.ttlSecurity) add(['peers', i, 'ttlSecurity'], 'cannot be combined with ebgpMultihop');
-    if (p.ebgpMultihop !== undefined && p.peerAs === cfg.bgp.localAs) add(['peers', i, 'ebgpMultihop'], 'applies to eBGP peers only (peerAs equals bgp.localAs)');
+    if (p.ebgpMultihop !== undefined && p.peerAs === (p.localAs ?? cfg.bgp.localAs)) add(['peers', i, 'ebgpMultihop'], "applies to eBGP peers only (the peer's AS number equals ours)");
+    if (p.nodeSelector !== undefined && p.nodeSelectors !== undefined) add(['peers', i, 'nodeSelector'], 'set nodeSelector or nodeSelectors, not both');
+    if (p.password !== undefined && p.passwordSecret !== undefined) add(['peers', i, 'passwordSecret'], 'set password or passwordSecret, not both');
+    if (p.passwordSecret !== undefined && cfg.source?.kubernetes === undefined) add(['peers', i, 'passwordSecret'], 'needs source.kubernetes (the Secret is read through the apiserver)');
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
     const bfdMultihop = p.bfd?.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1);
     if (p.bfd?.minimumTtl !== undefined && !bfdMultihop) add(['peers', i, 'bfd', 'minimumTtl'], 'applies to multihop BFD only (single-hop always requires TTL 255); set bfd.multihop or remove it');
@@ -664,7 +728,7 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
 
   const checkPeerRefs = (list: string[] | undefined, base: PropertyKey[]) => {
     list?.forEach((n, j) => {
-      if (!names.has(n)) add([...base, j], `unknown peer "${n}"`);
+      if (!names.has(n) && opts.otherPeerNames?.has(n) !== true) add([...base, j], `unknown peer "${n}"`);
     });
   };
   const prefixes = new Map<string, number>();
@@ -712,6 +776,8 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
     if (advNames.has(a.name)) add(['advertisements', i, 'name'], `duplicate advertisement name "${a.name}"`);
     advNames.add(a.name);
     checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
+    if (a.nodeSelector !== undefined && a.nodeSelectors !== undefined) add(['advertisements', i, 'nodeSelector'], 'set nodeSelector or nodeSelectors, not both');
+    if (a.serviceSelector !== undefined && a.serviceSelectors !== undefined) add(['advertisements', i, 'serviceSelector'], 'set serviceSelector or serviceSelectors, not both');
     const why = communitiesProblem(a);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
     if (a.bandwidthPerEndpoint !== undefined && a.weighting === undefined) add(['advertisements', i, 'bandwidthPerEndpoint'], 'applies with weighting: endpoints only; set weighting or remove it');
@@ -727,6 +793,7 @@ export function* semanticChecks(cfg: Config): Steps<ConfigIssue[]> {
   cfg.pools?.forEach((p, i) => {
     if (poolNames.has(p.name)) add(['pools', i, 'name'], `duplicate pool name "${p.name}"`);
     poolNames.add(p.name);
+    if (p.serviceSelector !== undefined && p.serviceSelectors !== undefined) add(['pools', i, 'serviceSelector'], 'set serviceSelector or serviceSelectors, not both');
     p.addresses.forEach((a, j) => {
       if (a.includes('-')) {
         const [from = '', to = ''] = a.split('-').map((x) => x.trim());

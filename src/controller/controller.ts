@@ -379,7 +379,7 @@ function quarantinedService(key: string, svc: Service, reason: string, previous:
 
 /** A Snapshot's methods, bound, so that one of them can be replaced. */
 function snapshotView(s: Snapshot): Snapshot {
-  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs() };
+  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs(), heraldObjects: (k) => s.heraldObjects(k) };
 }
 
 function errorText(err: unknown): string {

@@ -34,7 +34,7 @@ import type { EndpointSlice, Service } from '../k8s/types.ts';
 import { objectKey } from '../k8s/keys.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
-import { matchesSelector } from '../k8s/selector.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
 import type { Family } from '../../bgp/index.ts';
 import type { IpFamily } from '../net/address.ts';
 import { canonicalAddress, canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
@@ -63,10 +63,14 @@ export interface Advertisement {
   addressKinds: AddressKind[];
   /** Services whose labels match (undefined = all). Not applied to serviceCIDR. */
   serviceSelector?: LabelSelector;
+  /** Services whose labels match any of these (undefined or empty = all; MetalLB's list). Not applied to serviceCIDR. */
+  serviceSelectors?: LabelSelector[];
   /** Namespaces of the Services (undefined or empty = all). Not applied to serviceCIDR. */
   namespaces?: string[];
   /** This node's labels must match (undefined = every node). */
   nodeSelector?: LabelSelector;
+  /** This node's labels must match any of these (undefined or empty = every node; MetalLB's list). */
+  nodeSelectors?: LabelSelector[];
   /** Peer names to announce to (undefined or empty = every peer). */
   peers?: string[];
   /** Standard communities, "65535:0" form (RFC 1997). */
@@ -330,8 +334,8 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const matching = selecting.filter(
       (ad) =>
         (!ad.namespaces || ad.namespaces.length === 0 || ad.namespaces.includes(ns)) &&
-        matchesSelector(ad.serviceSelector, svcLabels) &&
-        matchesSelector(ad.nodeSelector, node.labels),
+        matchesSelectors(ad.serviceSelector, ad.serviceSelectors, svcLabels) &&
+        matchesSelectors(ad.nodeSelector, ad.nodeSelectors, node.labels),
     );
     if (matching.length === 0) {
       blocking.push({
@@ -403,7 +407,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
         continue;
       }
       contributions.push(c);
-      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
+      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
       for (const r of steered.reasons) reasons.push(r);
     }
     const announced = contributions.length > 0;
@@ -474,7 +478,7 @@ export function serviceCIDRContributions(snapshot: Snapshot, node: NodeState, ct
     } catch (e) {
       blocking.push({ code: ReasonCode.InvalidAddress, message: (e as Error).message });
     }
-    const matching = ads.filter((ad) => matchesSelector(ad.nodeSelector, node.labels));
+    const matching = ads.filter((ad) => matchesSelectors(ad.nodeSelector, ad.nodeSelectors, node.labels));
     if (matching.length === 0) {
       blocking.push({
         code: ReasonCode.NoAdvertisement,
@@ -489,7 +493,7 @@ export function serviceCIDRContributions(snapshot: Snapshot, node: NodeState, ct
     for (const ad of matching) {
       contributions.push(route(canon.prefix, canon.family, ad, undefined));
       const peers = peersOf(ad);
-      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${canon.prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}` });
+      reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${canon.prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
     }
     decisions.push({ cidr, source, announced: true, reasons });
   }

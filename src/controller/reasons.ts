@@ -68,6 +68,8 @@ export interface Reason {
   message: string;
   /** For HealthCheckFailing: the health layer's causes, as data (codes and absolute times). */
   causes?: HealthCause[];
+  /** For Advertised: the advertisement announcing it. */
+  advertisement?: string;
 }
 
 /**

@@ -14,12 +14,23 @@
  * Beside the pipeline: the peer set (peer-set.ts), the BGP listener's retries (listener-retry.ts), the admin view
  * (admin-view.ts), and the lifecycle here: reload (peers as a diff, restart-only settings kept and reported), drain
  * and undrain (RFC 8326), shutdown.
+ *
+ * The configuration in force is the file's merged with Herald's objects from the source (src/config/crd-merge.ts,
+ * docs/decisions.md "Configuration sources"): a change of an object takes the reload's path (`#apply`), so only what
+ * changed reaches the sessions. Objects read before the source has synced are applied once, just before the
+ * controller's first full pass.
  */
 import { performance } from 'node:perf_hooks';
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Clock, StopOutcome } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
+import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
+import { mergeConfig, NO_OBJECTS } from '../config/crd-merge.ts';
+import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
+import type { SecretLookup } from '../k8s/secrets.ts';
+import type { NodeStatusInput } from './node-status.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
@@ -44,6 +55,7 @@ import { ListenerRetry } from './listener-retry.ts';
 import { desiredRoutesContext, gracefulShutdownConfigured } from './mapping.ts';
 import { decideStopMode } from './stop-mode.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';
+import type { SessionIdentity } from './mapping.ts';
 import { RouteAssembly } from './route-assembly.ts';
 import type { BfdStateEvent, PeerStateEvent, SpeakerFactory, SpeakerLike, ThreadExitEvent, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
 
@@ -64,10 +76,21 @@ export interface DaemonDeps {
   listenRetry?: ListenBackoff;
   /** Called after every pass that changed decisions (e.g. to post Kubernetes Events on changes). */
   onDecisions?: (decisions: DecisionSet, changes: DecisionChanges) => void;
+  /** Something this node's status shows may have changed (a session or BFD state, decisions, objects): node-status.ts. */
+  onStatusChange?: () => void;
   /** Kubernetes writes refused with 403 ("call: message"; src/k8s/forbidden.ts), for status().forbidden. */
   forbidden?: () => readonly string[];
+  /** Passwords of peers' `passwordSecret` (the Kubernetes source); its changes are applied as an object change is. */
+  secrets?: SecretLookup & { on(event: 'change', listener: () => void): unknown };
   /** Where the operator's drain is kept (drain.ts: the Node annotation, or stateDir); default: in memory only. */
   drainRecord?: DrainRecord;
+}
+
+/** What the daemon knows of Herald's objects, for the node's status and the leader's conditions. */
+export interface ObjectsView {
+  readonly merged: MergedConfig;
+  /** Peers of the merged configuration this node does not run, and why (a Secret not readable). */
+  readonly problems: readonly string[];
 }
 
 /** See the module comment. */
@@ -75,7 +98,19 @@ export class Daemon {
   readonly identity: RuntimeIdentity;
   /** The daemon as the admin API sees it. */
   readonly view: AdminView;
+  /** The configuration file (restart-only settings as running). */
+  #file: Config;
+  /** The file merged with Herald's objects: what is in force. */
+  #merged: MergedConfig;
+  /** `#merged.config`. */
   #config: Config;
+  /** Objects changed before the source synced: applied on 'synced'. */
+  #objectsPending = false;
+  #objectsQueued = false;
+  /** The invalid objects last logged: "Kind/name" → their problems. */
+  #verdictsLogged = new Map<string, string>();
+  /** Peers left out by the last resolution, "peer: why". */
+  #peerProblems: string[] = [];
   readonly #deps: DaemonDeps;
   readonly #log: Logger;
   readonly #clock: Clock;
@@ -114,14 +149,16 @@ export class Daemon {
    * @throws MappingError when a peer password cannot be resolved
    */
   constructor(config: Config, identity: RuntimeIdentity, deps: DaemonDeps) {
-    this.#config = config;
     this.identity = identity;
     this.#deps = deps;
+    this.#file = config;
+    this.#merged = mergeConfig(config, this.#objects(), identity.nodeName);
+    this.#config = this.#merged.config;
     this.#log = deps.logger;
     this.#clock = deps.clock ?? realClock;
     this.#env = deps.env ?? process.env;
     const startedAtMs = this.#clock.now();
-    const peers = resolvePeers(config, this.#nodeLabels(), this.#env); // throws before anything starts
+    const peers = this.#resolvePeers(this.#merged); // throws before anything starts
     const speaker = deps.createSpeaker({
       localAs: config.bgp.localAs,
       bgpIdentifier: identity.routerId,
@@ -163,7 +200,7 @@ export class Daemon {
       metrics: deps.metrics,
       source: deps.source,
       daemon: {
-        localAs: () => this.#config.bgp.localAs,
+        localAs: () => this.#merged.override?.localAs ?? this.#config.bgp.localAs,
         notReady: () => this.#notReady(),
         stopping: () => this.#stopping,
         desiredRoutes: () => this.#assembly.size,
@@ -204,7 +241,10 @@ export class Daemon {
   #subscribe(): void {
     const { metrics } = this.#deps;
     const speaker = this.#speaker;
-    speaker.on('peerState', (e: PeerStateEvent) => this.#peers.observe(e));
+    speaker.on('peerState', (e: PeerStateEvent) => {
+      this.#peers.observe(e);
+      this.#deps.onStatusChange?.();
+    });
     speaker.on('updateSent', (e: UpdateSentEvent) => this.#peers.observeUpdateSent(e));
     speaker.on('error', (err: unknown) => {
       // A listener that cannot bind is reported (once per attempt, without a stack) by the listener retry.
@@ -212,22 +252,36 @@ export class Daemon {
       this.#log.error({ err }, 'speaker error');
     });
     speaker.on('drained', () => this.#log.info('drain finished: every route withdrawn'));
-    speaker.on('bfdState', (e: BfdStateEvent) => this.#peers.observeBfd(e));
+    speaker.on('bfdState', (e: BfdStateEvent) => {
+      this.#peers.observeBfd(e);
+      this.#deps.onStatusChange?.();
+    });
     speaker.on('unsentRoutes', (e: UnsentRoutesEvent) => this.#peers.observeUnsent(e));
     speaker.on('threadExit', (e: ThreadExitEvent) => {
       this.#speakerFailure = e.message;
       this.#log.fatal({ err: e.message }, 'the speaker thread died: every BGP session is closed');
+      this.#deps.onStatusChange?.();
     });
     metrics.setPeersProvider(() => this.view.peers());
     metrics.setServicesProvider(() => this.view.services());
     const source = this.#deps.source;
     if (!source) return;
     this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
-    // Node labels may select or deselect peers (nodeSelector).
-    source.on('change', () => {
+    // Node labels may select or deselect peers (nodeSelector); Herald's objects change the configuration.
+    source.on('change', (keys: readonly string[]) => {
+      if (keys.some((k) => k.startsWith(HERALD_KEY_PREFIX))) {
+        if (source.synced()) this.#scheduleObjects();
+        else this.#objectsPending = true;
+      }
       if (followsNodeLabels(this.#config)) this.#schedule('source');
     });
-    source.on('synced', () => this.#log.info('source synced'));
+    // Registered before the controller's own 'synced' listener (it subscribes in start()): the objects read while
+    // syncing are in the context of its first full pass.
+    source.on('synced', () => {
+      this.#log.info('source synced');
+      if (this.#objectsPending) this.#applyObjects('objects read');
+    });
+    this.#deps.secrets?.on('change', () => this.#scheduleObjects());
     // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
     source.on('error', (...args: unknown[]) => this.#log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
     source.on('restart', (kind: string) => metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
@@ -284,7 +338,7 @@ export class Daemon {
       if (this.#deps.source && followsNodeLabels(cfg)) {
         // Node labels may have changed: peers selected by nodeSelector come and go.
         try {
-          this.#peers.apply(resolvePeers(cfg, this.#nodeLabels(), this.#env));
+          this.#peers.apply(this.#resolvePeers(this.#merged));
         } catch (err) {
           this.#log.error({ err }, 'cannot apply peers');
         }
@@ -339,6 +393,7 @@ export class Daemon {
   #observe(changes: DecisionChanges): void {
     try {
       this.#deps.onDecisions?.(this.#gate, changes);
+      this.#deps.onStatusChange?.();
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, 'decision observer failed');
     }
@@ -354,6 +409,131 @@ export class Daemon {
     if (text === this.#nodeAddressesText) return;
     this.#nodeAddressesText = text;
     this.#gate.configure(this.#gateInputs(this.#config));
+  }
+
+  /** Herald's objects from the source (none without one). */
+  #objects(): ConfigObjects {
+    const snap = this.#deps.source?.snapshot();
+    if (!snap) return NO_OBJECTS;
+    return {
+      BGPPeer: [...snap.heraldObjects('BGPPeer')],
+      BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')],
+      IPAddressPool: [...snap.heraldObjects('IPAddressPool')],
+      BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')],
+    };
+  }
+
+  /** This node's peers for `merged`, with its override's AS number and router ID; peers left out are recorded. */
+  #resolvePeers(merged: MergedConfig): ReturnType<typeof resolvePeers> {
+    const o = merged.override;
+    const node: SessionIdentity = {
+      ...(o?.localAs !== undefined ? { localAs: o.localAs } : {}),
+      ...(o?.routerId !== undefined && o.routerId !== this.identity.routerId ? { bgpIdentifier: o.routerId } : {}),
+    };
+    const problems: string[] = [];
+    const peers = resolvePeers(merged.config, this.#nodeLabels(), this.#env, {
+      node,
+      ...(o?.sourceAddresses !== undefined ? { sourceAddresses: o.sourceAddresses } : {}),
+      ...(this.#deps.secrets ? { secrets: this.#deps.secrets } : {}),
+      skipped: (peer, problem) => problems.push(`${peer}: ${problem}`),
+    });
+    if (!isDeepStrictEqual(problems, this.#peerProblems)) {
+      for (const p of problems) this.#log.warn({ peer: p.slice(0, p.indexOf(':')), problem: p.slice(p.indexOf(':') + 2) }, 'peer not run until its password can be read');
+    }
+    this.#peerProblems = problems;
+    return peers;
+  }
+
+  #scheduleObjects(): void {
+    if (this.#objectsQueued || this.#stopping) return;
+    this.#objectsQueued = true;
+    setImmediate(() => {
+      this.#objectsQueued = false;
+      if (!this.#stopping) this.#applyObjects('objects changed');
+    });
+  }
+
+  /**
+   * Merge the objects again and apply what changed, as a reload does. Status-only changes of objects (the leader's
+   * conditions) change nothing and cost one merge. Never throws: a peer whose password file went missing is logged.
+   */
+  #applyObjects(why: string): void {
+    this.#objectsPending = false;
+    this.#deps.onStatusChange?.();
+    const merged = mergeConfig(this.#file, this.#objects(), this.identity.nodeName);
+    this.#logVerdicts(merged);
+    const same = isDeepStrictEqual(merged.config, this.#config) && isDeepStrictEqual(merged.override, this.#merged.override);
+    if (same) {
+      this.#merged = merged;
+      // A Secret that became readable changes no configuration, only the peers this node can run.
+      try {
+        this.#peers.apply(this.#resolvePeers(merged));
+      } catch (err) {
+        this.#log.error({ err }, 'cannot apply peers');
+      }
+      return;
+    }
+    try {
+      const d = this.#apply(this.#file, merged);
+      this.#run(why);
+      this.#log.info({ added: d.peers.added.map((p) => p.name), removed: d.peers.removed.map((p) => p.name), changed: d.peers.changed.map((c) => c.name), policyChanged: d.policyChanged, invalid: merged.verdicts.filter((v) => v.issues.length > 0).map((v) => `${v.kind}/${v.name}`) }, 'configuration objects applied');
+    } catch (err) {
+      this.#log.error({ err }, 'cannot apply the configuration objects; the running configuration stays');
+    }
+  }
+
+  /** Warns once per object and distinct set of problems: an invalid object is ignored, with its fields named. */
+  #logVerdicts(merged: MergedConfig): void {
+    const now = new Map<string, string>();
+    for (const v of merged.verdicts) {
+      if (v.issues.length === 0) continue;
+      const key = `${v.kind}/${v.name}`;
+      const text = v.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+      now.set(key, text);
+      if (this.#verdictsLogged.get(key) !== text) this.#log.warn({ object: key, generation: v.generation, problems: v.issues.map((i) => `${i.path}: ${i.message}`) }, 'configuration object ignored');
+    }
+    this.#verdictsLogged = now;
+  }
+
+  /**
+   * Put `merged` (of `file`) in force: peers as a diff, the controller's context and the gate's inputs when they
+   * changed. The next pass is full; the caller runs it.
+   * @throws MappingError (nothing applied) when a peer's password file or variable cannot be read
+   */
+  #apply(file: Config, merged: MergedConfig): ConfigDiff {
+    const d = diffConfig(this.#config, merged.config);
+    const peers = this.#resolvePeers(merged); // may throw: nothing applied yet
+    const departureChanged = gracefulShutdownConfigured(this.#config) !== gracefulShutdownConfigured(merged.config);
+    this.#file = file;
+    this.#merged = merged;
+    this.#config = merged.config;
+    if (d.logLevelChanged) this.#log.level = merged.config.logLevel;
+    this.#peers.apply(peers);
+    if (d.policyChanged || d.healthChanged || departureChanged) this.#controller?.setContext(desiredRoutesContext(merged.config, this.identity.nodeName));
+    this.#gate.configure(this.#gateInputs(merged.config));
+    this.#assembly.setAttributeChangeInterval(merged.config.attributeChangeInterval * 1000);
+    this.#fullNext = true;
+    return d;
+  }
+
+  /** What this node's BGPNodeStatus shows (node-status.ts). */
+  nodeStatusInput(): NodeStatusInput {
+    const o = this.#merged.override;
+    return {
+      peers: this.view.peers(),
+      services: this.view.services(),
+      origins: this.#merged.origins,
+      myASN: o?.localAs ?? this.#config.bgp.localAs,
+      routerID: o?.routerId ?? this.identity.routerId,
+      ...(o ? { override: o.name } : {}),
+      problems: [...this.#peerProblems],
+      heraldVersion: this.#deps.version,
+    };
+  }
+
+  /** Herald's objects as this node merged them, and the peers it cannot run (node status, the leader's conditions). */
+  objects(): ObjectsView {
+    return { merged: this.#merged, problems: [...this.#peerProblems] };
   }
 
   #nodeLabels(): Record<string, string> {
@@ -391,18 +571,11 @@ export class Daemon {
    * @throws MappingError (nothing applied)
    */
   reload(next: Config): ConfigDiff {
-    const d = diffConfig(this.#config, next);
-    const eff = effectiveReloadConfig(this.#config, next);
-    const peers = resolvePeers(eff, this.#nodeLabels(), this.#env); // may throw: nothing applied yet
+    const restartRequired = diffConfig(this.#file, next).restartRequired;
+    const eff = effectiveReloadConfig(this.#file, next);
+    const merged = this.#apply(eff, mergeConfig(eff, this.#objects(), this.identity.nodeName)); // may throw: nothing applied
+    const d: ConfigDiff = { ...merged, restartRequired, empty: merged.empty && restartRequired.length === 0 };
     if (d.restartRequired.length > 0) this.#log.warn({ fields: d.restartRequired }, 'these settings change only on restart; running values kept');
-    const departureChanged = gracefulShutdownConfigured(this.#config) !== gracefulShutdownConfigured(eff);
-    this.#config = eff;
-    if (d.logLevelChanged) this.#log.level = eff.logLevel;
-    this.#peers.apply(peers);
-    if (d.policyChanged || d.healthChanged || departureChanged) this.#controller?.setContext(desiredRoutesContext(eff, this.identity.nodeName));
-    this.#gate.configure(this.#gateInputs(eff));
-    this.#assembly.setAttributeChangeInterval(eff.attributeChangeInterval * 1000);
-    this.#fullNext = true;
     // A reload whose routes cannot be applied is reported as failed, with the cause.
     const applied = this.#run('reload');
     const at = new Date(this.#clock.now()).toISOString();

@@ -59,20 +59,33 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
   return v;
 }
 
+/**
+ * What a session takes from its node rather than from the Speaker: the AS number and BGP Identifier of a node with a
+ * BGPNodeConfigOverride (or a peer's own `localAs`), only where they differ from the Speaker's.
+ */
+export interface SessionIdentity {
+  readonly localAs?: number;
+  readonly bgpIdentifier?: string;
+  /** The source address when the peer sets no `localAddress` (a BGPNodeConfigOverride's `sourceAddresses`). */
+  readonly localAddress?: string;
+}
+
 /** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
-export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined): SpeakerPeerConfig {
+export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined, session: SessionIdentity = {}): SpeakerPeerConfig {
   return {
     name: p.name,
     address: p.address,
     port: p.port,
     peerAs: p.peerAs,
+    ...(session.localAs !== undefined ? { localAs: session.localAs } : {}),
+    ...(session.bgpIdentifier !== undefined ? { bgpIdentifier: session.bgpIdentifier } : {}),
     holdTimeSec: p.holdTime,
     connectRetryTimeSec: p.connectRetryTime,
     passive: p.passive,
     ttlSecurity: p.ttlSecurity,
     families: [...p.families],
     gracefulRestart: p.gracefulRestart?.enabled ? { restartTimeSec: p.gracefulRestart.restartTime } : false,
-    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : {}),
+    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : session.localAddress !== undefined ? { localAddress: session.localAddress } : {}),
     ...(p.keepaliveTime !== undefined ? { keepaliveTimeSec: p.keepaliveTime } : {}),
     ...(md5Password !== undefined ? { md5Password } : {}),
     ...(p.ebgpMultihop !== undefined ? { ebgpMultihop: p.ebgpMultihop } : {}),
@@ -228,12 +241,12 @@ export interface PeerHistory {
 }
 
 /** Speaker PeerStatus → admin PeerView. */
-export function peerView(s: PeerStatus, localAs: number, h: PeerHistory | undefined): PeerView {
+export function peerView(s: PeerStatus, h: PeerHistory | undefined): PeerView {
   const v: PeerView = {
     name: s.name,
     address: s.address,
     port: s.port,
-    localAs,
+    localAs: s.localAs,
     peerAs: s.peerAs,
     state: s.state,
     messages: { sent: { ...s.messagesSent }, received: { ...s.messagesReceived } },

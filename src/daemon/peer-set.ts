@@ -1,6 +1,6 @@
 /**
- * The peer set: which configured BGP neighbours this node runs (a peer's `nodeSelector` against this node's labels),
- * with their passwords resolved; applying a new list as a diff (diff.ts: unchanged peers keep their sessions,
+ * The peer set: which configured BGP neighbours this node runs (a peer's `nodeSelector`/`nodeSelectors` against this
+ * node's labels), with their passwords resolved (file, environment or Secret) and their local AS and BGP Identifier; applying a new list as a diff (diff.ts: unchanged peers keep their sessions,
  * changed ones are updated, removed ones get Cease / Peer De-configured, new ones start); and each peer's history
  * from the speaker's `peerState` events (since when in this state, flaps, last error) for the admin API, metrics
  * and logs, with its BFD state changes (`bfdState`) and UPDATE send times (`updateSent`) for metrics and logs. Metrics
@@ -11,35 +11,71 @@ import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
 import { describeNotification, describeReason } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
-import { matchesSelector } from '../k8s/selector.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
 import type { PeerView } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
 import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
+import type { SessionIdentity } from './mapping.ts';
+import { md5KeyProblem } from '../config/secrets.ts';
+import { ipFamilyOf } from '../net/address.ts';
+import type { SecretLookup } from '../k8s/secrets.ts';
 import type { BfdStateEvent, PeerStateEvent, SpeakerLike, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
 
 /** True when some peer depends on this node's labels (its set follows the Node object). */
 export function followsNodeLabels(cfg: Config): boolean {
-  return cfg.peers.some((p) => p.nodeSelector !== undefined);
+  return cfg.peers.some((p) => p.nodeSelector !== undefined || p.nodeSelectors !== undefined);
+}
+
+/** Options of {@link resolvePeers}. */
+export interface ResolveOptions {
+  /** This node's AS number and BGP Identifier where they differ from the Speaker's (a BGPNodeConfigOverride). */
+  readonly node?: Omit<SessionIdentity, 'localAddress'>;
+  /** This node's source addresses, at most one per family, for peers that set no `localAddress`. */
+  readonly sourceAddresses?: readonly string[];
+  /** Passwords of `passwordSecret` (without: such a peer is left out). */
+  readonly secrets?: SecretLookup;
+  /** A peer left out and why (its Secret cannot be read yet): it runs once it can, the others meanwhile. */
+  readonly skipped?: (peer: string, problem: string) => void;
 }
 
 /**
- * Speaker configs of the peers that apply to a node with `labels` (nodeSelector), passwords resolved.
- * @throws MappingError listing every peer whose password cannot be read
+ * Speaker configs of the peers that apply to a node with `labels` (nodeSelector, nodeSelectors), passwords
+ * resolved; each session's AS number is the peer's `localAs`, else the node's (`opts.node`), else the Speaker's;
+ * its source address the peer's `localAddress`, else the node's of the peer's family (`opts.sourceAddresses`).
+ * A peer whose `passwordSecret` cannot be read is left out (`opts.skipped`), never the others.
+ * @throws MappingError listing every peer whose password file or variable cannot be read
  */
-export function resolvePeers(cfg: Config, labels: Record<string, string>, env: NodeJS.ProcessEnv): SpeakerPeerConfig[] {
+export function resolvePeers(cfg: Config, labels: Record<string, string>, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): SpeakerPeerConfig[] {
   const issues: MappingError['issues'] = [];
   const out: SpeakerPeerConfig[] = [];
+  const secretNames = new Set<string>();
   cfg.peers.forEach((p, i) => {
-    if (p.nodeSelector && !matchesSelector(p.nodeSelector, labels)) return;
+    if (!matchesSelectors(p.nodeSelector, p.nodeSelectors, labels)) return;
+    const localAs = p.localAs ?? opts.node?.localAs;
+    const source = opts.sourceAddresses?.find((a) => ipFamilyOf(a) === ipFamilyOf(p.address));
+    const session: SessionIdentity = {
+      ...(localAs !== undefined && localAs !== cfg.bgp.localAs ? { localAs } : {}),
+      ...(opts.node?.bgpIdentifier !== undefined ? { bgpIdentifier: opts.node.bgpIdentifier } : {}),
+      ...(source !== undefined && p.localAddress === undefined ? { localAddress: source } : {}),
+    };
+    if (p.passwordSecret !== undefined) {
+      secretNames.add(p.passwordSecret.name);
+      const v = opts.secrets?.get(p.passwordSecret.name, p.passwordSecret.key) ?? { problem: 'Secrets are read only with source.kubernetes' };
+      const long = 'value' in v ? md5KeyProblem(v.value) : undefined;
+      if ('problem' in v || long !== undefined) opts.skipped?.(p.name, 'problem' in v ? v.problem : `Secret ${p.passwordSecret.name} key ${p.passwordSecret.key}: ${long}`);
+      else out.push(toSpeakerPeer(p, v.value, session));
+      return;
+    }
     try {
-      out.push(toSpeakerPeer(p, resolvePassword(p, i, env)));
+      out.push(toSpeakerPeer(p, resolvePassword(p, i, env), session));
     } catch (err) {
       if (err instanceof MappingError) issues.push(...err.issues);
       else throw err;
     }
   });
+  opts.secrets?.retain(secretNames);
   if (issues.length > 0) throw new MappingError(issues);
   return out;
 }
@@ -140,7 +176,7 @@ export class PeerSet {
 
   /** Every peer that runs, as the admin API shows it (a speaker behind a cache may still list a removed one). */
   views(): PeerView[] {
-    return this.#speaker.peers().flatMap((p) => (this.#applied.has(p.name) ? [peerView(p, this.#speaker.localAs, this.#history.get(p.name))] : []));
+    return this.#speaker.peers().flatMap((p) => (this.#applied.has(p.name) ? [peerView(p, this.#history.get(p.name))] : []));
   }
 
   #now(): string {

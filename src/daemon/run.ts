@@ -36,6 +36,8 @@ import { readRestartInfo, writeHeartbeat } from './state.ts';
 import { annotationDrainRecord, fileDrainRecord } from './drain.ts';
 import type { DrainRecord } from './drain.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
+import type { SecretCache } from '../k8s/secrets.ts';
+import type { NodeStatusWriter } from './node-status.ts';
 
 /** Options of {@link runDaemon}. */
 /** Exit code when the speaker thread died (EX_SOFTWARE of sysexits.h): the supervisor restarts Herald. */
@@ -92,17 +94,24 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
   return t !== undefined && t.trim() !== '' ? t.trim() : undefined;
 }
 
-async function createSource(cfg: Config, nodeName: string): Promise<{ source?: Source; kc?: KubeClient }> {
+/**
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
+ * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
+ */
+async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
     return { source: new ManifestSource({ dir: cfg.source.manifests }) };
   }
-  const { loadKubeConfig } = await import('../k8s/client.ts');
+  const { heraldNamespace, loadKubeConfig } = await import('../k8s/client.ts');
   const { KubernetesSource } = await import('../sources/kubernetes.ts');
+  const { SecretCache, apiSecretReader } = await import('../k8s/secrets.ts');
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
+  const namespace = heraldNamespace(env);
+  const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
   // Only this node's Node object, unless the rendezvous choice needs them all (maxNodesPerVip).
-  return { source: new KubernetesSource({ kc, ...(watchesEveryNode(cfg) ? {} : { nodeName }) }), kc };
+  return { source: new KubernetesSource({ kc, ...(watchesEveryNode(cfg) ? {} : { nodeName }), heraldNamespace: namespace }), kc, secrets, namespace };
 }
 
 /**
@@ -191,11 +200,16 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let daemon: Daemon;
   let source: Source | undefined;
   let kc: KubeClient | undefined;
+  let secrets: SecretCache | undefined;
+  let nodeStatus: NodeStatusWriter | undefined;
+  // Starts the allocator when the configuration in force first has a pool (set once the daemon has started).
+  let checkAllocator: () => void = () => undefined;
   let allocator: RunningAllocator | undefined;
   let admin: FastifyInstance | undefined;
   let metricsServer: FastifyInstance | undefined;
   try {
-    ({ source, kc } = await createSource(config, identity.nodeName));
+    let namespace: string | undefined;
+    ({ source, kc, secrets, namespace } = await createSource(config, identity.nodeName, env, forbidden));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
@@ -227,6 +241,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       },
       health,
       ...(source ? { source } : {}),
+      ...(secrets ? { secrets } : {}),
       logger: log,
       metrics,
       version,
@@ -234,13 +249,33 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       env,
       ...(onDecisions ? { onDecisions } : {}),
       forbidden: () => forbidden.list(),
+      onStatusChange: () => {
+        nodeStatus?.changed();
+        checkAllocator();
+      },
       drainRecord,
     });
+    if (kc && namespace !== undefined) {
+      // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
+      const { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } = await import('./node-status.ts');
+      const d = daemon;
+      let lastProblem = '';
+      nodeStatus = new NodeStatusWriter({
+        build: () => nodeStatusOf(d.nodeStatusInput()),
+        sink: apiNodeStatusSink(kc, namespace, identity.nodeName, forbidden),
+        onError: (err) => {
+          const problem = (err as Error).message;
+          if (problem !== lastProblem) log.warn({ err: problem }, 'cannot write this node\'s BGPNodeStatus (retried; warned once)');
+          lastProblem = problem;
+        },
+      });
+    }
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
     log.fatal(startErrorLog(err), 'cannot start');
     process.stderr.write(`herald run: cannot start: ${msg}\n`);
     await health.close();
+    secrets?.stop();
     return 1;
   }
   log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
@@ -326,7 +361,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (watchTimer) clearInterval(watchTimer);
     await reloading.catch(() => undefined);
     await allocator?.stop().catch(() => undefined);
+    nodeStatus?.stop();
     await daemon.shutdown(why);
+    secrets?.stop();
     heartbeat();
     await admin?.close().catch(() => undefined);
     await metricsServer?.close().catch(() => undefined);
@@ -353,30 +390,33 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.error({ err }, 'start failed; continuing (see /readyz)');
   }
   markStarted();
-  if (!stopped && config.pools && config.pools.length > 0) {
-    // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and ignored.
-    if (kc && source) {
-      try {
-        const { startAllocator } = await import('../ipam/run.ts');
-        allocator = startAllocator({
-          kc,
-          source,
-          pools: config.pools,
-          nodeName: identity.nodeName,
-          log,
-          env,
-          forbidden,
-          onEventDropped: (reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
-          ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}),
-        });
-        metrics.setAllocatorProvider(() => allocator);
-      } catch (err) {
-        log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
-      }
-    } else {
-      log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+  // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and
+  // ignored. With it, the allocator starts once the configuration in force (the file's pools and IPAddressPool
+  // objects) has a pool, and reads the pools in force at every pass.
+  const startAllocatorOnce = async () => {
+    if (stopped || allocator !== undefined || !kc || !source || (daemon.currentConfig.pools ?? []).length === 0) return;
+    try {
+      const { startAllocator } = await import('../ipam/run.ts');
+      if (stopped || allocator !== undefined) return;
+      allocator = startAllocator({
+        kc,
+        source,
+        pools: () => daemon.currentConfig.pools ?? [],
+        nodeName: identity.nodeName,
+        log,
+        env,
+        forbidden,
+        onEventDropped: (reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
+        ...(config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}),
+      });
+      metrics.setAllocatorProvider(() => allocator);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
     }
-  }
+  };
+  if (!stopped && config.pools && config.pools.length > 0 && !kc) log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+  await startAllocatorOnce();
+  checkAllocator = () => void startAllocatorOnce();
   if (!stopped) {
     heartbeat();
     hbTimer = setInterval(heartbeat, opts.heartbeatIntervalMs ?? 5000);

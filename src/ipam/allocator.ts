@@ -10,7 +10,7 @@
  * the deprecated `spec.loadBalancerIP`), `herald.io/address-pool` (pool name), `herald.io/allow-shared-ip`
  * (sharing key). Semantics follow MetalLB's documented rules (docs/ipam.md, docs/decisions.md "Pools").
  */
-import { matchesSelector } from '../k8s/selector.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
 import type { Service } from '../k8s/types.ts';
 import { addressValue, canonicalAddress } from '../net/address.ts';
 import type { IpFamily } from '../net/address.ts';
@@ -131,7 +131,7 @@ function eligiblePools(svc: Service, pools: readonly Pool[]): Pool[] {
   return pools
     .filter((p) => p.config.autoAssign !== false)
     .filter((p) => !p.config.namespaces || p.config.namespaces.length === 0 || p.config.namespaces.includes(ns))
-    .filter((p) => matchesSelector(p.config.serviceSelector as Parameters<typeof matchesSelector>[0], svc.metadata?.labels))
+    .filter((p) => matchesSelectors(p.config.serviceSelector, p.config.serviceSelectors, svc.metadata?.labels))
     .sort((a, b) => (a.config.priority ?? Number.MAX_SAFE_INTEGER) - (b.config.priority ?? Number.MAX_SAFE_INTEGER));
 }
 

@@ -3,7 +3,7 @@
  * of integers, membership tests and ordered iteration of free addresses.
  *
  * Config shape (docs/configuration.md, `pools[]`): `{name, addresses: string[], autoAssign?: boolean (default true),
- * avoidBuggyIPs?: boolean, namespaces?: string[], serviceSelector?: LabelSelector, priority?: number}`.
+ * avoidBuggyIPs?: boolean, namespaces?: string[], serviceSelector?: LabelSelector, serviceSelectors?: LabelSelector[], priority?: number}`.
  * Decisions (docs/decisions.md): a CIDR's network and broadcast addresses are usable except with
  * `avoidBuggyIPs`, which skips IPv4 addresses ending in .0 and .255.
  */
@@ -27,6 +27,8 @@ export interface PoolConfig {
   readonly avoidBuggyIPs?: boolean;
   readonly namespaces?: readonly string[];
   readonly serviceSelector?: LabelSelector;
+  /** Services matching any of these (absent or empty: all). */
+  readonly serviceSelectors?: readonly LabelSelector[];
   /** Lower numbers are preferred; pools without a priority come after those with one. */
   readonly priority?: number;
 }

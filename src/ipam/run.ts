@@ -4,14 +4,13 @@
  * AllocatorController that acts only while this instance leads. Passes are triggered by Service changes from the
  * source, by winning the election, and every `resyncSec` (level-triggered: a missed event is healed by the next pass).
  *
- * Herald's namespace: `POD_NAMESPACE` (downward API), else the in-cluster service-account namespace file, else
- * `herald-system`.
+ * Herald's namespace: src/k8s/client.ts `heraldNamespace`.
  */
-import { readFileSync } from 'node:fs';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
 import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
+import { heraldNamespace } from '../k8s/client.ts';
 import type { EventDropReason } from '../events/recorder.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import { LeaderElector, type LeaseStore } from '../leader/election.ts';
@@ -20,27 +19,15 @@ import { AllocatorController, KubernetesStatusWriter, type StatusWriter } from '
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
 import { poolUsage, type PoolUsage } from './usage.ts';
 
-const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** The allocator's Lease, in Herald's namespace (docs/decisions.md "Pools"). */
 const LEASE_NAME = 'herald-allocator';
 
-/** Herald's own namespace (for the Lease). */
-export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
-  if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
-  try {
-    const ns = readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
-    if (ns) return ns;
-  } catch {
-    // not in a cluster
-  }
-  return 'herald-system';
-}
-
 export interface AllocatorRunOptions {
   readonly kc: KubeClient;
   readonly source: Source;
-  readonly pools: readonly PoolConfig[];
+  /** The pools in force, read at every pass (the file's and IPAddressPool objects': the daemon's merged configuration). */
+  readonly pools: () => readonly PoolConfig[];
   readonly nodeName: string;
   readonly loadBalancerClass?: string;
   readonly log: Logger;
@@ -68,9 +55,22 @@ export interface RunningAllocator {
  * @throws PoolError for a pool whose addresses do not parse (the config schema has already checked their shape).
  */
 export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
-  const pools: Pool[] = o.pools.map((p, i) => parsePool(p, i));
   const namespace = heraldNamespace(o.env);
   const log = o.log.child({ component: 'allocator' });
+  // Parsed again only when the configuration in force changed; a pool that does not parse keeps the previous set.
+  let parsedFrom = o.pools();
+  let pools: Pool[] = parsedFrom.map((p, i) => parsePool(p, i));
+  const poolsNow = (): Pool[] => {
+    const cfg = o.pools();
+    if (cfg === parsedFrom) return pools;
+    parsedFrom = cfg;
+    try {
+      pools = cfg.map((p, i) => parsePool(p, i));
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'pools not applied; the previous pools stay');
+    }
+    return pools;
+  };
   const forbidden = o.forbidden ?? new ForbiddenCalls();
   const leases = new KubernetesLeaseStore(o.kc, namespace, LEASE_NAME);
   const store: LeaseStore = {
@@ -88,7 +88,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   });
   const controller = new AllocatorController({
     services: () => [...o.source.snapshot().services()],
-    pools: () => pools,
+    pools: poolsNow,
     isLeader: () => elector.isLeader() && o.source.synced(),
     writer,
     recorder,
@@ -115,7 +115,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     lease: `${namespace}/${LEASE_NAME}`,
     isLeader: () => elector.isLeader(),
     stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
-    usage: () => poolUsage(o.source.snapshot().services(), pools, o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
+    usage: () => poolUsage(o.source.snapshot().services(), poolsNow(), o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     stop: async () => {
       clearInterval(timer);
       o.source.off('change', onChange);

@@ -27,6 +27,21 @@ const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** How long a token read from a file is used before the file is read again (client-go: one minute). */
 const TOKEN_FILE_TTL_MS = 60_000;
 
+/**
+ * Herald's own namespace: where its Lease, its Secrets and its objects (herald.io) live. `POD_NAMESPACE` (downward
+ * API), else the in-cluster ServiceAccount namespace file, else `herald-system`.
+ */
+export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
+  try {
+    const ns = readFileSync(`${SA_DIR}/namespace`, 'utf8').trim();
+    if (ns) return ns;
+  } catch {
+    // not in a cluster
+  }
+  return 'herald-system';
+}
+
 /** Where and how to reach the apiserver. File paths are absolute. */
 export interface KubeConnection {
   /** Base URL, e.g. "https://10.96.0.1:443" (no trailing slash). */

@@ -8,6 +8,7 @@
  *   - `service:<ns>/<name>`  a Service or one of its EndpointSlices changed;
  *   - `node:<name>`          a Node changed;
  *   - `servicecidr:<name>`   a ServiceCIDR changed;
+ *   - `herald:<Kind>/<key>`  one of Herald's configuration objects changed (BGPPeer, ...);
  *   - `all`                  everything must be recomputed (config change, resync).
  */
 import type { EndpointSlice, KubeObject } from './types.ts';
@@ -40,6 +41,14 @@ export function nodeChangeKey(name: string): string {
 /** Change key of a ServiceCIDR. */
 export function serviceCIDRChangeKey(name: string): string {
   return `servicecidr:${name}`;
+}
+
+/** Prefix of the change keys of Herald's configuration objects. */
+export const HERALD_KEY_PREFIX = 'herald:';
+
+/** Change key of one of Herald's configuration objects ("ns/name"). */
+export function heraldChangeKey(kind: string, key: string): string {
+  return `${HERALD_KEY_PREFIX}${kind}/${key}`;
 }
 
 /** Change key meaning "recompute everything". */

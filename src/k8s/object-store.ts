@@ -10,8 +10,10 @@
  * costs O(its slices) and one slice change touches at most two Services (old and new label).
  */
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
+import type { ConfigKind, HeraldObject } from './herald-kinds.ts';
+import { CONFIG_KINDS } from './herald-kinds.ts';
 import { sameContent, trimObject } from './trim.ts';
-import { ALL_KEY, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
+import { ALL_KEY, heraldChangeKey, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
 /** Read-only view of the cluster state for one reconcile. */
 export interface Snapshot {
@@ -27,6 +29,8 @@ export interface Snapshot {
   nodes(): Iterable<Node>;
   /** All networking.k8s.io ServiceCIDR objects. */
   serviceCIDRs(): Iterable<ServiceCIDR>;
+  /** Herald's configuration objects of one kind (herald.io; read in Herald's namespace), any order. */
+  heraldObjects(kind: ConfigKind): Iterable<HeraldObject>;
 }
 
 /** What an informer needs to know of the objects it has delivered (src/k8s/informer.ts): the store holds them. */
@@ -44,6 +48,7 @@ export class ObjectStore implements Snapshot {
   readonly #slicesByService = new Map<string, Map<string, EndpointSlice>>();
   readonly #nodes = new Map<string, Node>();
   readonly #cidrs = new Map<string, ServiceCIDR>();
+  readonly #herald = new Map<ConfigKind, Map<string, HeraldObject>>(CONFIG_KINDS.map((k) => [k, new Map()]));
 
   services(): Iterable<Service> {
     return this.#services.values();
@@ -70,9 +75,20 @@ export class ObjectStore implements Snapshot {
     return this.#cidrs.values();
   }
 
+  heraldObjects(kind: ConfigKind): Iterable<HeraldObject> {
+    return this.#heraldMap(kind).values();
+  }
+
+  #heraldMap(kind: ConfigKind): Map<string, HeraldObject> {
+    const m = this.#herald.get(kind);
+    if (!m) throw new Error(`object store: unknown kind ${kind}`);
+    return m;
+  }
+
   /** Number of objects per kind (for status/metrics). */
   counts(): Record<ResourceKind, number> {
-    return { Service: this.#services.size, EndpointSlice: this.#slices.size, Node: this.#nodes.size, ServiceCIDR: this.#cidrs.size };
+    const herald = Object.fromEntries(CONFIG_KINDS.map((k) => [k, this.#heraldMap(k).size])) as Record<ConfigKind, number>;
+    return { Service: this.#services.size, EndpointSlice: this.#slices.size, Node: this.#nodes.size, ServiceCIDR: this.#cidrs.size, ...herald };
   }
 
   /** All objects of a kind (used by the manifest source to diff file contents). */
@@ -82,6 +98,7 @@ export class ObjectStore implements Snapshot {
       case 'EndpointSlice': return [...this.#slices.values()];
       case 'Node': return [...this.#nodes.values()];
       case 'ServiceCIDR': return [...this.#cidrs.values()];
+      default: return [...this.#heraldMap(kind).values()];
     }
   }
 
@@ -126,6 +143,9 @@ export class ObjectStore implements Snapshot {
       case 'ServiceCIDR':
         this.#cidrs.set(key, obj as ServiceCIDR);
         return [serviceCIDRChangeKey(key)];
+      default:
+        this.#heraldMap(kind).set(key, obj);
+        return [heraldChangeKey(kind, key)];
     }
   }
 
@@ -141,6 +161,8 @@ export class ObjectStore implements Snapshot {
         return this.#nodes.delete(key) ? [nodeChangeKey(key)] : [];
       case 'ServiceCIDR':
         return this.#cidrs.delete(key) ? [serviceCIDRChangeKey(key)] : [];
+      default:
+        return this.#heraldMap(kind).delete(key) ? [heraldChangeKey(kind, key)] : [];
     }
   }
 
@@ -151,6 +173,7 @@ export class ObjectStore implements Snapshot {
     this.#slicesByService.clear();
     this.#nodes.clear();
     this.#cidrs.clear();
+    for (const m of this.#herald.values()) m.clear();
     return [ALL_KEY];
   }
 
@@ -160,6 +183,7 @@ export class ObjectStore implements Snapshot {
       case 'EndpointSlice': return this.#slices;
       case 'Node': return this.#nodes;
       case 'ServiceCIDR': return this.#cidrs;
+      default: return this.#heraldMap(kind);
     }
   }
 

@@ -52,3 +52,14 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Rec
   }
   return true;
 }
+
+/**
+ * True when `labels` satisfy the one selector `selector` (absent: matches) AND any of `selectors` (MetalLB's
+ * `nodeSelectors` / `serviceSelectors`: an absent or empty list matches everything). The configuration allows one of
+ * the two forms, not both (src/config/schema.ts).
+ * @throws Error as {@link matchesSelector}
+ */
+export function matchesSelectors(selector: LabelSelector | undefined, selectors: readonly LabelSelector[] | undefined, labels: Record<string, string> | undefined): boolean {
+  if (!matchesSelector(selector, labels)) return false;
+  return selectors === undefined || selectors.length === 0 || selectors.some((s) => matchesSelector(s, labels));
+}

@@ -8,7 +8,7 @@
  * selectors; EndpointSlice endpoints; Node eligibility and labels for node selectors), the health checks
  * (`herald.io/health-check-*` annotations, `healthCheckNodePort`), per-Service attributes (`herald.io/` annotations),
  * IPAM (families, ports, selector, requested IPs, creation order, resourceVersion for conditional writes) and
- * ServiceCIDRs. `null` is accepted where the API server writes it for an empty list or an unset field (Go nil slices
+ * ServiceCIDRs; of Herald's own kinds, the metadata and their spec and status whole. `null` is accepted where the API server writes it for an empty list or an unset field (Go nil slices
  * and pointers). Sources: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
  */
 import type { ResourceKind } from './types.ts';
@@ -41,6 +41,19 @@ export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
 const labels: Shape = { map: 'text' };
 const heraldAnnotations: Shape = { map: 'text', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
 const texts: Shape = { list: 'text' };
+
+/**
+ * Herald's own kinds (herald.io, src/k8s/herald-kinds.ts): the metadata the merge and the status conditions read
+ * (`generation` for `observedGeneration`), and `spec` and `status` whole: their fields are checked by
+ * src/config/crd-objects.ts, which names the field at fault, not here.
+ */
+const heraldObject: Shape = {
+  fields: {
+    metadata: { fields: { name: 'name', namespace: 'text', resourceVersion: 'opaque', generation: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+    spec: 'opaque',
+    status: 'opaque',
+  },
+};
 
 /** What Herald reads of each kind. */
 export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
@@ -88,4 +101,8 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
       spec: { nullable: true, fields: { cidrs: texts } },
     },
   },
+  BGPPeer: heraldObject,
+  BGPAdvertisement: heraldObject,
+  IPAddressPool: heraldObject,
+  BGPNodeConfigOverride: heraldObject,
 };

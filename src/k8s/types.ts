@@ -9,12 +9,15 @@
  *
  * Source: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
  */
+import type { ConfigKind } from './herald-kinds.ts';
 
 /** `metadata` subset. `resourceVersion` is an opaque string (compare for equality only). */
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
   resourceVersion?: string;
+  /** Incremented by the apiserver on every change of `spec` (custom resources with a status subresource). */
+  generation?: number;
   /** When the object was created (RFC 3339 text; IPAM's creation order). Services only. */
   creationTimestamp?: unknown;
   labels?: Record<string, string>;
@@ -85,8 +88,8 @@ export interface ServiceCIDR extends KubeObject {
   spec?: { cidrs?: string[] };
 }
 
-/** The four object kinds a Source delivers. */
-export type ResourceKind = 'Service' | 'EndpointSlice' | 'Node' | 'ServiceCIDR';
+/** The object kinds a Source delivers: the four Kubernetes kinds and Herald's configuration kinds (herald-kinds.ts). */
+export type ResourceKind = 'Service' | 'EndpointSlice' | 'Node' | 'ServiceCIDR' | ConfigKind;
 
 /** Label on an EndpointSlice naming its Service (same namespace). Source: discovery/v1 well_known_labels.go. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

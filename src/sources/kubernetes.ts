@@ -1,6 +1,7 @@
 /**
  * Source reading Services, EndpointSlices (discovery.k8s.io/v1), Nodes and, where served,
- * networking.k8s.io/v1 ServiceCIDRs from the Kubernetes API through supervised informers.
+ * networking.k8s.io/v1 ServiceCIDRs from the Kubernetes API through supervised informers; and, where the CRDs are
+ * installed, Herald's configuration objects (herald.io) in Herald's namespace, through the same object store.
  *
  * An apiserver outage never clears the cache: the last known state stays in force and is
  * reconciled after the informers reconnect (a relist emits deletions for objects that vanished).
@@ -12,6 +13,7 @@ import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { Clock } from '../../bgp/index.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
+import { CONFIG_KINDS, HERALD_PLURALS, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import type { Source, SourceStatus } from './source.ts';
 
@@ -25,6 +27,12 @@ export interface KubernetesSourceOptions {
   serviceCIDRs?: boolean;
   /** Only watch this Node (fieldSelector metadata.name=…); default: all Nodes. */
   nodeName?: string;
+  /**
+   * Read Herald's configuration objects (herald.io: BGPPeer, BGPAdvertisement, IPAddressPool,
+   * BGPNodeConfigOverride) in this namespace, Herald's own. Each is optional: CRDs not installed (404) or not granted
+   * (403) count as synced with no objects. Default: not read.
+   */
+  heraldNamespace?: string;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   watchTimeoutMs?: number;
@@ -56,6 +64,9 @@ export class KubernetesSource extends EventEmitter implements Source {
     informer('Service', { name: 'services', path: '/api/v1/services' });
     informer('EndpointSlice', { name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices' });
     informer('Node', { name: 'nodes', path: '/api/v1/nodes', ...(opts.nodeName ? { fieldSelector: `metadata.name=${opts.nodeName}` } : {}) });
+    if (opts.heraldNamespace !== undefined) {
+      for (const kind of CONFIG_KINDS) informer(kind, { name: HERALD_PLURALS[kind], path: heraldCollectionPath(kind, opts.heraldNamespace), optional: true });
+    }
     if (opts.serviceCIDRs !== false) informer('ServiceCIDR', { name: 'servicecidrs', path: '/apis/networking.k8s.io/v1/servicecidrs', optional: true });
   }
 

@@ -1,6 +1,7 @@
 /**
- * Parsing one manifest file (src/sources/manifests.ts): YAML documents → the Services, EndpointSlices, Nodes and
- * ServiceCIDRs in them, or the file's first problem with its 1-based line and column.
+ * Parsing one manifest file (src/sources/manifests.ts): YAML documents → the Services, EndpointSlices, Nodes,
+ * ServiceCIDRs and Herald's configuration objects in them, or the file's first problem with its 1-based line and
+ * column.
  *
  * Linear in the size of the file and pausable: documents are composed one at a time (src/config/yaml.ts), each
  * converted and dropped before the next, lines come from one line index of the file, and the work pauses every few
@@ -8,13 +9,15 @@
  * second of CPU in slices of 10 ms, instead of a minute of blocked event loop.
  */
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
+import { CONFIG_KINDS, HERALD_API_VERSION } from '../k8s/herald-kinds.ts';
 import { runSync } from '../config/slices.ts';
 import type { Steps } from '../config/slices.ts';
 import { LineIndex, YAML_OPTIONS, composeDocuments, yamlProblem } from '../config/yaml.ts';
 import type { FileError } from './source.ts';
 
-/** The kinds a manifest source reads; other kinds are ignored. */
-export const MANIFEST_KINDS: ReadonlySet<string> = new Set<ResourceKind>(['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']);
+/** The kinds a manifest source reads; other kinds are ignored (Herald's own only with apiVersion herald.io/v1alpha1). */
+export const MANIFEST_KINDS: ReadonlySet<string> = new Set<ResourceKind>(['Service', 'EndpointSlice', 'Node', 'ServiceCIDR', ...CONFIG_KINDS]);
+const HERALD_KINDS: ReadonlySet<string> = new Set(CONFIG_KINDS);
 
 /** One object of a known kind. */
 export interface ParsedObject {
@@ -62,6 +65,7 @@ export function* parseManifestSteps(path: string, text: string): Steps<ManifestP
         const kind = (item as KubeObject).kind;
         if (typeof kind !== 'string' || !MANIFEST_KINDS.has(kind)) continue;
         const o = item as KubeObject;
+        if (HERALD_KINDS.has(kind) && o.apiVersion !== HERALD_API_VERSION) continue; // e.g. MetalLB's BGPPeer
         if (typeof o.metadata?.name !== 'string' || o.metadata.name === '') return fail(`${kind} without metadata.name`);
         if ((kind === 'Service' || kind === 'EndpointSlice') && !o.metadata.namespace) o.metadata.namespace = 'default';
         objects.push({ kind: kind as ResourceKind, obj: o });

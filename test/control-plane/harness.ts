@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the control-plane tier (test/control-plane/*.test.ts): the tier's prerequisites (skip visibly, or
- * fail under CI=true), a real control plane with Herald's deploy/kubernetes manifests applied, the test acting as the
+ * fail under CI=true), a real control plane with Herald's deploy/kubernetes manifests (and CRDs) applied, the test acting as the
  * kubelet (Nodes, Pods with nodeName, pod status through the status subresource, graceful deletion), and `herald run`
  * processes that reach the apiserver with a ServiceAccount token and peer with one real BIRD.
  *
@@ -55,7 +55,20 @@ export async function startCluster(t: Test, o: ControlPlaneOptions = {}): Promis
   t.teardown(() => cp.stop());
   t.comment(`control plane: kube-apiserver ${tools.tools.k8sVersion}, etcd ${tools.tools.etcdVersion} at ${cp.server}`);
   await cp.apply([...readManifests('deploy/kubernetes/namespace.yaml'), ...readManifests('deploy/kubernetes/serviceaccount.yaml'), ...readManifests('deploy/kubernetes/rbac.yaml')]);
+  await installCrds(cp);
   return cp;
+}
+
+/** Installs Herald's CRDs (deploy/kubernetes/crds/, as the kustomization does) and waits until each is Established. */
+export async function installCrds(cp: ControlPlane): Promise<void> {
+  const crds = readManifests('deploy/kubernetes/crds/kustomization.yaml')[0].resources.flatMap((f: string) => readManifests(`deploy/kubernetes/crds/${f}`));
+  for (const c of crds) await cp.admin.must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', c);
+  for (const c of crds) {
+    await until(`CRD ${c.metadata.name} Established`, async () => {
+      const r = await cp.admin.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata.name}`);
+      return (r.body?.status?.conditions ?? []).some((x: { type: string; status: string }) => x.type === 'Established' && x.status === 'True');
+    });
+  }
 }
 
 /** Waits until `check` returns a truthy value (returned); throws `what` (and the last error) after `timeoutMs`. */

@@ -56,9 +56,12 @@ t.test('helm lint --strict is clean with the default and with the full values', 
 });
 
 t.test('default values: every object is valid, and they are the kustomize manifests of deploy/kubernetes', { skip }, async (t) => {
-  const chart = helmTemplate(H);
+  // The chart's crds/ (Helm installs them before the templates, never upgrades or deletes them) are the kustomize
+  // CRDs, byte for byte generated (test/src/config/docs.test.ts); --include-crds renders them too.
+  const chart = helmTemplate(H, ['--include-crds']);
+  t.equal(chart.filter((d) => d.kind === 'CustomResourceDefinition').length, 5, 'the five CRDs');
   for (const d of chart) t.same(validateObject(d, 'helm template'), [], `${d.kind} ${d.metadata?.name} is valid`);
-  for (const d of chart) {
+  for (const d of chart.filter((x) => x.kind !== 'CustomResourceDefinition')) {
     t.same(HELM_LABELS.map((l) => d.metadata?.labels?.[l]), ['herald-0.1.0', 'Helm', 'herald', '0.1.0'], `${key(d)}: Helm's labels`);
   }
   const kustomize = renderKustomization(join(root, 'deploy/kubernetes'));
@@ -82,7 +85,7 @@ t.test('monitoring values render deploy/kubernetes/monitoring; the rules are the
 
 t.test('full values: every object is valid, herald.yaml is valid and can run in the rendered pod', { skip }, async (t) => {
   const docs = helmTemplate(H, ['-f', FULL]);
-  t.same(docs.map((d) => d.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Namespace', 'PodMonitor', 'PrometheusRule', 'Role', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount']);
+  t.same(docs.map((d) => d.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Namespace', 'PodMonitor', 'PrometheusRule', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount']);
   for (const d of docs) t.same(validateObject(d, 'helm template -f ci/full-values.yaml'), [], `${d.kind} ${d.metadata?.name} is valid`);
   const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata?.name === 'bgp-config') as unknown as k8s.V1ConfigMap;
   const cfg = parseHeraldYaml(cm.data?.['herald.yaml'] ?? '', 'rendered herald.yaml');

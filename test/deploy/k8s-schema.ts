@@ -21,6 +21,7 @@ export const KIND_MODEL: Readonly<Record<string, { apiVersion: string; model: st
   ConfigMap: { apiVersion: 'v1', model: 'V1ConfigMap' },
   Secret: { apiVersion: 'v1', model: 'V1Secret' },
   DaemonSet: { apiVersion: 'apps/v1', model: 'V1DaemonSet' },
+  CustomResourceDefinition: { apiVersion: 'apiextensions.k8s.io/v1', model: 'V1CustomResourceDefinition' },
 };
 
 /** Returns every schema violation of `value` against the client-node type named `type`, with its path. */

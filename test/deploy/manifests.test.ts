@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import type * as k8s from '@kubernetes/client-node';
 import { grantedPermissions, validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
 import { renderKustomization } from './kustomize.ts';
+import { CONFIG_KINDS, heraldCollectionPath, type HeraldKind } from '../../src/k8s/herald-kinds.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const deployDir = join(root, 'deploy/kubernetes');
@@ -34,15 +35,18 @@ t.test('every object kustomize renders from deploy/kubernetes and its monitoring
     const docs = renderKustomization(join(root, dir));
     t.ok(docs.length >= 2, `${dir}: ${docs.length} objects`);
     for (const doc of docs) t.same(validateObject(doc, dir), [], `${dir}: ${doc.kind} ${doc.metadata?.name} is valid`);
-    for (const doc of docs) if (doc.kind !== 'Namespace' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
+    for (const doc of docs) if (doc.kind !== 'Namespace' && doc.kind !== 'CustomResourceDefinition' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
   }
-  t.equal(renderKustomization(deployDir).length, 8, 'Namespace, ServiceAccount, 4 RBAC objects, ConfigMap, DaemonSet: 8 objects (no Secret: the user creates them)');
+  const kinds = renderKustomization(deployDir).map((d) => d.kind);
+  t.equal(kinds.filter((k) => k === 'CustomResourceDefinition').length, 5, 'the five CRDs of herald.io');
+  t.same(kinds.filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Namespace', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount'], 'Namespace, ServiceAccount, the RBAC objects, ConfigMap, DaemonSet (no Secret: the user creates them)');
 });
 
 t.test('the kustomization lists every manifest file and only existing ones; no Secret with a placeholder ships', async (t) => {
   const kust = parse(readFileSync(join(deployDir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   const files = readdirSync(deployDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-  t.same([...kust.resources].sort(), files);
+  t.same([...kust.resources].filter((r) => !r.endsWith('/') && r !== 'crds').sort(), files);
+  t.ok(kust.resources.includes('crds'), 'the CRDs (deploy/kubernetes/crds, generated) are part of it');
   t.same(renderKustomization(deployDir).filter((d) => d.kind === 'Secret'), [], 'Secrets are created by the user (README.md, "In a cluster")');
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   for (const name of ['herald-bgp-password', 'herald-admin-token']) t.match(readme, new RegExp(`kubectl -n herald-system create secret generic ${name} `), `README says how to create ${name}`);
@@ -100,24 +104,40 @@ function sourceFiles(dir: string): string[] {
 
 t.test('RBAC covers exactly the API calls the code makes', async (t) => {
   // The code reaches the apiserver through src/k8s/client.ts only: informers (`path: '/api...'`, list and watch) and
-  // `request('VERB', path)`. A path built by a method of the same file (`${this.#collection()}`) is resolved from it.
+  // `request('VERB', path)`. A path built by a method of the same file (`${this.#collection()}`) is resolved from it;
+  // Herald's own kinds go by `heraldCollectionPath(KIND, namespace)` (src/k8s/herald-kinds.ts): a quoted kind is that
+  // kind, a variable one (the source's informers over CONFIG_KINDS) every configuration kind.
+  // The CLI (src/cli/) calls the apiserver with the user's kubeconfig, never Herald's ServiceAccount.
+  const herald = (kind: string): string[] => (kind.startsWith("'") ? [heraldCollectionPath(kind.slice(1, -1) as HeraldKind, 'NS')] : CONFIG_KINDS.map((k) => heraldCollectionPath(k, 'NS')));
+  const heraldPaths = (path: string): string[] => {
+    const m = /\$\{heraldCollectionPath\(('\w+'|\w+), [^)]*\)\}/.exec(path);
+    return m ? herald(m[1] as string).map((c) => path.replace(m[0], c)) : [path];
+  };
   const needed = new Set<string>();
   const calls: string[] = [];
-  for (const f of sourceFiles(join(root, 'src'))) {
+  const files = sourceFiles(join(root, 'src')).filter((f) => !f.includes(`${join('src', 'cli')}/`));
+  for (const f of files) {
     const text = readFileSync(f, 'utf8');
-    for (const m of text.matchAll(/\bpath: '(\/apis?\/[^']+)'/g)) {
-      calls.push(`list/watch ${m[1]}`);
-      for (const v of ['list', 'watch']) needed.add(permissionOf(m[1] as string, v));
+    for (const m of text.matchAll(/\bpath: (?:'(\/apis?\/[^']+)'|heraldCollectionPath\(('\w+'|\w+), [^)]*\))/g)) {
+      for (const path of m[1] !== undefined ? [m[1]] : herald(m[2] as string)) {
+        calls.push(`list/watch ${path}`);
+        for (const v of ['list', 'watch']) needed.add(permissionOf(path, v));
+      }
     }
-    for (const m of text.matchAll(/\.request\('([A-Z]+)', (?:`([^`]+)`|(this\.#\w+\(\)))/g)) {
-      const path = (m[2] ?? `\${${m[3] as string}}`).replace(/\$\{this\.#(\w+)\(\)\}/g, (_, name: string) => new RegExp(`#${name}\\(\\): string \\{\\s*return \`([^\`]+)\``).exec(text)?.[1] ?? `?${name}`);
-      calls.push(`${m[1]} ${path}`);
-      const verb = VERBS[m[1] as string];
-      t.ok(verb !== undefined && path.startsWith('/api'), `${f.slice(root.length)}: ${m[1]} ${path} is an API call Herald's RBAC can name`);
-      needed.add(permissionOf(path, verb ?? '?'));
+    for (const m of text.matchAll(/\.request\('([A-Z]+)', (?:`([^`]+)`|(this\.#\w+\(\))|(heraldCollectionPath\([^)]*\)))/g)) {
+      const raw = (m[2] ?? `\${${(m[3] ?? m[4]) as string}}`).replace(/\$\{this\.#(\w+)\(\)\}/g, (_, name: string) => new RegExp(`#${name}\\(\\): string \\{\\s*return \`([^\`]+)\``).exec(text)?.[1] ?? `?${name}`);
+      for (const path of heraldPaths(raw)) {
+        calls.push(`${m[1]} ${path}`);
+        const verb = VERBS[m[1] as string];
+        t.ok(verb !== undefined && path.startsWith('/api'), `${f.slice(root.length)}: ${m[1]} ${path} is an API call Herald's RBAC can name`);
+        needed.add(permissionOf(path, verb ?? '?'));
+      }
     }
   }
   t.ok(calls.length >= 8, `the code calls: ${calls.join('; ')}`);
+  for (const call of ['list/watch /apis/herald.io/v1alpha1/namespaces/NS/bgppeers', 'POST /apis/herald.io/v1alpha1/namespaces/NS/bgpnodestatuses', 'GET /api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}']) {
+    t.ok(calls.includes(call), `the scan finds ${call}`);
+  }
   const granted = grantedPermissions(renderKustomization(deployDir));
   t.same([...needed].filter((n) => !granted.has(n)).sort(), [], 'nothing the code needs is missing (add it to deploy/kubernetes/rbac.yaml)');
   t.same([...granted].filter((g) => !needed.has(g)).sort(), [], 'nothing is granted that the code does not use');

@@ -136,7 +136,12 @@ export interface RestartableHerald extends HeraldNode {
 export interface HeraldNodeOptions {
   node: NodeSpec;
   heraldAs: number;
-  bird: { ip: string; port: number; as: number };
+  /** The one BIRD the file's peer `bird` dials; without it, `peers` (default none). */
+  bird?: { ip: string; port: number; as: number };
+  /** The file's peers when there is no `bird` (e.g. none: peers from BGPPeer objects). */
+  peers?: readonly Record<string, unknown>[];
+  /** Extra environment of the process (e.g. POD_NAMESPACE). */
+  env?: NodeJS.ProcessEnv;
   /** `{kubernetes: {kubeconfig}}` or `{manifests: dir}`. */
   source: Record<string, unknown>;
   /** kube-proxy health port on the node IP (Kubernetes source only). */
@@ -165,22 +170,24 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
   const adminPort = await freePort('127.0.0.1');
   const config: Record<string, unknown> = {
     bgp: { localAs: o.heraldAs },
-    peers: [
-      {
-        name: 'bird',
-        address: o.bird.ip,
-        port: o.bird.port,
-        peerAs: o.bird.as,
-        localAddress: o.node.ip,
-        holdTime: 30,
-        connectRetryTime: 1,
-        ebgpMultihop: 2,
-        families: ['ipv4-unicast'],
-        ...(o.gracefulRestart ? { gracefulRestart: { enabled: true, restartTime: 120 } } : {}),
-        ...(o.gracefulShutdownWaitSec !== undefined ? { gracefulShutdown: { enabled: true, waitTime: o.gracefulShutdownWaitSec } } : {}),
-        ...o.peer,
-      },
-    ],
+    peers: o.bird
+      ? [
+          {
+            name: 'bird',
+            address: o.bird.ip,
+            port: o.bird.port,
+            peerAs: o.bird.as,
+            localAddress: o.node.ip,
+            holdTime: 30,
+            connectRetryTime: 1,
+            ebgpMultihop: 2,
+            families: ['ipv4-unicast'],
+            ...(o.gracefulRestart ? { gracefulRestart: { enabled: true, restartTime: 120 } } : {}),
+            ...(o.gracefulShutdownWaitSec !== undefined ? { gracefulShutdown: { enabled: true, waitTime: o.gracefulShutdownWaitSec } } : {}),
+            ...o.peer,
+          },
+        ]
+      : (o.peers ?? []),
     source: o.source,
     healthChecks: { interval: 0.5, timeout: 0.4, rise: 1, fall: 1 },
     flapControl: { holdDown: 0, penalty: 0 },
@@ -195,7 +202,7 @@ export async function startHerald(o: HeraldNodeOptions): Promise<RestartableHera
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   const args = [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, ...(o.nodeIpFlag === false ? [] : ['--node-ip', o.node.ip])];
-  const env = o.adminToken !== undefined ? { env: { ...process.env, HERALD_ADMIN_TOKEN: o.adminToken } } : {};
+  const env = o.adminToken !== undefined || o.env !== undefined ? { env: { ...process.env, ...o.env, ...(o.adminToken !== undefined ? { HERALD_ADMIN_TOKEN: o.adminToken } : {}) } } : {};
   const respawn = (): void => proc.spawn(process.execPath, args, env);
   respawn();
   return { proc, adminPort, respawn };

@@ -2,6 +2,7 @@
  * Builders for Kubernetes objects used in tests (raw JSON shapes, as watch events deliver them).
  */
 import type { Endpoint, EndpointSlice, Node, Service, ServiceCIDR } from '../../src/k8s/types.ts';
+import type { HeraldObject } from '../../src/k8s/herald-kinds.ts';
 import { SERVICE_NAME_LABEL } from '../../src/k8s/types.ts';
 
 /** Options for `service()`. */
@@ -92,6 +93,11 @@ export function node(name: string, o: NodeOpts = {}): Node {
 /** A ServiceCIDR object. */
 export function serviceCIDR(name: string, cidrs: string[]): ServiceCIDR {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name }, spec: { cidrs } };
+}
+
+/** One of Herald's objects (herald.io/v1alpha1) "herald-system/name" with this spec. */
+export function heraldObject(kind: string, name: string, spec: unknown, o: { ns?: string; generation?: number } = {}): HeraldObject {
+  return { apiVersion: 'herald.io/v1alpha1', kind, metadata: { name, namespace: o.ns ?? 'herald-system', ...(o.generation !== undefined ? { generation: o.generation } : {}) }, spec };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

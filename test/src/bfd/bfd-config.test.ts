@@ -40,7 +40,7 @@ t.test('bad values name the field and the fix', async (t) => {
 });
 
 const status = (bfd: PeerStatus['bfd']): PeerStatus => ({
-  name: 'r1', address: '192.0.2.1', port: 179, peerAs: 65001, state: 'Idle', uptimeSec: undefined, negotiated: undefined,
+  name: 'r1', address: '192.0.2.1', port: 179, peerAs: 65001, localAs: 65000, bgpIdentifier: '192.0.2.254', state: 'Idle', uptimeSec: undefined, negotiated: undefined,
   lastReason: { kind: 'notificationSent', code: 6, subcode: 10 }, lastNotificationSent: undefined, lastNotificationReceived: undefined,
   messagesSent: {}, messagesReceived: {}, prefixesAdvertised: 0, prefixesReceived: 0, endOfRibReceived: [], endOfRibSent: [], gracefulShutdown: false,
   ...(bfd ? { bfd } : {}),
@@ -53,18 +53,17 @@ t.test('admin view, metrics and CLI show BFD, and the BGP reason says BFD Down',
       transmitIntervalMs: 1000, detectionTimeMs: 0, ttlCheck: 'kernel', stateChanges: 4,
       lastDown: { at: Date.UTC(2030, 0, 1), diagnostic: 'Control Detection Time Expired', remoteState: 'Down', detectionTimeMs: 900 },
     }),
-    65000,
     undefined,
   );
   t.equal(v.lastError?.description, 'Cease / BFD Down', 'the BGP session was reset by BFD (RFC 9384 subcode 10)');
   t.same(v.bfd?.lastDown, { at: '2030-01-01T00:00:00.000Z', diagnostic: 'Control Detection Time Expired', remoteState: 'Down', detectionTimeMs: 900 });
   t.equal(v.bfd?.state, 'Down');
-  t.equal(peerView(status(undefined), 65000, undefined).bfd, undefined, 'no BFD, no bfd field');
+  t.equal(peerView(status(undefined), undefined).bfd, undefined, 'no BFD, no bfd field');
   t.match(formatPeerDetail(v), /BFD: +Down; tx 1000 ms, detection 0 ms; TTL check kernel; last down 2030-01-01T00:00:00.000Z: Control Detection Time Expired/);
 
   const m = new HeraldMetrics({ version: 'test', defaultMetrics: false });
-  const up = peerView(status({ state: 'Up', remoteState: 'Up', diagnostic: 'No Diagnostic', multihop: true, localDiscriminator: 7, remoteDiscriminator: 9, transmitIntervalMs: 300, detectionTimeMs: 900, ttlCheck: 'none', stateChanges: 2 }), 65000, undefined);
-  m.setPeersProvider(() => [up, { ...peerView(status(undefined), 65000, undefined), name: 'plain' }]);
+  const up = peerView(status({ state: 'Up', remoteState: 'Up', diagnostic: 'No Diagnostic', multihop: true, localDiscriminator: 7, remoteDiscriminator: 9, transmitIntervalMs: 300, detectionTimeMs: 900, ttlCheck: 'none', stateChanges: 2 }), undefined);
+  m.setPeersProvider(() => [up, { ...peerView(status(undefined), undefined), name: 'plain' }]);
   m.observeBfdStateChange('r1', 'Up', 'Down');
   const text = (await m.text()).body;
   t.match(text, /herald_bfd_session_up\{peer="r1"\} 1/);

@@ -101,6 +101,8 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
       address: c.address,
       port: c.port ?? 179,
       peerAs: c.peerAs,
+      localAs: c.localAs ?? this.localAs,
+      bgpIdentifier: c.bgpIdentifier ?? '192.0.2.254',
       state: this.states.get(c.name) ?? 'Idle',
       uptimeSec: undefined,
       negotiated: undefined,

@@ -12,12 +12,16 @@ import { serviceCheckSpecs } from '../../../src/daemon/check-specs.ts';
 import type { CheckContext } from '../../../src/daemon/check-specs.ts';
 import { planAllocations } from '../../../src/ipam/allocator.ts';
 import { parsePool } from '../../../src/ipam/pool.ts';
-import { objectKey, serviceKeyOfSlice } from '../../../src/k8s/keys.ts';
+import { validateConfig } from '../../../src/config/load.ts';
+import { mergeConfig } from '../../../src/config/crd-merge.ts';
+import { CONFIG_KINDS, type ConfigKind, type HeraldObject } from '../../../src/k8s/herald-kinds.ts';
+import { heraldChangeKey, objectKey, serviceKeyOfSlice } from '../../../src/k8s/keys.ts';
+import { screenObject } from '../../../src/k8s/screen.ts';
 import type { Snapshot } from '../../../src/k8s/object-store.ts';
 import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import { sameContent, trimObject } from '../../../src/k8s/trim.ts';
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from '../../../src/k8s/types.ts';
-import { node, servedNode, servedService, servedSlice, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
+import { heraldObject, node, servedNode, servedService, servedSlice, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
 
 type Path = readonly (string | number)[];
 
@@ -57,6 +61,7 @@ function snapshotOf(o: { services: Service[]; slices: EndpointSlice[]; nodes: No
     node: (name) => o.nodes.find((n) => n.metadata?.name === name),
     nodes: () => o.nodes,
     serviceCIDRs: () => o.cidrs,
+    heraldObjects: () => [],
   };
 }
 
@@ -204,4 +209,45 @@ t.test('the store keeps the trimmed object; an update Herald would not notice gi
   tt.strictSame(store.apply('EndpointSlice', moved), []);
   tt.equal(store.endpointSlicesFor('default/web').length, 1);
   tt.ok(sameContent(trimObject('EndpointSlice', sl), trimObject('EndpointSlice', moved)));
+});
+
+t.test("Herald's kinds keep their spec, status and generation whole; the merge reads the trimmed objects as the served ones", async (tt) => {
+  const served = (kind: ConfigKind, name: string, spec: unknown, generation: number): HeraldObject => ({
+    ...heraldObject(kind, name, spec, { generation }),
+    metadata: {
+      name,
+      namespace: 'herald-system',
+      generation,
+      resourceVersion: String(100 + generation),
+      uid: `0c1d-${name}`,
+      creationTimestamp: '2026-11-30T08:00:00Z',
+      labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ spec }) },
+      managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }],
+    } as HeraldObject['metadata'],
+    status: { conditions: [{ type: 'Accepted', status: 'True', lastTransitionTime: '2026-11-30T08:00:00Z', reason: 'Valid', message: 'in force', observedGeneration: generation }] },
+  });
+  const objects: Record<ConfigKind, HeraldObject[]> = {
+    BGPPeer: [served('BGPPeer', 'tor-a', { peerAddress: '192.0.2.2', peerASN: 65002, myASN: 64601, nodeSelectors: [{ matchLabels: { rack: 'r1' } }] }, 3)],
+    BGPAdvertisement: [served('BGPAdvertisement', 'to-tors', { peers: ['tor-a'], communities: ['65000:1'] }, 1)],
+    IPAddressPool: [served('IPAddressPool', 'crd-pool', { addresses: ['203.0.113.0/28'] }, 2)],
+    BGPNodeConfigOverride: [served('BGPNodeConfigOverride', ME, { myASN: 64700 }, 4)],
+  };
+  const store = new ObjectStore();
+  for (const kind of CONFIG_KINDS) for (const o of objects[kind]) tt.strictSame(store.apply(kind, o), [heraldChangeKey(kind, objectKey(o))], `${kind} stored`);
+  const peer = [...store.heraldObjects('BGPPeer')][0];
+  tt.strictSame(peer?.spec, objects.BGPPeer[0]?.spec, 'spec kept whole');
+  tt.strictSame(peer?.status, objects.BGPPeer[0]?.status, 'status kept whole');
+  tt.equal(peer?.metadata?.generation, 3, 'generation kept (observedGeneration of the conditions)');
+  tt.notOk('managedFields' in (peer?.metadata ?? {}), 'no managedFields');
+  tt.strictSame(peer?.metadata?.annotations, undefined, 'no foreign annotations');
+  tt.equal(screenObject('BGPPeer', peer), undefined, 'a trimmed object passes the screening');
+  const r = validateConfig({ bgp: { localAs: 64600 }, source: { kubernetes: {} } });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  const file = r.config;
+  const fromStore = Object.fromEntries(CONFIG_KINDS.map((k) => [k, [...store.heraldObjects(k)]])) as Record<ConfigKind, HeraldObject[]>;
+  const a = mergeConfig(file, objects, ME);
+  const b = mergeConfig(file, fromStore, ME);
+  tt.equal(a.config.peers.length, 1, 'the served peer is in force');
+  tt.strictSame(b, a, 'the merge of the trimmed objects equals that of the served ones');
 });

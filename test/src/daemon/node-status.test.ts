@@ -1,0 +1,120 @@
+// This node's BGPNodeStatus (src/daemon/node-status.ts): what it shows, written at a bounded rate (however often the
+// daemon changes), unchanged statuses not rewritten until the refresh, failed writes retried; the apiserver sink
+// creates the object when it does not exist and patches only the status subresource.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PeerView, ServiceView } from '../../../src/admin/view.ts';
+import type { NodeStatus } from '../../../src/config/crd-status.ts';
+import { loadKubeConfig } from '../../../src/k8s/client.ts';
+import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/herald-kinds.ts';
+import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } from '../../../src/daemon/node-status.ts';
+import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
+import { writeKubeconfig } from '../../e2e/harness.ts';
+
+const peer = (name: string, state: string, extra: Partial<PeerView> = {}): PeerView => ({
+  name,
+  address: '192.0.2.1',
+  port: 179,
+  localAs: 64601,
+  peerAs: 65001,
+  state,
+  since: '2026-12-01T10:00:00.000Z',
+  messages: { sent: {}, received: {} },
+  prefixes: { sent: 2, received: 0 },
+  flaps: 0,
+  ...extra,
+});
+const services: ServiceView[] = [
+  {
+    service: 'shop/cart',
+    reasons: [],
+    vips: [{ address: '198.51.100.2', kind: 'loadBalancer', announced: false, reasons: [{ code: 'NoLocalReadyEndpoint', message: 'no local endpoint' }] }],
+  },
+  {
+    service: 'default/web',
+    reasons: [],
+    vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: 'advertisement a announces it', advertisement: 'a' }] }],
+  },
+];
+
+t.test('nodeStatusOf: sessions by name with their source; VIPs announced first with reason codes and advertisements', async (t) => {
+  const s = nodeStatusOf({
+    peers: [peer('tor-b', 'Active', { lastError: { kind: 'notificationReceived', description: 'Cease / Administrative Shutdown', message: 'maintenance' } }), peer('tor-a', 'Established')],
+    services,
+    origins: new Map([['tor-a', 'BGPPeer']]),
+    myASN: 64601,
+    routerID: '10.0.0.1',
+    override: 'node-a',
+    problems: ['md5: Secret herald-system/pw: not found'],
+    heraldVersion: '0.1.0',
+  });
+  t.same(s.sessions?.map((x) => [x.peer, x.source, x.state, x.lastError]), [['tor-a', 'BGPPeer', 'Established', undefined], ['tor-b', 'file', 'Active', 'Cease / Administrative Shutdown: maintenance']]);
+  t.same(s.vips, [
+    { service: 'default/web', address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: ['Advertised'], advertisements: ['a'] },
+    { service: 'shop/cart', address: '198.51.100.2', kind: 'loadBalancer', announced: false, reasons: ['NoLocalReadyEndpoint'] },
+  ]);
+  t.match(s, { sessionsConfigured: 2, sessionsEstablished: 1, vipsAnnounced: 1, override: 'node-a', problems: ['md5: Secret herald-system/pw: not found'] });
+  t.equal(s.vipsOmitted, undefined);
+});
+
+t.test('NodeStatusWriter: a burst of changes is one write; at most one write per interval; unchanged is not rewritten; failures retried', async (t) => {
+  const written: NodeStatus[] = [];
+  let current: NodeStatus = { myASN: 1 };
+  let fail = false;
+  const w = new NodeStatusWriter({
+    build: () => current,
+    sink: async (s) => {
+      if (fail) throw new Error('apiserver down');
+      written.push(s);
+    },
+    minIntervalMs: 200,
+    refreshMs: 60_000,
+  });
+  t.teardown(() => w.stop());
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (let i = 0; i < 50; i++) w.changed();
+  await sleep(50);
+  t.equal(written.length, 1, 'fifty changes, one write');
+  t.match(written[0], { myASN: 1, lastUpdate: /^\d{4}-\d\d-\d\dT/ });
+  current = { myASN: 2 };
+  w.changed();
+  await sleep(50);
+  t.equal(written.length, 1, 'the next write waits for the interval');
+  await sleep(300);
+  t.equal(written.length, 2, 'then it is written');
+  t.equal(written[1]?.myASN, 2);
+  w.changed();
+  await sleep(300);
+  t.equal(written.length, 2, 'an unchanged status is not written again before the refresh');
+  const errors: string[] = [];
+  fail = true;
+  current = { myASN: 3 };
+  const w2 = new NodeStatusWriter({ build: () => current, sink: async (s) => (fail ? Promise.reject(new Error('down')) : void written.push(s)), minIntervalMs: 100, onError: (e) => errors.push((e as Error).message) });
+  t.teardown(() => w2.stop());
+  w2.changed();
+  await sleep(50);
+  fail = false;
+  await sleep(250);
+  t.ok(errors.length >= 1, 'the failure is reported');
+  t.equal(written.at(-1)?.myASN, 3, 'and the write retried');
+});
+
+t.test('apiNodeStatusSink: creates the object named after the node, then patches its status; later writes only patch', async (t) => {
+  const api = new FakeApiServer();
+  api.registerResource({ group: HERALD_GROUP, version: HERALD_VERSION, plural: HERALD_PLURALS.BGPNodeStatus, kind: 'BGPNodeStatus', namespaced: true });
+  await api.start();
+  t.teardown(() => api.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'herald-node-status-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { kc } = loadKubeConfig(writeKubeconfig(join(dir, 'kubeconfig'), api.url), {});
+  const sink = apiNodeStatusSink(kc, 'herald-system', 'node-a');
+  await sink({ myASN: 64601, sessions: [] });
+  const obj = api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP);
+  t.match(obj, { metadata: { name: 'node-a' }, spec: { nodeName: 'node-a' }, status: { myASN: 64601 } });
+  await sink({ myASN: 64602 });
+  t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP)?.status?.myASN, 64602);
+  t.equal(api.count((r) => r.method === 'POST'), 1, 'created once');
+  t.equal(api.count((r) => r.method === 'PATCH' && r.path.endsWith('/node-a/status')), 3, 'the status subresource only (the first patch found nothing)');
+});
