@@ -142,8 +142,7 @@ export const BGP_ADVERTISEMENT: KindSpec = {
   description: 'Which Service addresses to announce, from which nodes, to which peers, with which attributes (MetalLB\'s BGPAdvertisement).',
   spec: advertisementSchema,
   section: 'advertisements',
-  // maxNodesPerVip only in the file: it decides at start whether the source watches every Node (src/daemon/run.ts).
-  fields: { omit: ['name', 'nodeSelector', 'serviceSelector', 'maxNodesPerVip'] },
+  fields: { omit: ['name', 'nodeSelector', 'serviceSelector'] },
   status: advertisementStatusSchema,
   rules: {},
   listTypes: { addressKinds: { type: 'set' } },

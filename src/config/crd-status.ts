@@ -4,7 +4,7 @@
  *
  * - Every configuration object (BGPPeer, BGPAdvertisement, IPAddressPool, BGPNodeConfigOverride) carries
  *   `status.conditions` (metav1.Condition): `Valid` (Herald's own checks, beyond what the apiserver checks) and
- *   `InUse`, with counts for `kubectl get`. Part of the schema, not written yet (docs/decisions.md "Status").
+ *   `InUse`, with counts for `kubectl get`, written by the elected status writer (src/status/, docs/decisions.md "Status").
  * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/daemon/node-status.ts):
  *   its sessions and its VIPs with their reason codes.
  *
@@ -69,6 +69,9 @@ export const vipStatusSchema = z.strictObject({
   reasons: z.array(z.string()).describe('Reason codes (docs/kubernetes.md), e.g. Advertised, NoLocalReadyEndpoint.'),
   advertisements: z.array(z.string()).optional().describe('Advertisements it is announced through.'),
 });
+
+/** A BGPNodeStatus not written for this long (ms) is stale: its node's Herald is likely not running (it rewrites an unchanged status every minute). */
+export const STATUS_STALE_MS = 180_000;
 
 /** Most VIPs one BGPNodeStatus lists (an object is at most 1.5 MiB in etcd); the rest are counted in vipsOmitted. */
 export const MAX_STATUS_VIPS = 2000;

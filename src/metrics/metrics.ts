@@ -43,6 +43,7 @@ export class HeraldMetrics {
   readonly kubernetesLastSync: Gauge<'resource'>;
   readonly kubernetesWatchLastConnect: Gauge<'resource'>;
   readonly kubernetesEventsDropped: Counter<'component' | 'reason'>;
+  readonly objectStatusWrites: Counter<'kind' | 'result'>;
   readonly buildInfo: Gauge<'version'>;
   readonly configReloads: Counter<'result'>;
   readonly configLastReloadSuccessful: Gauge;
@@ -183,6 +184,12 @@ export class HeraldMetrics {
       name: `${PREFIX}kubernetes_events_dropped_total`,
       help: 'Kubernetes Events lost, by recording component (herald, herald-allocator) and reason (rateLimited, sendFailed).',
       labelNames: ['component', 'reason'],
+      registers,
+    });
+    this.objectStatusWrites = new Counter({
+      name: `${PREFIX}object_status_writes_total`,
+      help: "Writes of the conditions of Herald's configuration objects by the elected status writer, by kind and result (ok, forbidden, error).",
+      labelNames: ['kind', 'result'],
       registers,
     });
     this.buildInfo = new Gauge({ name: `${PREFIX}build_info`, help: "Always 1; the version label is Herald's version.", labelNames: ['version'], registers });
