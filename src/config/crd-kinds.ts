@@ -130,7 +130,7 @@ export const BGP_PEER: KindSpec = {
     { name: 'Peer ASN', type: 'integer', jsonPath: '.spec.peerASN' },
     { name: 'My ASN', type: 'integer', jsonPath: '.spec.myASN' },
     VALID,
-    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodes', description: 'Nodes with a session' },
+    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodes', description: 'Selected nodes running Herald' },
     { name: 'Established', type: 'integer', jsonPath: '.status.establishedNodes', description: 'Nodes whose session is Established' },
     AGE,
   ],

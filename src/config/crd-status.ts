@@ -22,12 +22,12 @@ export const conditionSchema = z.strictObject({
   message: z.string().max(32768).describe('What an operator should know, e.g. which field is wrong and how to fix it.'),
 });
 
-const conditions = z.array(conditionSchema).max(8).optional().describe('Valid: passed Herald\'s own checks (else ignored, the message says why). InUse: see the kind.');
+const conditions = z.array(conditionSchema).max(8).optional().describe('Valid: passed Herald\'s own checks (else ignored, the message names the field and the fix). InUse: see the kind. Written by the elected status writer (Lease herald-status).');
 
 export const peerStatusSchema = z.strictObject({
   conditions,
-  nodes: z.number().int().min(0).optional().describe('Nodes that run a session with this peer.'),
-  establishedNodes: z.number().int().min(0).optional().describe('Nodes whose session with this peer is Established.'),
+  nodes: z.number().int().min(0).optional().describe('Nodes running Herald that this peer selects (spec.nodeSelectors): each runs a session with it.'),
+  establishedNodes: z.number().int().min(0).optional().describe('Of those, the nodes whose session with this peer is Established (by their BGPNodeStatus).'),
 });
 
 export const advertisementStatusSchema = z.strictObject({

@@ -243,9 +243,9 @@ export class ObjectStatusWriter {
 
   async #write(kind: ConfigKind, name: string, status: ObjectStatus): Promise<void> {
     const plural = HERALD_PLURALS[kind];
-    const path = `${heraldCollectionPath(kind, this.#o.namespace)}/${encodeURIComponent(name)}/status`;
+    const kc = this.#o.kc;
     try {
-      await this.#o.forbidden.track(`patch ${plural}/status`, () => this.#o.kc.request('PATCH', path, { body: { status }, contentType: 'application/merge-patch+json' }));
+      await this.#o.forbidden.track(`patch ${plural}/status`, () => kc.request('PATCH', `${heraldCollectionPath(kind, this.#o.namespace)}/${encodeURIComponent(name)}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
       this.writes++;
       this.#o.onWrite?.(kind, 'ok');
     } catch (err) {
