@@ -132,7 +132,7 @@ function peerStatus(name: string, i: ConditionInputs, nodes: ReturnType<typeof h
     if (!fresh(digest)) others.push(`${node} (status not written for over ${Math.round((i.staleAfterMs ?? STATUS_STALE_MS) / 60_000)} min: is its Herald running?)`);
     else if (session?.state === 'Established') established.push(node);
     else if (problem !== undefined) others.push(`${node} (${problem.slice(name.length + 2)})`);
-    else others.push(`${node} (${session !== undefined ? session.state || 'no state' : 'no session yet'})`);
+    else others.push(session !== undefined ? node : `${node} (no session yet)`); // a session's state changes by the second: not named
   }
   const counts = { nodes: selected.length, establishedNodes: established.length };
   if (selected.length === 0) {
