@@ -66,21 +66,26 @@ export interface ObjectStatusWriterOptions {
   readonly now?: () => number;
 }
 
-/** The node statuses the leader reads: a digest per node, as the informer's cache (informer.ts InformerCache). */
+/**
+ * The node statuses the leader reads: a digest per node, as the informer's cache (informer.ts InformerCache; a relist
+ * deletes what `objects()` yields and the list lacks, by namespace and name).
+ */
 class NodeDigests implements InformerCache {
-  readonly #byName = new Map<string, { version: string | undefined; digest: NodeDigest }>();
+  readonly #byName = new Map<string, { namespace: string | undefined; version: string | undefined; digest: NodeDigest }>();
 
   versionOf(obj: KubeObject): string | undefined {
     return this.#byName.get(obj.metadata?.name ?? '')?.version;
   }
 
   *objects(): Iterable<KubeObject> {
-    for (const [name, e] of this.#byName) yield { metadata: { name, ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+    for (const [name, e] of this.#byName) {
+      yield { metadata: { name, ...(e.namespace !== undefined ? { namespace: e.namespace } : {}), ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+    }
   }
 
   put(obj: HeraldObject): void {
     const digest = nodeDigestOf(obj);
-    if (digest !== undefined) this.#byName.set(digest.node, { version: obj.metadata?.resourceVersion, digest });
+    if (digest !== undefined) this.#byName.set(digest.node, { namespace: obj.metadata?.namespace, version: obj.metadata?.resourceVersion, digest });
   }
 
   remove(obj: KubeObject): void {
