@@ -26,8 +26,6 @@ import { matchesSelectors } from '../k8s/selector.ts';
 import type { Node } from '../k8s/types.ts';
 import type { NodeDigest } from './node-digest.ts';
 
-
-
 /** The status the writer puts on one object: its conditions and its kind's counts (crd-status.ts). */
 export interface ObjectStatus {
   conditions: Condition[];
@@ -102,15 +100,15 @@ function validity(v: ObjectVerdict): Judged {
 
 const INVALID_IN_USE: Judged = { type: 'InUse', status: 'False', reason: 'Invalid', message: 'Not in use: the object is invalid (see the Valid condition).' };
 
-/** The nodes that run Herald and still exist: those with a BGPNodeStatus and a Node. */
+/** The nodes that run Herald and still exist (those with a BGPNodeStatus and a Node), by name in name order. */
 function heraldNodes(i: ConditionInputs): Map<string, { labels: Record<string, string>; digest: NodeDigest }> {
-  const out = new Map<string, { labels: Record<string, string>; digest: NodeDigest }>();
+  const found: [string, { labels: Record<string, string>; digest: NodeDigest }][] = [];
   for (const n of i.nodes) {
     const name = n.metadata?.name;
     const digest = name !== undefined ? i.statuses.get(name) : undefined;
-    if (name !== undefined && digest !== undefined) out.set(name, { labels: n.metadata?.labels ?? {}, digest });
+    if (name !== undefined && digest !== undefined) found.push([name, { labels: n.metadata?.labels ?? {}, digest }]);
   }
-  return out;
+  return new Map(found.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 function peerStatus(name: string, i: ConditionInputs, nodes: ReturnType<typeof heraldNodes>, fresh: (d: NodeDigest) => boolean): { inUse: Judged; nodes: number; establishedNodes: number } {
@@ -118,7 +116,7 @@ function peerStatus(name: string, i: ConditionInputs, nodes: ReturnType<typeof h
   const selected: string[] = [];
   const established: string[] = [];
   const others: string[] = [];
-  for (const [node, { labels, digest }] of [...nodes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [node, { labels, digest }] of nodes) {
     let selects: boolean;
     try {
       selects = peer !== undefined && matchesSelectors(undefined, peer.nodeSelectors, labels);
