@@ -292,6 +292,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         log,
         onWrite: (kind, result) => metrics.objectStatusWrites.inc({ kind, result }),
       });
+      const w = objectStatus;
+      metrics.setStatusWriterProvider(() => w);
     }
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;

@@ -113,9 +113,6 @@ export class ObjectStatusWriter {
   readonly #onChange = (keys: readonly string[]) => {
     if (keys.some((k) => k.startsWith('node:') || k.startsWith(HERALD_KEY_PREFIX) || k.startsWith('service:'))) this.#schedule(1000);
   };
-  /** Writes made (tests). */
-  writes = 0;
-
   /** @throws Error from LeaderElector when its timings break client-go's rule (they are the defaults: never). */
   constructor(o: ObjectStatusWriterOptions) {
     this.#o = o;
@@ -129,6 +126,11 @@ export class ObjectStatusWriter {
     this.#elector.on('started', () => this.#lead());
     this.#elector.on('stopped', () => this.#follow());
     this.#elector.on('error', (err: unknown) => this.#warn('status writer leader election', err));
+  }
+
+  /** The Lease elected on, "namespace/name". */
+  get lease(): string {
+    return `${this.#o.namespace}/${STATUS_LEASE}`;
   }
 
   /** True while this instance leads (and so writes). */
@@ -170,7 +172,7 @@ export class ObjectStatusWriter {
   }
 
   #lead(): void {
-    this.#o.log.info({ lease: `${this.#o.namespace}/${STATUS_LEASE}` }, 'became the status writer of the configuration objects');
+    this.#o.log.info({ lease: this.lease }, 'became the status writer of the configuration objects');
     const digests = new NodeDigests();
     this.#digests = digests;
     const inf = new SupervisedInformer({ client: this.#o.kc, name: HERALD_PLURALS.BGPNodeStatus, path: heraldCollectionPath('BGPNodeStatus', this.#o.namespace), cache: digests });
@@ -189,7 +191,7 @@ export class ObjectStatusWriter {
   }
 
   #follow(): void {
-    this.#o.log.warn({ lease: `${this.#o.namespace}/${STATUS_LEASE}` }, 'stopped writing the status of the configuration objects (another node leads)');
+    if (!this.#stopped) this.#o.log.warn({ lease: this.lease }, 'stopped writing the status of the configuration objects (lost the Lease)');
     void this.#informer?.stop();
     this.#informer = undefined;
     this.#digests = new NodeDigests();
@@ -251,7 +253,6 @@ export class ObjectStatusWriter {
     const kc = this.#o.kc;
     try {
       await this.#o.forbidden.track(`patch ${plural}/status`, () => kc.request('PATCH', `${heraldCollectionPath(kind, this.#o.namespace)}/${encodeURIComponent(name)}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
-      this.writes++;
       this.#o.onWrite?.(kind, 'ok');
     } catch (err) {
       const code = apiErrorCode(err);

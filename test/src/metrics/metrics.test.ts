@@ -149,6 +149,17 @@ t.test('herald_vip_announced: one series per handled VIP, announced if any of it
   t.same(s.map((x) => [x.labels['service'], x.labels['address'], x.value]), [['a/x', '192.0.2.1', 1], ['a/y', '192.0.2.3', 0]]);
 });
 
+t.test('herald_status_writer_leader: absent without a status writer, then 1 while it leads', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  t.notOk(parseExposition((await m.text()).body).samples.some((x) => x.name === 'herald_status_writer_leader'));
+  let leads = false;
+  m.setStatusWriterProvider(() => ({ lease: 'herald-system/herald-status', isLeader: () => leads }));
+  const value = async () => parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_status_writer_leader').map((x) => [x.labels, x.value]);
+  t.same(await value(), [[{ lease: 'herald-system/herald-status' }, 0]]);
+  leads = true;
+  t.same(await value(), [[{ lease: 'herald-system/herald-status' }, 1]]);
+});
+
 t.test('no allocator: no pool or leader series; a follower reports 0', async (t) => {
   const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
   const names = parseExposition((await m.text()).body).samples.map((x) => x.name);
