@@ -109,10 +109,15 @@ controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and 
   });
   t.match(cond(ad, 'InUse'), { status: 'True', reason: 'Announced', message: /^1 VIP announced through it from 1 node \(of 1 VIP it applies to\)\.$/ });
   t.equal(ad.status?.['nodes'], 1, 'from one node: maxNodesPerVip 1 from the BGPAdvertisement');
-  const statuses = (await api.must('GET', `/apis/${HERALD_API_VERSION}/namespaces/${NS}/bgpnodestatuses`)).body.items as { metadata: { name: string }; status?: { vips?: { announced: boolean; reasons: string[] }[] } }[];
-  const vips = statuses.flatMap((s) => (s.status?.vips ?? []).map((v) => ({ node: s.metadata.name, ...v })));
+  // Each node writes its own BGPNodeStatus at its own pace: wait until both list the VIP.
+  type Vip = { node: string; announced: boolean; reasons: string[] };
+  const vips = await waitFor('both nodes list the VIP', async () => {
+    const items = (await api.must('GET', `/apis/${HERALD_API_VERSION}/namespaces/${NS}/bgpnodestatuses`)).body.items as { metadata: { name: string }; status?: { vips?: Omit<Vip, 'node'>[] } }[];
+    const all: Vip[] = items.flatMap((s) => (s.status?.vips ?? []).map((v) => ({ ...v, node: s.metadata.name })));
+    return new Set(all.map((v) => v.node)).size === 2 ? all : undefined;
+  });
   t.equal(vips.filter((v) => v.announced).length, 1, 'one node announces the VIP');
-  t.ok(vips.some((v) => !v.announced && v.reasons.includes('NotChosen')), 'the other says NotChosen');
+  t.ok(vips.some((v) => !v.announced && v.reasons.includes('NotChosen')), `the other says NotChosen (${JSON.stringify(vips)})`);
   t.match((await kubectlGet(cp, 'BGPAdvertisement')).get('lb'), { Valid: 'True', Nodes: 1, VIPs: 1 }, 'kubectl get bgpadvertisements');
 
   // 6. Each node's override is in force.
