@@ -96,7 +96,7 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
 }
 
 /**
- * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, every Node, ServiceCIDRs and
  * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
 async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
