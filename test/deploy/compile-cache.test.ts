@@ -8,7 +8,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -25,14 +25,18 @@ process.exit(0);
 t.test('deploy/warm-compile-cache.js fills the cache with every module of the main and the speaker thread', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'herald-compile-cache-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const warm = spawnSync(process.execPath, [join(root, 'deploy/warm-compile-cache.js'), join(dir, 'cache')], { encoding: 'utf8', timeout: 120_000 });
+  // As deploy/Dockerfile runs it: through the entrypoint, whose node flags the cache is kept for.
+  const warm = spawnSync('sh', [join(root, 'deploy/herald'), 'warm-compile-cache', join(dir, 'cache')], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, HERALD_HOME: root, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
   t.equal(warm.status, 0, warm.stderr);
   t.match(warm.stdout, /^warm-compile-cache: \d+ modules/);
   const probe = join(dir, 'probe.mjs');
   writeFileSync(probe, PROBE);
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: join(dir, 'cache'), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
   delete env['NODE_DISABLE_COMPILE_CACHE'];
-  const run = spawnSync(process.execPath, [probe], { encoding: 'utf8', env, timeout: 120_000 });
+  // With the node flags deploy/herald gives `herald run` (V8 keeps its code cache per set of flags).
+  const flags = /^flags="([^"$]*)/m.exec(readFileSync(join(root, 'deploy/herald'), 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
+  t.ok(flags.length > 0, `deploy/herald's node flags: ${flags.join(' ')}`);
+  const run = spawnSync(process.execPath, [...flags, probe], { encoding: 'utf8', env, timeout: 120_000 });
   t.equal(run.status, 0, run.stderr.slice(-2000));
   const trace = run.stderr + run.stdout;
   const hits = trace.split('\n').filter((l) => /retrieving transpile cache for StrippedTypeScript .*\.ts\.\.\.success/.test(l));
@@ -49,8 +53,9 @@ t.test('deploy/Dockerfile fills the cache as the DaemonSet\'s user and points No
   t.ok(at(/^ENV .*NODE_COMPILE_CACHE=\/app\/\.compile-cache\b/) >= 0, 'NODE_COMPILE_CACHE=/app/.compile-cache');
   t.ok(at(/^COPY deploy\/warm-compile-cache\.js /) >= 0, 'the warmer is in the image');
   const user = at(/^USER node$/);
-  const fill = at(/^RUN node .*deploy\/warm-compile-cache\.js$/);
-  t.ok(user >= 0 && fill > user, 'filled after USER node (Node keeps the entries per uid; the DaemonSet runs as 1000 = node)');
+  const fill = at(/^RUN herald warm-compile-cache$/);
+  t.ok(user >= 0 && fill > user, 'filled through the entrypoint (its node flags) after USER node (Node keeps the entries per uid; the DaemonSet runs as 1000 = node)');
   t.ok(at(/^ENV .*NODE_COMPILE_CACHE/) < fill, 'with NODE_COMPILE_CACHE already set');
+  t.ok(at(/COPY .*deploy\/herald \/usr\/local\/bin\/herald$/) < fill, 'after the entrypoint is installed');
   t.ok(at(/COPY (--\S+ )*src /) < fill && at(/COPY (--\S+ )*bgp /) < fill, 'after the sources are copied');
 });
