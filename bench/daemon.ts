@@ -151,6 +151,11 @@ async function heapOf(port: number): Promise<string> {
   }
 }
 
+/** GET /healthz and /readyz, as the DaemonSet's probes do every few seconds (deploy/kubernetes/daemonset.yaml). */
+async function probe(port: number): Promise<void> {
+  for (const path of ['/healthz', '/readyz']) await (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+}
+
 async function k8sRow(services: number): Promise<K8sRow> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-daemon-'));
   const nodeIp = `127.${B}.${services % 200}.1`;
@@ -196,6 +201,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
     }
     const startSec = (performance.now() - t0) / 1000;
     const syncCpu = cpuSec(h.pid);
+    await probe(adminPort);
     await sleep(2000);
     const sync = rssMiB(h.pid);
     const heapSync = await heapOf(adminPort);
