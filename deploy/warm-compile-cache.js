@@ -1,13 +1,15 @@
 // Fills Node's module compile cache with every module Herald can load, so that the processes started from it never
 // strip TypeScript types or compile a module from source: run once when the container image is built
-// (deploy/Dockerfile, with NODE_COMPILE_CACHE set to the directory the image keeps), and by bench/daemon.ts.
+// (deploy/Dockerfile, with NODE_COMPILE_CACHE set to the directory the image keeps), and by bench/daemon.ts, both
+// through `herald warm-compile-cache` (deploy/herald), which gives it the node flags `herald run` gets: V8 keeps its
+// code cache per set of flags.
 //
 // Why (docs/benchmarks.md "Compile cache"): a module loaded without a cache entry has its types stripped by Node's
 // TypeScript stripper, which stays loaded in that thread's isolate; `herald run` with an empty cache holds ~30 MiB
 // more in the main thread and ~20 MiB more in the speaker thread, for as long as it runs. The cache directory in the
 // image is read-only at run time (readOnlyRootFilesystem): Node reads it and skips writing, which is fine.
 //
-// Usage: NODE_COMPILE_CACHE=DIR node deploy/warm-compile-cache.js   (or: node deploy/warm-compile-cache.js DIR)
+// Usage: NODE_COMPILE_CACHE=DIR herald warm-compile-cache   (or: herald warm-compile-cache DIR)
 // It imports every .ts module under bgp/, src/ and tools/ (importing runs none of them: the CLI entry point and the
 // thread entry points act only when started as such), writes the cache and prints how many modules it holds.
 // Plain JavaScript, so that nothing is stripped before the cache is on.
