@@ -140,6 +140,23 @@ t.test('deploy/herald sizes V8 from the memory limit: old generation = half of H
   t.match(flags(undefined), /^--max-semi-space-size=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
 });
 
+t.test('deploy/herald runs node with at most two malloc arenas unless MALLOC_ARENA_MAX is set', async (t) => {
+  // A `node` first on PATH that prints the variable it was started with.
+  const dir = mkdtempSync(join(tmpdir(), 'herald-entrypoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'node'), '#!/bin/sh\necho "$MALLOC_ARENA_MAX"\n', { mode: 0o755 });
+  const arenas = (value: string | undefined): string => {
+    const env: NodeJS.ProcessEnv = { ...process.env, HERALD_HOME: '/app', PATH: `${dir}:${process.env['PATH'] ?? ''}` };
+    if (value === undefined) delete env['MALLOC_ARENA_MAX'];
+    else env['MALLOC_ARENA_MAX'] = value;
+    const r = spawnSync('sh', [join(root, 'deploy/herald'), 'run'], { encoding: 'utf8', env, timeout: 10_000 });
+    t.equal(r.status, 0, r.stderr);
+    return r.stdout.trim();
+  };
+  t.equal(arenas(undefined), '2');
+  t.equal(arenas('8'), '8', 'an operator\'s value wins');
+});
+
 t.test('the DaemonSet passes its memory limit to the entrypoint', async (t) => {
   const text = readFileSync(join(root, 'deploy/kubernetes/daemonset.yaml'), 'utf8');
   t.match(text, /- name: HERALD_MEMORY_LIMIT_MIB\n\s+valueFrom:\n\s+resourceFieldRef:\n\s+containerName: herald\n\s+resource: limits.memory\n\s+divisor: 1Mi/);
