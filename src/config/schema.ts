@@ -630,6 +630,7 @@ function nextHopProblem(addr: string): string | undefined {
  */
 function cidrFacts(cidr: string): { prefix: string; family: Family; hostBits: string | undefined } {
   const { prefix, family } = canonicalCIDR(cidr);
+  if (prefix === cidr) return { prefix, family, hostBits: undefined }; // canonical text: no host bits
   const slash = cidr.lastIndexOf('/');
   const length = Number(cidr.slice(slash + 1));
   if (length === (family === 'ipv6-unicast' ? 128 : 32)) return { prefix, family, hostBits: undefined };

@@ -58,9 +58,10 @@ export class RouteAssembly {
   /** Merged routes of the owners, with the Speaker Route made from each (kept while the merged route is the same object). */
   readonly #merged = new Map<string, { d: DesiredRoute; route: Route }>();
   readonly #dirty = new Set<string>();
-  /** Static routes passing their gates, by prefix; the Speaker Route of each config object is made once. */
+  /** Static routes passing their gates, by prefix. */
   #static = new Map<string, Route>();
-  readonly #staticRoutes = new WeakMap<StaticRouteConfig, Route>();
+  /** The Speaker Route made from each config object of the last `setStatic` (made once while the object stays). */
+  #staticRoutes = new Map<StaticRouteConfig, Route>();
   /** The desired set last handed to the sink, by prefix. */
   #desired = new Map<string, Route>();
   /** When each prefix's merged route was last handed over (first announcement or attribute change), clock ms. */
@@ -116,17 +117,24 @@ export class RouteAssembly {
     this.#setOwner(CIDR_OWNER, contributions);
   }
 
-  /** The static routes that pass their gates now, in config order. */
+  /**
+   * The static routes that pass their gates now, in config order. Only prefixes whose static route changed (new,
+   * another object, gone) are merged again.
+   */
   setStatic(routes: readonly StaticRouteConfig[]): void {
+    const prev = this.#static;
+    const made = this.#staticRoutes;
     const next = new Map<string, Route>();
+    const nextMade = new Map<StaticRouteConfig, Route>();
     for (const r of routes) {
-      let route = this.#staticRoutes.get(r);
-      if (route === undefined) this.#staticRoutes.set(r, (route = staticRoute(r)));
+      const route = made.get(r) ?? staticRoute(r);
+      nextMade.set(r, route);
       next.set(route.prefix, route);
+      if (prev.get(route.prefix) !== route) this.#dirty.add(route.prefix);
     }
-    for (const p of this.#static.keys()) this.#dirty.add(p);
-    for (const p of next.keys()) this.#dirty.add(p);
+    for (const p of prev.keys()) if (!next.has(p)) this.#dirty.add(p);
     this.#static = next;
+    this.#staticRoutes = nextMade;
   }
 
   /**
