@@ -149,11 +149,13 @@ export class RouteAssembly {
     for (const p of this.#dirty) this.#merge(p);
     if (full) {
       const desired = new Map<string, Route>();
-      for (const e of this.#merged.values()) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
-      for (const r of this.#static.values()) desired.set(r.prefix, this.#next(r.prefix, r, now));
-      for (const p of this.#sentAt.keys()) if (!desired.has(p)) this.#sentAt.delete(p);
-      for (const p of this.#sentMerged.keys()) if (!desired.has(p)) this.#sentMerged.delete(p);
-      for (const p of this.#held.keys()) if (!desired.has(p)) this.#held.delete(p);
+      const statics = this.#static;
+      for (const e of this.#merged.values()) if (!statics.has(e.route.prefix)) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
+      // Static routes win and are never held: what was kept for a merged route of their prefix goes below.
+      for (const r of statics.values()) desired.set(r.prefix, r);
+      for (const p of this.#sentAt.keys()) if (!desired.has(p) || statics.has(p)) this.#sentAt.delete(p);
+      for (const p of this.#sentMerged.keys()) if (!desired.has(p) || statics.has(p)) this.#sentMerged.delete(p);
+      for (const p of this.#held.keys()) if (!desired.has(p) || statics.has(p)) this.#held.delete(p);
       this.#desired = desired;
       this.#dirty.clear();
       this.#sink.setRoutes(desired);
@@ -258,6 +260,7 @@ export class RouteAssembly {
   /** Merge the pieces of one prefix again; an unchanged result keeps its objects. */
   #merge(prefix: string): void {
     const byOwner = this.#owners.get(prefix);
+    if (byOwner === undefined && this.#merged.size === 0) return; // a static prefix, nothing merged anywhere
     const list: RouteContribution[] = [];
     if (byOwner) for (const l of byOwner.values()) for (const c of l) list.push(c);
     if (list.length === 0) {
