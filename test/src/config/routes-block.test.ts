@@ -195,3 +195,30 @@ t.test('over 500 routes of a bare canonical IPv4 prefix (taken without the schem
   if (!sem.ok) t.same(sem.errors.map((e) => e.path), ['routes[10].prefix', 'routes[2999].prefix']);
   else t.fail('accepted');
 });
+
+t.test('one-line `- prefix: P` entries (read without splitting the line) and their near misses: the library data', async (t) => {
+  const lines = [
+    '- prefix: 10.0.0.1/32',
+    '- prefix: 10.0.0.2/32\r',
+    '- prefix: 10.0.0.3/32   # a comment',
+    '- prefix: 010.0.0.4/32',
+    '- prefix: 10.0.0.5/24',
+    '- prefix: 10.0.0.6/32 ',
+    '- prefix: 10.0.0.7/32x',
+    '- prefix: "10.0.0.8/32"',
+    '- prefix: 10.0.0.9/32',
+    '  med: 5',
+    '- prefix: 10.0.0.10/32',
+    '',
+    '# trailing comment',
+    '- prefix: 10.0.0.11/32',
+  ];
+  for (const indent of [0, 2]) {
+    const text = `${HEAD}routes:\n${lines.map((l) => (l === '' || l.startsWith('#') ? l : ' '.repeat(indent) + l)).join('\n')}`;
+    t.ok(split(text), `indent ${indent}: the routes block path`);
+    const fast = runSync(configDataSteps(text));
+    t.ok(fast.ok);
+    t.same(fast.ok && fast.data, parse(text, { uniqueKeys: true }), `indent ${indent}: the library's data`);
+    t.same(parseConfigText(text), parseConfigText(text, { fastPath: false }), `indent ${indent}: the same errors`);
+  }
+});
