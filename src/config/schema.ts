@@ -736,7 +736,7 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
   for (let i = 0; i < cfg.routes.length; i++) {
     if (i > 0 && i % ROUTES_PER_STEP === 0) yield;
     const r = cfg.routes[i] as StaticRouteConfig;
-    checkPeerRefs(r.peers, ['routes', i, 'peers']);
+    if (r.peers !== undefined) checkPeerRefs(r.peers, ['routes', i, 'peers']);
     const { prefix, family, hostBits } = cidrFacts(r.prefix);
     const prev = prefixes.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);
