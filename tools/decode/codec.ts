@@ -6,6 +6,7 @@
  */
 export {
   BgpError,
+  JsonOut,
   attributesJsonText,
   decodeLabeledPrefixAt,
   decodeMessageDetailed,
@@ -16,5 +17,6 @@ export {
   formatIPv6,
   formatPrefixBits,
   messageJsonText,
+  writeMessageJson,
 } from '../../bgp/codec/index.ts';
 export type { BgpMessage, CodecContext, PathAttribute, UpdateDecodeResult } from '../../bgp/codec/index.ts';
