@@ -30,9 +30,9 @@
  *   unknownAttributes: [{ typeCode, flags, value: hex }]
  *   endOfRib: "ipv4-unicast" | "ipv6-unicast" | "afi/safi" when the UPDATE is an End-of-RIB marker (RFC 4724 §2)
  */
-import { AsPathSegmentType, AttrTypeCode } from '../constants.ts';
+import { AttrTypeCode } from '../constants.ts';
 import { AS_PATH_SEGMENT_NAMES, formatAsPath } from './as-path.ts';
-import { formatLargeCommunity } from './build.ts';
+import { formatCommunity, formatLargeCommunity } from './build.ts';
 import {
   extendedCommunityKind,
   extendedCommunityView,
@@ -40,137 +40,64 @@ import {
   ipv6ExtendedCommunityView,
   linkBandwidthOf,
 } from './ext-communities.ts';
-import { JsonOut } from './json-out.ts';
 import type { AsPathSegment, ExtendedCommunity, Ipv6ExtendedCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 import { endOfRibFamily } from './update.ts';
 
 const ORIGIN_TEXT = ['"IGP"', '"EGP"', '"INCOMPLETE"'];
 
-/** Scratch writer of the string forms (attributesJsonText, updateJsonText); single-threaded, reset on each use. */
-const scratch = new JsonOut(1024);
+/** `"s"`, for strings that need no JSON escaping (see the module comment). */
+function quoted(s: string): string {
+  return '"' + s + '"';
+}
 
 /** `["a","b"]` of strings that need no JSON escaping. */
-function writeQuotedList(o: JsonOut, items: readonly string[]): void {
-  o.byte(0x5b); // [
-  for (let i = 0; i < items.length; i++) {
-    o.ascii(i === 0 ? '"' : ',"');
-    o.ascii(items[i] as string);
-    o.byte(0x22); // "
-  }
-  o.byte(0x5d); // ]
+function quotedList(items: readonly string[]): string {
+  if (items.length === 0) return '[]';
+  let s = '["' + items[0];
+  for (let i = 1; i < items.length; i++) s += '","' + items[i];
+  return s + '"]';
 }
 
 /** `["10.0.0.0/8",...]`: the prefixes of NLRI entries. */
-function writePrefixList(o: JsonOut, entries: readonly NlriEntry[]): void {
-  o.byte(0x5b);
-  for (let i = 0; i < entries.length; i++) {
-    o.ascii(i === 0 ? '"' : ',"');
-    o.ascii((entries[i] as NlriEntry).prefix);
-    o.byte(0x22);
-  }
-  o.byte(0x5d);
+function prefixList(entries: readonly NlriEntry[]): string {
+  if (entries.length === 0) return '[]';
+  let s = '["' + (entries[0] as NlriEntry).prefix;
+  for (let i = 1; i < entries.length; i++) s += '","' + (entries[i] as NlriEntry).prefix;
+  return s + '"]';
 }
 
-/** Whether any NLRI entry carries a path id (ADD-PATH). */
-function hasPathIds(entries: readonly NlriEntry[]): boolean {
-  for (let i = 0; i < entries.length; i++) if ((entries[i] as NlriEntry).pathId !== undefined) return true;
-  return false;
-}
-
-/** `[1,2]`: the path ids of NLRI entries (0 when absent). */
-function writePathIdList(o: JsonOut, entries: readonly NlriEntry[]): void {
-  o.byte(0x5b);
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0) o.byte(0x2c); // ,
-    o.num((entries[i] as NlriEntry).pathId ?? 0);
-  }
-  o.byte(0x5d);
-}
-
-/** `1,2,3` (sep ',') or `1 2 3` (sep ' '): the ASes of a segment. */
-function writeAsns(o: JsonOut, asns: readonly number[], sep: number): void {
-  for (let i = 0; i < asns.length; i++) {
-    if (i > 0) o.byte(sep);
-    o.num(asns[i] as number);
-  }
+/** `[1,2]`: the path ids of NLRI entries (0 when absent), or undefined when no entry has one (no ADD-PATH). */
+function pathIdList(entries: readonly NlriEntry[]): string | undefined {
+  let any = false;
+  for (let i = 0; i < entries.length && !any; i++) any = (entries[i] as NlriEntry).pathId !== undefined;
+  if (!any) return undefined;
+  let s = '[';
+  for (let i = 0; i < entries.length; i++) s += (i > 0 ? ',' : '') + ((entries[i] as NlriEntry).pathId ?? 0);
+  return s + ']';
 }
 
 /** `[{"type":"AS_SEQUENCE","asns":[1,2]},...]`. */
-function writeSegmentList(o: JsonOut, segments: readonly AsPathSegment[]): void {
-  o.byte(0x5b);
+function segmentList(segments: readonly AsPathSegment[]): string {
+  let s = '[';
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i] as AsPathSegment;
-    o.ascii(i > 0 ? ',{"type":"' : '{"type":"');
-    o.ascii(AS_PATH_SEGMENT_NAMES[seg.type] ?? String(seg.type));
-    o.ascii('","asns":[');
-    writeAsns(o, seg.asns, 0x2c);
-    o.ascii(']}');
+    if (i > 0) s += ',';
+    s += '{"type":"' + (AS_PATH_SEGMENT_NAMES[seg.type] ?? String(seg.type)) + '","asns":[' + seg.asns.join(',') + ']}';
   }
-  o.byte(0x5d);
-}
-
-/** The AS path as a JSON string: `"1 2 {3,4}"`, the text of formatAsPath (as-path.ts), written without building it. */
-function writeAsPathString(o: JsonOut, segments: readonly AsPathSegment[]): void {
-  o.byte(0x22);
-  const start = o.pos;
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i] as AsPathSegment;
-    // As formatAsPath: a space only after some text (a segment without ASes writes none).
-    if (o.pos > start) o.byte(0x20);
-    switch (seg.type) {
-      case AsPathSegmentType.AS_SEQUENCE:
-        writeAsns(o, seg.asns, 0x20);
-        break;
-      case AsPathSegmentType.AS_SET:
-        o.byte(0x7b); // {
-        writeAsns(o, seg.asns, 0x2c);
-        o.byte(0x7d);
-        break;
-      case AsPathSegmentType.AS_CONFED_SEQUENCE:
-        o.byte(0x28); // (
-        writeAsns(o, seg.asns, 0x20);
-        o.byte(0x29);
-        break;
-      case AsPathSegmentType.AS_CONFED_SET:
-        o.byte(0x5b); // [
-        writeAsns(o, seg.asns, 0x2c);
-        o.byte(0x5d);
-        break;
-      default:
-        o.ascii(formatAsPath([seg]));
-    }
-  }
-  o.byte(0x22);
+  return s + ']';
 }
 
 /** `{"asNumber":n,"address":"a.b.c.d"}` of AGGREGATOR / AS4_AGGREGATOR. */
-function writeAggregator(o: JsonOut, asNumber: number, address: string): void {
-  o.ascii('{"asNumber":');
-  o.num(asNumber);
-  o.ascii(',"address":"');
-  o.ascii(address);
-  o.ascii('"}');
+function aggregatorText(asNumber: number, address: string): string {
+  return '{"asNumber":' + asNumber + ',"address":"' + address + '"}';
 }
 
-/** `["65000:1",...]`: the text of formatCommunity (build.ts), written without building it. */
-function writeCommunityList(o: JsonOut, communities: readonly number[]): void {
-  o.byte(0x5b);
-  for (let i = 0; i < communities.length; i++) {
-    const c = communities[i] as number;
-    o.ascii(i === 0 ? '"' : ',"');
-    o.num(c >>> 16);
-    o.byte(0x3a); // :
-    o.num(c & 0xffff);
-    o.byte(0x22);
-  }
-  o.byte(0x5d);
-}
-
-/** `"raw":"<hex>"` of an MP attribute whose NLRI the codec does not decode. */
-function writeRaw(o: JsonOut, raw: Buffer): void {
-  o.ascii(',"raw":"');
-  o.ascii(raw.toString('hex'));
-  o.byte(0x22);
+/** `["65000:1",...]` (formatCommunity). */
+function communityList(communities: readonly number[]): string {
+  if (communities.length === 0) return '[]';
+  let s = '["' + formatCommunity(communities[0] as number);
+  for (let i = 1; i < communities.length; i++) s += '","' + formatCommunity(communities[i] as number);
+  return s + '"]';
 }
 
 /**
@@ -203,17 +130,17 @@ export function ipv6ExtendedCommunityToJson(c: Ipv6ExtendedCommunity): string | 
 }
 
 /**
- * Writes the JSON fields of a path attribute list, each as `,"name":value` (field names in the module comment). When
- * a type appears twice the first wins; `unknownAttributes` comes last.
+ * The JSON fields of a path attribute list, each as `,"name":value` (field names in the module comment). When a type
+ * appears twice the first wins; `unknownAttributes` comes last.
  */
-function writeAttributeFields(o: JsonOut, attrs: readonly PathAttribute[]): void {
-  let unknown = 0;
+function attributeFields(attrs: readonly PathAttribute[]): string {
+  let s = '';
+  let unknown = '';
   // Types written so far, one bit per type code mod 32: unique for the codes of AttrTypeCode (1..25, and 32 → bit 0).
   let written = 0;
-  for (let i = 0; i < attrs.length; i++) {
-    const a = attrs[i] as PathAttribute;
+  for (const a of attrs) {
     if (a.type === 'UNKNOWN') {
-      unknown++;
+      unknown += (unknown === '' ? '[' : ',') + '{"typeCode":' + a.typeCode + ',"flags":' + a.flags + ',"value":"' + a.value.toString('hex') + '"}';
       continue;
     }
     const bit = 1 << (AttrTypeCode[a.type] & 31);
@@ -221,133 +148,69 @@ function writeAttributeFields(o: JsonOut, attrs: readonly PathAttribute[]): void
     written |= bit;
     switch (a.type) {
       case 'ORIGIN':
-        o.ascii(',"origin":');
-        o.ascii(ORIGIN_TEXT[a.origin] ?? String(a.origin));
+        s += ',"origin":' + (ORIGIN_TEXT[a.origin] ?? String(a.origin));
         break;
       case 'AS_PATH':
-        o.ascii(',"asPath":');
-        writeSegmentList(o, a.segments);
-        o.ascii(',"asPathString":');
-        writeAsPathString(o, a.segments);
+        s += ',"asPath":' + segmentList(a.segments) + ',"asPathString":' + quoted(formatAsPath(a.segments));
         break;
       case 'NEXT_HOP':
-        o.ascii(',"nextHop":"');
-        o.ascii(a.nextHop);
-        o.byte(0x22);
+        s += ',"nextHop":' + quoted(a.nextHop);
         break;
       case 'MULTI_EXIT_DISC':
-        o.ascii(',"med":');
-        o.num(a.med);
+        s += ',"med":' + a.med;
         break;
       case 'LOCAL_PREF':
-        o.ascii(',"localPref":');
-        o.num(a.localPref);
+        s += ',"localPref":' + a.localPref;
         break;
       case 'ATOMIC_AGGREGATE':
-        o.ascii(',"atomicAggregate":true');
+        s += ',"atomicAggregate":true';
         break;
       case 'AGGREGATOR':
-        o.ascii(',"aggregator":');
-        writeAggregator(o, a.asNumber, a.address);
+        s += ',"aggregator":' + aggregatorText(a.asNumber, a.address);
         break;
       case 'COMMUNITIES':
-        o.ascii(',"communities":');
-        writeCommunityList(o, a.communities);
+        s += ',"communities":' + communityList(a.communities);
         break;
       case 'ORIGINATOR_ID':
-        o.ascii(',"originatorId":"');
-        o.ascii(a.originatorId);
-        o.byte(0x22);
+        s += ',"originatorId":' + quoted(a.originatorId);
         break;
       case 'CLUSTER_LIST':
-        o.ascii(',"clusterList":');
-        writeQuotedList(o, a.clusterIds);
+        s += ',"clusterList":' + quotedList(a.clusterIds);
         break;
-      case 'MP_REACH_NLRI':
-        o.ascii(',"mpReach":{"afi":');
-        o.num(a.afi);
-        o.ascii(',"safi":');
-        o.num(a.safi);
-        o.ascii(',"nextHops":');
-        writeQuotedList(o, a.nextHops);
-        o.ascii(',"nlri":');
-        writePrefixList(o, a.nlri);
-        if (hasPathIds(a.nlri)) {
-          o.ascii(',"nlriPathIds":');
-          writePathIdList(o, a.nlri);
-        }
-        if (a.raw) writeRaw(o, a.raw);
-        o.byte(0x7d);
+      case 'MP_REACH_NLRI': {
+        const ids = pathIdList(a.nlri);
+        s += ',"mpReach":{"afi":' + a.afi + ',"safi":' + a.safi + ',"nextHops":' + quotedList(a.nextHops) + ',"nlri":' + prefixList(a.nlri);
+        if (ids !== undefined) s += ',"nlriPathIds":' + ids;
+        if (a.raw) s += ',"raw":"' + a.raw.toString('hex') + '"';
+        s += '}';
         break;
-      case 'MP_UNREACH_NLRI':
-        o.ascii(',"mpUnreach":{"afi":');
-        o.num(a.afi);
-        o.ascii(',"safi":');
-        o.num(a.safi);
-        o.ascii(',"withdrawnRoutes":');
-        writePrefixList(o, a.withdrawnRoutes);
-        if (hasPathIds(a.withdrawnRoutes)) {
-          o.ascii(',"withdrawnPathIds":');
-          writePathIdList(o, a.withdrawnRoutes);
-        }
-        if (a.raw) writeRaw(o, a.raw);
-        o.byte(0x7d);
+      }
+      case 'MP_UNREACH_NLRI': {
+        const ids = pathIdList(a.withdrawnRoutes);
+        s += ',"mpUnreach":{"afi":' + a.afi + ',"safi":' + a.safi + ',"withdrawnRoutes":' + prefixList(a.withdrawnRoutes);
+        if (ids !== undefined) s += ',"withdrawnPathIds":' + ids;
+        if (a.raw) s += ',"raw":"' + a.raw.toString('hex') + '"';
+        s += '}';
         break;
+      }
       case 'EXTENDED_COMMUNITIES':
-        o.ascii(',"extendedCommunities":');
-        o.utf8(JSON.stringify(a.extendedCommunities.map(extendedCommunityToJson)));
+        s += ',"extendedCommunities":' + JSON.stringify(a.extendedCommunities.map(extendedCommunityToJson));
         break;
       case 'AS4_PATH':
-        o.ascii(',"as4Path":');
-        writeSegmentList(o, a.segments);
-        o.ascii(',"as4PathString":');
-        writeAsPathString(o, a.segments);
+        s += ',"as4Path":' + segmentList(a.segments) + ',"as4PathString":' + quoted(formatAsPath(a.segments));
         break;
       case 'AS4_AGGREGATOR':
-        o.ascii(',"as4Aggregator":');
-        writeAggregator(o, a.asNumber, a.address);
+        s += ',"as4Aggregator":' + aggregatorText(a.asNumber, a.address);
         break;
       case 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY':
-        o.ascii(',"ipv6ExtendedCommunities":');
-        o.utf8(JSON.stringify(a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson)));
+        s += ',"ipv6ExtendedCommunities":' + JSON.stringify(a.ipv6ExtendedCommunities.map(ipv6ExtendedCommunityToJson));
         break;
       case 'LARGE_COMMUNITY':
-        o.ascii(',"largeCommunities":');
-        writeQuotedList(o, a.largeCommunities.map(formatLargeCommunity));
+        s += ',"largeCommunities":' + quotedList(a.largeCommunities.map(formatLargeCommunity));
         break;
     }
   }
-  if (unknown === 0) return;
-  o.ascii(',"unknownAttributes":[');
-  let first = true;
-  for (let i = 0; i < attrs.length; i++) {
-    const a = attrs[i] as PathAttribute;
-    if (a.type !== 'UNKNOWN') continue;
-    o.ascii(first ? '{"typeCode":' : ',{"typeCode":');
-    first = false;
-    o.num(a.typeCode);
-    o.ascii(',"flags":');
-    o.num(a.flags);
-    o.ascii(',"value":"');
-    o.ascii(a.value.toString('hex'));
-    o.ascii('"}');
-  }
-  o.byte(0x5d);
-}
-
-/**
- * Writes the JSON text of a path attribute list into `o`: an object with the fields of the module comment (`{}` for
- * no attributes). Repeated types: the first wins. Never throws.
- */
-export function writeAttributesJson(o: JsonOut, attrs: readonly PathAttribute[]): void {
-  const at = o.pos;
-  writeAttributeFields(o, attrs);
-  // The fields start with a comma: it becomes the opening brace.
-  if (o.pos === at) o.ascii('{}');
-  else {
-    o.buf[at] = 0x7b;
-    o.byte(0x7d);
-  }
+  return unknown === '' ? s : s + ',"unknownAttributes":' + unknown + ']';
 }
 
 /**
@@ -355,9 +218,8 @@ export function writeAttributesJson(o: JsonOut, attrs: readonly PathAttribute[])
  * Repeated types: the first wins. Never throws.
  */
 export function attributesJsonText(attrs: readonly PathAttribute[]): string {
-  scratch.reset();
-  writeAttributesJson(scratch, attrs);
-  return scratch.text();
+  const fields = attributeFields(attrs);
+  return fields === '' ? '{}' : '{' + fields.slice(1) + '}';
 }
 
 /** JSON view of a path attribute list: `JSON.parse(attributesJsonText(attrs))`. */
@@ -366,30 +228,20 @@ export function attributesToJson(attrs: readonly PathAttribute[]): Record<string
 }
 
 /**
- * Writes the fields of an UPDATE's JSON text without the braces: `"withdrawnRoutes":[...],"nlri":[...]`, then
+ * The fields of an UPDATE's JSON text without the braces: `"withdrawnRoutes":[...],"nlri":[...]`, then
  * `withdrawnPathIds` / `nlriPathIds` when entries carry ADD-PATH identifiers, the attribute fields, and `endOfRib`
- * when the UPDATE is an End-of-RIB marker (RFC 4724 §2). For writeMessageJson (json.ts), which puts `type` first.
+ * when the UPDATE is an End-of-RIB marker (RFC 4724 §2). For messageJsonText (json.ts), which puts `type` first.
  */
-export function writeUpdateJsonFields(o: JsonOut, msg: UpdateMessage): void {
-  o.ascii('"withdrawnRoutes":');
-  writePrefixList(o, msg.withdrawnRoutes);
-  o.ascii(',"nlri":');
-  writePrefixList(o, msg.nlri);
-  if (hasPathIds(msg.withdrawnRoutes)) {
-    o.ascii(',"withdrawnPathIds":');
-    writePathIdList(o, msg.withdrawnRoutes);
-  }
-  if (hasPathIds(msg.nlri)) {
-    o.ascii(',"nlriPathIds":');
-    writePathIdList(o, msg.nlri);
-  }
-  writeAttributeFields(o, msg.pathAttributes);
+export function updateJsonFields(msg: UpdateMessage): string {
+  let s = '"withdrawnRoutes":' + prefixList(msg.withdrawnRoutes) + ',"nlri":' + prefixList(msg.nlri);
+  const wIds = pathIdList(msg.withdrawnRoutes);
+  if (wIds !== undefined) s += ',"withdrawnPathIds":' + wIds;
+  const nIds = pathIdList(msg.nlri);
+  if (nIds !== undefined) s += ',"nlriPathIds":' + nIds;
+  s += attributeFields(msg.pathAttributes);
   const eor = endOfRibFamily(msg);
-  if (eor !== undefined) {
-    o.ascii(',"endOfRib":"');
-    o.ascii(eor);
-    o.byte(0x22);
-  }
+  if (eor !== undefined) s += ',"endOfRib":"' + eor + '"';
+  return s;
 }
 
 /**
@@ -398,11 +250,7 @@ export function writeUpdateJsonFields(o: JsonOut, msg: UpdateMessage): void {
  * Never throws.
  */
 export function updateJsonText(msg: UpdateMessage): string {
-  scratch.reset();
-  scratch.byte(0x7b);
-  writeUpdateJsonFields(scratch, msg);
-  scratch.byte(0x7d);
-  return scratch.text();
+  return '{' + updateJsonFields(msg) + '}';
 }
 
 /** JSON view of an UPDATE: `JSON.parse(updateJsonText(msg))`, its fields added to `out` when given. */

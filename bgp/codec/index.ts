@@ -132,8 +132,7 @@ export { KEEPALIVE, decodeKeepalive, keepaliveMessage } from './keepalive.ts';
 export { ROUTE_REFRESH_SUBTYPE_NAMES, decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.ts';
 
 // --- JSON forms (docs/codec.md) ---
-export { capabilityToJson, messageJsonText, messageToJson, writeMessageJson } from './json.ts';
-export { JsonOut } from './json-out.ts';
+export { capabilityToJson, messageJsonText, messageToJson } from './json.ts';
 export {
   attributesJsonText,
   attributesToJson,
@@ -141,5 +140,4 @@ export {
   ipv6ExtendedCommunityToJson,
   updateJsonText,
   updateToJson,
-  writeAttributesJson,
 } from './attributes-json.ts';

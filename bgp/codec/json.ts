@@ -1,16 +1,14 @@
 /**
  * Stable JSON form of BGP messages for logs, the admin API and `herald decode`. Field names are RFC vocabulary and
  * documented in docs/codec.md; octet strings are lowercase hex without separators. `messageJsonText` is the form as
- * text (what `JSON.stringify(messageToJson(msg))` prints), and `writeMessageJson` the same text written as octets
- * (json-out.ts), directly for UPDATEs (attributes-json.ts).
+ * text (what `JSON.stringify(messageToJson(msg))` prints), written directly for UPDATEs (attributes-json.ts).
  */
 import { describeNotification } from '../errors.ts';
 import { CAPABILITY_NAMES, capabilityCode } from './capabilities.ts';
 import { ROUTE_REFRESH_SUBTYPE_NAMES } from './route-refresh.ts';
 import { familyOf } from './types.ts';
 import type { BgpMessage, Capability } from './types.ts';
-import { updateToJson, writeUpdateJsonFields } from './attributes-json.ts';
-import { JsonOut } from './json-out.ts';
+import { updateJsonFields, updateToJson } from './attributes-json.ts';
 
 const ADD_PATH_MODES: Readonly<Record<number, string>> = { 1: 'receive', 2: 'send', 3: 'send/receive' };
 
@@ -114,28 +112,12 @@ export function messageToJson(msg: BgpMessage): Record<string, unknown> {
 }
 
 /**
- * Writes the JSON text of any message into `o`: exactly `JSON.stringify(messageToJson(msg))`, as UTF-8. UPDATEs
- * (`{"type":"UPDATE",...}`, the fields of updateJsonText) are written without building the object view; the other
- * types are rare and stringified. Never throws.
+ * JSON text of any message: exactly `JSON.stringify(messageToJson(msg))`. UPDATEs (`{"type":"UPDATE",...}`, the
+ * fields of updateJsonText) are written without building the object view; the other types are rare and stringified.
+ * Never throws.
  */
-export function writeMessageJson(o: JsonOut, msg: BgpMessage): void {
-  if (msg.type !== 'UPDATE') {
-    o.utf8(JSON.stringify(messageToJson(msg)));
-    return;
-  }
-  o.ascii('{"type":"UPDATE",');
-  writeUpdateJsonFields(o, msg);
-  o.byte(0x7d);
-}
-
-/** Scratch writer of messageJsonText; single-threaded, reset on each use. */
-const scratch = new JsonOut(1024);
-
-/** JSON text of any message: exactly `JSON.stringify(messageToJson(msg))` (see writeMessageJson). Never throws. */
 export function messageJsonText(msg: BgpMessage): string {
-  scratch.reset();
-  writeMessageJson(scratch, msg);
-  return scratch.text();
+  return msg.type === 'UPDATE' ? '{"type":"UPDATE",' + updateJsonFields(msg) + '}' : JSON.stringify(messageToJson(msg));
 }
 
 function assertNever(x: never): never {

@@ -9,9 +9,8 @@ import * as nodeModule from 'node:module';
 import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { parseHex } from './hex.ts';
-import type { DecodeSink } from './sink.ts';
+import type { DecodeSink, ErrorLine, LineStats } from './sink.ts';
 import type { decodeFile as DecodeFile } from './file.ts';
-import type { LineOut as Out } from './line-out.ts';
 import type { BgpMessageStream as MessageStream, StreamOptions } from './stream.ts';
 import { SummarySink } from './summary.ts';
 
@@ -38,6 +37,79 @@ Exit status: 0 no error, 1 some message or record was malformed, 2 usage error.
 `;
 
 class UsageError extends Error {}
+
+/** Octets of output gathered before one write. */
+const BATCH = 1 << 16;
+
+/**
+ * Line writer that batches output into large writes and honours back-pressure between batches. Each line is encoded
+ * (UTF-8) into the batch buffer as it comes, so the line's text can be dropped at once.
+ */
+export class LineOut implements DecodeSink {
+  private batch = Buffer.allocUnsafe(BATCH);
+  private size = 0;
+  private readonly out: Writable;
+  private readonly printLines: boolean;
+  errors = 0;
+  closed = false;
+
+  constructor(out: Writable, printLines: boolean) {
+    this.out = out;
+    this.printLines = printLines;
+    out.on('error', () => {
+      this.closed = true; // e.g. EPIPE when piped into `head`
+    });
+  }
+  private push(json: string): void {
+    if (this.closed) return;
+    // A UTF-8 character takes at most 3 octets per UTF-16 code unit; a line that may not fit goes out on its own.
+    if (this.size + 3 * json.length + 1 > BATCH) {
+      this.flushSync();
+      if (3 * json.length + 1 > BATCH) {
+        this.out.write(json + '\n');
+        return;
+      }
+    }
+    this.size += this.batch.write(json, this.size);
+    this.batch[this.size++] = 0x0a;
+  }
+  line(json: string, _stats: LineStats): void {
+    if (this.printLines) this.push(json);
+  }
+  error(line: ErrorLine): void {
+    this.errors++;
+    this.push(JSON.stringify(line));
+  }
+  note(line: Record<string, unknown>): void {
+    if (this.printLines) this.push(JSON.stringify(line));
+  }
+  raw(obj: unknown): void {
+    this.push(JSON.stringify(obj));
+  }
+  flushSync(): void {
+    if (this.size === 0 || this.closed) return;
+    // The stream may hold the buffer until it is written: it is handed over and a new one taken.
+    this.out.write(this.batch.subarray(0, this.size));
+    this.batch = Buffer.allocUnsafe(BATCH);
+    this.size = 0;
+  }
+  /** Flushes and waits until the stream has room again. */
+  async drain(): Promise<void> {
+    this.flushSync();
+    if (this.closed || !this.out.writableNeedDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.out.off('drain', done);
+        this.out.off('error', done);
+        this.out.off('close', done);
+        resolve();
+      };
+      this.out.on('drain', done);
+      this.out.on('error', done);
+      this.out.on('close', done);
+    });
+  }
+}
 
 /** Parsed command line of `herald decode`. */
 export interface DecodeArgs {
@@ -121,9 +193,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
   nodeModule.enableCompileCache?.();
   let decodeFile: typeof DecodeFile | undefined;
   let BgpMessageStream: typeof MessageStream | undefined;
-  let LineOut: typeof Out;
   try {
-    ({ LineOut } = await import('./line-out.ts'));
     if (args.hex !== undefined) ({ BgpMessageStream } = await import('./stream.ts'));
     else ({ decodeFile } = await import('./file.ts'));
   } catch (e) {

@@ -6,7 +6,6 @@
  */
 export {
   BgpError,
-  JsonOut,
   attributesJsonText,
   decodeLabeledPrefixAt,
   decodeMessageDetailed,
@@ -17,6 +16,5 @@ export {
   formatIPv6,
   formatPrefixBits,
   messageJsonText,
-  writeMessageJson,
 } from '../../bgp/codec/index.ts';
 export type { BgpMessage, CodecContext, PathAttribute, UpdateDecodeResult } from '../../bgp/codec/index.ts';

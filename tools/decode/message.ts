@@ -3,21 +3,17 @@
  * are unknown), JSON form, and the RFC 7606 outcome (problems that do not reset a session but still mean the
  * message was malformed).
  */
-import { JsonOut, decodeMessageDetailed, writeMessageJson } from './codec.ts';
+import { decodeMessageDetailed, messageJsonText } from './codec.ts';
 import type { BgpMessage, CodecContext, UpdateDecodeResult } from './codec.ts';
 
-/** A decoded message, its JSON text not written yet (writeOutputJson). */
-export interface DecodedOutput {
+/** A decoded message ready for output. */
+export interface DecodedForOutput {
   readonly msg: BgpMessage;
+  /** JSON text of the message (messageJsonText), plus `problems` and `treatAsWithdraw` when RFC 7606 repaired the UPDATE. */
+  readonly text: string;
   /** Non-fatal RFC 7606 problems (empty when clean). */
   readonly problems: readonly string[];
   readonly treatAsWithdraw: boolean;
-}
-
-/** A decoded message ready for output, with its JSON text. */
-export interface DecodedForOutput extends DecodedOutput {
-  /** JSON text of the message (messageJsonText), plus `problems` and `treatAsWithdraw` when RFC 7606 repaired the UPDATE. */
-  readonly text: string;
 }
 
 function problemCount(u: UpdateDecodeResult | undefined): number {
@@ -30,7 +26,7 @@ function problemCount(u: UpdateDecodeResult | undefined): number {
  * wins, else the one with the fewest. Other messages use the first candidate. Throws BgpError (session-fatal
  * malformation) like the codec when every candidate throws (the first candidate's error).
  */
-export function decodeOutput(bytes: Buffer, candidates: readonly CodecContext[]): DecodedOutput {
+export function decodeForOutput(bytes: Buffer, candidates: readonly CodecContext[]): DecodedForOutput {
   let d: ReturnType<typeof decodeMessageDetailed> | undefined;
   const first = candidates[0] as CodecContext;
   if (candidates.length > 1 && bytes[18] === 2) {
@@ -46,36 +42,18 @@ export function decodeOutput(bytes: Buffer, candidates: readonly CodecContext[])
     }
     if (!d) throw firstError;
   } else d = decodeMessageDetailed(bytes, first);
+  let text = messageJsonText(d.message);
   const u = d.update;
-  return { msg: d.message, problems: u?.problems ?? [], treatAsWithdraw: u?.treatAsWithdraw ?? false };
-}
-
-/**
- * Writes the JSON text of a decoded message into `o`: the codec's JSON form (writeMessageJson), plus `problems` and
- * `treatAsWithdraw` as its last fields when RFC 7606 repaired the UPDATE.
- */
-export function writeOutputJson(o: JsonOut, d: DecodedOutput): void {
-  writeMessageJson(o, d.msg);
-  if (d.problems.length === 0 && !d.treatAsWithdraw) return;
-  o.pos--; // the closing brace of the message, written again after the two fields
-  o.utf8(',"problems":' + JSON.stringify(d.problems) + ',"treatAsWithdraw":' + d.treatAsWithdraw + '}');
-}
-
-/** Scratch writer of decodeForOutput's text; single-threaded, reset on each use. */
-const scratch = new JsonOut(1024);
-
-/** decodeOutput, with the message's JSON text (writeOutputJson) as a string. Throws like decodeOutput. */
-export function decodeForOutput(bytes: Buffer, candidates: readonly CodecContext[]): DecodedForOutput {
-  const d = decodeOutput(bytes, candidates);
-  scratch.reset();
-  writeOutputJson(scratch, d);
-  return { ...d, text: scratch.text() };
+  if (u && (u.problems.length > 0 || u.treatAsWithdraw)) {
+    text = text.slice(0, -1) + ',"problems":' + JSON.stringify(u.problems) + ',"treatAsWithdraw":' + u.treatAsWithdraw + '}';
+  }
+  return { msg: d.message, text, problems: u?.problems ?? [], treatAsWithdraw: u?.treatAsWithdraw ?? false };
 }
 
 /**
  * The error line for a message that RFC 7606 repaired: code 3 (UPDATE Message Error); subcode null because the
  * repair is not a NOTIFICATION; `action` tells what a session would have done.
  */
-export function problemError(d: DecodedOutput, offset: number, extra: Record<string, unknown>): { error: string; offset: number; code: number; subcode: null; action: string; [k: string]: unknown } {
+export function problemError(d: DecodedForOutput, offset: number, extra: Record<string, unknown>): { error: string; offset: number; code: number; subcode: null; action: string; [k: string]: unknown } {
   return { error: `RFC 7606: ${d.problems.join('; ')}`, offset, code: 3, subcode: null, action: d.treatAsWithdraw ? 'treat-as-withdraw' : 'attribute-discard', ...extra };
 }

@@ -12,9 +12,9 @@
  * record whose Length runs past the end of the input, or above 16 MiB, ends the read with an error line (nothing
  * after it can be framed); a record whose content is malformed gives an error line and reading goes on.
  */
-import { JsonOut, attributesJsonText, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
+import { attributesJsonText, decodeLabeledPrefixAt, decodePathAttributes, decodePrefixAt, formatAddress, formatPrefixBits } from './codec.ts';
 import type { CodecContext, PathAttribute } from './codec.ts';
-import { decodeForOutput, decodeOutput, problemError, writeOutputJson } from './message.ts';
+import { decodeForOutput, problemError } from './message.ts';
 import { feedAll } from './framing.ts';
 import { jsonWith } from './json-text.ts';
 import type { UnitParser } from './framing.ts';
@@ -116,12 +116,12 @@ export function subtypeName(type: number, subtype: number): string {
   return (table as Record<number, string>)[subtype] ?? String(subtype);
 }
 
-/** Names of a record kind: Type, Subtype, "TYPE/SUBTYPE" (LineStats.mrt), and `,"type":…,"subtype":…` as JSON text octets. */
+/** Names of a record kind: Type, Subtype, "TYPE/SUBTYPE" (LineStats.mrt), and `,"type":…,"subtype":…` as JSON text. */
 interface Names {
   readonly type: string | number;
   readonly subtype: string;
   readonly kind: string;
-  readonly typeJson: Buffer;
+  readonly typeJson: string;
 }
 
 /** The fields every line of a record starts with. */
@@ -330,14 +330,14 @@ export class MrtReader implements UnitParser {
   }
 }
 
-/** The session fields of a BGP4MP record (RFC 6396 §4.4.1), and their text in a line (`,"peerAs":…,"localIp":"…"`) as octets. */
+/** The session fields of a BGP4MP record (RFC 6396 §4.4.1), and their text in a line (`,"peerAs":…,"localIp":"…"`). */
 interface Session {
   readonly peerAs: number;
   readonly localAs: number;
   readonly interfaceIndex: number;
   readonly peerIp: string;
   readonly localIp: string;
-  readonly json: Buffer;
+  readonly json: string;
 }
 
 /** Sessions whose text MrtDecoder keeps; past that the cache starts again (a dump of a big collector). */
@@ -359,7 +359,7 @@ function readSession(c: Cursor, asWidth: number): Session {
   const peerIp = c.ip(ipLen, 'Peer IP Address');
   const localIp = c.ip(ipLen, 'Local IP Address');
   // Numbers print as JSON.stringify prints them; addresses need no escaping.
-  const json = Buffer.from(',"peerAs":' + peerAs + ',"localAs":' + localAs + ',"interfaceIndex":' + interfaceIndex + ',"peerIp":"' + peerIp + '","localIp":"' + localIp + '"', 'latin1');
+  const json = ',"peerAs":' + peerAs + ',"localAs":' + localAs + ',"interfaceIndex":' + interfaceIndex + ',"peerIp":"' + peerIp + '","localIp":"' + localIp + '"';
   return { peerAs, localAs, interfaceIndex, peerIp, localIp, json };
 }
 
@@ -377,8 +377,6 @@ export class MrtDecoder {
   private readonly names = new Map<number, Names>();
   /** Session fields of BGP4MP records by a hash of their octets (see sessionOf). */
   private readonly sessions = new Map<number, Session & { readonly octets: Buffer }>();
-  /** Where a line is written when the sink takes strings only. */
-  private readonly scratch = new JsonOut(4096);
 
   constructor(sink: DecodeSink) {
     this.sink = sink;
@@ -391,7 +389,7 @@ export class MrtDecoder {
     if (!n) {
       const typeName = MRT_TYPE_NAMES[type] ?? type;
       const sub = subtypeName(type, subtype);
-      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}`, typeJson: Buffer.from(`,"type":${JSON.stringify(typeName)},"subtype":${JSON.stringify(sub)}`, 'utf8') };
+      n = { type: typeName, subtype: sub, kind: `${typeName}/${sub}`, typeJson: `,"type":${JSON.stringify(typeName)},"subtype":${JSON.stringify(sub)}` };
       this.names.set(key, n);
     }
     return n;
@@ -457,7 +455,7 @@ export class MrtDecoder {
     const sessionKey = this.addPathOffered.size > 0 || rec.body[c.pos + 18] === 1 ? `${peerIp}|${localIp}` : '';
     const adv = sessionKey === '' ? undefined : this.addPathOffered.get(sessionKey);
     if (!addPath && adv) candidates = [...candidates, { ...(candidates[0] as CodecContext), addPath: adv }];
-    const dec = decodeOutput(rec.body.subarray(c.pos), candidates);
+    const dec = decodeForOutput(rec.body.subarray(c.pos), candidates);
     if (dec.msg.type === 'OPEN') {
       const fams = { ipv4: false, ipv6: false };
       for (const cap of dec.msg.capabilities) {
@@ -470,24 +468,10 @@ export class MrtDecoder {
       if (fams.ipv4 || fams.ipv6) this.addPathOffered.set(sessionKey, fams);
       else this.addPathOffered.delete(sessionKey);
     }
-    // The line of almost every record of an update dump, written as octets (into the output's batch when the sink
-    // takes them): the fields of Head, the session, the message. Numbers print as JSON.stringify prints them;
-    // addresses need no escaping.
-    const bytes = this.sink.bytes;
-    const o = bytes ? bytes.out : this.scratch;
-    const start = bytes ? o.pos : (o.reset(), 0);
-    o.ascii('{"offset":');
-    o.num(head.offset);
-    o.ascii(',"timestamp":');
-    o.num(head.timestamp);
-    o.octets(names.typeJson);
-    o.octets(session.json);
-    o.ascii(',"message":');
-    writeOutputJson(o, dec);
-    o.byte(0x7d);
-    const stats = { mrt: kind, message: dec.msg };
-    if (bytes) bytes.written(stats);
-    else this.sink.line(o.text(start), stats);
+    // The line of almost every record of an update dump, written as text: the fields of Head, the session, the
+    // message. Numbers print as JSON.stringify prints them; addresses need no escaping.
+    const line = '{"offset":' + head.offset + ',"timestamp":' + head.timestamp + names.typeJson + session.json + ',"message":' + dec.text + '}';
+    this.sink.line(line, { mrt: kind, message: dec.msg });
     if (dec.problems.length > 0) this.sink.error(problemError(dec, rec.offset, { type: head.type, subtype: head.subtype }));
   }
 

@@ -3,7 +3,7 @@
  * and tests collect them.
  */
 import { BgpError } from './codec.ts';
-import type { BgpMessage, JsonOut, PathAttribute } from './codec.ts';
+import type { BgpMessage, PathAttribute } from './codec.ts';
 
 /** Facts about a decoded line that the summary counts (the JSON line itself is not re-read). */
 export interface LineStats {
@@ -27,21 +27,9 @@ export interface ErrorLine {
   readonly [key: string]: unknown;
 }
 
-/**
- * Where a decoder may write a line's JSON text as octets instead of a string (the printing sink of the CLI): the
- * decoder writes the text of one line (one object, no newline) at the end of `out`, then calls `written`.
- */
-export interface LineBytes {
-  readonly out: JsonOut;
-  /** The line just written at the end of `out` is complete; `stats` as for DecodeSink.line. */
-  written(stats: LineStats): void;
-}
-
 export interface DecodeSink {
   /** A decoded message or record, as the JSON text of one line (one object, no newline). */
   line(json: string, stats: LineStats): void;
-  /** When set, decoders may write a line's text there instead of calling `line` (the same text, as octets). */
-  readonly bytes?: LineBytes | undefined;
   /** A malformed message or record; decoding goes on with the next one. */
   error(line: ErrorLine): void;
   /** Something skipped on purpose (unknown MRT type, bytes before the first header in a mid-session capture). */
