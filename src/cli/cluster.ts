@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { NodeStatus, SessionStatus, VipStatus } from '../config/crd-status.ts';
-import { nodeStatusSchema } from '../config/crd-status.ts';
+import { STATUS_STALE_MS, nodeStatusSchema } from '../config/crd-status.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { apiErrorText } from '../k8s/forbidden.ts';
 import { HERALD_GROUP, heraldCollectionPath } from '../k8s/herald-kinds.ts';
@@ -81,7 +81,7 @@ function notes(rows: readonly NodeStatusRow[], nowMs: number): string {
     if (r.problem !== undefined) out.push(`${r.node}: ${r.problem}`);
     for (const p of r.status?.problems ?? []) out.push(`${r.node}: not run: ${p}`);
     const updated = r.status?.lastUpdate !== undefined ? Date.parse(r.status.lastUpdate) : Number.NaN;
-    if (!Number.isNaN(updated) && nowMs - updated > 180_000) out.push(`${r.node}: status last written ${age(r.status?.lastUpdate, nowMs)} ago (is its Herald running?)`);
+    if (!Number.isNaN(updated) && nowMs - updated > STATUS_STALE_MS) out.push(`${r.node}: status last written ${age(r.status?.lastUpdate, nowMs)} ago (is its Herald running?)`);
   }
   return out.length > 0 ? `\n${out.join('\n')}\n` : '';
 }

@@ -130,7 +130,7 @@ export const BGP_PEER: KindSpec = {
     { name: 'Peer ASN', type: 'integer', jsonPath: '.spec.peerASN' },
     { name: 'My ASN', type: 'integer', jsonPath: '.spec.myASN' },
     VALID,
-    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodes', description: 'Nodes with a session' },
+    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodes', description: 'Selected nodes running Herald' },
     { name: 'Established', type: 'integer', jsonPath: '.status.establishedNodes', description: 'Nodes whose session is Established' },
     AGE,
   ],
@@ -142,8 +142,7 @@ export const BGP_ADVERTISEMENT: KindSpec = {
   description: 'Which Service addresses to announce, from which nodes, to which peers, with which attributes (MetalLB\'s BGPAdvertisement).',
   spec: advertisementSchema,
   section: 'advertisements',
-  // maxNodesPerVip only in the file: it decides at start whether the source watches every Node (src/daemon/run.ts).
-  fields: { omit: ['name', 'nodeSelector', 'serviceSelector', 'maxNodesPerVip'] },
+  fields: { omit: ['name', 'nodeSelector', 'serviceSelector'] },
   status: advertisementStatusSchema,
   rules: {},
   listTypes: { addressKinds: { type: 'set' } },

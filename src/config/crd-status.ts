@@ -4,7 +4,7 @@
  *
  * - Every configuration object (BGPPeer, BGPAdvertisement, IPAddressPool, BGPNodeConfigOverride) carries
  *   `status.conditions` (metav1.Condition): `Valid` (Herald's own checks, beyond what the apiserver checks) and
- *   `InUse`, with counts for `kubectl get`. Part of the schema, not written yet (docs/decisions.md "Status").
+ *   `InUse`, with counts for `kubectl get`, written by the elected status writer (src/status/, docs/decisions.md "Status").
  * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/daemon/node-status.ts):
  *   its sessions and its VIPs with their reason codes.
  *
@@ -22,12 +22,12 @@ export const conditionSchema = z.strictObject({
   message: z.string().max(32768).describe('What an operator should know, e.g. which field is wrong and how to fix it.'),
 });
 
-const conditions = z.array(conditionSchema).max(8).optional().describe('Valid: passed Herald\'s own checks (else ignored, the message says why). InUse: see the kind.');
+const conditions = z.array(conditionSchema).max(8).optional().describe('Valid: passed Herald\'s own checks (else ignored, the message names the field and the fix). InUse: see the kind. Written by the elected status writer (Lease herald-status).');
 
 export const peerStatusSchema = z.strictObject({
   conditions,
-  nodes: z.number().int().min(0).optional().describe('Nodes that run a session with this peer.'),
-  establishedNodes: z.number().int().min(0).optional().describe('Nodes whose session with this peer is Established.'),
+  nodes: z.number().int().min(0).optional().describe('Nodes running Herald that this peer selects (spec.nodeSelectors): each runs a session with it.'),
+  establishedNodes: z.number().int().min(0).optional().describe('Of those, the nodes whose session with this peer is Established (by their BGPNodeStatus).'),
 });
 
 export const advertisementStatusSchema = z.strictObject({
@@ -69,6 +69,9 @@ export const vipStatusSchema = z.strictObject({
   reasons: z.array(z.string()).describe('Reason codes (docs/kubernetes.md), e.g. Advertised, NoLocalReadyEndpoint.'),
   advertisements: z.array(z.string()).optional().describe('Advertisements it is announced through.'),
 });
+
+/** A BGPNodeStatus not written for this long (ms) is stale: its node's Herald is likely not running (it rewrites an unchanged status every minute). */
+export const STATUS_STALE_MS = 180_000;
 
 /** Most VIPs one BGPNodeStatus lists (an object is at most 1.5 MiB in etcd); the rest are counted in vipsOmitted. */
 export const MAX_STATUS_VIPS = 2000;

@@ -6,12 +6,10 @@
  * whose only changes are export attributes (next hops, graceful shutdown, ...) is updated and its
  * routes re-announced; removed peers are stopped with Cease / Peer De-configured (RFC 4486
  * subcode 3); new peers are started. Global settings that cannot change without restarting the
- * process are listed in `restartRequired` and keep their running values; so is a first `maxNodesPerVip` under the
- * Kubernetes source (it needs a source that watches every Node).
+ * process are listed in `restartRequired` and keep their running values.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, PeerConfig } from '../config/schema.ts';
-import { watchesEveryNode } from './mapping.ts';
 
 /** Peer fields whose change needs a new BGP session (they go into OPEN or the transport). */
 export const SESSION_FIELDS = [
@@ -114,7 +112,6 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
   const healthChanged = ['healthChecks', 'kubeProxy'].some(differs);
   const logLevelChanged = differs('logLevel');
   const restartRequired: string[] = RESTART_FIELDS.filter(differs);
-  if (needsEveryNode(before, after)) restartRequired.push(MAX_NODES_FIELD);
   const empty =
     peers.added.length === 0 &&
     peers.removed.length === 0 &&
@@ -127,28 +124,14 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
   return { peers, routesChanged, policyChanged, healthChanged, logLevelChanged, restartRequired, empty };
 }
 
-/** How the restart-required `maxNodesPerVip` is named in `restartRequired`. */
-export const MAX_NODES_FIELD = 'advertisements[].maxNodesPerVip';
-
-/**
- * True when `after` bounds fan-out but the running Kubernetes source, built for `before`, watches only this node's
- * Node object (mapping.ts `watchesEveryNode`): the rendezvous choice needs every Node, which takes a new source, so a
- * restart. Until then `maxNodesPerVip` stays off (every eligible node announces, as before the reload).
- */
-function needsEveryNode(before: Config, after: Config): boolean {
-  return before.source?.kubernetes !== undefined && !watchesEveryNode(before) && watchesEveryNode(after);
-}
-
 /**
  * The config to run after a reload: `after`, except that restart-only settings keep their
  * running values from `before`.
  */
 export function effectiveReloadConfig(before: Config, after: Config): Config {
-  const advertisements = needsEveryNode(before, after) ? after.advertisements?.map(({ maxNodesPerVip: _, ...a }) => a) : after.advertisements;
   const { metrics: _metrics, ...rest } = after; // the running metrics listener (or none) stays
   return {
     ...rest,
-    ...(advertisements !== undefined ? { advertisements } : {}),
     bgp: { ...after.bgp, localAs: before.bgp.localAs, routerId: before.bgp.routerId, listen: before.bgp.listen },
     admin: before.admin,
     ...(before.metrics ? { metrics: before.metrics } : {}),

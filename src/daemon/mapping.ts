@@ -13,7 +13,6 @@ import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as Speake
 import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
 import type { Advertisement, DesiredRoutesContext } from '../controller/desired-routes.ts';
 import type { DesiredRoute } from '../controller/route-merge.ts';
-import { boundsFanOut } from '../controller/steering.ts';
 import { canonicalCIDR } from '../net/address.ts';
 import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
@@ -131,14 +130,6 @@ function advertisement(a: AdvertisementConfig): Advertisement {
   const { bandwidthPerEndpoint, ...rest } = a;
   if (bandwidthPerEndpoint === undefined) return rest;
   return { ...rest, bandwidthPerEndpoint: typeof bandwidthPerEndpoint === 'number' ? bandwidthPerEndpoint : parseBandwidthText(bandwidthPerEndpoint) };
-}
-
-/**
- * True when the configuration bounds fan-out (`maxNodesPerVip`): every node must then see every Node to make the same
- * rendezvous choice, so the Kubernetes source watches all Nodes instead of only this one.
- */
-export function watchesEveryNode(cfg: Config): boolean {
-  return boundsFanOut(cfg.advertisements);
 }
 
 /** Community texts (validated by the config schema) → distinct 32-bit values, or undefined for none. */

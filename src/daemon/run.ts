@@ -30,7 +30,7 @@ import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
-import { MappingError, resolvePassword, watchesEveryNode } from './mapping.ts';
+import { MappingError, resolvePassword } from './mapping.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { readRestartInfo, writeHeartbeat } from './state.ts';
 import { annotationDrainRecord, fileDrainRecord } from './drain.ts';
@@ -38,6 +38,7 @@ import type { DrainRecord } from './drain.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { SecretCache } from '../k8s/secrets.ts';
 import type { NodeStatusWriter } from './node-status.ts';
+import type { ObjectStatusWriter } from '../status/object-status-writer.ts';
 
 /** Options of {@link runDaemon}. */
 /** Exit code when the speaker thread died (EX_SOFTWARE of sysexits.h): the supervisor restarts Herald. */
@@ -95,10 +96,10 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | u
 }
 
 /**
- * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this Node, ServiceCIDRs and
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, every Node, ServiceCIDRs and
  * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
-async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
+async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -110,8 +111,9 @@ async function createSource(cfg: Config, nodeName: string, env: NodeJS.ProcessEn
   const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
-  // Only this node's Node object, unless the rendezvous choice needs them all (maxNodesPerVip).
-  return { source: new KubernetesSource({ kc, ...(watchesEveryNode(cfg) ? {} : { nodeName }), heraldNamespace: namespace }), kc, secrets, namespace };
+  // Every Node (trimmed at ingestion): maxNodesPerVip from a file or a BGPAdvertisement, and the status writer's
+  // node counts, need them all (docs/decisions.md "Node watch").
+  return { source: new KubernetesSource({ kc, heraldNamespace: namespace }), kc, secrets, namespace };
 }
 
 /**
@@ -202,6 +204,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let kc: KubeClient | undefined;
   let secrets: SecretCache | undefined;
   let nodeStatus: NodeStatusWriter | undefined;
+  let objectStatus: ObjectStatusWriter | undefined;
   // Starts the allocator when the configuration in force first has a pool (set once the daemon has started).
   let checkAllocator: () => void = () => undefined;
   let allocator: RunningAllocator | undefined;
@@ -209,7 +212,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let metricsServer: FastifyInstance | undefined;
   try {
     let namespace: string | undefined;
-    ({ source, kc, secrets, namespace } = await createSource(config, identity.nodeName, env, forbidden));
+    ({ source, kc, secrets, namespace } = await createSource(config, env, forbidden));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
@@ -248,7 +251,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       restarting: restart.restarting,
       env,
       ...(onDecisions ? { onDecisions } : {}),
-      forbidden: () => forbidden.list(),
+      forbidden: () => [...forbidden.list(), ...(objectStatus?.forbidden() ?? [])],
       onStatusChange: () => {
         nodeStatus?.changed();
         checkAllocator();
@@ -269,6 +272,28 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
           lastProblem = problem;
         },
       });
+    }
+    if (kc && namespace !== undefined && source) {
+      // The conditions of the configuration objects: written by the elected status writer only (src/status/).
+      const { ObjectStatusWriter } = await import('../status/object-status-writer.ts');
+      const { poolUsage } = await import('../ipam/usage.ts');
+      const { parsePool } = await import('../ipam/pool.ts');
+      const d = daemon;
+      const s = source;
+      objectStatus = new ObjectStatusWriter({
+        kc,
+        namespace,
+        identity: identity.nodeName,
+        source: s,
+        merged: () => d.objects().merged,
+        // Pools in force are valid (the schema checked their addresses); usage as the allocator counts it.
+        poolUsage: () => poolUsage(s.snapshot().services(), (d.currentConfig.pools ?? []).map((p, i) => parsePool(p, i)), config.loadBalancerClass !== undefined ? { loadBalancerClass: config.loadBalancerClass } : {}),
+        forbidden,
+        log,
+        onWrite: (kind, result) => metrics.objectStatusWrites.inc({ kind, result }),
+      });
+      const w = objectStatus;
+      metrics.setStatusWriterProvider(() => w);
     }
   } catch (err) {
     const msg = err instanceof MappingError || err instanceof ConfigError ? err.message : `${(err as Error).message}`;
@@ -361,6 +386,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (watchTimer) clearInterval(watchTimer);
     await reloading.catch(() => undefined);
     await allocator?.stop().catch(() => undefined);
+    await objectStatus?.stop().catch(() => undefined);
     nodeStatus?.stop();
     await daemon.shutdown(why);
     secrets?.stop();
@@ -390,6 +416,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.error({ err }, 'start failed; continuing (see /readyz)');
   }
   markStarted();
+  if (!stopped) objectStatus?.start();
   // LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and
   // ignored. With it, the allocator starts once the configuration in force (the file's pools and IPAddressPool
   // objects) has a pool, and reads the pools in force at every pass.

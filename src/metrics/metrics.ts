@@ -43,6 +43,8 @@ export class HeraldMetrics {
   readonly kubernetesLastSync: Gauge<'resource'>;
   readonly kubernetesWatchLastConnect: Gauge<'resource'>;
   readonly kubernetesEventsDropped: Counter<'component' | 'reason'>;
+  readonly objectStatusWrites: Counter<'kind' | 'result'>;
+  readonly statusWriterLeader: Gauge<'lease'>;
   readonly buildInfo: Gauge<'version'>;
   readonly configReloads: Counter<'result'>;
   readonly configLastReloadSuccessful: Gauge;
@@ -60,6 +62,7 @@ export class HeraldMetrics {
   private peersProvider: () => PeerView[] = () => [];
   private servicesProvider: () => readonly ServiceView[] = () => [];
   private allocatorProvider: () => AllocatorMetricsView | undefined = () => undefined;
+  private statusWriterProvider: () => { readonly lease: string; isLeader(): boolean } | undefined = () => undefined;
   /** Last per-session message counts seen, to turn them into monotonic counters. */
   private readonly lastCounts = new Map<string, number>();
   /** Per peer, how to remove each series it has in a counter or histogram (key: metric name and label values). */
@@ -185,6 +188,23 @@ export class HeraldMetrics {
       labelNames: ['component', 'reason'],
       registers,
     });
+    this.objectStatusWrites = new Counter({
+      name: `${PREFIX}object_status_writes_total`,
+      help: "Writes of the conditions of Herald's configuration objects by the elected status writer, by kind and result (ok, forbidden, error).",
+      labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.statusWriterLeader = new Gauge({
+      name: `${PREFIX}status_writer_leader`,
+      help: "1 while this node writes the conditions of Herald's configuration objects (lease: the Lease elected on, namespace/name), else 0; absent without the kubernetes source.",
+      labelNames: ['lease'],
+      registers,
+      collect() {
+        this.reset();
+        const w = self.statusWriterProvider();
+        if (w) this.set({ lease: w.lease }, w.isLeader() ? 1 : 0);
+      },
+    });
     this.buildInfo = new Gauge({ name: `${PREFIX}build_info`, help: "Always 1; the version label is Herald's version.", labelNames: ['version'], registers });
     this.buildInfo.set({ version: opts.version }, 1);
     this.configReloads = new Counter({ name: `${PREFIX}config_reloads_total`, help: 'Configuration reloads, by result (ok, invalid).', labelNames: ['result'], registers });
@@ -288,6 +308,11 @@ export class HeraldMetrics {
   /** Where `herald_vip_announced` reads each VIP's decision from at scrape time. */
   setServicesProvider(fn: () => readonly ServiceView[]): void {
     this.servicesProvider = fn;
+  }
+
+  /** Where the status writer's leadership is read from at scrape time (undefined: no status writer runs). */
+  setStatusWriterProvider(fn: () => { readonly lease: string; isLeader(): boolean } | undefined): void {
+    this.statusWriterProvider = fn;
   }
 
   /** Where pool usage and allocator leadership are read from at scrape time (undefined: no allocator runs). */

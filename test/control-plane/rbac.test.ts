@@ -1,7 +1,8 @@
 // The control-plane tier, RBAC: Herald runs as the ServiceAccount bound by deploy/kubernetes/rbac.yaml against a
 // real kube-apiserver with --authorization-mode=RBAC and does what it does in production — watches Services,
 // EndpointSlices, Nodes, ServiceCIDRs and its own kinds (herald.io), reads a BGPPeer's password Secret, writes its
-// BGPNodeStatus, holds the allocator Lease, writes Service status, records Events — and the
+// BGPNodeStatus, holds the allocator Lease, writes Service status, records Events, and, as the elected status writer
+// (Lease herald-status), reads every BGPNodeStatus and writes the conditions of each configuration kind — and the
 // apiserver's audit log shows every one of those calls allowed and no 403 for Herald at all.
 //
 // Then, for every verb of every rule of rbac.yaml, a copy of the file without that verb (in a namespace of its own,
@@ -45,6 +46,10 @@ const PRODUCTION_CALLS: { verb: string; group: string; resource: string; pending
   ...['bgppeers', 'bgpadvertisements', 'ipaddresspools', 'bgpnodeconfigoverrides'].flatMap((resource) => ['list', 'watch'].map((verb) => ({ verb, group: 'herald.io', resource }))),
   { verb: 'create', group: 'herald.io', resource: 'bgpnodestatuses' },
   { verb: 'patch', group: 'herald.io', resource: 'bgpnodestatuses/status' },
+  // The status writer: every node's BGPNodeStatus read, each configuration kind's conditions written.
+  { verb: 'list', group: 'herald.io', resource: 'bgpnodestatuses' },
+  { verb: 'watch', group: 'herald.io', resource: 'bgpnodestatuses' },
+  ...['bgppeers', 'bgpadvertisements', 'ipaddresspools', 'bgpnodeconfigoverrides'].map((kind) => ({ verb: 'patch', group: 'herald.io', resource: `${kind}/status` })),
   { verb: 'get', group: '', resource: 'secrets' },
   { verb: 'patch', group: '', resource: 'nodes' },
 ];
@@ -136,6 +141,12 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
     // A BGPPeer whose password is in a Secret (read with `get secrets`); nothing answers at its address.
     await api.must('POST', `/api/v1/namespaces/${s.namespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tor-pw' }, stringData: { password: 'rbac-test' } });
     await api.must('POST', `/apis/herald.io/v1alpha1/namespaces/${s.namespace}/bgppeers`, { apiVersion: 'herald.io/v1alpha1', kind: 'BGPPeer', metadata: { name: 'md5' }, spec: { peerAddress: `${block}99`, peerASN: 65099, passwordSecret: { name: 'tor-pw' }, connectTime: 5 } });
+    // One object of every other configuration kind, that changes nothing announced: the status writer writes each one's
+    // conditions (patch <plural>/status). The advertisement covers the LoadBalancer VIP (to every peer, as without one).
+    const herald = (plural: string, kind: string, name: string, spec: unknown) => api.must('POST', `/apis/herald.io/v1alpha1/namespaces/${s.namespace}/${plural}`, { apiVersion: 'herald.io/v1alpha1', kind, metadata: { name }, spec });
+    await herald('bgpadvertisements', 'BGPAdvertisement', 'lb', { addressKinds: ['loadBalancer'] });
+    await herald('ipaddresspools', 'IPAddressPool', 'spare', { addresses: [`203.0.113.${i}/32`], autoAssign: false });
+    await herald('bgpnodeconfigoverrides', 'BGPNodeConfigOverride', s.node.name, { myASN: HERALD_AS });
     await createNode(api, s.node.name, s.node.ip);
     await createService(api, { name: `svc-${i}`, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}` });
   }

@@ -95,12 +95,13 @@ export class KubeRest {
   /**
    * One request. `body` is sent as JSON with `contentType` (default application/json; use
    * application/merge-patch+json or application/strategic-merge-patch+json for PATCH). Never throws for an HTTP
-   * status; rejects on a connection error or after `timeoutMs` (default 15 s).
+   * status; rejects on a connection error or after `timeoutMs` (default 15 s). `accept` asks for another
+   * representation, e.g. `application/json;as=Table;v=v1;g=meta.k8s.io` (the server-side printing `kubectl get` shows).
    */
-  request(method: string, path: string, body?: unknown, contentType = 'application/json', timeoutMs = 15_000): Promise<ApiAnswer> {
+  request(method: string, path: string, body?: unknown, contentType = 'application/json', timeoutMs = 15_000, accept = 'application/json'): Promise<ApiAnswer> {
     const url = new URL(path, this.server);
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: accept };
     if (payload !== undefined) {
       headers['Content-Type'] = contentType;
       // Node frames no body of a DELETE unless told its length (no chunked encoding for DELETE): the body would be

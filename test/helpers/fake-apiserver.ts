@@ -266,7 +266,10 @@ export class FakeApiServer {
     this.#watches.clear();
   }
 
-  /** Answer every request for `plural` with HTTP `code` (undefined = stop failing). Open watches of it are cut. */
+  /**
+   * Answer every request for `plural` with HTTP `code` (undefined = stop failing). Open watches of it are cut.
+   * `plural/status` fails only the status subresource.
+   */
   failResource(plural: string, code: number | undefined): void {
     if (code === undefined) this.#failing.delete(plural);
     else {
@@ -439,7 +442,7 @@ export class FakeApiServer {
       return this.#reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     }
     const method = req.method ?? 'GET';
-    const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : this.#failing.get(rt.plural);
+    const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : ((sub !== undefined ? this.#failing.get(`${rt.plural}/${sub}`) : undefined) ?? this.#failing.get(rt.plural));
     if (failCode === 403) return this.#reply(res, 403, forbidden(rt, method, q, ns, name, sub));
     if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, 'InternalError', `injected failure for ${rt.plural}`));
     if (name === undefined) {

@@ -69,6 +69,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   m.kubernetesLastSync.set({ resource: 'services' }, 1764440000);
   m.kubernetesWatchLastConnect.set({ resource: 'services' }, 1764440001);
   m.kubernetesEventsDropped.inc({ component: 'herald', reason: 'rateLimited' });
+  m.objectStatusWrites.inc({ kind: 'BGPPeer', result: 'forbidden' });
   m.observeReload(true, 1764440002000);
   m.setServicesProvider(() => [{ service: 'default/web', reasons: [], vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: '' }] }] }]);
   m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => true, usage: () => [{ pool: 'default', family: 'IPv4', allocated: 2, available: 14 }] }));
@@ -91,6 +92,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
     herald_build_info: 'gauge',
     herald_kubernetes_watch_last_connect_timestamp_seconds: 'gauge',
     herald_kubernetes_events_dropped_total: 'counter',
+    herald_object_status_writes_total: 'counter',
     herald_config_reloads_total: 'counter',
     herald_config_last_reload_successful: 'gauge',
     herald_config_last_reload_success_timestamp_seconds: 'gauge',
@@ -114,6 +116,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   t.equal(get('herald_config_last_reload_successful', {}), 1);
   t.equal(get('herald_config_last_reload_success_timestamp_seconds', {}), 1764440002);
   t.equal(get('herald_kubernetes_events_dropped_total', { component: 'herald', reason: 'rateLimited' }), 1);
+  t.equal(get('herald_object_status_writes_total', { kind: 'BGPPeer', result: 'forbidden' }), 1);
   t.equal(get('herald_health_check_results_total', { result: 'ConnectionRefused' }), 1);
   t.equal(get('herald_reconcile_duration_seconds_count', {}), 1);
   t.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), 'default process metrics present');
@@ -144,6 +147,17 @@ t.test('herald_vip_announced: one series per handled VIP, announced if any of it
   ]);
   const s = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_vip_announced');
   t.same(s.map((x) => [x.labels['service'], x.labels['address'], x.value]), [['a/x', '192.0.2.1', 1], ['a/y', '192.0.2.3', 0]]);
+});
+
+t.test('herald_status_writer_leader: absent without a status writer, then 1 while it leads', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  t.notOk(parseExposition((await m.text()).body).samples.some((x) => x.name === 'herald_status_writer_leader'));
+  let leads = false;
+  m.setStatusWriterProvider(() => ({ lease: 'herald-system/herald-status', isLeader: () => leads }));
+  const value = async () => parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_status_writer_leader').map((x) => [x.labels, x.value]);
+  t.same(await value(), [[{ lease: 'herald-system/herald-status' }, 0]]);
+  leads = true;
+  t.same(await value(), [[{ lease: 'herald-system/herald-status' }, 1]]);
 });
 
 t.test('no allocator: no pool or leader series; a follower reports 0', async (t) => {

@@ -1,0 +1,264 @@
+/**
+ * The one writer of `status` on Herald's configuration objects (docs/decisions.md "Status"): every Herald with the
+ * Kubernetes source runs for the Lease `herald-status` in Herald's namespace (src/leader/election.ts; its own Lease,
+ * not the allocator's); the leader alone reads every BGPNodeStatus (an informer it runs only while it leads) and
+ * writes each object's conditions and counts (object-conditions.ts).
+ *
+ * Bounded writes: a pass runs at most once a second after a change (objects, Nodes, node statuses) and every
+ * `resyncMs`; it writes only an object whose status differs from what the object carries, and each object at most
+ * once per `minIntervalMs`. A write is a JSON merge patch (RFC 7386) of the object's `status` subresource
+ * (`patch <plural>/status`): the conditions list is replaced whole, as the writer owns it.
+ *
+ * Failures never touch sessions or routes: a 403 is recorded in `forbidden` (herald status, a warning logged once)
+ * and counted (`onWrite` with result `forbidden`); any other error is logged once per distinct message and retried at
+ * the next pass; a 404 (the object was deleted meanwhile) is nothing.
+ */
+import type { Logger } from 'pino';
+import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import type { ForbiddenCalls } from '../k8s/forbidden.ts';
+import { apiErrorCode, apiErrorText } from '../k8s/forbidden.ts';
+import type { ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
+import { HERALD_PLURALS, heraldCollectionPath } from '../k8s/herald-kinds.ts';
+import { SupervisedInformer } from '../k8s/informer.ts';
+import type { InformerCache } from '../k8s/object-store.ts';
+import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { LeaderElector } from '../leader/election.ts';
+import type { LeaseStore } from '../leader/election.ts';
+import { KubernetesLeaseStore } from '../leader/lease-store.ts';
+import type { PoolUsage } from '../ipam/usage.ts';
+import type { Source } from '../sources/source.ts';
+import type { NodeDigest } from './node-digest.ts';
+import { nodeDigestOf } from './node-digest.ts';
+import { hasStatus, objectStatuses } from './object-conditions.ts';
+import type { ObjectStatus } from './object-conditions.ts';
+
+/** The status writer's Lease, in Herald's namespace (docs/decisions.md "Status"). */
+export const STATUS_LEASE = 'herald-status';
+
+/** How one status write ended (the metric's `result` label). */
+export type StatusWriteResult = 'ok' | 'forbidden' | 'error';
+
+/** Options of {@link ObjectStatusWriter}. */
+export interface ObjectStatusWriterOptions {
+  readonly kc: KubeClient;
+  /** Herald's namespace (src/k8s/client.ts `heraldNamespace`): the objects', the Lease's, the node statuses'. */
+  readonly namespace: string;
+  /** This instance's holder identity: the node name. */
+  readonly identity: string;
+  /** The Kubernetes source: the objects and every Node (src/daemon/run.ts watches them all). */
+  readonly source: Source;
+  /** This node's merge of the objects (src/daemon/daemon.ts `objects().merged`). */
+  readonly merged: () => MergedConfig;
+  /** Usage of the pools in force (src/ipam/usage.ts). */
+  readonly poolUsage: () => readonly PoolUsage[];
+  readonly forbidden: ForbiddenCalls;
+  readonly log: Logger;
+  /** Called after each status write (metrics). */
+  readonly onWrite?: (kind: ConfigKind, result: StatusWriteResult) => void;
+  /** Shortest time between two writes of one object, ms (default 5000). */
+  readonly minIntervalMs?: number;
+  /** A pass runs at least this often, ms (default 30000: a node status turning stale is seen). */
+  readonly resyncMs?: number;
+  /** Injected Lease store (tests); default the Lease {@link STATUS_LEASE} through `kc`. */
+  readonly leases?: LeaseStore;
+  readonly now?: () => number;
+}
+
+/**
+ * The node statuses the leader reads: a digest per node, as the informer's cache (informer.ts InformerCache; a relist
+ * deletes what `objects()` yields and the list lacks, by namespace and name).
+ */
+class NodeDigests implements InformerCache {
+  readonly #byName = new Map<string, { namespace: string | undefined; version: string | undefined; digest: NodeDigest }>();
+
+  versionOf(obj: KubeObject): string | undefined {
+    return this.#byName.get(obj.metadata?.name ?? '')?.version;
+  }
+
+  *objects(): Iterable<KubeObject> {
+    for (const [name, e] of this.#byName) {
+      yield { metadata: { name, ...(e.namespace !== undefined ? { namespace: e.namespace } : {}), ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+    }
+  }
+
+  put(obj: HeraldObject): void {
+    const digest = nodeDigestOf(obj);
+    if (digest !== undefined) this.#byName.set(digest.node, { namespace: obj.metadata?.namespace, version: obj.metadata?.resourceVersion, digest });
+  }
+
+  remove(obj: KubeObject): void {
+    this.#byName.delete(obj.metadata?.name ?? '');
+  }
+
+  digests(): Map<string, NodeDigest> {
+    return new Map([...this.#byName].map(([name, e]) => [name, e.digest]));
+  }
+}
+
+/** See the module comment. `start()` once; `stop()` releases the Lease. */
+export class ObjectStatusWriter {
+  readonly #o: ObjectStatusWriterOptions;
+  readonly #elector: LeaderElector;
+  readonly #lastWriteMs = new Map<string, number>();
+  #informer: SupervisedInformer | undefined;
+  #digests = new NodeDigests();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #resync: ReturnType<typeof setInterval> | undefined;
+  #passing = false;
+  #again = false;
+  #stopped = false;
+  #lastProblem = '';
+  readonly #onChange = (keys: readonly string[]) => {
+    if (keys.some((k) => k.startsWith('node:') || k.startsWith(HERALD_KEY_PREFIX) || k.startsWith('service:'))) this.#schedule(1000);
+  };
+  /** @throws Error from LeaderElector when its timings break client-go's rule (they are the defaults: never). */
+  constructor(o: ObjectStatusWriterOptions) {
+    this.#o = o;
+    const leases = o.leases ?? new KubernetesLeaseStore(o.kc, o.namespace, STATUS_LEASE);
+    const store: LeaseStore = {
+      get: () => o.forbidden.track('get leases', () => leases.get()),
+      create: (r) => o.forbidden.track('create leases', () => leases.create(r)),
+      update: (r, rv) => o.forbidden.track('update leases', () => leases.update(r, rv)),
+    };
+    this.#elector = new LeaderElector({ identity: o.identity, store });
+    this.#elector.on('started', () => this.#lead());
+    this.#elector.on('stopped', () => this.#follow());
+    this.#elector.on('error', (err: unknown) => this.#warn('status writer leader election', err));
+  }
+
+  /** The Lease elected on, "namespace/name". */
+  get lease(): string {
+    return `${this.#o.namespace}/${STATUS_LEASE}`;
+  }
+
+  /** True while this instance leads (and so writes). */
+  isLeader(): boolean {
+    return this.#elector.isLeader();
+  }
+
+  /** The node-status informer's 403, "list bgpnodestatuses: HTTP 403: ..." (for herald status), if any. */
+  forbidden(): string[] {
+    const f = this.#informer?.stats.forbidden ?? '';
+    return f !== '' ? [f] : [];
+  }
+
+  start(): void {
+    this.#o.source.on('change', this.#onChange);
+    this.#resync = setInterval(() => this.#schedule(0), this.#o.resyncMs ?? 30_000);
+    this.#resync.unref();
+    this.#elector.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#o.source.off('change', this.#onChange);
+    if (this.#resync !== undefined) clearInterval(this.#resync);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await this.#elector.stop();
+    await this.#informer?.stop();
+  }
+
+  #now(): number {
+    return (this.#o.now ?? Date.now)();
+  }
+
+  /** Logs `err` at warn level once per distinct message (a 403 is logged by `forbidden` already, but kept here too). */
+  #warn(what: string, err: unknown): void {
+    const problem = `${what}: ${apiErrorText(err)}`;
+    if (problem !== this.#lastProblem) this.#o.log.warn({ err: apiErrorText(err) }, `${what} failed (retried; warned once)`);
+    this.#lastProblem = problem;
+  }
+
+  #lead(): void {
+    this.#o.log.info({ lease: this.lease }, 'became the status writer of the configuration objects');
+    const digests = new NodeDigests();
+    this.#digests = digests;
+    const inf = new SupervisedInformer({ client: this.#o.kc, name: HERALD_PLURALS.BGPNodeStatus, path: heraldCollectionPath('BGPNodeStatus', this.#o.namespace), cache: digests });
+    const changed = (o: HeraldObject, gone = false) => {
+      if (gone) digests.remove(o);
+      else digests.put(o);
+      this.#schedule(1000);
+    };
+    inf.on('add', (o: HeraldObject) => changed(o));
+    inf.on('update', (o: HeraldObject) => changed(o));
+    inf.on('delete', (o: HeraldObject) => changed(o, true));
+    inf.on('synced', () => this.#schedule(0));
+    inf.on('error', (err: unknown) => this.#warn('reading the BGPNodeStatus objects', err));
+    this.#informer = inf;
+    void inf.start();
+  }
+
+  #follow(): void {
+    if (!this.#stopped) this.#o.log.warn({ lease: this.lease }, 'stopped writing the status of the configuration objects (lost the Lease)');
+    void this.#informer?.stop();
+    this.#informer = undefined;
+    this.#digests = new NodeDigests();
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    if (this.#passing) {
+      this.#again = true;
+      return;
+    }
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#pass();
+    }, ms);
+    this.#timer.unref();
+  }
+
+  /** One pass: compute every object's status, write those that differ and are due. Never throws. */
+  async #pass(): Promise<void> {
+    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced()) return;
+    this.#passing = true;
+    let deferred = Number.POSITIVE_INFINITY;
+    try {
+      const snap = this.#o.source.snapshot();
+      const objects: ConfigObjects = { BGPPeer: [...snap.heraldObjects('BGPPeer')], BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')], IPAddressPool: [...snap.heraldObjects('IPAddressPool')], BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')] };
+      const now = this.#now();
+      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: snap.nodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
+      const minMs = this.#o.minIntervalMs ?? 5000;
+      for (const u of updates) {
+        const key = `${u.kind}/${u.name}`;
+        const current = objects[u.kind].find((x) => x.metadata?.name === u.name);
+        if (hasStatus(current, u.status)) continue;
+        const wait = (this.#lastWriteMs.get(key) ?? Number.NEGATIVE_INFINITY) + minMs - now;
+        if (wait > 0) {
+          deferred = Math.min(deferred, wait);
+          continue;
+        }
+        if (!this.#elector.isLeader()) break;
+        this.#lastWriteMs.set(key, now);
+        await this.#write(u.kind, u.name, u.status);
+      }
+      const live = new Set(updates.map((u) => `${u.kind}/${u.name}`));
+      for (const k of [...this.#lastWriteMs.keys()]) if (!live.has(k)) this.#lastWriteMs.delete(k);
+    } catch (err) {
+      this.#o.log.error({ err }, 'status pass of the configuration objects failed; retried');
+    } finally {
+      this.#passing = false;
+    }
+    if (this.#again) {
+      this.#again = false;
+      this.#schedule(1000);
+    } else if (deferred !== Number.POSITIVE_INFINITY) this.#schedule(deferred);
+  }
+
+  async #write(kind: ConfigKind, name: string, status: ObjectStatus): Promise<void> {
+    const plural = HERALD_PLURALS[kind];
+    const kc = this.#o.kc;
+    try {
+      await this.#o.forbidden.track(`patch ${plural}/status`, () => kc.request('PATCH', `${heraldCollectionPath(kind, this.#o.namespace)}/${encodeURIComponent(name)}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
+      this.#o.onWrite?.(kind, 'ok');
+    } catch (err) {
+      const code = apiErrorCode(err);
+      if (code === 404) return;
+      this.#o.onWrite?.(kind, code === 403 ? 'forbidden' : 'error');
+      this.#warn(`writing the status of ${kind} ${name}`, err);
+    }
+  }
+}
