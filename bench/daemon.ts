@@ -30,9 +30,12 @@
  * Environment: ROWS (default "k8s,static"), SIZES (default "100,1000,10000"), NODES (default 50), FLIPS (default
  * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none), MEMORY_LIMIT_MIB (the
  * container limit deploy/herald sizes V8 from; default the DaemonSet's), NODE_ARGS (more node flags, through
- * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"). Needs bird2 (and gobgpd) for the static rows.
+ * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"), COMPILE_CACHE ("image", the default: Node's module compile
+ * cache in a fresh directory filled by deploy/warm-compile-cache.js, as the container image has it; "cold": no
+ * compile cache, as a process whose cache holds none of Herald's modules). Needs bird2 (and gobgpd) for the static
+ * rows.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -65,6 +68,22 @@ const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)M
 /** Extra node flags (NODE_ARGS), after those deploy/herald sets. */
 const NODE_ARGS = process.env.NODE_ARGS ?? '';
 const B = 150 + (process.pid % 50);
+const COMPILE_CACHE = process.env.COMPILE_CACHE ?? 'image';
+if (COMPILE_CACHE !== 'image' && COMPILE_CACHE !== 'cold') throw new Error(`COMPILE_CACHE must be "image" or "cold", not ${COMPILE_CACHE}`);
+
+/**
+ * The compile cache Herald runs with: as the container image has it (deploy/Dockerfile), a directory filled by
+ * deploy/warm-compile-cache.js before the first row; or none (COMPILE_CACHE=cold). Removed at exit.
+ */
+function compileCacheEnv(): Record<string, string> {
+  if (COMPILE_CACHE === 'cold') return { NODE_DISABLE_COMPILE_CACHE: '1' };
+  const dir = mkdtempSync(join(tmpdir(), 'herald-bench-compile-cache-'));
+  // Through deploy/herald, as deploy/Dockerfile fills it: with the node flags `herald run` gets.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  execFileSync('sh', [join(ROOT, 'deploy', 'herald'), 'warm-compile-cache', dir], { stdio: 'ignore', timeout: 120_000, env: { ...process.env, HERALD_HOME: ROOT, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
+  return { NODE_COMPILE_CACHE: dir };
+}
+const CACHE_ENV = compileCacheEnv();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-1`, svcName(i), endpoints(i, ready)), i);
@@ -80,6 +99,7 @@ function spawnHerald(args: string[]): { pid: number; out: () => string; exited: 
     HERALD_HOME: ROOT,
     PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
     HERALD_MEMORY_LIMIT_MIB: LIMIT_MIB,
+    ...CACHE_ENV,
     ...(NODE_ARGS !== '' ? { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} ${NODE_ARGS}`.trim() } : {}),
   };
   const child = spawn('sh', [join(ROOT, 'deploy', 'herald'), 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -131,6 +151,11 @@ async function heapOf(port: number): Promise<string> {
   }
 }
 
+/** GET /healthz and /readyz, as the DaemonSet's probes do every few seconds (deploy/kubernetes/daemonset.yaml). */
+async function probe(port: number): Promise<void> {
+  for (const path of ['/healthz', '/readyz']) await (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+}
+
 async function k8sRow(services: number): Promise<K8sRow> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-daemon-'));
   const nodeIp = `127.${B}.${services % 200}.1`;
@@ -176,6 +201,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
     }
     const startSec = (performance.now() - t0) / 1000;
     const syncCpu = cpuSec(h.pid);
+    await probe(adminPort);
     await sleep(2000);
     const sync = rssMiB(h.pid);
     const heapSync = await heapOf(adminPort);
@@ -289,7 +315,7 @@ const mark = (ok: boolean): string => (ok ? 'met' : 'NOT met');
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 async function main(): Promise<void> {
-  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}; herald run through deploy/herald with HERALD_MEMORY_LIMIT_MIB=${LIMIT_MIB}${NODE_ARGS ? ` and NODE_OPTIONS ${NODE_ARGS}` : ''}`);
+  console.log(`machine: ${availableParallelism()} CPUs, load average ${load()} at start; Node ${process.version}; herald run through deploy/herald with HERALD_MEMORY_LIMIT_MIB=${LIMIT_MIB}, compile cache ${COMPILE_CACHE === 'image' ? 'filled as in the image (deploy/warm-compile-cache.js)' : 'off (cold)'}${NODE_ARGS ? ` and NODE_OPTIONS ${NODE_ARGS}` : ''}`);
   if (ROWS.includes('k8s')) {
     const rows: K8sRow[] = [];
     for (const s of SIZES) {

@@ -17,6 +17,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { DaemonView } from './view.ts';
 import { NotFoundError } from './view.ts';
 import * as S from './schemas.ts';
+import { lazySchemaController } from './lazy-compilers.ts';
 import { addressBits, ipFamilyOf } from '../net/address.ts';
 
 /** One admin endpoint. */
@@ -266,6 +267,8 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     // Probes hit /healthz and /readyz every few seconds: no per-request log lines. (Through the log controller:
     // the top-level `disableRequestLogging` option is deprecated since fastify 5.x, warning FSTDEP023.)
     logController: new LogController({ disableRequestLogging: true }),
+    // Each route's schemas are compiled on its first request: most routes of a daemon's API are never called.
+    schemaController: lazySchemaController(),
   };
   const app: FastifyInstance = opts.logger ? Fastify({ ...base, loggerInstance: opts.logger }) : Fastify({ ...base, logger: false });
 

@@ -6,6 +6,7 @@
  */
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { lazySchemaController } from '../admin/lazy-compilers.ts';
 
 /** The one path served. */
 export const METRICS_PATH = '/metrics';
@@ -29,7 +30,8 @@ function sendError(reply: FastifyReply, statusCode: 404 | 405 | 500, message: st
 /** Build (not start) the metrics listener; call `listen({host, port})` on the result, or `inject()` in tests. */
 export async function buildMetricsServer(opts: MetricsServerOptions): Promise<FastifyInstance> {
   // Prometheus scrapes every few seconds: no per-request log lines.
-  const base = { requestTimeout: REQUEST_TIMEOUT_MS, logController: new LogController({ disableRequestLogging: true }) };
+  // No route here has a schema: fastify's schema compilers are never loaded (src/admin/lazy-compilers.ts).
+  const base = { requestTimeout: REQUEST_TIMEOUT_MS, logController: new LogController({ disableRequestLogging: true }), schemaController: lazySchemaController() };
   const app: FastifyInstance = opts.logger ? Fastify({ ...base, loggerInstance: opts.logger }) : Fastify({ ...base, logger: false });
   app.get(METRICS_PATH, async (_req, reply) => {
     const m = await opts.text();

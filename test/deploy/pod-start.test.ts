@@ -121,23 +121,36 @@ t.test('deploy/herald (the image entrypoint) runs the CLI with HERALD_HOME', asy
   t.match(readFileSync(join(root, 'deploy/herald'), 'utf8'), /--max-semi-space-size=2/, 'with the V8 flag the memory figures were measured with');
 });
 
-t.test('deploy/herald sizes V8 from the memory limit: old generation = half of HERALD_MEMORY_LIMIT_MIB', async (t) => {
-  // A `node` first on PATH that prints its arguments: the flags deploy/herald execs node with.
+/**
+ * What deploy/herald execs: `print` is the body of a fake `node` first on PATH (a shell line: `echo "$@"` prints the
+ * flags it was given); returns a function that runs `herald run` with `variable` set to a value (undefined: unset).
+ */
+function entrypoint(t: Test, print: string, variable: string): (value: string | undefined) => string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-entrypoint-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'node'), '#!/bin/sh\necho "$@"\n', { mode: 0o755 });
-  const flags = (limit: string | undefined): string => {
+  writeFileSync(join(dir, 'node'), `#!/bin/sh\n${print}\n`, { mode: 0o755 });
+  return (value) => {
     const env: NodeJS.ProcessEnv = { ...process.env, HERALD_HOME: '/app', PATH: `${dir}:${process.env['PATH'] ?? ''}` };
-    if (limit === undefined) delete env['HERALD_MEMORY_LIMIT_MIB'];
-    else env['HERALD_MEMORY_LIMIT_MIB'] = limit;
+    if (value === undefined) delete env[variable];
+    else env[variable] = value;
     const r = spawnSync('sh', [join(root, 'deploy/herald'), 'run'], { encoding: 'utf8', env, timeout: 10_000 });
     t.equal(r.status, 0, r.stderr);
     return r.stdout.trim();
   };
+}
+
+t.test('deploy/herald sizes V8 from the memory limit: old generation = half of HERALD_MEMORY_LIMIT_MIB', async (t) => {
+  const flags = entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB');
   t.equal(flags('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js run');
   t.equal(flags('384'), '--max-semi-space-size=2 --max-old-space-size=192 /app/bin/herald.js run');
   t.equal(flags('not-a-number'), '--max-semi-space-size=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
   t.match(flags(undefined), /^--max-semi-space-size=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
+});
+
+t.test('deploy/herald runs node with at most two malloc arenas unless MALLOC_ARENA_MAX is set', async (t) => {
+  const arenas = entrypoint(t, 'echo "$MALLOC_ARENA_MAX"', 'MALLOC_ARENA_MAX');
+  t.equal(arenas(undefined), '2');
+  t.equal(arenas('8'), '8', 'an operator\'s value wins');
 });
 
 t.test('the DaemonSet passes its memory limit to the entrypoint', async (t) => {

@@ -1,0 +1,61 @@
+/**
+ * The container image's compile cache (deploy/warm-compile-cache.js, deploy/Dockerfile): filled once, it holds every
+ * module `herald run` loads in its main thread and its speaker thread, so no thread of a process started from it
+ * loads Node's TypeScript stripper (~30 MiB in the main thread, ~20 MiB in the speaker thread: docs/benchmarks.md
+ * "Compile cache"). Read through Node's own trace of the cache (NODE_DEBUG_NATIVE=COMPILE_CACHE).
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+/** Loads what `herald run` loads with a Kubernetes source, and starts (and stops) a speaker thread. */
+const PROBE = `
+const { SpeakerProxy } = await import(${JSON.stringify(join(root, 'bgp/index.ts'))});
+for (const m of ['src/daemon/run.ts', 'src/k8s/client.ts', 'src/sources/kubernetes.ts', 'src/k8s/secrets.ts', 'src/events/recorder.ts', 'src/daemon/service-events.ts', 'src/daemon/node-status.ts']) await import(${JSON.stringify(root)} + m);
+const p = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' });
+await p.ready();
+await p.stop({ mode: 'departure', waitTimeSec: 0 });
+process.exit(0);
+`;
+
+t.test('deploy/warm-compile-cache.js fills the cache with every module of the main and the speaker thread', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-compile-cache-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // As deploy/Dockerfile runs it: through the entrypoint, whose node flags the cache is kept for.
+  const warm = spawnSync('sh', [join(root, 'deploy/herald'), 'warm-compile-cache', join(dir, 'cache')], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, HERALD_HOME: root, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
+  t.equal(warm.status, 0, warm.stderr);
+  t.match(warm.stdout, /^warm-compile-cache: \d+ modules/);
+  const probe = join(dir, 'probe.mjs');
+  writeFileSync(probe, PROBE);
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: join(dir, 'cache'), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
+  delete env['NODE_DISABLE_COMPILE_CACHE'];
+  // With the node flags deploy/herald gives `herald run` (V8 keeps its code cache per set of flags).
+  const flags = /^flags="([^"$]*)/m.exec(readFileSync(join(root, 'deploy/herald'), 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
+  t.ok(flags.length > 0, `deploy/herald's node flags: ${flags.join(' ')}`);
+  const run = spawnSync(process.execPath, [...flags, probe], { encoding: 'utf8', env, timeout: 120_000 });
+  t.equal(run.status, 0, run.stderr.slice(-2000));
+  const trace = run.stderr + run.stdout;
+  const hits = trace.split('\n').filter((l) => /retrieving transpile cache for StrippedTypeScript .*\.ts\.\.\.success/.test(l));
+  t.ok(hits.length > 100, `the modules came from the cache (${hits.length})`);
+  t.ok(hits.some((l) => l.includes('/bgp/speaker-thread/worker.ts')), 'the speaker thread\'s too (only it loads worker.ts here)');
+  const stripped = trace.split('\n').filter((l) => /no transpile cache for StrippedTypeScript/.test(l));
+  t.same(stripped, [], 'no module had its types stripped');
+});
+
+t.test('deploy/Dockerfile fills the cache as the DaemonSet\'s user and points Node at it', async (t) => {
+  const text = readFileSync(join(root, 'deploy/Dockerfile'), 'utf8');
+  const lines = text.split('\n').filter((l) => !l.startsWith('#'));
+  const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+  t.ok(at(/^ENV .*NODE_COMPILE_CACHE=\/app\/\.compile-cache\b/) >= 0, 'NODE_COMPILE_CACHE=/app/.compile-cache');
+  t.ok(at(/^COPY deploy\/warm-compile-cache\.js /) >= 0, 'the warmer is in the image');
+  const user = at(/^USER node$/);
+  const fill = at(/^RUN herald warm-compile-cache$/);
+  t.ok(user >= 0 && fill > user, 'filled through the entrypoint (its node flags) after USER node (Node keeps the entries per uid; the DaemonSet runs as 1000 = node)');
+  t.ok(at(/^ENV .*NODE_COMPILE_CACHE/) < fill, 'with NODE_COMPILE_CACHE already set');
+  t.ok(at(/COPY .*deploy\/herald \/usr\/local\/bin\/herald$/) < fill, 'after the entrypoint is installed');
+  t.ok(at(/COPY (--\S+ )*src /) < fill && at(/COPY (--\S+ )*bgp /) < fill, 'after the sources are copied');
+});
