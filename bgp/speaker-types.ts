@@ -69,6 +69,11 @@ export interface SpeakerOptions {
   readonly bgpIdentifier: string;
   /** Accept incoming connections here (passive peers and collisions); omitted = dial only. */
   readonly listen?: { readonly address: string; readonly port: number };
+  /**
+   * Bind `listen` on the first `listen()` call instead of in the constructor: a daemon that binds only once its
+   * first route set is in place never hands a connecting peer an empty table (docs/sessions.md "Start-up order").
+   */
+  readonly deferListen?: boolean;
   readonly clock?: Clock;
   /** `restarting: true` when the daemon knows it restarted (sets the R bit, RFC 4724 §3). */
   readonly gracefulRestart?: { readonly restarting: boolean };

@@ -125,23 +125,28 @@ export class Speaker extends EventEmitter {
     if (opts.listen !== undefined) {
       const make = opts.createListener ?? ((address, port) => new BgpListener({ address, port }));
       this.listener = make(opts.listen.address, opts.listen.port);
-      this.listenerReady = this.listener.listen();
-      // surfaced by ready(); also as an 'error' event when someone listens (an unheard 'error' would throw)
-      this.listenerReady.catch((err: unknown) => this.emitError(err));
+      if (opts.deferListen !== true) {
+        this.listenerReady = this.listener.listen();
+        // surfaced by ready(); also as an 'error' event when someone listens (an unheard 'error' would throw)
+        this.listenerReady.catch((err: unknown) => this.emitError(err));
+      }
     }
   }
 
-  /** Resolves once the listener (if any) is accepting connections. Rejects if it could not bind. */
+  /**
+   * Resolves once the listener (if any) is accepting connections. Rejects if it could not bind. With
+   * `deferListen`, it resolves at once until the first listen() call, then follows it.
+   */
   async ready(): Promise<void> {
     await this.listenerReady;
   }
 
   /**
-   * Tries to bind the listener again after ready() rejected (e.g. EADDRINUSE while another process held the port);
-   * ready() then follows this attempt. Resolves once bound, rejects with the OS error. No-op without a listener or
-   * after stop().
+   * Binds the listener: the first bind with `deferListen`, or again after ready() rejected (e.g. EADDRINUSE while
+   * another process held the port); ready() then follows this attempt. Resolves once bound (at once when it is
+   * bound already), rejects with the OS error. No-op without a listener or after stop().
    */
-  retryListen(): Promise<void> {
+  listen(): Promise<void> {
     if (this.listener === undefined || this.closed) return Promise.resolve();
     this.listenerReady = this.listener.listen();
     return this.listenerReady;
@@ -338,15 +343,18 @@ export class Speaker extends EventEmitter {
     let duplicates = false;
     for (const route of routes.values()) {
       const key = route.prefix;
-      if (!duplicates && next.has(key)) duplicates = true;
+      // a set that does not grow the map replaced an earlier duplicate (one lookup less per route than has())
+      const size = next.size;
       const old = prev.get(key);
       if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
         next.set(key, old);
+        if (next.size === size) duplicates = true;
         continue;
       }
       try {
         const rec = makeRecord(route);
         next.set(key, rec);
+        if (next.size === size) duplicates = true;
         changed.push(rec);
       } catch (err) {
         if (err instanceof RouteError) problems.push(err.message);

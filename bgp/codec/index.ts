@@ -80,6 +80,7 @@ export type { LabeledPrefix } from './mp-nlri.ts';
 export {
   canonicalAddress,
   canonicalPrefix,
+  isCanonicalIPv4Prefix,
   decodeNlri,
   decodePrefixAt,
   encodeNlri,

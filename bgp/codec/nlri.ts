@@ -229,8 +229,49 @@ function maskHostBits(bytes: Uint8Array, length: number): void {
   for (; i < bytes.length; i++) bytes[i] = 0;
 }
 
+/**
+ * True when `prefix` is an IPv4 prefix in canonical text already: a dotted quad and a length 0..32 without leading
+ * zeros, host bits zero. {@link canonicalPrefix} returns such a text itself (no parse, no new string).
+ */
+export function isCanonicalIPv4Prefix(prefix: string): boolean {
+  const n = prefix.length;
+  let value = 0;
+  let parts = 0;
+  let octet = 0;
+  let digits = 0;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = prefix.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 1 && octet === 0) return false; // a leading zero
+      octet = octet * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) return false;
+    } else if (c === 46 || c === 47) {
+      if (digits === 0) return false;
+      value = value * 256 + octet;
+      parts++;
+      octet = 0;
+      digits = 0;
+      if (c === 47) break;
+      if (parts > 3) return false;
+    } else return false;
+  }
+  if (parts !== 4 || i >= n) return false;
+  const lenDigits = n - i - 1;
+  if (lenDigits < 1 || lenDigits > 2) return false;
+  let length = 0;
+  for (let j = i + 1; j < n; j++) {
+    const c = prefix.charCodeAt(j);
+    if (c < 48 || c > 57) return false;
+    length = length * 10 + (c - 48);
+  }
+  if (length > 32 || (lenDigits === 2 && prefix.charCodeAt(i + 1) === 48)) return false;
+  return value % 2 ** (32 - length) === 0;
+}
+
 /** Canonical form of a prefix string: host bits zeroed, address in canonical text. Throws Error on malformed text. */
 export function canonicalPrefix(prefix: string): string {
+  if (isCanonicalIPv4Prefix(prefix)) return prefix;
   const { bytes, length } = parsePrefix(prefix);
   return `${bytes.length === 4 ? formatIPv4(bytes, 0) : formatIPv6(bytes, 0)}/${length}`;
 }

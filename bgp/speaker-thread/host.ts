@@ -20,7 +20,7 @@ const VIEW_AFTER_UPDATES_MS = 100;
 function handlers(speaker: Speaker): CallHandlers {
   return {
     ready: () => speaker.ready(),
-    retryListen: () => speaker.retryListen(),
+    listen: () => speaker.listen(),
     addPeer: (cfg) => speaker.addPeer(cfg),
     updatePeer: (cfg) => speaker.updatePeer(cfg),
     removePeer: (name) => speaker.removePeer(name),

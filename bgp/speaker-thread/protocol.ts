@@ -21,7 +21,7 @@ import type { StopMode, StopOutcome } from '../stop-modes.ts';
 import type { RouteBatch, WireExportedRoute } from './route-batch.ts';
 
 /** The Speaker options that cross to the thread; the test injection points (clock, sessions) stay in-process. */
-export type SpeakerThreadOptions = Pick<SpeakerOptions, 'localAs' | 'bgpIdentifier' | 'listen' | 'gracefulRestart'>;
+export type SpeakerThreadOptions = Pick<SpeakerOptions, 'localAs' | 'bgpIdentifier' | 'listen' | 'deferListen' | 'gracefulRestart'>;
 
 /** Speaker.stop() options (bgp/stop-modes.ts). */
 export interface StopOptions {
@@ -33,7 +33,7 @@ export interface StopOptions {
 /** The Speaker methods the proxy calls, each with its arguments in channel form. */
 export interface SpeakerCalls {
   ready: [];
-  retryListen: [];
+  listen: [];
   addPeer: [cfg: PeerConfig];
   updatePeer: [cfg: PeerConfig];
   removePeer: [name: string];

@@ -114,8 +114,9 @@ export class SpeakerProxy extends EventEmitter {
     return this.#call('ready', []).then(() => undefined);
   }
 
-  retryListen(): Promise<void> {
-    return this.#call('retryListen', []).then(() => undefined);
+  /** Binds the listener (see Speaker.listen: the first bind with `deferListen`, or a retry). */
+  listen(): Promise<void> {
+    return this.#call('listen', []).then(() => undefined);
   }
 
   addPeer(cfg: PeerConfig): void {

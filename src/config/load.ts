@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Config, ConfigIssue, ListenerAddress } from './schema.ts';
+import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
 import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
 import { InputReadError, readRegularFile } from './read.ts';
@@ -132,6 +133,18 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * A route the schema takes as it is: a plain mapping whose one field is `prefix`, in canonical IPv4 text — the bulk
+ * of a big static table. The schema's output for it is the same one-field mapping, so it is taken without the
+ * schema's walk; every other entry goes through the schema, with its messages.
+ */
+function isBarePrefixRoute(v: unknown): v is Config['routes'][number] {
+  if (!isRecord(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  for (const k in v) if (k !== 'prefix') return false;
+  const prefix = v['prefix'];
+  return typeof prefix === 'string' && isCanonicalIPv4Prefix(prefix);
+}
+
+/**
  * The schema over `data`, a long `routes` list in chunks with pauses in between. Same issues, in the same order, as
  * one `configSchema.safeParse(data)` (zod reports an object's fields in the order of its shape, unknown keys last).
  */
@@ -146,7 +159,13 @@ function* schemaSteps(data: unknown, chunked: boolean): Steps<{ ok: true; config
   const routeIssues: z.core.$ZodIssue[] = [];
   const parsed: Config['routes'] = [];
   for (let i = 0; i < routes.length; i += ROUTES_PER_CHUNK) {
-    const r = routeChunk.safeParse(routes.slice(i, i + ROUTES_PER_CHUNK), parseParams);
+    const chunk = routes.slice(i, i + ROUTES_PER_CHUNK);
+    if (chunk.every(isBarePrefixRoute)) {
+      if (routeIssues.length === 0) for (const x of chunk) parsed.push(x);
+      yield;
+      continue;
+    }
+    const r = routeChunk.safeParse(chunk, parseParams);
     if (r.success) {
       if (routeIssues.length === 0) for (const x of r.data) parsed.push(x);
     } else {

@@ -23,6 +23,7 @@
  * cannot split (no single column-0 `routes:` line, tabs, `%` directives) takes the library's path whole.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
+import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
 import type { YamlProblem } from './yaml.ts';
 import { LineIndex, parseSingleDocument } from './yaml.ts';
 import type { Steps } from './slices.ts';
@@ -135,8 +136,29 @@ interface Entry {
   value: Record<string, Plain> | undefined;
 }
 
+const BARE = '- prefix: ';
+
+/**
+ * The entry `- prefix: P` alone on its line, P a canonical IPv4 prefix (the bulk of a big table): `{ prefix: P }`,
+ * read without splitting the line (such a plain scalar is a string in the core schema: it has a `/`). Undefined
+ * for anything else (more lines, a comment, another shape).
+ */
+function barePrefixEntry(text: string, start: number, end: number, indent: number): Record<string, Plain> | undefined {
+  const from = start + indent + BARE.length;
+  if (!text.startsWith(BARE, start + indent)) return undefined;
+  let stop = end;
+  if (text.charCodeAt(stop - 1) === 10) stop--;
+  if (text.charCodeAt(stop - 1) === 13) stop--;
+  const nl = text.indexOf('\n', from);
+  if (nl >= 0 && nl < stop) return undefined;
+  const prefix = text.slice(from, stop);
+  return isCanonicalIPv4Prefix(prefix) ? { prefix } : undefined;
+}
+
 /** Reads the entry of lines [start, end) with the sequence indent `indent`; undefined when the library must. */
 function fastEntry(text: string, start: number, end: number, indent: number): Record<string, Plain> | undefined {
+  const bare = barePrefixEntry(text, start, end, indent);
+  if (bare !== undefined) return bare;
   const out: Record<string, Plain> = {};
   let pos = start;
   let first = true;

@@ -630,6 +630,7 @@ function nextHopProblem(addr: string): string | undefined {
  */
 function cidrFacts(cidr: string): { prefix: string; family: Family; hostBits: string | undefined } {
   const { prefix, family } = canonicalCIDR(cidr);
+  if (prefix === cidr) return { prefix, family, hostBits: undefined }; // canonical text: no host bits
   const slash = cidr.lastIndexOf('/');
   const length = Number(cidr.slice(slash + 1));
   if (length === (family === 'ipv6-unicast' ? 128 : 32)) return { prefix, family, hostBits: undefined };
@@ -735,7 +736,7 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
   for (let i = 0; i < cfg.routes.length; i++) {
     if (i > 0 && i % ROUTES_PER_STEP === 0) yield;
     const r = cfg.routes[i] as StaticRouteConfig;
-    checkPeerRefs(r.peers, ['routes', i, 'peers']);
+    if (r.peers !== undefined) checkPeerRefs(r.peers, ['routes', i, 'peers']);
     const { prefix, family, hostBits } = cidrFacts(r.prefix);
     const prev = prefixes.get(prefix);
     if (prev !== undefined) add(['routes', i, 'prefix'], `duplicate route ${prefix} (also routes[${prev}])`);

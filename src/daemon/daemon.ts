@@ -162,7 +162,7 @@ export class Daemon {
     const speaker = deps.createSpeaker({
       localAs: config.bgp.localAs,
       bgpIdentifier: identity.routerId,
-      ...(config.bgp.listen ? { listen: { address: config.bgp.listen.address, port: config.bgp.listen.port } } : {}),
+      ...(config.bgp.listen ? { listen: { address: config.bgp.listen.address, port: config.bgp.listen.port }, deferListen: true } : {}),
       gracefulRestart: { restarting: deps.restarting },
     });
     this.#speaker = speaker;
@@ -288,14 +288,19 @@ export class Daemon {
   }
 
   /**
-   * Start the source and the first pass; resolves once the speaker's listener is bound, or once its first bind
-   * failed (binding is then retried, see listener-retry.ts). Never rejects for a bind failure.
+   * The first pass, then the peers and the BGP listener, then the source; resolves once the listener is bound, or
+   * once its first bind failed (binding is then retried, see listener-retry.ts). Never rejects for a bind failure.
+   *
+   * Order (docs/sessions.md "Start-up order"): the first route set is handed to the speaker before any peer is added
+   * or the listener bound, so a session never comes up to an empty table and waits for it; End-of-RIB still waits
+   * for the first complete set (initial-sync.ts: with a source, the pass after it synced).
    */
   async start(): Promise<void> {
     this.#drains.start(this.#config.stateDir);
-    const bound = this.#listener.start();
     this.#fullNext = true;
     this.#run('start');
+    this.#peers.open();
+    const bound = this.#listener.start();
     if (this.#controller) await this.#controller.start();
     await bound;
   }

@@ -1,7 +1,8 @@
 /**
- * The BGP listener's bind, retried: a first bind that fails (port in use, no permission) does not stop the daemon;
- * binding is retried with capped exponential backoff, each failure logged once (message and code, no stack) and
- * shown in readiness until it binds.
+ * The BGP listener's bind, retried: the daemon asks for the first bind once its first route set is in the speaker
+ * (daemon.ts `start`); a first bind that fails (port in use, no permission) does not stop the daemon; binding is
+ * retried with capped exponential backoff, each failure logged once (message and code, no stack) and shown in
+ * readiness until it binds.
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../bgp/index.ts';
@@ -18,7 +19,7 @@ export const DEFAULT_LISTEN_BACKOFF: ListenBackoff = { firstMs: 1000, maxMs: 30_
 
 /** See the module comment. */
 export class ListenerRetry {
-  readonly #speaker: Pick<SpeakerLike, 'ready' | 'retryListen'>;
+  readonly #speaker: Pick<SpeakerLike, 'listen'>;
   readonly #log: Logger;
   readonly #backoff: ListenBackoff;
   readonly #clock: Clock;
@@ -28,7 +29,7 @@ export class ListenerRetry {
   #timer: TimerHandle | undefined;
   #stopped = false;
 
-  constructor(opts: { speaker: Pick<SpeakerLike, 'ready' | 'retryListen'>; log: Logger; backoff?: ListenBackoff; clock: Clock }) {
+  constructor(opts: { speaker: Pick<SpeakerLike, 'listen'>; log: Logger; backoff?: ListenBackoff; clock: Clock }) {
     this.#speaker = opts.speaker;
     this.#log = opts.log;
     this.#backoff = opts.backoff ?? DEFAULT_LISTEN_BACKOFF;
@@ -37,7 +38,7 @@ export class ListenerRetry {
 
   /** The first bind; resolves once it bound or failed (a failure schedules the retries). Never rejects. */
   start(): Promise<void> {
-    return this.#watch(this.#speaker.ready());
+    return this.#watch(this.#speaker.listen());
   }
 
   /** No more retries. */
@@ -71,7 +72,7 @@ export class ListenerRetry {
         if (!retry) return;
         this.#timer = this.#clock.setTimer(() => {
           this.#timer = undefined;
-          if (!this.#stopped) void this.#watch(this.#speaker.retryListen());
+          if (!this.#stopped) void this.#watch(this.#speaker.listen());
         }, delayMs);
       },
     );

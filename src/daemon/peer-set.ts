@@ -6,6 +6,10 @@
  * and logs, with its BFD state changes (`bfdState`) and UPDATE send times (`updateSent`) for metrics and logs. Metrics
  * are kept for the peers that run only: a removed peer's series are removed with it, and its last events (the
  * Cease of its removal) are logged, not counted.
+ *
+ * Nothing reaches the speaker before `open()`: the daemon opens the set once its first route set is in the speaker
+ * (daemon.ts `start`), so no session comes up before there is a table to send (docs/sessions.md "Start-up order");
+ * lists applied before are kept, the last one is what opens.
  */
 import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
@@ -97,6 +101,8 @@ export class PeerSet {
   /** Speaker peer configs applied, by name. */
   readonly #applied = new Map<string, SpeakerPeerConfig>();
   readonly #history = new Map<string, PeerHistory>();
+  /** The last list applied before `open()` (undefined once open). */
+  #before: SpeakerPeerConfig[] | undefined = [];
 
   constructor(opts: PeerSetOptions) {
     this.#speaker = opts.speaker;
@@ -110,8 +116,25 @@ export class PeerSet {
     return this.#applied.has(name);
   }
 
-  /** Apply a desired peer list as a diff against what runs. */
+  /** True once `open()` was called: applied lists reach the speaker. */
+  get opened(): boolean {
+    return this.#before === undefined;
+  }
+
+  /** Start the peers of the last list applied, and from now on apply every list at once. Idempotent. */
+  open(): void {
+    const list = this.#before;
+    if (list === undefined) return;
+    this.#before = undefined;
+    this.apply(list);
+  }
+
+  /** Apply a desired peer list as a diff against what runs (before `open()`: kept for it). */
   apply(next: SpeakerPeerConfig[]): void {
+    if (this.#before !== undefined) {
+      this.#before = next;
+      return;
+    }
     const d = diffPeers([...this.#applied.values()], next, []);
     for (const p of d.removed) {
       this.#log.info({ peer: p.name }, 'peer removed: Cease / Peer De-configured');

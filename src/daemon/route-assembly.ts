@@ -58,9 +58,10 @@ export class RouteAssembly {
   /** Merged routes of the owners, with the Speaker Route made from each (kept while the merged route is the same object). */
   readonly #merged = new Map<string, { d: DesiredRoute; route: Route }>();
   readonly #dirty = new Set<string>();
-  /** Static routes passing their gates, by prefix; the Speaker Route of each config object is made once. */
+  /** Static routes passing their gates, by prefix. */
   #static = new Map<string, Route>();
-  readonly #staticRoutes = new WeakMap<StaticRouteConfig, Route>();
+  /** The Speaker Route made from each config object of the last `setStatic` (made once while the object stays). */
+  #staticRoutes = new Map<StaticRouteConfig, Route>();
   /** The desired set last handed to the sink, by prefix. */
   #desired = new Map<string, Route>();
   /** When each prefix's merged route was last handed over (first announcement or attribute change), clock ms. */
@@ -116,17 +117,26 @@ export class RouteAssembly {
     this.#setOwner(CIDR_OWNER, contributions);
   }
 
-  /** The static routes that pass their gates now, in config order. */
+  /**
+   * The static routes that pass their gates now, in config order. Only prefixes whose static route changed (new,
+   * another object, gone) are merged again.
+   */
   setStatic(routes: readonly StaticRouteConfig[]): void {
+    const prev = this.#static;
+    const made = this.#staticRoutes;
     const next = new Map<string, Route>();
+    const nextMade = new Map<StaticRouteConfig, Route>();
+    // The first set (nothing before) skips the lookups: every route is new.
+    const first = prev.size === 0 && made.size === 0;
     for (const r of routes) {
-      let route = this.#staticRoutes.get(r);
-      if (route === undefined) this.#staticRoutes.set(r, (route = staticRoute(r)));
+      const route = (first ? undefined : made.get(r)) ?? staticRoute(r);
+      nextMade.set(r, route);
       next.set(route.prefix, route);
+      if (first || prev.get(route.prefix) !== route) this.#dirty.add(route.prefix);
     }
-    for (const p of this.#static.keys()) this.#dirty.add(p);
-    for (const p of next.keys()) this.#dirty.add(p);
+    for (const p of prev.keys()) if (!next.has(p)) this.#dirty.add(p);
     this.#static = next;
+    this.#staticRoutes = nextMade;
   }
 
   /**
@@ -141,11 +151,13 @@ export class RouteAssembly {
     for (const p of this.#dirty) this.#merge(p);
     if (full) {
       const desired = new Map<string, Route>();
-      for (const e of this.#merged.values()) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
-      for (const r of this.#static.values()) desired.set(r.prefix, this.#next(r.prefix, r, now));
-      for (const p of this.#sentAt.keys()) if (!desired.has(p)) this.#sentAt.delete(p);
-      for (const p of this.#sentMerged.keys()) if (!desired.has(p)) this.#sentMerged.delete(p);
-      for (const p of this.#held.keys()) if (!desired.has(p)) this.#held.delete(p);
+      const statics = this.#static;
+      for (const e of this.#merged.values()) if (!statics.has(e.route.prefix)) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
+      // Static routes win and are never held: what was kept for a merged route of their prefix goes below.
+      for (const r of statics.values()) desired.set(r.prefix, r);
+      for (const p of this.#sentAt.keys()) if (!desired.has(p) || statics.has(p)) this.#sentAt.delete(p);
+      for (const p of this.#sentMerged.keys()) if (!desired.has(p) || statics.has(p)) this.#sentMerged.delete(p);
+      for (const p of this.#held.keys()) if (!desired.has(p) || statics.has(p)) this.#held.delete(p);
       this.#desired = desired;
       this.#dirty.clear();
       this.#sink.setRoutes(desired);
@@ -250,6 +262,7 @@ export class RouteAssembly {
   /** Merge the pieces of one prefix again; an unchanged result keeps its objects. */
   #merge(prefix: string): void {
     const byOwner = this.#owners.get(prefix);
+    if (byOwner === undefined && this.#merged.size === 0) return; // a static prefix, nothing merged anywhere
     const list: RouteContribution[] = [];
     if (byOwner) for (const l of byOwner.values()) for (const c of l) list.push(c);
     if (list.length === 0) {

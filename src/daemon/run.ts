@@ -237,7 +237,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     const { SpeakerProxy } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
       createSpeaker: (o) => {
-        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) });
+        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.deferListen ? { deferListen: true } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) });
         // Its death closed every session: stop, so that the restart comes up as a graceful restart (docs/architecture.md "Threads").
         speaker.on('threadExit', () => void stop('speaker thread exited', EXIT_SPEAKER_THREAD));
         return speaker satisfies SpeakerLike;
@@ -410,6 +410,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const removeBlockHook = installBlockHook(env, log);
   opts.stopSignal?.then(() => stop('stop requested'));
 
+  // The first route set, then the peers and the BGP listener (docs/sessions.md "Start-up order"), once the admin API
+  // is built: the speaker thread then sends the table while this thread is idle (docs/benchmarks.md "Daemon").
   try {
     await daemon.start();
   } catch (err) {

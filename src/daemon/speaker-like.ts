@@ -50,10 +50,13 @@ export interface ThreadExitEvent {
 /** What the daemon needs from the BGP speaker. Routes are keyed by canonical prefix. */
 export interface SpeakerLike extends EventEmitter {
   readonly localAs: number;
-  /** Resolves once the BGP listener is bound; rejects with the OS error (also emitted as `error`). */
+  /** Resolves once the BGP listener is bound; rejects with the OS error. */
   ready(): Promise<void>;
-  /** Bind the listener again after ready() rejected; rejects with the OS error again. */
-  retryListen(): Promise<void>;
+  /**
+   * Bind the listener: the first bind (the daemon makes its speaker with `deferListen`), or again after a failure;
+   * rejects with the OS error.
+   */
+  listen(): Promise<void>;
   addPeer(cfg: PeerConfig): void;
   /** Apply a changed peer config; the speaker restarts the session only for session-relevant fields. */
   updatePeer(cfg: PeerConfig): void;

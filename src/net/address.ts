@@ -14,7 +14,7 @@
 import { isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
 import type { Family } from '../../bgp/index.ts';
-import { canonicalPrefix, formatAddress } from '../../bgp/index.ts';
+import { canonicalPrefix, formatAddress, isCanonicalIPv4Prefix } from '../../bgp/index.ts';
 
 /** The IP family of an address (Kubernetes core/v1 IPFamily). */
 export type IpFamily = 'IPv4' | 'IPv6';
@@ -90,6 +90,8 @@ export function toPrefix(address: string, length?: number): CanonicalPrefix {
  * @throws Error when the text is not a CIDR.
  */
 export function canonicalCIDR(cidr: string): CanonicalPrefix {
+  // The common case of a big static table: the text is canonical already, and is returned itself.
+  if (isCanonicalIPv4Prefix(cidr)) return { prefix: cidr, family: 'ipv4-unicast' };
   const slash = cidr.lastIndexOf('/');
   if (slash < 0) throw new Error(`not a CIDR (missing /len): ${JSON.stringify(cidr)}`);
   const lenText = cidr.slice(slash + 1);

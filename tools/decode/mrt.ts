@@ -487,7 +487,8 @@ export class MrtDecoder {
     const end = afiAt + 2 + 2 * (afi === 1 ? 4 : 16);
     if ((afi === 1 || afi === 2) && b.length >= end) {
       let hash = asWidth;
-      for (let i = 0; i < end; i++) hash = (Math.imul(hash, 31) + (b[i] as number)) | 0;
+      // hash × 31 + octet in int32 arithmetic (shift and subtract: no Math.imul call in the lower JIT tiers).
+      for (let i = 0; i < end; i++) hash = ((hash << 5) - hash + (b[i] as number)) | 0;
       const known = this.sessions.get(hash);
       if (known && sameOctets(known.octets, b, end)) {
         c.pos = end;

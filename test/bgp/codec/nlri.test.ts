@@ -10,6 +10,7 @@ import {
   canonicalAddress,
   canonicalPrefix,
   decodeNlri,
+  isCanonicalIPv4Prefix,
   decodePrefixAt,
   encodeNlri,
   formatIPv6,
@@ -175,6 +176,49 @@ t.test('property: formatIPv6 equals net.SocketAddress for any 16 octets; parse i
     { numRuns: 3000 },
   );
   t.pass('3000 addresses agree');
+});
+
+t.test('property: isCanonicalIPv4Prefix is true exactly when the parsed canonical form is the text itself', async (t) => {
+  // Octets and lengths with and without leading zeros, host bits set or not, and near-misses of the shape.
+  const num = (max: number) => fc.tuple(fc.integer({ min: 0, max }), fc.constantFrom('', '', '', '0', '00')).map(([n, z]) => `${z}${n}`);
+  const junk = fc.constantFrom('', '', '', '', '.', '/', ' ', 'x', '.1', '/1', '256', '-1');
+  const anyText = fc.tuple(num(300), num(255), num(255), num(255), num(40), junk, fc.integer({ min: 0, max: 4 })).map(([a, b, c, d, len, j, where]) => {
+    const s = `${[a, b, c, d].join('.')}/${len}`;
+    return where === 0 ? s + j : where === 1 ? j + s : s;
+  });
+  // Masked values: canonical unless a leading zero or junk is added.
+  const maskedText = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 }), fc.constantFrom('', '', '', '0'), junk).map(([v, len, z, j]) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(len === 0 ? 0 : (v & (0xffffffff << (32 - len))) >>> 0);
+    return `${z}${b.join('.')}/${len}${j}`;
+  });
+  const text = fc.oneof(anyText, maskedText);
+  const slow = (s: string): string | undefined => {
+    try {
+      const { bytes, length } = parsePrefix(s);
+      return bytes.length === 4 ? `${[...bytes].join('.')}/${length}` : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  let canonical = 0;
+  fc.assert(
+    fc.property(text, (s) => {
+      const fast = isCanonicalIPv4Prefix(s);
+      if (fast !== (slow(s) === s)) throw new Error(`${JSON.stringify(s)}: fast ${fast}, parsed ${slow(s)}`);
+      if (fast) canonical++;
+      if (fast && canonicalPrefix(s) !== s) throw new Error(`canonicalPrefix(${s}) is not the text itself`);
+    }),
+    { numRuns: 5000 },
+  );
+  t.ok(canonical > 100, `${canonical} canonical texts among 5000`);
+  t.equal(isCanonicalIPv4Prefix('10.0.0.1/32'), true);
+  t.equal(isCanonicalIPv4Prefix('10.0.0.0/8'), true);
+  t.equal(isCanonicalIPv4Prefix('10.0.0.1/8'), false, 'host bits');
+  t.equal(isCanonicalIPv4Prefix('010.0.0.1/32'), false, 'leading zero');
+  t.equal(isCanonicalIPv4Prefix('10.0.0.1/032'), false, 'leading zero in the length');
+  t.equal(isCanonicalIPv4Prefix('0.0.0.0/0'), true);
+  t.equal(isCanonicalIPv4Prefix('2001:db8::/32'), false, 'IPv6 takes the parse');
 });
 
 t.test('property: NLRI encode/decode round-trip for canonical prefixes', async (t) => {

@@ -134,9 +134,25 @@ t.test('a listener that cannot bind: ready() rejects with the OS error and the e
   await until('the error event', () => errors.length > 0);
   t.match(errors[0], { code: 'EADDRINUSE', syscall: 'listen' });
   await holder.close();
-  await proxy.retryListen();
+  await proxy.listen();
   await proxy.ready();
   t.pass('bound once the port is free');
+});
+
+t.test('deferListen: nothing is bound until listen(); then a connection is accepted', T, async (t) => {
+  const a = testAddresses();
+  const probe = await RawPeer.listen(a.ours);
+  const port = probe.port;
+  await probe.close();
+  const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1', listen: { address: a.ours, port }, deferListen: true });
+  t.teardown(() => proxy.stop({ mode: 'departure', waitTimeSec: 0 }));
+  await proxy.ready();
+  // The port is still free: another socket can take it (and gives it back).
+  const holder = await RawPeer.listen(a.ours, port);
+  await holder.close();
+  await proxy.listen();
+  await proxy.listen(); // bound already: resolves again
+  await t.rejects(RawPeer.listen(a.ours, port), { code: 'EADDRINUSE' }, 'bound by the speaker once listen() was called');
 });
 
 t.test('a speaker thread that dies is reported: threadExit, an error, every session Idle with the cause, calls rejected', T, async (t) => {

@@ -94,7 +94,7 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
     this.localAs = opts.localAs;
   }
   async ready() {}
-  async retryListen() {}
+  async listen() {}
   addPeer(_cfg: SpeakerPeerConfig) {}
   updatePeer(_cfg: SpeakerPeerConfig) {}
   async removePeer(_name: string) {}

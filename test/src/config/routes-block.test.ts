@@ -169,3 +169,56 @@ t.test('over 500 routes: the schema in chunks reports the same errors in the sam
   t.same(good, goodWhole, 'valid: the same config');
   t.equal(good.ok && good.config.routes.length, 9000);
 });
+
+t.test('over 500 routes of a bare canonical IPv4 prefix (taken without the schema walk): the same config and errors as the schema', async (t) => {
+  const bare = (i: number): Record<string, unknown> => ({ prefix: `10.${i >> 8}.${i & 255}.${i % 7}/32` });
+  const base = { bgp: { localAs: 1, routerId: '10.0.0.1' } };
+  const routes = Array.from({ length: 3000 }, (_, i) => bare(i));
+  const good = validateConfig({ ...base, routes });
+  t.same(good, validateConfig({ ...base, routes }, { fastPath: false }), 'valid: the same config');
+  t.equal(good.ok && good.config.routes.length, 3000);
+  // Near misses of the bare shape in otherwise bare chunks: each goes through the schema and keeps its message.
+  const bad = routes.map((r) => ({ ...r }));
+  bad[10] = { prefix: '10.0.0.1/24' }; // host bits: a semantic error
+  bad[700] = { prefix: '010.0.0.1/32' }; // not canonical: the schema's own check
+  bad[1400] = { prefix: '10.0.0.1/32', extra: 1 };
+  bad[2100] = Object.assign(Object.create(null) as object, { prefix: '10.0.0.9/32' }); // not a plain object: the schema decides (it takes it)
+  const fast = validateConfig({ ...base, routes: bad });
+  t.same(fast, validateConfig({ ...base, routes: bad }, { fastPath: false }), 'invalid: the same errors in the same order');
+  if (!fast.ok) t.same(fast.errors.map((e) => e.path), ['routes[700].prefix', 'routes[1400].extra'], 'the schema errors (semantic checks wait for them)');
+  else t.fail('accepted');
+  const dup = routes.map((r) => ({ ...r }));
+  dup[10] = { prefix: '10.0.0.1/24' };
+  dup[2999] = { ...bare(5) };
+  const sem = validateConfig({ ...base, routes: dup });
+  t.same(sem, validateConfig({ ...base, routes: dup }, { fastPath: false }), 'semantic errors: the same');
+  if (!sem.ok) t.same(sem.errors.map((e) => e.path), ['routes[10].prefix', 'routes[2999].prefix']);
+  else t.fail('accepted');
+});
+
+t.test('one-line `- prefix: P` entries (read without splitting the line) and their near misses: the library data', async (t) => {
+  const lines = [
+    '- prefix: 10.0.0.1/32',
+    '- prefix: 10.0.0.2/32\r',
+    '- prefix: 10.0.0.3/32   # a comment',
+    '- prefix: 010.0.0.4/32',
+    '- prefix: 10.0.0.5/24',
+    '- prefix: 10.0.0.6/32 ',
+    '- prefix: 10.0.0.7/32x',
+    '- prefix: "10.0.0.8/32"',
+    '- prefix: 10.0.0.9/32',
+    '  med: 5',
+    '- prefix: 10.0.0.10/32',
+    '',
+    '# trailing comment',
+    '- prefix: 10.0.0.11/32',
+  ];
+  for (const indent of [0, 2]) {
+    const text = `${HEAD}routes:\n${lines.map((l) => (l === '' || l.startsWith('#') ? l : ' '.repeat(indent) + l)).join('\n')}`;
+    t.ok(split(text), `indent ${indent}: the routes block path`);
+    const fast = runSync(configDataSteps(text));
+    t.ok(fast.ok);
+    t.same(fast.ok && fast.data, parse(text, { uniqueKeys: true }), `indent ${indent}: the library's data`);
+    t.same(parseConfigText(text), parseConfigText(text, { fastPath: false }), `indent ${indent}: the same errors`);
+  }
+});

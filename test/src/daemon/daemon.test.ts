@@ -49,7 +49,8 @@ t.test('static routes only: peers added, routes set, initial sync at once', asyn
   const { daemon, speaker } = make(cfg({ peers: [peerA, peerB], routes: [{ prefix: '192.0.2.10/32', communities: ['65000:1'], peers: ['a'] }, { prefix: '2001:db8::/64', med: 5 }] }), { restarting: true });
   t.same(speaker.opts, { localAs: 65000, bgpIdentifier: '10.0.0.1', gracefulRestart: { restarting: true } });
   await daemon.start();
-  t.same(speaker.calls, ['add a', 'add b', 'markInitialSyncDone']);
+  t.same(speaker.calls, ['markInitialSyncDone', 'add a', 'add b']);
+  t.same(speaker.order, ['setRoutes 2', 'markInitialSyncDone', 'add a', 'add b', 'listen'], 'the first route set, then the peers and the listener');
   t.match(speaker.peerCfgs.get('a'), { name: 'a', address: '127.0.0.2', port: 179, peerAs: 65001, holdTimeSec: 90, connectRetryTimeSec: 120, passive: false, families: ['ipv4-unicast', 'ipv6-unicast'], gracefulRestart: false });
   const routes = speaker.routesSet.at(-1)!;
   t.same(routes.find((r) => r.prefix === '192.0.2.10/32'), { prefix: '192.0.2.10/32', family: 'ipv4-unicast', communities: [65000 * 65536 + 1], peers: ['a'] });
@@ -201,6 +202,7 @@ t.test('reload with an unresolvable password changes nothing', async (t) => {
   t.same(speaker.calls, []);
   t.equal(daemon.currentConfig.peers.length, 1);
   const withPw = make(cfg({ peers: [{ ...peerB, password: { env: 'PW' } }] }), { env: { PW: 'secret' } });
+  await withPw.daemon.start();
   t.equal(withPw.speaker.peerCfgs.get('b')?.md5Password, 'secret');
   t.throws(() => make(cfg({ peers: [{ ...peerB, password: { file: '/nonexistent/pw' } }] })), /peers\[0\]\.password\.file: cannot read/);
 });

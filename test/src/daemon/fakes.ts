@@ -43,13 +43,17 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
     return Promise.reject(err);
   }
   ready() {
-    this.#first ??= this.#bind();
+    return this.#first ?? Promise.resolve();
+  }
+  listen() {
+    this.order.push('listen');
+    this.#first = this.#bind();
     return this.#first;
   }
-  retryListen() {
-    return this.#bind();
-  }
+  /** Every call that matters to the start-up order (docs/sessions.md "Start-up order"), in order. */
+  order: string[] = [];
   addPeer(cfg: SpeakerPeerConfig) {
+    this.order.push(`add ${cfg.name}`);
     this.calls.push(`add ${cfg.name}`);
     this.peerCfgs.set(cfg.name, cfg);
   }
@@ -64,6 +68,7 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
   /** Called with the whole table after every change. */
   onChange: ((routes: Route[]) => void) | undefined;
   setRoutes(routes: ReadonlyMap<string, Route>) {
+    this.order.push(`setRoutes ${routes.size}`);
     this.routesSet.push([...routes.values()]);
     this.current = new Map([...routes.values()].map((r) => [r.prefix, r]));
     this.onChange?.([...this.current.values()]);
@@ -75,6 +80,7 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
     this.onChange?.([...this.current.values()]);
   }
   markInitialSyncDone() {
+    this.order.push('markInitialSyncDone');
     this.calls.push('markInitialSyncDone');
   }
   async drain(o: { waitTimeSec: number }) {
