@@ -43,7 +43,7 @@ import { countEndpoints } from './endpoints.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import type { HealthCause, Reason } from './reasons.ts';
-import { ReasonCode } from './reasons.ts';
+import { ReasonCode, sharedReason } from './reasons.ts';
 import type { DesiredRoute, RouteContribution } from './route-merge.ts';
 import { mergeRoutes } from './route-merge.ts';
 import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
@@ -287,11 +287,11 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const spec = svc.spec ?? {};
   const type = spec.type ?? 'ClusterIP';
   if (type === 'ExternalName') {
-    decision.reasons.push({ code: ReasonCode.ExternalName, message: 'ExternalName Services have no IP' });
+    decision.reasons.push(sharedReason(ReasonCode.ExternalName, 'ExternalName Services have no IP'));
     return done();
   }
   if (spec.clusterIP === 'None') {
-    decision.reasons.push({ code: ReasonCode.Headless, message: 'headless Service (clusterIP None) has no VIP' });
+    decision.reasons.push(sharedReason(ReasonCode.Headless, 'headless Service (clusterIP None) has no VIP'));
     return done();
   }
   const ns = svc.metadata?.namespace ?? '';
@@ -315,18 +315,20 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       continue;
     }
     if (proxyName !== undefined) {
-      blocking.push({ code: ReasonCode.ServiceProxyNameSet, message: `label ${SERVICE_PROXY_NAME_LABEL}=${proxyName}: kube-proxy does not serve this Service` });
+      blocking.push(sharedReason(ReasonCode.ServiceProxyNameSet, `label ${SERVICE_PROXY_NAME_LABEL}=${proxyName}: kube-proxy does not serve this Service`));
     }
     if (vip.kind === 'loadBalancer') {
       const cls = spec.loadBalancerClass;
       if (ctx.loadBalancerClass === undefined ? cls != null : cls !== ctx.loadBalancerClass) {
-        blocking.push({
-          code: ReasonCode.ForeignLoadBalancerClass,
-          message: `loadBalancerClass ${cls == null ? 'is unset' : JSON.stringify(cls)} but Herald handles ${ctx.loadBalancerClass === undefined ? 'only Services without a class' : JSON.stringify(ctx.loadBalancerClass)}`,
-        });
+        blocking.push(
+          sharedReason(
+            ReasonCode.ForeignLoadBalancerClass,
+            `loadBalancerClass ${cls == null ? 'is unset' : JSON.stringify(cls)} but Herald handles ${ctx.loadBalancerClass === undefined ? 'only Services without a class' : JSON.stringify(ctx.loadBalancerClass)}`,
+          ),
+        );
       }
       if (vip.ipMode === 'Proxy') {
-        blocking.push({ code: ReasonCode.IPModeProxy, message: 'ingress ipMode is Proxy: kube-proxy does not capture this IP' });
+        blocking.push(sharedReason(ReasonCode.IPModeProxy, 'ingress ipMode is Proxy: kube-proxy does not capture this IP'));
       }
     }
     // Advertisements selecting this VIP.
@@ -338,39 +340,35 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
         matchesSelectors(ad.nodeSelector, ad.nodeSelectors, node.labels),
     );
     if (matching.length === 0) {
-      blocking.push({
-        code: ReasonCode.NoAdvertisement,
-        message:
+      blocking.push(
+        sharedReason(
+          ReasonCode.NoAdvertisement,
           selecting.length === 0
             ? `no advertisement selects address kind ${vip.kind}`
             : `advertisement(s) ${selecting.map((a) => a.name).join(', ')} select ${vip.kind} but not this Service's namespace/labels or this node's labels`,
-      });
+        ),
+      );
     }
     // Endpoints.
     const policyField = vip.kind === 'clusterIP' ? 'internalTrafficPolicy' : 'externalTrafficPolicy';
     const policy = (vip.kind === 'clusterIP' ? spec.internalTrafficPolicy : spec.externalTrafficPolicy) ?? 'Cluster';
     let counts = countsByFamily.get(family);
     if (!counts) countsByFamily.set(family, (counts = countEndpoints(slices, family, node.name, ctx.countServingTerminating ?? false)));
-    const extra = `${counts.notReady} not ready, ${counts.terminating} terminating${ctx.countServingTerminating ? ' and not serving' : ''}`;
-    let positive: Reason;
-    if (policy === 'Local') {
-      if (counts.local === 0) {
-        blocking.push({
-          code: ReasonCode.NoLocalReadyEndpoint,
-          message: `${policyField} is Local and node ${node.name} has no ready ${family} endpoint (${counts.total} ready on other nodes; ${extra})`,
-        });
-      }
-      positive = { code: ReasonCode.LocalReadyEndpoint, message: `${policyField} is Local; ${counts.local} ready ${family} endpoint(s) on node ${node.name}` };
-    } else {
-      if (counts.total === 0) {
-        blocking.push({ code: ReasonCode.NoReadyEndpoint, message: `${policyField} is Cluster and no ready ${family} endpoint exists (${extra})` });
-      }
-      positive = { code: ReasonCode.ReadyEndpoint, message: `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster` };
+    // The endpoint reasons name no VIP: shared by every Service in the same situation (reasons.ts sharedReason).
+    const extra = (c: EndpointCounts): string => `${c.notReady} not ready, ${c.terminating} terminating${ctx.countServingTerminating ? ' and not serving' : ''}`;
+    if (policy === 'Local' && counts.local === 0) {
+      blocking.push(sharedReason(ReasonCode.NoLocalReadyEndpoint, `${policyField} is Local and node ${node.name} has no ready ${family} endpoint (${counts.total} ready on other nodes; ${extra(counts)})`));
+    } else if (policy !== 'Local' && counts.total === 0) {
+      blocking.push(sharedReason(ReasonCode.NoReadyEndpoint, `${policyField} is Cluster and no ready ${family} endpoint exists (${extra(counts)})`));
     }
     if (blocking.length > 0) {
       blocked(vip, blocking, counts);
       continue;
     }
+    const positive =
+      policy === 'Local'
+        ? sharedReason(ReasonCode.LocalReadyEndpoint, `${policyField} is Local; ${counts.local} ready ${family} endpoint(s) on node ${node.name}`)
+        : sharedReason(ReasonCode.ReadyEndpoint, `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster`);
     const reasons: Reason[] = [positive];
     const bad: Reason[] = [];
     const contributions: RouteContribution[] = [];

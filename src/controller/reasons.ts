@@ -86,3 +86,32 @@ const NOT_HANDLED: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.NoAdver
 export function handlesVip(reasons: readonly { code: string }[]): boolean {
   return !reasons.some((r) => NOT_HANDLED.has(r.code));
 }
+
+/** Most distinct shared reasons held (then the table starts again, see `sharedReason`). */
+export const MAX_SHARED_REASONS = 4096;
+
+const shared = new Map<ReasonCode, Map<string, Reason>>();
+let sharedCount = 0;
+
+/**
+ * The one (frozen) Reason `{ code, message }` for every Service that has it. Most Services of a cluster share their
+ * endpoint reasons word for word (`externalTrafficPolicy is Local and node n1 has no ready IPv4 endpoint (3 ready on
+ * other nodes; ...)`): at 10,000 Services one object and one message each instead of one per VIP
+ * (docs/benchmarks.md "Where the memory goes"). Only for reasons without a per-VIP part (an address, a prefix): the
+ * table is bounded by `MAX_SHARED_REASONS` and starts again empty when full (reasons handed out before stay valid).
+ */
+export function sharedReason(code: ReasonCode, message: string): Reason {
+  let byMessage = shared.get(code);
+  if (byMessage === undefined) shared.set(code, (byMessage = new Map()));
+  const known = byMessage.get(message);
+  if (known !== undefined) return known;
+  if (sharedCount >= MAX_SHARED_REASONS) {
+    shared.clear();
+    sharedCount = 0;
+    shared.set(code, (byMessage = new Map()));
+  }
+  const reason: Reason = Object.freeze({ code, message });
+  byMessage.set(message, reason);
+  sharedCount++;
+  return reason;
+}

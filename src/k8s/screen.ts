@@ -16,6 +16,7 @@ import type { ResourceKind } from './types.ts';
 /** Whether a field of this shape must be present (a required name inside makes its object required). */
 function required(shape: Shape): boolean {
   if (shape === 'name') return true;
+  if (typeof shape === 'object' && 'term' in shape) return shape.term === 'name';
   return typeof shape === 'object' && 'fields' in shape && Object.values(shape.fields).some(required);
 }
 
@@ -37,6 +38,7 @@ function schemaOf(shape: Shape): z.ZodType {
     case 'opaque':
       return z.unknown().optional();
   }
+  if ('term' in shape) return schemaOf(shape.term);
   if ('list' in shape) return z.array(schemaOf(shape.list)).nullish();
   if ('map' in shape) {
     const keep = shape.keep;

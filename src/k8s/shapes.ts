@@ -18,7 +18,11 @@ import { SERVICE_NAME_LABEL } from './types.ts';
  * A field's shape:
  * - `text`, `number`: a string / number when present (not null); `text?`, `number?`, `flag?`: also null;
  * - `name`: a non-empty string, required; `opaque`: kept as it is, not checked (resourceVersion, timestamps);
- * - `{ map }`: an object of strings or null (labels, annotations); `keep` picks the keys the cache keeps;
+ * - `{ term }`: a string of that shape (`text`, `text?`, `name`) that many objects repeat (a namespace, a node name,
+ *   an enumerated value such as `LoadBalancer` or `IPv4`): the trimmer keeps one copy of each distinct value for all
+ *   objects (src/k8s/terms.ts) instead of the copy each parsed object brings;
+ * - `{ map }`: an object of strings or null (labels, annotations); `keep` picks the keys the cache keeps; `terms`:
+ *   its values are terms (label values repeat: `app`, `tier`);
  * - `{ list }`: an array of that shape, or null;
  * - `{ fields }`: an object with those fields (absent allowed; `nullable`: null too). Other fields are dropped by the
  *   trimmer and not checked by the screening.
@@ -31,16 +35,20 @@ export type Shape =
   | 'flag?'
   | 'name'
   | 'opaque'
-  | { readonly map: 'text'; readonly keep?: (key: string) => boolean }
+  | { readonly term: 'text' | 'text?' | 'name' }
+  | { readonly map: 'text'; readonly keep?: (key: string) => boolean; readonly terms?: boolean }
   | { readonly list: Shape }
   | { readonly fields: Readonly<Record<string, Shape>>; readonly nullable?: boolean };
 
 /** Prefix of the annotations Herald reads (health checks, route attributes, IPAM). */
 export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
 
-const labels: Shape = { map: 'text' };
+const labels: Shape = { map: 'text', terms: true };
 const heraldAnnotations: Shape = { map: 'text', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
 const texts: Shape = { list: 'text' };
+const term: Shape = { term: 'text' };
+const requiredTerm: Shape = { term: 'name' };
+const terms: Shape = { list: term };
 
 /**
  * Herald's own kinds (herald.io, src/k8s/herald-kinds.ts): the metadata the merge and the status conditions read
@@ -59,40 +67,41 @@ const heraldObject: Shape = {
 export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
   Service: {
     fields: {
-      metadata: { fields: { name: 'name', namespace: 'name', resourceVersion: 'opaque', creationTimestamp: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      metadata: { fields: { name: 'name', namespace: requiredTerm, resourceVersion: 'opaque', creationTimestamp: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
       spec: {
         fields: {
-          type: 'text',
+          type: term,
           clusterIP: 'text',
           clusterIPs: texts,
           externalIPs: texts,
-          externalTrafficPolicy: 'text',
-          internalTrafficPolicy: 'text',
+          externalTrafficPolicy: term,
+          internalTrafficPolicy: term,
           healthCheckNodePort: 'number',
-          loadBalancerClass: 'text?',
+          loadBalancerClass: { term: 'text?' },
           loadBalancerIP: 'text',
-          ipFamilies: texts,
-          ipFamilyPolicy: 'text',
-          ports: { list: { fields: { port: 'number', protocol: 'text' } } },
+          ipFamilies: terms,
+          ipFamilyPolicy: term,
+          ports: { list: { fields: { port: 'number', protocol: term } } },
           selector: labels,
         },
       },
-      status: { nullable: true, fields: { loadBalancer: { nullable: true, fields: { ingress: { list: { fields: { ip: 'text', ipMode: 'text' } } } } } } },
+      status: { nullable: true, fields: { loadBalancer: { nullable: true, fields: { ingress: { list: { fields: { ip: 'text', ipMode: term } } } } } } },
     },
   },
   EndpointSlice: {
     fields: {
-      metadata: { fields: { name: 'name', namespace: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels: { map: 'text', keep: (k) => k === SERVICE_NAME_LABEL } } },
-      addressType: 'text',
-      endpoints: { list: { fields: { addresses: texts, conditions: { nullable: true, fields: { ready: 'flag?', serving: 'flag?', terminating: 'flag?' } }, nodeName: 'text?' } } },
+      metadata: { fields: { name: 'name', namespace: requiredTerm, resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels: { map: 'text', keep: (k) => k === SERVICE_NAME_LABEL } } },
+      addressType: term,
+      endpoints: { list: { fields: { addresses: texts, conditions: { nullable: true, fields: { ready: 'flag?', serving: 'flag?', terminating: 'flag?' } }, nodeName: { term: 'text?' } } } },
     },
   },
   Node: {
     fields: {
-      metadata: { fields: { name: 'name', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
-      spec: { nullable: true, fields: { taints: { list: { fields: { key: 'text' } } } } },
+      // name: a term, as the endpoints' nodeName that names it.
+      metadata: { fields: { name: requiredTerm, resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      spec: { nullable: true, fields: { taints: { list: { fields: { key: term } } } } },
       // addresses: the InternalIP of each family is kube-proxy's probe address (docs/decisions.md "Node addresses").
-      status: { nullable: true, fields: { conditions: { list: { fields: { type: 'text', status: 'text' } } }, addresses: { list: { fields: { type: 'text', address: 'text' } } } } },
+      status: { nullable: true, fields: { conditions: { list: { fields: { type: term, status: term } } }, addresses: { list: { fields: { type: term, address: 'text' } } } } },
     },
   },
   ServiceCIDR: {

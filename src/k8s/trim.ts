@@ -10,6 +10,7 @@
  */
 import type { Shape } from './shapes.ts';
 import { SHAPES } from './shapes.ts';
+import { term } from './terms.ts';
 import type { KubeObject, ResourceKind } from './types.ts';
 
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -17,17 +18,19 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
 /** What the cache keeps of `value`, a field of shape `shape` (undefined: nothing). */
 function keepValue(value: unknown, shape: Shape): unknown {
   if (typeof shape === 'string') return value;
+  if ('term' in shape) return typeof value === 'string' ? term(value) : value;
   if ('list' in shape) return Array.isArray(value) ? value.map((v) => keepValue(v, shape.list)) : value;
   if ('map' in shape) {
     const keep = shape.keep;
-    if (keep === undefined || !isPlain(value)) return value;
+    if ((keep === undefined && shape.terms !== true) || !isPlain(value)) return value;
     let out: Record<string, unknown> | undefined;
     for (const k of Object.keys(value)) {
-      if (!keep(k)) continue;
+      if (keep !== undefined && !keep(k)) continue;
       out ??= {};
-      out[k] = value[k];
+      const v = value[k];
+      out[k] = shape.terms === true && typeof v === 'string' ? term(v) : v;
     }
-    return out;
+    return keep === undefined ? (out ?? {}) : out;
   }
   return isPlain(value) ? keepFields(value, shape.fields) : value;
 }
@@ -44,7 +47,8 @@ function keepFields(obj: Record<string, unknown>, fields: Readonly<Record<string
 }
 
 /**
- * The fields of `obj` that Herald reads (a new object; kept values are shared with `obj`, not copied).
+ * The fields of `obj` that Herald reads (a new object; kept values are shared with `obj`, not copied, except terms:
+ * src/k8s/terms.ts).
  * @param kind what `obj` is (its own `kind` field is not read: watch and list items may lack it)
  */
 export function trimObject(kind: ResourceKind, obj: KubeObject): KubeObject {
