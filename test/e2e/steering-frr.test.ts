@@ -37,7 +37,7 @@ interface FrrPathJson {
 }
 
 async function paths(frr: Frr, prefix: string): Promise<FrrPathJson[]> {
-  const j = JSON.parse(await frr.vtysh(`show bgp ipv4 unicast ${prefix}/32 json`)) as { paths?: FrrPathJson[] };
+  const j = (await frr.vtyshJson(`show bgp ipv4 unicast ${prefix}/32 json`)) as { paths?: FrrPathJson[] };
   return j.paths ?? [];
 }
 

@@ -97,6 +97,25 @@ export class Frr {
     return run('vtysh', ['--vty_socket', this.proc.dir, '-d', 'bgpd', '-c', cmd], timeoutMs);
   }
 
+  /**
+   * Runs one vtysh `... json` command and parses its output. vtysh now and then prints nothing when several commands
+   * reach one bgpd at once (seen in test/e2e/steering-frr.test.ts under load): an empty or cut output is read again,
+   * up to `tries` times 200 ms apart, then the last output is thrown with the command.
+   */
+  async vtyshJson(cmd: string, tries = 5): Promise<unknown> {
+    let out = '';
+    for (let i = 0; i < tries; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 200));
+      out = await this.vtysh(cmd);
+      try {
+        return JSON.parse(out) as unknown;
+      } catch {
+        // empty or cut output: read again
+      }
+    }
+    throw new Error(`vtysh -c '${cmd}': no JSON after ${tries} tries; last output: ${JSON.stringify(out.slice(0, 200))}`);
+  }
+
   /** The neighbour's state ('Established', 'Active', ...). */
   async neighborState(): Promise<string | undefined> {
     const j = JSON.parse(await this.vtysh(`show bgp neighbors ${this.options.neighbor} json`)) as Record<string, { bgpState?: string }>;
