@@ -116,11 +116,6 @@ export class PeerSet {
     return this.#applied.has(name);
   }
 
-  /** True once `open()` was called: applied lists reach the speaker. */
-  get opened(): boolean {
-    return this.#before === undefined;
-  }
-
   /** Start the peers of the last list applied, and from now on apply every list at once. Idempotent. */
   open(): void {
     const list = this.#before;

@@ -126,13 +126,11 @@ export class RouteAssembly {
     const made = this.#staticRoutes;
     const next = new Map<string, Route>();
     const nextMade = new Map<StaticRouteConfig, Route>();
-    // The first set (nothing before) skips the lookups: every route is new.
-    const first = prev.size === 0 && made.size === 0;
     for (const r of routes) {
-      const route = (first ? undefined : made.get(r)) ?? staticRoute(r);
+      const route = made.get(r) ?? staticRoute(r);
       nextMade.set(r, route);
       next.set(route.prefix, route);
-      if (first || prev.get(route.prefix) !== route) this.#dirty.add(route.prefix);
+      if (prev.get(route.prefix) !== route) this.#dirty.add(route.prefix);
     }
     for (const p of prev.keys()) if (!next.has(p)) this.#dirty.add(p);
     this.#static = next;

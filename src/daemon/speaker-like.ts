@@ -50,8 +50,6 @@ export interface ThreadExitEvent {
 /** What the daemon needs from the BGP speaker. Routes are keyed by canonical prefix. */
 export interface SpeakerLike extends EventEmitter {
   readonly localAs: number;
-  /** Resolves once the BGP listener is bound; rejects with the OS error. */
-  ready(): Promise<void>;
   /**
    * Bind the listener: the first bind (the daemon makes its speaker with `deferListen`), or again after a failure;
    * rejects with the OS error.

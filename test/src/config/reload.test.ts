@@ -93,7 +93,6 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
     super();
     this.localAs = opts.localAs;
   }
-  async ready() {}
   async listen() {}
   addPeer(_cfg: SpeakerPeerConfig) {}
   updatePeer(_cfg: SpeakerPeerConfig) {}

@@ -27,7 +27,6 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
   /** Listener binds that fail (EADDRINUSE, as bgp/speaker.ts reports them) before one succeeds. */
   bindFailures: number;
   bindAttempts = 0;
-  #first: Promise<void> | undefined;
   constructor(opts: SpeakerOptions, bindFailures = 0) {
     super();
     this.opts = opts;
@@ -42,13 +41,9 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
     queueMicrotask(() => this.emit('error', err));
     return Promise.reject(err);
   }
-  ready() {
-    return this.#first ?? Promise.resolve();
-  }
   listen() {
     this.order.push('listen');
-    this.#first = this.#bind();
-    return this.#first;
+    return this.#bind();
   }
   /** Every call that matters to the start-up order (docs/sessions.md "Start-up order"), in order. */
   order: string[] = [];
