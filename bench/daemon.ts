@@ -33,10 +33,12 @@
  * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"), COMPILE_CACHE ("image", the default: Node's module compile
  * cache in a fresh directory filled by deploy/warm-compile-cache.js, as the container image has it; "cold": no
  * compile cache, as a process whose cache holds none of Herald's modules). Needs bird2 (and gobgpd) for the static
- * rows.
+ * rows. HEAP_SNAPSHOTS=DIR: the Kubernetes rows write a V8 heap snapshot of Herald after sync and after the flips into
+ * DIR (through node's --heapsnapshot-signal=SIGPWR, sent only to the process this bench started; the figures of
+ * such a run are not comparable: a snapshot costs heap and time).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -66,7 +68,8 @@ const ROOT = join(import.meta.dirname, '..');
  */
 const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
 /** Extra node flags (NODE_ARGS), after those deploy/herald sets. */
-const NODE_ARGS = process.env.NODE_ARGS ?? '';
+const HEAP_SNAPSHOTS = process.env.HEAP_SNAPSHOTS ?? '';
+const NODE_ARGS = `${process.env.NODE_ARGS ?? ''}${HEAP_SNAPSHOTS !== '' ? ` --heapsnapshot-signal=SIGPWR --diagnostic-dir=${HEAP_SNAPSHOTS}` : ''}`.trim();
 const B = 150 + (process.pid % 50);
 const COMPILE_CACHE = process.env.COMPILE_CACHE ?? 'image';
 if (COMPILE_CACHE !== 'image' && COMPILE_CACHE !== 'cold') throw new Error(`COMPILE_CACHE must be "image" or "cold", not ${COMPILE_CACHE}`);
@@ -86,6 +89,28 @@ function compileCacheEnv(): Record<string, string> {
 const CACHE_ENV = compileCacheEnv();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** With HEAP_SNAPSHOTS: one heap snapshot of the Herald at `pid`, renamed to `name`; waits until it is written. */
+async function heapSnapshot(pid: number, name: string): Promise<void> {
+  if (HEAP_SNAPSHOTS === '') return;
+  const before = new Set(readdirSync(HEAP_SNAPSHOTS));
+  process.kill(pid, 'SIGPWR');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const file = readdirSync(HEAP_SNAPSHOTS).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (file !== undefined) {
+      let size = -1;
+      while (size !== statSync(join(HEAP_SNAPSHOTS, file)).size) {
+        size = statSync(join(HEAP_SNAPSHOTS, file)).size;
+        await sleep(1000);
+      }
+      renameSync(join(HEAP_SNAPSHOTS, file), join(HEAP_SNAPSHOTS, name));
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`no heap snapshot of ${pid} in ${HEAP_SNAPSHOTS}`);
+    await sleep(200);
+  }
+}
 const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-1`, svcName(i), endpoints(i, ready)), i);
 
 /**
@@ -205,6 +230,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
     await sleep(2000);
     const sync = rssMiB(h.pid);
     const heapSync = await heapOf(adminPort);
+    await heapSnapshot(h.pid, `k8s-${services}-sync.heapsnapshot`);
 
     const ready = new Map<number, boolean>(ours.map((i) => [i, true]));
     let lost = 0;
@@ -235,6 +261,7 @@ async function k8sRow(services: number): Promise<K8sRow> {
     await sleep(2000);
     const end = rssMiB(h.pid);
     const heapEnd = await heapOf(adminPort);
+    await heapSnapshot(h.pid, `k8s-${services}-end.heapsnapshot`);
     return { services, ours: ours.length, startSec, syncCpu, rssSync: sync.rss, hwmSync: sync.hwm, cpuPerEventMs, lost, rssEnd: end.rss, hwmEnd: end.hwm, heapSync, heapEnd };
   } finally {
     await herald?.stop();
