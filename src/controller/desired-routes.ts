@@ -217,6 +217,14 @@ export interface DesiredResult {
 
 const NO_CONTRIBUTIONS: readonly RouteContribution[] = Object.freeze([]);
 
+/**
+ * A copy of `list` of its exact length. V8 gives an array grown by `push` room for 17 elements (about 150 bytes)
+ * whatever it holds; a copy by `slice` has room for its elements only. Used on the lists a decision keeps.
+ */
+function exact<T>(list: T[]): T[] {
+  return list.slice();
+}
+
 /** Label making kube-proxy ignore a Service. */
 export const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
 
@@ -278,9 +286,15 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   const vips: VipCandidate[] = [];
   const all: RouteContribution[] = [];
   const annotations = serviceAnnotations(svc.metadata?.annotations, inputs.previous?.annotations);
-  const done = (): ServiceCandidates => ({ service: key, object: svc, decision, vips, contributions: all.length > 0 ? all : NO_CONTRIBUTIONS, annotations });
+  // The lists grown by push get their exact size (`exact`) before they are kept: Controller keeps the candidates of
+  // every Service (docs/benchmarks.md "Where the memory goes").
+  const done = (): ServiceCandidates => {
+    decision.vips = exact(decision.vips);
+    decision.reasons = exact(decision.reasons);
+    return { service: key, object: svc, decision, vips: exact(vips), contributions: all.length > 0 ? exact(all) : NO_CONTRIBUTIONS, annotations };
+  };
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons };
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: exact(reasons) };
     decision.vips.push(d);
     vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints, othersCanServe: false });
   };
@@ -411,17 +425,17 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const announced = contributions.length > 0;
     if (!announced && notChosen.length > 0) {
       // Not this node's VIP: blocked, no health check needed here (the chosen nodes check theirs).
-      const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: [...notChosen, ...bad] };
-      if (attributes !== undefined) d.attributes = attributes;
+      const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: exact([...notChosen, ...bad]) };
+      if (attributes !== undefined) d.attributes = exact(attributes);
       decision.vips.push(d);
       vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts, othersCanServe: false });
       continue;
     }
     if (announced && annotations.applied !== undefined) reasons.push(annotations.applied);
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: announced ? [...reasons, ...annotations.notes, ...notChosen, ...bad] : bad };
-    if (attributes !== undefined) d.attributes = attributes;
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: exact(announced ? [...reasons, ...annotations.notes, ...notChosen, ...bad] : bad) };
+    if (attributes !== undefined) d.attributes = exact(attributes);
     decision.vips.push(d);
-    vips.push({ decision: d, candidate: true, contributions, endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
+    vips.push({ decision: d, candidate: true, contributions: exact(contributions), endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
     for (const c of contributions) all.push(c);
   }
   return done();

@@ -18,8 +18,11 @@ export interface ServiceEventSink {
 export class AnnouncementEvents {
   private readonly nodeName: string;
   private readonly sink: ServiceEventSink;
-  /** service → VIP address → announced. */
-  private readonly last = new Map<string, Map<string, boolean>>();
+  /**
+   * service → the VIP addresses announced when it was last seen; a Service announcing none has no entry (at 10,000
+   * Services most announce nothing from one node: docs/benchmarks.md "Where the memory goes").
+   */
+  private readonly last = new Map<string, readonly string[]>();
   private primed = false;
 
   constructor(nodeName: string, sink: ServiceEventSink) {
@@ -39,12 +42,12 @@ export class AnnouncementEvents {
       const before = this.last.get(s.service);
       const now = new Map<string, boolean>();
       for (const v of s.vips) {
-        if (v.kind === 'clusterIP' && !v.announced && !before?.get(v.address)) {
+        const was = before?.includes(v.address) ?? false;
+        if (v.kind === 'clusterIP' && !v.announced && !was) {
           now.set(v.address, false);
           continue; // ClusterIPs not selected by any advertisement: no noise
         }
         now.set(v.address, v.announced);
-        const was = before?.get(v.address) ?? false;
         if (this.primed && was !== v.announced) {
           const why = v.reasons.filter((r) => !['Advertised', 'LocalReadyEndpoint', 'ReadyEndpoint'].includes(r.code)).map((r) => `${r.code}: ${r.message}`).join('; ');
           this.sink.record(
@@ -54,7 +57,9 @@ export class AnnouncementEvents {
           );
         }
       }
-      this.last.set(s.service, now);
+      const announced = [...now].filter(([, a]) => a).map(([address]) => address);
+      if (announced.length > 0) this.last.set(s.service, announced);
+      else this.last.delete(s.service);
     }
     // Services that disappeared (deleted): forget them without an Event (the Service is gone).
     const gone = full ? [...this.last.keys()].filter((k) => !seen.has(k)) : (wanted ?? []).filter((k) => !seen.has(k));

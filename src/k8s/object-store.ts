@@ -6,8 +6,9 @@
  * key. The store is also the informers' cache (`cacheOf`): one copy of every object in the process.
  *
  * EndpointSlices are indexed by the Service they belong to (label `kubernetes.io/service-name`,
- * same namespace; discovery.k8s.io/v1 well-known labels), keyed by slice name, so reading one Service's endpoints
- * costs O(its slices) and one slice change touches at most two Services (old and new label).
+ * same namespace; discovery.k8s.io/v1 well-known labels), so reading one Service's endpoints costs O(its slices) and
+ * one slice change touches at most two Services (old and new label). The index holds one array per Service (most
+ * have one slice), replaced, never changed in place: `endpointSlicesFor` hands it out as it is.
  */
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
 import type { ConfigKind, HeraldObject } from './herald-kinds.ts';
@@ -45,7 +46,8 @@ export interface InformerCache {
 export class ObjectStore implements Snapshot {
   readonly #services = new Map<string, Service>();
   readonly #slices = new Map<string, EndpointSlice>(); // by "ns/sliceName"
-  readonly #slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  /** Service "ns/name" → its slices (never empty, replaced on every change). */
+  readonly #slicesByService = new Map<string, readonly EndpointSlice[]>();
   readonly #nodes = new Map<string, Node>();
   readonly #cidrs = new Map<string, ServiceCIDR>();
   readonly #herald = new Map<ConfigKind, Map<string, HeraldObject>>(CONFIG_KINDS.map((k) => [k, new Map()]));
@@ -59,8 +61,7 @@ export class ObjectStore implements Snapshot {
   }
 
   endpointSlicesFor(serviceKey: string): readonly EndpointSlice[] {
-    const m = this.#slicesByService.get(serviceKey);
-    return m ? [...m.values()] : [];
+    return this.#slicesByService.get(serviceKey) ?? [];
   }
 
   node(name: string): Node | undefined {
@@ -187,13 +188,13 @@ export class ObjectStore implements Snapshot {
     }
   }
 
-  /** Index `slice` (stored under `key`) by its Service; returns the Service's key. */
+  /** Index `slice` (stored under `key`, replacing the slice stored under it) by its Service; returns the Service's key. */
   #indexSlice(key: string, slice: EndpointSlice): string | undefined {
     const svc = serviceKeyOfSlice(slice);
     if (svc === undefined) return undefined;
-    let m = this.#slicesByService.get(svc);
-    if (!m) this.#slicesByService.set(svc, (m = new Map()));
-    m.set(key, slice);
+    const list = this.#slicesByService.get(svc) ?? [];
+    const i = list.findIndex((s) => objectKey(s) === key);
+    this.#slicesByService.set(svc, i < 0 ? list.concat(slice) : list.with(i, slice));
     return svc;
   }
 
@@ -204,9 +205,10 @@ export class ObjectStore implements Snapshot {
     this.#slices.delete(key);
     const svc = serviceKeyOfSlice(old);
     if (svc !== undefined) {
-      const m = this.#slicesByService.get(svc);
-      m?.delete(key);
-      if (m && m.size === 0) this.#slicesByService.delete(svc);
+      const list = this.#slicesByService.get(svc) ?? [];
+      const i = list.findIndex((s) => objectKey(s) === key);
+      if (list.length === 1 && i === 0) this.#slicesByService.delete(svc);
+      else if (i >= 0) this.#slicesByService.set(svc, list.toSpliced(i, 1));
       keys.add(serviceChangeKey(svc));
     }
     return keys;
