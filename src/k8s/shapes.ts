@@ -25,7 +25,9 @@ import { SERVICE_NAME_LABEL } from './types.ts';
  *   its values are terms (label values repeat: `app`, `tier`);
  * - `{ list }`: an array of that shape, or null;
  * - `{ fields }`: an object with those fields (absent allowed; `nullable`: null too). Other fields are dropped by the
- *   trimmer and not checked by the screening.
+ *   trimmer and not checked by the screening;
+ * - `shared` (on a list or fields): a small value many objects repeat word for word (an endpoint's conditions, a
+ *   Service's ports): the trimmer keeps one frozen copy for all objects (src/k8s/terms.ts `sharedValue`).
  */
 export type Shape =
   | 'text'
@@ -37,8 +39,8 @@ export type Shape =
   | 'opaque'
   | { readonly term: 'text' | 'text?' | 'name' }
   | { readonly map: 'text'; readonly keep?: (key: string) => boolean; readonly terms?: boolean }
-  | { readonly list: Shape }
-  | { readonly fields: Readonly<Record<string, Shape>>; readonly nullable?: boolean };
+  | { readonly list: Shape; readonly shared?: boolean }
+  | { readonly fields: Readonly<Record<string, Shape>>; readonly nullable?: boolean; readonly shared?: boolean };
 
 /** Prefix of the annotations Herald reads (health checks, route attributes, IPAM). */
 export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
@@ -48,7 +50,7 @@ const heraldAnnotations: Shape = { map: 'text', keep: (k) => k.startsWith(HERALD
 const texts: Shape = { list: 'text' };
 const term: Shape = { term: 'text' };
 const requiredTerm: Shape = { term: 'name' };
-const terms: Shape = { list: term };
+const terms: Shape = { list: term, shared: true };
 
 /**
  * Herald's own kinds (herald.io, src/k8s/herald-kinds.ts): the metadata the merge and the status conditions read
@@ -81,7 +83,7 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
           loadBalancerIP: 'text',
           ipFamilies: terms,
           ipFamilyPolicy: term,
-          ports: { list: { fields: { port: 'number', protocol: term } } },
+          ports: { list: { fields: { port: 'number', protocol: term } }, shared: true },
           selector: labels,
         },
       },
@@ -92,7 +94,7 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
     fields: {
       metadata: { fields: { name: 'name', namespace: requiredTerm, resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels: { map: 'text', keep: (k) => k === SERVICE_NAME_LABEL } } },
       addressType: term,
-      endpoints: { list: { fields: { addresses: texts, conditions: { nullable: true, fields: { ready: 'flag?', serving: 'flag?', terminating: 'flag?' } }, nodeName: { term: 'text?' } } } },
+      endpoints: { list: { fields: { addresses: texts, conditions: { nullable: true, shared: true, fields: { ready: 'flag?', serving: 'flag?', terminating: 'flag?' } }, nodeName: { term: 'text?' } } } },
     },
   },
   Node: {

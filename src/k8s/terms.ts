@@ -30,3 +30,42 @@ export function term(text: string): string {
 export function termCount(): number {
   return table.size;
 }
+
+/** Most distinct shared values held (then the table starts again, as the terms table). */
+export const MAX_SHARED_VALUES = 4096;
+/** Longest JSON text of a value kept as a shared value (a few ports or conditions; longer ones are rarely repeated). */
+export const MAX_SHARED_JSON = 256;
+
+const values = new Map<string, unknown>();
+
+/**
+ * The one deep-frozen copy of the JSON value `value` for every object that holds it word for word: an endpoint's
+ * `conditions` (`{ ready: true, serving: true, terminating: false }` on nearly every endpoint), a Service's `ports`
+ * or `ipFamilies`. JSON.parse gives each object its own copy, some 50 bytes an object and array (docs/benchmarks.md
+ * "Where the memory goes"). A value whose JSON text is longer than `MAX_SHARED_JSON` is returned as it is. The shared
+ * copy is frozen: a cached object is read, never changed (src/k8s/object-store.ts), and a change would throw.
+ * @param value a JSON value (plain objects, arrays, strings, numbers, booleans, null)
+ */
+export function sharedValue(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const text = JSON.stringify(value);
+  if (text.length > MAX_SHARED_JSON) return value;
+  const known = values.get(text);
+  if (known !== undefined) return known;
+  if (values.size >= MAX_SHARED_VALUES) values.clear();
+  values.set(text, deepFreeze(value));
+  return value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Number of shared values held (tests). */
+export function sharedValueCount(): number {
+  return values.size;
+}

@@ -10,7 +10,7 @@
  */
 import type { Shape } from './shapes.ts';
 import { SHAPES } from './shapes.ts';
-import { term } from './terms.ts';
+import { sharedValue, term } from './terms.ts';
 import type { KubeObject, ResourceKind } from './types.ts';
 
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -19,7 +19,7 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
 function keepValue(value: unknown, shape: Shape): unknown {
   if (typeof shape === 'string') return value;
   if ('term' in shape) return typeof value === 'string' ? term(value) : value;
-  if ('list' in shape) return Array.isArray(value) ? value.map((v) => keepValue(v, shape.list)) : value;
+  if ('list' in shape) return Array.isArray(value) ? shareIf(shape.shared, value.map((v) => keepValue(v, shape.list))) : value;
   if ('map' in shape) {
     const keep = shape.keep;
     if ((keep === undefined && shape.terms !== true) || !isPlain(value)) return value;
@@ -32,7 +32,12 @@ function keepValue(value: unknown, shape: Shape): unknown {
     }
     return keep === undefined ? (out ?? {}) : out;
   }
-  return isPlain(value) ? keepFields(value, shape.fields) : value;
+  return isPlain(value) ? shareIf(shape.shared, keepFields(value, shape.fields)) : value;
+}
+
+/** `kept` (a new value the trimmer built), or its shared copy when the shape says `shared` (src/k8s/terms.ts). */
+function shareIf(shared: boolean | undefined, kept: unknown): unknown {
+  return shared === true ? sharedValue(kept) : kept;
 }
 
 function keepFields(obj: Record<string, unknown>, fields: Readonly<Record<string, Shape>>): Record<string, unknown> {
@@ -47,8 +52,8 @@ function keepFields(obj: Record<string, unknown>, fields: Readonly<Record<string
 }
 
 /**
- * The fields of `obj` that Herald reads (a new object; kept values are shared with `obj`, not copied, except terms:
- * src/k8s/terms.ts).
+ * The fields of `obj` that Herald reads (a new object; kept values are shared with `obj`, not copied, except terms and
+ * shared values, which are shared with other objects: src/k8s/terms.ts).
  * @param kind what `obj` is (its own `kind` field is not read: watch and list items may lack it)
  */
 export function trimObject(kind: ResourceKind, obj: KubeObject): KubeObject {
