@@ -317,7 +317,9 @@ export class Controller extends EventEmitter {
       }
     }
     this.quarantine.set(owner, entries);
-    this.#candidates.set(key, candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined', previous));
+    const next = candidates ?? quarantinedService(key, svc, entries[entries.length - 1]?.reason ?? 'quarantined', previous);
+    // Keyed by the candidates' own "ns/name" (the same text as `key`): one string for both.
+    this.#candidates.set(next.service, next);
   }
 
   #computeCidrs(): void {

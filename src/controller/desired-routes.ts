@@ -43,7 +43,7 @@ import { countEndpoints } from './endpoints.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import type { HealthCause, Reason } from './reasons.ts';
-import { ReasonCode, sharedReason } from './reasons.ts';
+import { ReasonCode, sharedReason, sharedReasons } from './reasons.ts';
 import type { DesiredRoute, RouteContribution } from './route-merge.ts';
 import { mergeRoutes } from './route-merge.ts';
 import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
@@ -290,11 +290,11 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
   // every Service (docs/benchmarks.md "Where the memory goes").
   const done = (): ServiceCandidates => {
     decision.vips = exact(decision.vips);
-    decision.reasons = exact(decision.reasons);
+    decision.reasons = sharedReasons(decision.reasons);
     return { service: key, object: svc, decision, vips: exact(vips), contributions: all.length > 0 ? exact(all) : NO_CONTRIBUTIONS, annotations };
   };
   const blocked = (vip: { address: string; kind: VipKind }, reasons: Reason[], endpoints: EndpointCounts | undefined): void => {
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: exact(reasons) };
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: sharedReasons(reasons) };
     decision.vips.push(d);
     vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints, othersCanServe: false });
   };

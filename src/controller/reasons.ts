@@ -115,3 +115,24 @@ export function sharedReason(code: ReasonCode, message: string): Reason {
   sharedCount++;
   return reason;
 }
+
+const sharedLists = new Map<string, Reason[]>();
+
+/**
+ * The reason chain `reasons` as the VIP keeps it: when every reason in it is a shared one (`sharedReason`), the one
+ * frozen list of them for every VIP blocked for the same reasons (at 10,000 Services most VIPs of a node are blocked
+ * by the same endpoint or advertisement reason: docs/benchmarks.md "Where the memory goes"); otherwise a copy of its
+ * exact length (a list grown by `push` keeps room for 17). An empty chain is the one frozen empty list. Bounded
+ * with the shared reasons' table.
+ */
+export function sharedReasons(reasons: readonly Reason[]): Reason[] {
+  const copy = reasons.slice();
+  if (!copy.every((r) => Object.isFrozen(r) && shared.get(r.code)?.get(r.message) === r)) return copy;
+  const text = copy.map((r) => `${r.code}\u0000${r.message}`).join('\u0001');
+  const known = sharedLists.get(text);
+  if (known !== undefined) return known;
+  if (sharedLists.size >= MAX_SHARED_REASONS) sharedLists.clear();
+  Object.freeze(copy);
+  sharedLists.set(text, copy);
+  return copy;
+}

@@ -14,18 +14,22 @@
 import type { EndpointSlice, KubeObject } from './types.ts';
 import { SERVICE_NAME_LABEL } from './types.ts';
 
-/** "ns/name" for namespaced objects, "name" for cluster-scoped ones. */
+/**
+ * "ns/name" for namespaced objects, "name" for cluster-scoped ones. The "ns/name" text is built by `join`, which gives
+ * V8 a flat string (about 40 bytes): a template literal gives a rope that becomes a rope and a flat copy (about 70
+ * bytes) once a Map hashes it, and several Maps key every Service (docs/benchmarks.md "Where the memory goes").
+ */
 export function objectKey(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
   const name = obj.metadata?.name ?? '';
-  return ns ? `${ns}/${name}` : name;
+  return ns ? [ns, name].join('/') : name;
 }
 
 /** Service key ("ns/name") an EndpointSlice belongs to, or undefined when the slice has no service-name label. */
 export function serviceKeyOfSlice(slice: EndpointSlice): string | undefined {
   const svc = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
   if (!svc) return undefined;
-  return `${slice.metadata?.namespace ?? ''}/${svc}`;
+  return [slice.metadata?.namespace ?? '', svc].join('/'); // flat, as objectKey's
 }
 
 /** Change key of a Service ("ns/name"). */
