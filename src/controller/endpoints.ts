@@ -64,8 +64,27 @@ export function countEndpoints(slices: readonly EndpointSlice[], family: IpFamil
     } else if (e.terminating) out.terminating++;
     else out.notReady++;
   }
-  if (local) out.localAddresses = local;
-  return out;
+  if (local) out.localAddresses = local.slice(); // its exact length: a list grown by push keeps room for 17
+  return out.local === 0 ? sharedCounts(out) : out;
+}
+
+/** Most distinct shared counts held (then the table starts again). */
+const MAX_SHARED_COUNTS = 1024;
+const shared = new Map<string, EndpointCounts>();
+
+/**
+ * The one frozen copy of counts without a local endpoint (`local` 0, no addresses) for every Service that has them:
+ * most Services of a cluster have none on a given node, and the controller keeps the counts of every Service
+ * (docs/benchmarks.md "Where the memory goes").
+ */
+function sharedCounts(counts: EndpointCounts): EndpointCounts {
+  const key = `${counts.total}/${counts.terminating}/${counts.notReady}`;
+  const known = shared.get(key);
+  if (known !== undefined) return known;
+  if (shared.size >= MAX_SHARED_COUNTS) shared.clear();
+  Object.freeze(counts);
+  shared.set(key, counts);
+  return counts;
 }
 
 /**

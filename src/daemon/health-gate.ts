@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { CandidateSet } from '../controller/controller.ts';
-import type { GatedService, HealthVerdict, ServiceCandidates, ServiceDecision } from '../controller/desired-routes.ts';
+import type { HealthVerdict, ServiceCandidates, ServiceDecision } from '../controller/desired-routes.ts';
 import { gateService } from '../controller/desired-routes.ts';
 import type { RouteContribution } from '../controller/route-merge.ts';
 import type { StaticRouteConfig } from '../config/schema.ts';
@@ -72,7 +72,9 @@ interface ServiceState {
   specs: CheckSpec[];
   /** JSON of `specs`, made when first compared. */
   json: string | undefined;
-  gated: GatedService;
+  /** The gated decision and route pieces (`GatedService`'s, kept here: no object of their own per Service). */
+  decision: ServiceDecision;
+  contributions: readonly RouteContribution[];
   /** Gate keys (text) of the announced VIPs. */
   announced: string[];
 }
@@ -194,11 +196,11 @@ export class HealthGate implements DecisionSet {
 
   services(): readonly ServiceDecision[] {
     this.#sortedKeys ??= [...this.#services.keys()].sort();
-    return this.#sortedKeys.map((k) => (this.#services.get(k) as ServiceState).gated.decision);
+    return this.#sortedKeys.map((k) => (this.#services.get(k) as ServiceState).decision);
   }
 
   service(key: string): ServiceDecision | undefined {
-    return this.#services.get(key)?.gated.decision;
+    return this.#services.get(key)?.decision;
   }
 
   /** Every check spec: the config's, then each Service's. */
@@ -276,15 +278,16 @@ export class HealthGate implements DecisionSet {
     for (const g of st?.announced ?? []) out.touched.add(g);
     for (const g of announced) out.touched.add(g);
     if (st === undefined) {
-      this.#services.set(key, { specs: newSpecs, json: undefined, gated, announced });
+      this.#services.set(key, { specs: newSpecs, json: undefined, decision: gated.decision, contributions: gated.contributions, announced });
       this.#sortedKeys = undefined;
       out.services.set(key, gated.contributions);
       out.decisionsChanged.push(key);
       return;
     }
-    if (st.gated.contributions !== gated.contributions) out.services.set(key, gated.contributions);
-    if (st.gated.decision !== gated.decision) out.decisionsChanged.push(key);
-    st.gated = gated;
+    if (st.contributions !== gated.contributions) out.services.set(key, gated.contributions);
+    if (st.decision !== gated.decision) out.decisionsChanged.push(key);
+    st.decision = gated.decision;
+    st.contributions = gated.contributions;
     st.announced = announced;
   }
 

@@ -24,6 +24,22 @@ export interface AllocatorMetricsView {
   usage(): PoolUsage[];
 }
 
+/**
+ * A Gauge whose `collect` builds every series from scratch on each read (a scrape), and that lets them go once read:
+ * `herald_vip_announced` has one series per Service VIP (10,000 Services: some 2 MiB of label objects and hash keys
+ * held from one scrape to the next for nothing; docs/benchmarks.md "Where the memory goes"). What a read returns is
+ * the same as a Gauge's.
+ */
+class ScrapeGauge<T extends string> extends Gauge<T> {
+  override async get(): ReturnType<Gauge<T>['get']> {
+    try {
+      return await super.get();
+    } finally {
+      this.reset();
+    }
+  }
+}
+
 /** Owner of the registry and all metric objects. */
 export class HeraldMetrics {
   readonly registry: Registry;
@@ -218,7 +234,7 @@ export class HeraldMetrics {
       help: 'Unix time of the last successful configuration load (start or reload).',
       registers,
     });
-    this.vipAnnounced = new Gauge({
+    this.vipAnnounced = new ScrapeGauge({
       name: `${PREFIX}vip_announced`,
       help: 'Per Service VIP this node handles: 1 while this node announces it, else 0 (VIPs no advertisement selects here are left out).',
       labelNames: ['service', 'address'],
