@@ -83,7 +83,7 @@ export { ByteWriter } from './wire/writer.ts';
 // --- Routes we originate ---
 export type { Route } from './rib/route.ts';
 export { MAX_AS_PATH_PREPEND } from './rib/route.ts';
-export type { ExportedRoute } from './rib/adj-rib-out.ts';
+export type { ExportedRoute } from './rib/export.ts';
 export { MAX_COMMUNITY_OCTETS } from './rib/adj-rib-out.ts';
 
 // --- Speaker, session, clock ---

@@ -10,17 +10,9 @@
  * `nextMessage()` counts as sent (the session hands it to the socket at once).
  */
 import type { Family } from '../constants.ts';
-import { attributeSignature, exportRoute } from './export.ts';
-import type { ExportedAttributes, ExportPeer } from './export.ts';
-import {
-  announceCapacity,
-  buildAnnounce,
-  buildWithdraw,
-  encodeAttributes,
-  endOfRibMessage,
-  ipv6NextHopBytes,
-  withdrawCapacity,
-} from './packer.ts';
+import { attributeSignature, describeExport, exportRoute } from './export.ts';
+import type { ExportedAttributes, ExportedRoute, ExportPeer } from './export.ts';
+import { announceCapacity, buildAnnounce, buildWithdraw, encodeGroup, endOfRibMessage, MAX_NLRI_OCTETS, withdrawCapacity } from './packer.ts';
 import { isIP } from 'node:net';
 import { MAX_AS_PATH_PREPEND, nlriSize, parsePrefix, RouteError } from './route.ts';
 import type { ParsedPrefix, Route } from './route.ts';
@@ -122,13 +114,6 @@ export interface SentInfo {
   readonly bytes: number;
 }
 
-/** A route as exported to a peer, for display (admin API, tests). */
-export interface ExportedRoute extends Route {
-  readonly nextHop: string;
-  /** AS numbers of the AS_PATH's AS_SEQUENCE (empty toward iBGP). */
-  readonly asPath: readonly number[];
-}
-
 /** Changes between two desired sets, computed once by the caller and shared by every peer. */
 export interface DesiredDiff {
   /** Records new or with changed attributes (signature) in the new set. */
@@ -182,8 +167,21 @@ export class AdjRibOut {
   /** Export context while the session is Established; undefined otherwise (nothing is pending then). */
   private peer: ExportPeer | undefined;
   private desired: ReadonlyMap<RouteKey, RouteRecord> = EMPTY;
-  /** What the peer holds: key → the group it was last announced with. */
+  /** What the peer holds: key → the group it was last announced with. Read and written only through `held()`. */
   private readonly advertised = new Map<RouteKey, AttrGroup>();
+  /**
+   * Announced but not yet entered in `advertised`: runs `queue[from, to)` of group `g`, packed by the initial
+   * table's fast path. Entering 100,000 keys in a Map was most of the CPU time of sending a full table; it is done
+   * by the first `held()` instead, after the table is out. The runs hold distinct keys absent from `advertised`
+   * (see `deferOk`), so `advertisedCount` adds their lengths.
+   */
+  private deferred: { readonly g: AttrGroup; readonly queue: readonly RouteRecord[]; readonly from: number; readonly to: number }[] = [];
+  private deferredCount = 0;
+  /**
+   * True from `start()` until the next change: every queued entry is then clean (queued by start() into an empty
+   * Adj-RIB-Out, so their keys are distinct and not held), and packed entries may be deferred.
+   */
+  private deferOk = false;
   /** Withdrawal candidates per family (re-checked when packed). */
   private readonly withdrawQueue = new Map<Family, WithdrawQueue>(FAMILIES.map((f) => [f, { queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 }]));
   private readonly pendingGroups = new Set<AttrGroup>();
@@ -217,7 +215,23 @@ export class AdjRibOut {
 
   /** Number of routes the peer currently holds from us. */
   get advertisedCount(): number {
-    return this.advertised.size;
+    return this.advertised.size + this.deferredCount;
+  }
+
+  /** `advertised`, with the deferred runs entered first (in the order they were packed). */
+  private held(): Map<RouteKey, AttrGroup> {
+    if (this.deferred.length > 0) {
+      for (const d of this.deferred) for (let i = d.from; i < d.to; i++) this.advertised.set(d.queue[i]!.key, d.g);
+      this.deferred = [];
+      this.deferredCount = 0;
+    }
+    return this.advertised;
+  }
+
+  /** A change that can invalidate queued entries (see AttrGroup.cleanSeq); it also ends deferral (`deferOk`). */
+  private bumpChange(): void {
+    this.changeSeq++;
+    this.deferOk = false;
   }
 
   /** Number of desired routes (before per-peer export filtering). */
@@ -242,6 +256,7 @@ export class AdjRibOut {
     this.peer = peer;
     for (const f of FAMILIES) if (peer.families.has(f)) this.eorDue.add(f);
     this.requeueAll();
+    this.deferOk = true;
   }
 
   /** Session down: the peer forgot everything we sent. The desired set is kept. */
@@ -251,7 +266,7 @@ export class AdjRibOut {
   }
 
   private clearQueues(): void {
-    this.changeSeq++;
+    this.bumpChange();
     for (const w of this.withdrawQueue.values()) {
       w.queue = [];
       w.head = 0;
@@ -270,6 +285,8 @@ export class AdjRibOut {
   private clearSessionState(): void {
     this.clearQueues();
     this.advertised.clear();
+    this.deferred = [];
+    this.deferredCount = 0;
     this.groupsBySig = new Map();
     this.groupsByBytes = new Map();
     this.unsendable = new Map();
@@ -284,7 +301,7 @@ export class AdjRibOut {
     this.clearQueues();
     this.unsent.clear();
     for (const rec of this.desired.values()) this.schedule(rec);
-    for (const [key, g] of this.advertised) {
+    for (const [key, g] of this.held()) {
       if (this.desired.has(key)) continue;
       // not desired any more: withdraw (the prefix is rebuilt from the key)
       this.pushWithdraw(makeRecord({ prefix: key, family: g.family }));
@@ -332,29 +349,29 @@ export class AdjRibOut {
     this.desired = next;
     if (this.peer === undefined) return;
     if (d.changed.length === 0 && d.removed.length === 0) return;
-    this.changeSeq++;
+    this.bumpChange();
     const before = new Set(this.pendingGroups);
     const wBefore = new Map<WithdrawQueue, boolean>();
     for (const w of this.withdrawQueue.values()) wBefore.set(w, w.head >= w.queue.length);
     for (const rec of d.changed) this.schedule(rec);
     for (const rec of d.removed) {
-      if (this.advertised.has(rec.key)) this.pushWithdraw(rec);
+      if (this.held().has(rec.key)) this.pushWithdraw(rec);
       if (this.unsent.size > 0) this.unsent.delete(rec.key);
     }
     this.markClean(before, wBefore);
     // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
-    if (this.queued > 2 * (this.desired.size + this.advertised.size) + 10_000) this.requeueAll();
+    if (this.queued > 2 * (this.desired.size + this.advertisedCount) + 10_000) this.requeueAll();
   }
 
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
   refresh(family: Family): void {
     if (this.peer === undefined) return;
-    this.changeSeq++;
+    this.bumpChange();
     for (const rec of this.desired.values()) {
       if (rec.route.family !== family) continue;
       const g = this.groupFor(rec);
       if (g === null) continue;
-      if (this.advertised.get(rec.key) === g) this.forced.add(rec.key);
+      if (this.held().get(rec.key) === g) this.forced.add(rec.key);
       this.pushAnnounce(rec, g);
     }
   }
@@ -378,7 +395,7 @@ export class AdjRibOut {
   /** The routes the peer holds from us, with the attributes we sent. */
   advertisedRoutes(): ExportedRoute[] {
     const out: ExportedRoute[] = [];
-    for (const [key, g] of this.advertised) out.push(describeExport(key, g.exported));
+    for (const [key, g] of this.held()) out.push(describeExport(key, g.exported));
     return out;
   }
 
@@ -427,7 +444,7 @@ export class AdjRibOut {
   /** Queues what `rec` (the current desired record of its key) needs toward this peer. */
   private schedule(rec: RouteRecord): void {
     const target = this.groupFor(rec);
-    const adv = this.advertised.get(rec.key);
+    const adv = this.held().get(rec.key);
     if (target !== null) {
       if (adv !== target) this.pushAnnounce(rec, target);
     } else if (adv !== undefined) {
@@ -465,12 +482,12 @@ export class AdjRibOut {
       for (; i < q.length; i++) {
         const rec = q[i]!;
         // still valid: the peer has it, and it is not (re-)desired for this peer
-        if (i >= cleanEnd && (!this.advertised.has(rec.key) || this.currentTarget(rec.key) !== null)) continue;
+        if (i >= cleanEnd && (!this.held().has(rec.key) || this.currentTarget(rec.key) !== null)) continue;
         const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
         out.push(rec);
-        this.advertised.delete(rec.key);
+        this.held().delete(rec.key);
       }
       this.queued -= i - w.head;
       w.head = i;
@@ -492,6 +509,8 @@ export class AdjRibOut {
       const q = g.queue;
       let i = g.head;
       const cleanEnd = g.cleanSeq === this.changeSeq ? g.cleanEnd : 0;
+      // every entry is clean then (deferOk), so the whole message's NLRI can be entered in `advertised` later
+      const defer = this.deferOk && cleanEnd === q.length;
       for (; i < q.length; i++) {
         const rec = q[i]!;
         const key = rec.key;
@@ -499,13 +518,17 @@ export class AdjRibOut {
           const cur = this.desired.get(key);
           // lazy cancel: skip entries whose key is gone, changed group, or already sent with this group
           if (cur === undefined || (cur.sig !== rec.sig && this.groupFor(cur) !== g)) continue;
-          if (this.advertised.get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
+          if (this.held().get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
         }
         const s = nlriSize(rec);
         if (used + s > cap) break;
         used += s;
         out.push(rec);
-        this.advertised.set(key, g);
+        if (!defer) this.held().set(key, g);
+      }
+      if (defer && i > g.head) {
+        this.deferred.push({ g, queue: q, from: g.head, to: i });
+        this.deferredCount += i - g.head;
       }
       this.queued -= i - g.head;
       g.head = i;
@@ -531,62 +554,4 @@ export class AdjRibOut {
     }
     return undefined;
   }
-}
-
-/**
- * Encodes the attributes of one group toward a peer: the path attributes (`encodeAttributes`) and, for IPv6, the
- * MP_REACH_NLRI next hop (RFC 2545 §3). What the encoder refuses (an IPv6 next hop with a zone id, a value out of
- * range, attributes too long for a 4096-octet UPDATE) comes back as `{ unsendable: reason }`, never as a throw:
- * a throw here would end the session with Cease / Out of Resources and send nothing at all.
- */
-function encodeGroup(ex: ExportedAttributes, fourOctetAs: boolean): { attrs: Buffer; mpNextHop: Buffer | undefined } | { unsendable: string } {
-  let mpNextHop: Buffer | undefined;
-  if (ex.family === 'ipv6-unicast') {
-    try {
-      mpNextHop = ipv6NextHopBytes(ex.nextHop);
-    } catch (err) {
-      return { unsendable: `${ex.family} next hop ${JSON.stringify(ex.nextHop)} cannot be encoded: ${errorText(err)}` };
-    }
-  }
-  let attrs: Buffer;
-  try {
-    attrs = encodeAttributes(ex.attributes, fourOctetAs);
-  } catch (err) {
-    return { unsendable: `${ex.family} path attributes cannot be encoded: ${errorText(err)}` };
-  }
-  if (announceCapacity(ex.family, attrs, mpNextHop, MIN_MAX_MESSAGE_LENGTH) < MAX_NLRI_OCTETS) {
-    return { unsendable: `${ex.family} path attributes take ${attrs.length} octets: too long for a ${MIN_MAX_MESSAGE_LENGTH}-octet UPDATE` };
-  }
-  return { attrs, mpNextHop };
-}
-
-/** The smallest maximum message length a session can have (RFC 4271 §4.1; RFC 8654 raises it to 65535). */
-const MIN_MAX_MESSAGE_LENGTH = 4096;
-/** Octets of the longest NLRI entry (an IPv6 /128: length octet + 16). */
-const MAX_NLRI_OCTETS = 17;
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Turns exported attributes back into a Route-shaped description. */
-export function describeExport(prefix: string, ex: ExportedAttributes): ExportedRoute {
-  let asPath: number[] = [];
-  let as4: number[] | undefined;
-  const r: {
-    -readonly [K in keyof ExportedRoute]?: ExportedRoute[K];
-  } = { prefix, family: ex.family, nextHop: ex.nextHop };
-  for (const a of ex.attributes) {
-    if (a.type === 'ORIGIN') r.origin = a.origin;
-    else if (a.type === 'AS_PATH') asPath = a.segments.flatMap((s) => [...s.asns]);
-    else if (a.type === 'AS4_PATH') as4 = a.segments.flatMap((s) => [...s.asns]);
-    else if (a.type === 'MULTI_EXIT_DISC') r.med = a.med;
-    else if (a.type === 'LOCAL_PREF') r.localPref = a.localPref;
-    else if (a.type === 'COMMUNITIES') r.communities = a.communities;
-    else if (a.type === 'LARGE_COMMUNITY') r.largeCommunities = a.largeCommunities;
-    else if (a.type === 'EXTENDED_COMMUNITIES') r.extendedCommunities = a.extendedCommunities;
-    else if (a.type === 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY') r.ipv6ExtendedCommunities = a.ipv6ExtendedCommunities;
-  }
-  r.asPath = as4 ?? asPath;
-  return r as ExportedRoute;
 }

@@ -172,3 +172,32 @@ export function attributeSignature(route: Route): string {
     route.communities?.join(',') ?? ''
   }|${lc}|${ec}|${ec6}|${peers}`;
 }
+
+/** A route as exported to a peer, for display (admin API, tests). */
+export interface ExportedRoute extends Route {
+  readonly nextHop: string;
+  /** AS numbers of the AS_PATH's AS_SEQUENCE (empty toward iBGP). */
+  readonly asPath: readonly number[];
+}
+
+/** Turns exported attributes back into a Route-shaped description. */
+export function describeExport(prefix: string, ex: ExportedAttributes): ExportedRoute {
+  let asPath: number[] = [];
+  let as4: number[] | undefined;
+  const r: {
+    -readonly [K in keyof ExportedRoute]?: ExportedRoute[K];
+  } = { prefix, family: ex.family, nextHop: ex.nextHop };
+  for (const a of ex.attributes) {
+    if (a.type === 'ORIGIN') r.origin = a.origin;
+    else if (a.type === 'AS_PATH') asPath = a.segments.flatMap((s) => [...s.asns]);
+    else if (a.type === 'AS4_PATH') as4 = a.segments.flatMap((s) => [...s.asns]);
+    else if (a.type === 'MULTI_EXIT_DISC') r.med = a.med;
+    else if (a.type === 'LOCAL_PREF') r.localPref = a.localPref;
+    else if (a.type === 'COMMUNITIES') r.communities = a.communities;
+    else if (a.type === 'LARGE_COMMUNITY') r.largeCommunities = a.largeCommunities;
+    else if (a.type === 'EXTENDED_COMMUNITIES') r.extendedCommunities = a.extendedCommunities;
+    else if (a.type === 'IPV6_ADDRESS_SPECIFIC_EXTENDED_COMMUNITY') r.ipv6ExtendedCommunities = a.ipv6ExtendedCommunities;
+  }
+  r.asPath = as4 ?? asPath;
+  return r as ExportedRoute;
+}

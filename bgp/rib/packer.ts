@@ -15,6 +15,7 @@
 import { AttrFlag, AttrTypeCode, HEADER_LENGTH, MARKER, MessageType } from '../constants.ts';
 import type { Family } from '../constants.ts';
 import type { CodecContext, PathAttribute } from '../codec/types.ts';
+import type { ExportedAttributes } from './export.ts';
 import { encodePathAttributes } from '../codec/attributes.ts';
 import { nlriSize, parseIPv6, writeNlri } from './route.ts';
 import type { ParsedPrefix } from './route.ts';
@@ -137,4 +138,40 @@ export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer |
   for (const p of prefixes) off = writeNlri(buf, off, p);
   if (off !== len) throw new Error(`packer bug: announce length ${off} != ${len}`);
   return buf;
+}
+
+/**
+ * Encodes the attributes of one Adj-RIB-Out group (routes with byte-identical attributes) toward a peer: the path attributes (`encodeAttributes`) and, for IPv6, the
+ * MP_REACH_NLRI next hop (RFC 2545 §3). What the encoder refuses (an IPv6 next hop with a zone id, a value out of
+ * range, attributes too long for a 4096-octet UPDATE) comes back as `{ unsendable: reason }`, never as a throw:
+ * a throw here would end the session with Cease / Out of Resources and send nothing at all.
+ */
+export function encodeGroup(ex: ExportedAttributes, fourOctetAs: boolean): { attrs: Buffer; mpNextHop: Buffer | undefined } | { unsendable: string } {
+  let mpNextHop: Buffer | undefined;
+  if (ex.family === 'ipv6-unicast') {
+    try {
+      mpNextHop = ipv6NextHopBytes(ex.nextHop);
+    } catch (err) {
+      return { unsendable: `${ex.family} next hop ${JSON.stringify(ex.nextHop)} cannot be encoded: ${errorText(err)}` };
+    }
+  }
+  let attrs: Buffer;
+  try {
+    attrs = encodeAttributes(ex.attributes, fourOctetAs);
+  } catch (err) {
+    return { unsendable: `${ex.family} path attributes cannot be encoded: ${errorText(err)}` };
+  }
+  if (announceCapacity(ex.family, attrs, mpNextHop, MIN_MAX_MESSAGE_LENGTH) < MAX_NLRI_OCTETS) {
+    return { unsendable: `${ex.family} path attributes take ${attrs.length} octets: too long for a ${MIN_MAX_MESSAGE_LENGTH}-octet UPDATE` };
+  }
+  return { attrs, mpNextHop };
+}
+
+/** The smallest maximum message length a session can have (RFC 4271 §4.1; RFC 8654 raises it to 65535). */
+const MIN_MAX_MESSAGE_LENGTH = 4096;
+/** Octets of the longest NLRI entry (an IPv6 /128: length octet + 16). */
+export const MAX_NLRI_OCTETS = 17;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -24,7 +24,7 @@ import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { MessagePort, ResourceLimits } from 'node:worker_threads';
 import { BGP_PORT } from '../constants.ts';
-import type { ExportedRoute } from '../rib/adj-rib-out.ts';
+import type { ExportedRoute } from '../rib/export.ts';
 import { RouteError } from '../rib/route.ts';
 import type { Route } from '../rib/route.ts';
 import type { PeerConfig, PeerStatus } from '../speaker.ts';

@@ -15,7 +15,7 @@
  */
 import type { Family } from '../constants.ts';
 import type { ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
-import type { ExportedRoute } from '../rib/adj-rib-out.ts';
+import type { ExportedRoute } from '../rib/export.ts';
 import { RouteError } from '../rib/route.ts';
 import type { Route } from '../rib/route.ts';
 

@@ -57,7 +57,14 @@ export class RouteAssembly {
   readonly #byOwner = new Map<string, { contributions: readonly RouteContribution[]; prefixes: Set<string> }>();
   /** Merged routes of the owners, with the Speaker Route made from each (kept while the merged route is the same object). */
   readonly #merged = new Map<string, { d: DesiredRoute; route: Route }>();
+  /** Prefixes whose owners' pieces changed (merged again at the next flush) or whose held change is due. */
   readonly #dirty = new Set<string>();
+  /**
+   * Prefixes whose static route changed since the last flush (new, another object, gone); `'all'`: every prefix of
+   * `#static`, set when `setStatic` replaced an empty set (100,000 new routes need no per-prefix bookkeeping: a full
+   * flush takes the static routes whole, an incremental one walks `#static`).
+   */
+  #staticDirty: Set<string> | 'all' = new Set();
   /** Static routes passing their gates, by prefix. */
   #static = new Map<string, Route>();
   /** The Speaker Route made from each config object of the last `setStatic` (made once while the object stays). */
@@ -126,13 +133,19 @@ export class RouteAssembly {
     const made = this.#staticRoutes;
     const next = new Map<string, Route>();
     const nextMade = new Map<StaticRouteConfig, Route>();
+    if (this.#staticDirty === 'all') this.#staticDirty = new Set(prev.keys());
+    const dirty = prev.size === 0 && this.#staticDirty.size === 0 ? undefined : this.#staticDirty;
     for (const r of routes) {
       const route = made.get(r) ?? staticRoute(r);
       nextMade.set(r, route);
       next.set(route.prefix, route);
-      if (prev.get(route.prefix) !== route) this.#dirty.add(route.prefix);
+      if (dirty !== undefined && prev.get(route.prefix) !== route) dirty.add(route.prefix);
     }
-    for (const p of prev.keys()) if (!next.has(p)) this.#dirty.add(p);
+    if (dirty === undefined) {
+      if (next.size > 0) this.#staticDirty = 'all';
+    } else {
+      for (const p of prev.keys()) if (!next.has(p)) dirty.add(p);
+    }
     this.#static = next;
     this.#staticRoutes = nextMade;
   }
@@ -158,10 +171,13 @@ export class RouteAssembly {
       for (const p of this.#held.keys()) if (!desired.has(p) || statics.has(p)) this.#held.delete(p);
       this.#desired = desired;
       this.#dirty.clear();
+      this.#staticDirty = new Set();
       this.#sink.setRoutes(desired);
       this.#arm();
       return { routes: desired.size, changed: desired.size, removed: 0, held: this.#held.size };
     }
+    for (const p of this.#staticDirty === 'all' ? this.#static.keys() : this.#staticDirty) this.#dirty.add(p);
+    this.#staticDirty = new Set();
     for (const p of this.#dirty) {
       const wanted = this.#static.get(p) ?? this.#merged.get(p)?.route;
       const prev = this.#desired.get(p);

@@ -1,6 +1,7 @@
 // Route assembly: route pieces merged per prefix, static routes winning over Service VIPs, whole sets on a full
 // flush and exactly the changed routes otherwise, unchanged routes keeping their Speaker Route objects.
 import t from 'tap';
+import fc from 'fast-check';
 import type { Route } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { RouteContribution } from '../../../src/controller/route-merge.ts';
@@ -140,4 +141,62 @@ t.test('rate limit: static routes and a route that only changes the Services beh
   t.same(a.flush(false), { routes: 2, changed: 0, removed: 0, held: 0 }, 'a second Service on the same prefix: the same Route, nothing to send');
   t.equal(a.stats.routesMade, made + 1);
   a.close();
+});
+
+t.test('property: the sink, fed by full and incremental flushes, always holds what a full flush of the same inputs gives', async (t) => {
+  // Covers the static routes' dirty tracking (route-assembly.ts `#staticDirty`, 'all' after an empty set), static
+  // routes winning over and giving way to Service routes of the same prefix, and several setStatic between flushes.
+  const prefixes = ['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32', '192.0.2.4/32', '192.0.2.5/32'];
+  // two variants per prefix, from two configs (one config may not list a prefix twice)
+  const pool = [undefined, ['65000:1']].map((communities) => {
+    const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, routes: prefixes.map((prefix) => ({ prefix, ...(communities ? { communities } : {}) })) });
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.config.routes;
+  }).flatMap((routes) => routes).sort((x, y) => x.prefix.localeCompare(y.prefix));
+  t.equal(pool.length, 10, 'the static route pool');
+  const step = fc.oneof(
+    fc.record({ kind: fc.constant('static' as const), pick: fc.uniqueArray(fc.integer({ min: 0, max: 9 }), { maxLength: 10, selector: (i) => i >> 1 }) }),
+    fc.record({ kind: fc.constant('service' as const), name: fc.constantFrom('ns/a', 'ns/b'), on: fc.subarray(prefixes), med: fc.integer({ min: 0, max: 2 }) }),
+    fc.record({ kind: fc.constant('flush' as const), full: fc.boolean() }),
+  );
+  let runs = 0;
+  fc.assert(
+    fc.property(fc.array(step, { maxLength: 14 }), (steps) => {
+      runs++;
+      const s = sink();
+      const a = new RouteAssembly(s);
+      let statics: typeof pool = [];
+      const services = new Map<string, RouteContribution[]>();
+      const view = new Map<string, Route>();
+      const check = () => {
+        const ref = sink();
+        const b = new RouteAssembly(ref);
+        for (const [name, pieces] of services) b.setService(name, pieces);
+        b.setStatic(statics);
+        b.flush(true);
+        const want = ref.calls[0]?.kind === 'set' ? ref.calls[0].routes : [];
+        t.same(Object.fromEntries(view), Object.fromEntries(want.map((r) => [r.prefix, r])));
+      };
+      for (const st of [...steps, { kind: 'flush' as const, full: false }]) {
+        if (st.kind === 'static') {
+          statics = st.pick.map((i) => pool[i]!);
+          a.setStatic(statics);
+        } else if (st.kind === 'service') {
+          const pieces = st.on.map((p) => piece(p, st.name, { med: st.med }));
+          services.set(st.name, pieces);
+          a.setService(st.name, pieces);
+        } else {
+          a.flush(st.full);
+          for (const c of s.calls.splice(0)) {
+            if (c.kind === 'set') view.clear();
+            for (const r of c.kind === 'set' ? c.routes : c.changed) view.set(r.prefix, r);
+            if (c.kind === 'update') for (const p of c.removed) view.delete(p);
+          }
+          check();
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+  t.equal(runs, 300);
 });
