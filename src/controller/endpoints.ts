@@ -11,6 +11,7 @@
  * the local one. Source: discovery.k8s.io/v1 EndpointConditions.
  */
 import type { EndpointSlice } from '../k8s/types.ts';
+import { SharedTable } from '../k8s/terms.ts';
 import type { IpFamily } from '../net/address.ts';
 
 const NO_ADDRESSES: readonly string[] = Object.freeze([]);
@@ -70,7 +71,7 @@ export function countEndpoints(slices: readonly EndpointSlice[], family: IpFamil
 
 /** Most distinct shared counts held (then the table starts again). */
 const MAX_SHARED_COUNTS = 1024;
-const shared = new Map<string, EndpointCounts>();
+const shared = new SharedTable<EndpointCounts>(MAX_SHARED_COUNTS);
 
 /**
  * The one frozen copy of counts without a local endpoint (`local` 0, no addresses) for every Service that has them:
@@ -79,12 +80,7 @@ const shared = new Map<string, EndpointCounts>();
  */
 function sharedCounts(counts: EndpointCounts): EndpointCounts {
   const key = `${counts.total}/${counts.terminating}/${counts.notReady}`;
-  const known = shared.get(key);
-  if (known !== undefined) return known;
-  if (shared.size >= MAX_SHARED_COUNTS) shared.clear();
-  Object.freeze(counts);
-  shared.set(key, counts);
-  return counts;
+  return shared.get(key) ?? shared.hold(key, Object.freeze(counts));
 }
 
 /**

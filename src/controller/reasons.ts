@@ -2,6 +2,7 @@
  * Reason chains: why a VIP is or is not announced from this node, as data (a code for machines, a sentence for
  * operators). They are what `herald services` and `/api/v1/services` show (docs/kubernetes.md "Reasons").
  */
+import { SharedTable } from '../k8s/terms.ts';
 
 /** Machine-readable reason codes. Negative codes block announcing; positive ones explain it. */
 export const ReasonCode = {
@@ -116,7 +117,7 @@ export function sharedReason(code: ReasonCode, message: string): Reason {
   return reason;
 }
 
-const sharedLists = new Map<string, Reason[]>();
+const sharedLists = new SharedTable<Reason[]>(MAX_SHARED_REASONS);
 
 /**
  * The reason chain `reasons` as the VIP keeps it: when every reason in it is a shared one (`sharedReason`), the one
@@ -131,8 +132,6 @@ export function sharedReasons(reasons: readonly Reason[]): Reason[] {
   const text = copy.map((r) => `${r.code}\u0000${r.message}`).join('\u0001');
   const known = sharedLists.get(text);
   if (known !== undefined) return known;
-  if (sharedLists.size >= MAX_SHARED_REASONS) sharedLists.clear();
   Object.freeze(copy);
-  sharedLists.set(text, copy);
-  return copy;
+  return sharedLists.hold(text, copy);
 }

@@ -9,21 +9,49 @@
  * `MAX_TERM_LENGTH` are not terms (a long value is rarely repeated) and are returned as they are.
  */
 
+/**
+ * A bounded table of shared copies by text key (the terms and shared values here, src/controller/reasons.ts
+ * `sharedReasons`, src/controller/endpoints.ts): when it holds `max` copies it starts again empty, so the copies of
+ * deleted objects do not pile up; copies handed out before stay valid (only sharing is lost).
+ */
+export class SharedTable<V> {
+  readonly #max: number;
+  readonly #copies = new Map<string, V>();
+
+  /** @param max most copies held */
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** The copy held for `key`, if any. */
+  get(key: string): V | undefined {
+    return this.#copies.get(key);
+  }
+
+  /** Hold `copy` for `key` from now on; returns it. */
+  hold(key: string, copy: V): V {
+    if (this.#copies.size >= this.#max) this.#copies.clear();
+    this.#copies.set(key, copy);
+    return copy;
+  }
+
+  /** Number of copies held. */
+  get size(): number {
+    return this.#copies.size;
+  }
+}
+
 /** Most distinct terms held (then the table starts again). */
 export const MAX_TERMS = 8192;
 /** Longest string kept as a term (UTF-16 code units; Kubernetes label values are at most 63 characters). */
 export const MAX_TERM_LENGTH = 63;
 
-const table = new Map<string, string>();
+const table = new SharedTable<string>(MAX_TERMS);
 
 /** The one copy of `text` (the first one seen, or `text` itself from now on). */
 export function term(text: string): string {
   if (text.length > MAX_TERM_LENGTH) return text;
-  const known = table.get(text);
-  if (known !== undefined) return known;
-  if (table.size >= MAX_TERMS) table.clear();
-  table.set(text, text);
-  return text;
+  return table.get(text) ?? table.hold(text, text);
 }
 
 /** Number of terms held (tests). */
@@ -36,7 +64,7 @@ export const MAX_SHARED_VALUES = 4096;
 /** Longest JSON text of a value kept as a shared value (a few ports or conditions; longer ones are rarely repeated). */
 export const MAX_SHARED_JSON = 256;
 
-const values = new Map<string, unknown>();
+const values = new SharedTable<unknown>(MAX_SHARED_VALUES);
 
 /**
  * The one deep-frozen copy of the JSON value `value` for every object that holds it word for word: an endpoint's
@@ -50,11 +78,7 @@ export function sharedValue(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const text = JSON.stringify(value);
   if (text.length > MAX_SHARED_JSON) return value;
-  const known = values.get(text);
-  if (known !== undefined) return known;
-  if (values.size >= MAX_SHARED_VALUES) values.clear();
-  values.set(text, deepFreeze(value));
-  return value;
+  return values.get(text) ?? values.hold(text, deepFreeze(value));
 }
 
 function deepFreeze<T>(value: T): T {
