@@ -34,8 +34,10 @@ t.test('deploy/warm-compile-cache.js fills the cache with every module of the ma
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: join(dir, 'cache'), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
   delete env['NODE_DISABLE_COMPILE_CACHE'];
   // With the node flags deploy/herald gives `herald run` (V8 keeps its code cache per set of flags).
-  const flags = /^flags="([^"$]*)/m.exec(readFileSync(join(root, 'deploy/herald'), 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
-  t.ok(flags.length > 0, `deploy/herald's node flags: ${flags.join(' ')}`);
+  const entry = readFileSync(join(root, 'deploy/herald'), 'utf8');
+  const flagsOf = (name: string) => new RegExp(`^${name}="([^"$]*)`, 'm').exec(entry)?.[1]?.trim().split(/\s+/) ?? [];
+  const flags = [...flagsOf('flags'), ...flagsOf('run_flags')];
+  t.ok(flagsOf('flags').length > 0 && flagsOf('run_flags').length > 0, `deploy/herald's node flags for \`herald run\`: ${flags.join(' ')}`);
   const run = spawnSync(process.execPath, [...flags, probe], { encoding: 'utf8', env, timeout: 120_000 });
   t.equal(run.status, 0, run.stderr.slice(-2000));
   const trace = run.stderr + run.stdout;

@@ -125,7 +125,7 @@ t.test('deploy/herald (the image entrypoint) runs the CLI with HERALD_HOME', asy
  * What deploy/herald execs: `print` is the body of a fake `node` first on PATH (a shell line: `echo "$@"` prints the
  * flags it was given); returns a function that runs `herald run` with `variable` set to a value (undefined: unset).
  */
-function entrypoint(t: Test, print: string, variable: string): (value: string | undefined) => string {
+function entrypoint(t: Test, print: string, variable: string, command = 'run'): (value: string | undefined) => string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-entrypoint-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'node'), `#!/bin/sh\n${print}\n`, { mode: 0o755 });
@@ -133,7 +133,7 @@ function entrypoint(t: Test, print: string, variable: string): (value: string | 
     const env: NodeJS.ProcessEnv = { ...process.env, HERALD_HOME: '/app', PATH: `${dir}:${process.env['PATH'] ?? ''}` };
     if (value === undefined) delete env[variable];
     else env[variable] = value;
-    const r = spawnSync('sh', [join(root, 'deploy/herald'), 'run'], { encoding: 'utf8', env, timeout: 10_000 });
+    const r = spawnSync('sh', [join(root, 'deploy/herald'), command], { encoding: 'utf8', env, timeout: 10_000 });
     t.equal(r.status, 0, r.stderr);
     return r.stdout.trim();
   };
@@ -141,10 +141,17 @@ function entrypoint(t: Test, print: string, variable: string): (value: string | 
 
 t.test('deploy/herald sizes V8 from the memory limit: old generation = half of HERALD_MEMORY_LIMIT_MIB', async (t) => {
   const flags = entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB');
-  t.equal(flags('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js run');
-  t.equal(flags('384'), '--max-semi-space-size=2 --max-old-space-size=192 /app/bin/herald.js run');
-  t.equal(flags('not-a-number'), '--max-semi-space-size=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
-  t.match(flags(undefined), /^--max-semi-space-size=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
+  t.equal(flags('256'), '--max-semi-space-size=2 --max-opt=2 --max-old-space-size=128 /app/bin/herald.js run');
+  t.equal(flags('384'), '--max-semi-space-size=2 --max-opt=2 --max-old-space-size=192 /app/bin/herald.js run');
+  t.equal(flags('not-a-number'), '--max-semi-space-size=2 --max-opt=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
+  t.match(flags(undefined), /^--max-semi-space-size=2 --max-opt=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
+});
+
+t.test('deploy/herald caps V8 at Maglev for `herald run` only; other commands keep TurboFan', async (t) => {
+  t.equal(entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'decode')('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js decode');
+  t.equal(entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'status')('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js status');
+  const warm = entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'warm-compile-cache')('256');
+  t.equal(warm, '--max-semi-space-size=2 --max-opt=2 /app/deploy/warm-compile-cache.js\n--max-semi-space-size=2 /app/deploy/warm-compile-cache.js', 'the compile cache is filled for both sets of flags');
 });
 
 t.test('deploy/herald runs node with at most two malloc arenas unless MALLOC_ARENA_MAX is set', async (t) => {
