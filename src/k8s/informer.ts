@@ -59,6 +59,9 @@ export interface InformerStats {
   objects: number;
 }
 
+/** Objects per list page when the options give none (see `SupervisedInformerOptions.pageSize`). */
+export const LIST_PAGE_SIZE = 100;
+
 /** Options of `SupervisedInformer`. */
 export interface SupervisedInformerOptions {
   client: KubeClient;
@@ -78,7 +81,11 @@ export interface SupervisedInformerOptions {
   listTimeoutMs?: number;
   /** Abort a watch after this many ms without a byte and re-watch at once from the last resourceVersion (default 30000). */
   watchTimeoutMs?: number;
-  /** Objects per list page (default 500, client-go's). */
+  /**
+   * Objects per list page (default {@link LIST_PAGE_SIZE}). Smaller than client-go's 500: a page of served objects
+   * (managedFields and all) is parsed whole before it is trimmed, and 500 of them made the initial sync's peak RSS
+   * ~10 MiB higher at 10,000 Services (docs/benchmarks.md "Levers"), for fewer round trips only.
+   */
   pageSize?: number;
   /**
    * Optional resource: a 404 ("not served") or 403 (RBAC not granted) on list counts as synced with
@@ -196,7 +203,7 @@ export class SupervisedInformer extends EventEmitter {
     let rv = '';
     do {
       const page = (await this.#o.client.request('GET', this.#o.path, {
-        query: { limit: this.#o.pageSize ?? 500, continue: cont, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
+        query: { limit: this.#o.pageSize ?? LIST_PAGE_SIZE, continue: cont, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
         timeoutMs: this.#o.listTimeoutMs ?? 60_000,
         signal,
       })) as ListPage;

@@ -6,6 +6,7 @@ import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
 import { node, servedNode, servedService, servedSlice, service, slice, serviceCIDR } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
+import { LIST_PAGE_SIZE } from '../../../src/k8s/informer.ts';
 
 function kubeConfig(url: string): KubeClient {
   return new KubeClient({ server: url, token: 't' });
@@ -304,4 +305,14 @@ t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while i
   tt.equal(connectOf(), down, 'no watch opens while the apiserver answers 500');
   await api.comeBack();
   await waitFor(() => connectOf() > down, 'watching again');
+});
+
+t.test(`the initial list is read in pages of ${LIST_PAGE_SIZE} (a served page is parsed whole before it is trimmed)`, async (tt) => {
+  const { src, api } = await setup(tt);
+  for (let i = 0; i < 2 * LIST_PAGE_SIZE + 5; i++) api.upsert('services', service(`s-${i}`, { lbIPs: [`198.51.${i >> 8}.${i & 255}`] }));
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  const lists = api.requests.filter((r) => r.path === '/api/v1/services' && r.query.watch === undefined);
+  tt.strictSame(lists.map((r) => r.query.limit), [String(LIST_PAGE_SIZE), String(LIST_PAGE_SIZE), String(LIST_PAGE_SIZE)], 'three pages for 2 pages and 7 Services');
+  tt.equal([...src.snapshot().services()].length, 2 * LIST_PAGE_SIZE + 7, 'every Service in the cache');
 });
