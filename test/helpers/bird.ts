@@ -23,6 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run } from './daemon-process.ts';
 
 /** True when the `bird` and `birdc` binaries are installed (Debian package bird2). */
 export function birdAvailable(): boolean {
@@ -471,22 +472,7 @@ export class Bird {
   async birdc(cmd: string | string[], timeoutMs = 5000): Promise<string> {
     if (this.paused) throw new Error('birdc while BIRD is paused (SIGSTOP) would hang');
     const args = Array.isArray(cmd) ? cmd : cmd.split(' ').filter((s) => s !== '');
-    return new Promise((resolve, reject) => {
-      const p = spawn('birdc', ['-s', this.ctl, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const timer = setTimeout(() => {
-        p.kill('SIGKILL');
-        reject(new Error(`birdc ${args.join(' ')} timed out`));
-      }, timeoutMs);
-      p.once('exit', (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(out);
-        else reject(new Error(`birdc ${args.join(' ')} exited ${code}: ${err}${out}`));
-      });
-    });
+    return run('birdc', ['-s', this.ctl, ...args], timeoutMs);
   }
 
   /** `show route all [args]` parsed, e.g. routes('table master6') or routes('protocol herald'). */

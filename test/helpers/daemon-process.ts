@@ -134,7 +134,8 @@ export function run(cmd: string, args: string[], timeoutMs = 10_000): Promise<st
       p.kill('SIGKILL');
       reject(new Error(`${cmd} ${args.join(' ')} timed out`));
     }, timeoutMs);
-    p.once('exit', (code) => {
+    // 'close', not 'exit': 'exit' can come before the last of stdout is read (an answer cut short or empty)
+    p.once('close', (code) => {
       clearTimeout(timer);
       if (code === 0) resolve(out);
       else reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}${out}`));

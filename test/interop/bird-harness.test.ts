@@ -1,6 +1,7 @@
 // Parsers of the BIRD harness (test/helpers/bird.ts) on recorded BIRD 2.0.12 output, and config rendering.
 import t from 'tap';
 import { bgpProtocol, loopbackPair, parseProtocols, parseRouteTrace, parseRoutes } from '../helpers/bird.ts';
+import { run } from '../helpers/daemon-process.ts';
 
 const routesText = `BIRD 2.0.12 ready.
 Table master4:
@@ -137,4 +138,11 @@ t.test('parseRouteTrace: route imports from a recorded BIRD 2.0.12 log, in order
   ]);
   t.equal(ev[0]!.at, '2026-12-01 09:20:25.551');
   t.match(bgpProtocol({ name: 'x', local: '127.0.0.2', localPort: 1, localAs: 1, neighbor: '127.0.0.1', neighborPort: 2, neighborAs: 1, trace: true }), /debug \{ states, routes, events \};/);
+});
+
+t.test('run() (and so birdc and vtysh) resolves with all of stdout, also what is written after the command itself exited', async (t) => {
+  // 'exit' can come before the last of stdout is read: birdc answers looked empty now and then, and a vtysh JSON
+  // answer was cut ("Unexpected end of JSON input"). A child still holding the pipe after `sh` exits shows it every time.
+  t.equal(await run('sh', ['-c', '(sleep 0.3; echo late) & echo early']), 'early\nlate\n');
+  await t.rejects(run('sh', ['-c', 'echo out; echo err >&2; exit 3']), /sh -c .* exited 3: err\nout\n/, 'a failure names the command, the code and the output');
 });
