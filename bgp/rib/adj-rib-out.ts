@@ -178,10 +178,10 @@ export class AdjRibOut {
   private deferred: { readonly g: AttrGroup; readonly queue: readonly RouteRecord[]; readonly from: number; readonly to: number }[] = [];
   private deferredCount = 0;
   /**
-   * True from `start()` until the next change: every queued entry is then clean (queued by start() into an empty
-   * Adj-RIB-Out, so their keys are distinct and not held), and packed entries may be deferred.
+   * `changeSeq` right after `start()` queued the table (-1: none). While no change followed (`deferOk`), every queued
+   * entry is clean, queued into an empty Adj-RIB-Out (distinct keys, none held), and packed entries may be deferred.
    */
-  private deferOk = false;
+  private startSeq = -1;
   /** Withdrawal candidates per family (re-checked when packed). */
   private readonly withdrawQueue = new Map<Family, WithdrawQueue>(FAMILIES.map((f) => [f, { queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 }]));
   private readonly pendingGroups = new Set<AttrGroup>();
@@ -228,10 +228,9 @@ export class AdjRibOut {
     return this.advertised;
   }
 
-  /** A change that can invalidate queued entries (see AttrGroup.cleanSeq); it also ends deferral (`deferOk`). */
-  private bumpChange(): void {
-    this.changeSeq++;
-    this.deferOk = false;
+  /** See `startSeq`. */
+  private get deferOk(): boolean {
+    return this.changeSeq === this.startSeq;
   }
 
   /** Number of desired routes (before per-peer export filtering). */
@@ -256,7 +255,7 @@ export class AdjRibOut {
     this.peer = peer;
     for (const f of FAMILIES) if (peer.families.has(f)) this.eorDue.add(f);
     this.requeueAll();
-    this.deferOk = true;
+    this.startSeq = this.changeSeq;
   }
 
   /** Session down: the peer forgot everything we sent. The desired set is kept. */
@@ -266,7 +265,7 @@ export class AdjRibOut {
   }
 
   private clearQueues(): void {
-    this.bumpChange();
+    this.changeSeq++;
     for (const w of this.withdrawQueue.values()) {
       w.queue = [];
       w.head = 0;
@@ -349,7 +348,7 @@ export class AdjRibOut {
     this.desired = next;
     if (this.peer === undefined) return;
     if (d.changed.length === 0 && d.removed.length === 0) return;
-    this.bumpChange();
+    this.changeSeq++;
     const before = new Set(this.pendingGroups);
     const wBefore = new Map<WithdrawQueue, boolean>();
     for (const w of this.withdrawQueue.values()) wBefore.set(w, w.head >= w.queue.length);
@@ -366,7 +365,7 @@ export class AdjRibOut {
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
   refresh(family: Family): void {
     if (this.peer === undefined) return;
-    this.bumpChange();
+    this.changeSeq++;
     for (const rec of this.desired.values()) {
       if (rec.route.family !== family) continue;
       const g = this.groupFor(rec);
