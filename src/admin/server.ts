@@ -11,7 +11,6 @@
  * docs/admin-api.md describes every endpoint.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
@@ -19,6 +18,7 @@ import { NotFoundError } from './view.ts';
 import * as S from './schemas.ts';
 import { lazySchemaController } from './lazy-compilers.ts';
 import { addressBits, ipFamilyOf } from '../net/address.ts';
+import { http } from '../net/node-http.ts';
 
 /** One admin endpoint. */
 export interface RouteDef {
@@ -225,7 +225,7 @@ export function prefixFilterError(filter: string): string | undefined {
 }
 
 function sendError(reply: FastifyReply, statusCode: number, message: string): FastifyReply {
-  return reply.code(statusCode).type('application/json').send({ statusCode, error: STATUS_TEXT[statusCode] ?? STATUS_CODES[statusCode] ?? 'Error', message });
+  return reply.code(statusCode).type('application/json').send({ statusCode, error: STATUS_TEXT[statusCode] ?? http.STATUS_CODES[statusCode] ?? 'Error', message });
 }
 
 /** Methods served at a path (HEAD with GET, as fastify does), for 405 answers; empty for an unknown path. */

@@ -13,10 +13,9 @@
  * Service was just removed and is not a pass. `/healthz` on port 10256 answers 200 when the proxier is
  * healthy and the node is eligible, 503 otherwise, with `{"lastUpdated","currentTime","nodeEligible"}`.
  */
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import { ipFamilyOf } from '../net/address.ts';
+import { http, https } from '../net/node-http.ts';
 import type { CheckKind, CheckSpec, ProbeFailureCode, ProbeResult } from './types.ts';
 import { ReasonCode } from './types.ts';
 

@@ -15,10 +15,11 @@
  * as bound tokens rotate); API conventions (a failed call answers a `Status` object).
  */
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import type { Agent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { AgentOptions, RequestOptions as HttpsRequestOptions } from 'node:https';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { http, https } from '../net/node-http.ts';
 
 /** Where the configuration came from. */
 export type KubeConfigOrigin = 'config' | 'env' | 'in-cluster';
@@ -232,14 +233,14 @@ export interface WatchOptions {
 
 /** What a delegated request needs from @kubernetes/client-node (its `KubeConfig`). */
 interface Delegate {
-  applyToHTTPSOptions(opts: https.RequestOptions): Promise<void>;
+  applyToHTTPSOptions(opts: HttpsRequestOptions): Promise<void>;
 }
 
 /** Requests and watches against one apiserver. See the module comment. */
 export class KubeClient {
   readonly connection: KubeConnection;
   readonly #url: URL;
-  readonly #agent: http.Agent;
+  readonly #agent: Agent;
   #token: { value: string; readAtMs: number } | undefined;
   #delegate: Promise<Delegate> | undefined;
 
@@ -247,7 +248,7 @@ export class KubeClient {
     this.connection = connection;
     this.#url = new URL(connection.server);
     if (this.#url.protocol !== 'https:' && this.#url.protocol !== 'http:') throw new Error(`server ${connection.server}: only https:// (or http://) URLs are supported`);
-    const tls: https.AgentOptions = {
+    const tls: AgentOptions = {
       keepAlive: true,
       ...(connection.ca ? { ca: connection.ca } : {}),
       ...(connection.cert ? { cert: connection.cert } : {}),
@@ -267,7 +268,7 @@ export class KubeClient {
   async request(method: string, path: string, o: RequestOptions = {}): Promise<unknown> {
     const what = `${method} ${path}`;
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
-    const headers: http.OutgoingHttpHeaders = { Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}) };
+    const headers: OutgoingHttpHeaders = { Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}) };
     const timeoutMs = o.timeoutMs ?? 60_000;
     const res = await this.#send(method, this.#target(path, o.query), headers, body, timeoutMs, o.signal);
     const chunks: Buffer[] = [];
@@ -376,18 +377,18 @@ export class KubeClient {
     return this.#token.value;
   }
 
-  async #send(method: string, target: string, headers: http.OutgoingHttpHeaders, body: string | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+  async #send(method: string, target: string, headers: OutgoingHttpHeaders, body: string | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     if (signal?.aborted) throw abortError();
-    const opts: https.RequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers }, agent: this.#agent };
+    const opts: HttpsRequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers }, agent: this.#agent };
     if (this.connection.delegate) {
       await (await this.#delegated()).applyToHTTPSOptions(opts);
     } else {
       const token = this.#bearer();
-      if (token !== undefined) (opts.headers as http.OutgoingHttpHeaders)['Authorization'] = `Bearer ${token}`;
+      if (token !== undefined) (opts.headers as OutgoingHttpHeaders)['Authorization'] = `Bearer ${token}`;
       else if (this.connection.basic) opts.auth = `${this.connection.basic.username}:${this.connection.basic.password}`;
     }
     const lib = this.#url.protocol === 'https:' ? https : http;
-    return new Promise<http.IncomingMessage>((resolveRes, reject) => {
+    return new Promise<IncomingMessage>((resolveRes, reject) => {
       const req = lib.request(opts, (res) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
