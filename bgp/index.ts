@@ -109,5 +109,6 @@ export type { BfdState, ControlPacket } from './bfd/packet.ts';
 
 // --- The Speaker in its own thread: the main-thread proxy and the channel's types (bgp/speaker-thread/) ---
 export { SPEAKER_THREAD_EXIT, SpeakerProxy } from './speaker-thread/proxy.ts';
+export { SpeakerThread } from './speaker-thread/thread.ts';
 export type { SpeakerEvents, SpeakerThreadOptions } from './speaker-thread/protocol.ts';
 export type { UnsentRoutes } from './rib/adj-rib-out.ts';

@@ -21,8 +21,7 @@
  * `herald run` then stops the process, and the restart comes up as a graceful restart (docs/architecture.md).
  */
 import { EventEmitter } from 'node:events';
-import { Worker } from 'node:worker_threads';
-import type { MessagePort, ResourceLimits } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { BGP_PORT } from '../constants.ts';
 import type { ExportedRoute } from '../rib/export.ts';
 import { RouteError } from '../rib/route.ts';
@@ -31,6 +30,7 @@ import type { PeerConfig, PeerStatus } from '../speaker.ts';
 import type { CallMessage, CallResult, ErrorData, SpeakerCalls, SpeakerThreadOptions, SpeakerView, StopOptions, ThreadMessage } from './protocol.ts';
 import type { StopOutcome } from '../stop-modes.ts';
 import { decodeRouteBatch, encodePrefixes, encodeRouteBatch, exportedRoute } from './route-batch.ts';
+import { SpeakerThread } from './thread.ts';
 
 /** Code of the `error` reported when the speaker thread dies. */
 export const SPEAKER_THREAD_EXIT = 'ERR_SPEAKER_THREAD_EXIT';
@@ -71,22 +71,16 @@ export class SpeakerProxy extends EventEmitter {
   }
 
   /**
-   * Starts a Speaker with `options` in a new worker thread, with the thread's V8 heap bounded by `resourceLimits`
-   * when given (Node.js worker_threads; a thread that runs out is reported as dying). Bad options (an invalid
-   * localAs) make the thread throw: reported as its death too (see the module comment).
+   * Starts a Speaker with `options` on `thread` (a speaker thread spawned ahead, thread.ts; by default a new one).
+   * Bad options (an invalid localAs) make the thread throw: reported as its death too (see the module comment).
+   * @throws Error when `thread` serves a Speaker already.
    */
-  static start(options: SpeakerThreadOptions, thread: { readonly resourceLimits?: ResourceLimits } = {}): SpeakerProxy {
+  static start(options: SpeakerThreadOptions, thread: SpeakerThread = SpeakerThread.spawn()): SpeakerProxy {
     const proxy = new SpeakerProxy(options);
-    const worker = new Worker(new URL('../thread-entry.js', import.meta.url), { argv: [new URL('./worker.ts', import.meta.url).href], workerData: options, ...(thread.resourceLimits ? { resourceLimits: thread.resourceLimits } : {}) });
-    worker.on('message', (batch: ThreadMessage[]) => proxy.#receive(batch));
-    let crash: string | undefined;
-    worker.on('error', (err) => (crash = `${err.name}: ${err.message}`));
-    worker.on('exit', (code) => proxy.#exited(crash ?? `exit code ${code}`));
+    thread.serve(options, { message: (batch) => proxy.#receive(batch), exited: (cause) => proxy.#exited(cause) });
     proxy.#link = {
-      post: (m, transfer) => worker.postMessage(m, transfer),
-      end: async () => {
-        await worker.terminate();
-      },
+      post: (m, transfer) => thread.post(m, transfer),
+      end: () => thread.end(),
     };
     return proxy;
   }

@@ -4,12 +4,12 @@
  * served on `parentPort` with the typed channel of protocol.ts. Nothing of the control plane runs on this thread, so
  * a busy or blocked main thread never delays a KEEPALIVE or lets a hold timer expire.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { Speaker } from '../speaker.ts';
 import { serveSpeaker } from './host.ts';
 import type { SpeakerThreadOptions } from './protocol.ts';
 
-if (parentPort) {
-  const options: SpeakerThreadOptions = workerData;
-  serveSpeaker(parentPort, new Speaker(options));
-}
+// The Speaker's options are the thread's first message (thread.ts `serve`): the thread loads its modules before
+// they are known. Every later message is a call batch, for serveSpeaker.
+const port = parentPort;
+port?.once('message', (options: SpeakerThreadOptions) => serveSpeaker(port, new Speaker(options)));

@@ -218,8 +218,12 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
   if (cmd === 'run') {
     expectPositionals(cmd, positionals, 0, 0, 'no arguments');
     if (values.config === undefined) throw new UsageError('--config FILE is required');
+    // The speaker thread loads its modules on the other core while this one loads the daemon's and the configuration
+    // (bgp/speaker-thread/thread.ts).
+    const { SpeakerThread } = await import('../../bgp/index.ts');
+    const speakerThread = SpeakerThread.spawn();
     const { runDaemon } = await import('../daemon/run.ts');
-    return runDaemon({ configPath: values.config, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });
+    return runDaemon({ configPath: values.config, speakerThread, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });
   }
 
   if (values['all-nodes']) return clusterCommand(cmd, values, positionals, ctx);

@@ -30,6 +30,7 @@ import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
+import type { SpeakerThread } from '../../bgp/index.ts';
 import { MappingError, resolvePassword } from './mapping.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { readRestartInfo, writeHeartbeat } from './state.ts';
@@ -78,6 +79,8 @@ export interface RunOptions {
   logStream?: { write(line: string): void };
   /** State file heartbeat period, ms (default 5000; tests). */
   heartbeatIntervalMs?: number;
+  /** The thread the Speaker runs on, spawned ahead (bgp/speaker-thread/thread.ts); default one spawned when it starts. */
+  speakerThread?: SpeakerThread;
 }
 
 function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | undefined {
@@ -237,7 +240,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     const { SpeakerProxy } = await import('../../bgp/index.ts');
     daemon = new Daemon(config, identity, {
       createSpeaker: (o) => {
-        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.deferListen ? { deferListen: true } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) });
+        const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.deferListen ? { deferListen: true } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) }, opts.speakerThread);
         // Its death closed every session: stop, so that the restart comes up as a graceful restart (docs/architecture.md "Threads").
         speaker.on('threadExit', () => void stop('speaker thread exited', EXIT_SPEAKER_THREAD));
         return speaker satisfies SpeakerLike;

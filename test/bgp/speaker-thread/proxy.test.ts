@@ -3,6 +3,7 @@
 // codes; a dying speaker thread is reported and leaves nothing pending.
 import t from 'tap';
 import { SpeakerProxy, SPEAKER_THREAD_EXIT } from '../../../bgp/speaker-thread/proxy.ts';
+import { SpeakerThread } from '../../../bgp/speaker-thread/thread.ts';
 import { RouteError } from '../../../bgp/rib/route.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
 import { linkBandwidth } from '../../../bgp/codec/ext-communities.ts';
@@ -159,7 +160,7 @@ t.test('a speaker thread that dies is reported: threadExit, an error, every sess
   const a = testAddresses();
   const peer = await RawPeer.listen(a.peer);
   // A small heap that a large route set exhausts: the thread dies as it would of any uncaught error.
-  const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' }, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 } });
+  const proxy = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' }, SpeakerThread.spawn({ resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 } }));
   t.teardown(async () => {
     await proxy.stop({ mode: 'departure', waitTimeSec: 0 });
     await peer.close();
