@@ -18,7 +18,9 @@
  *
  * Static rows (ROWS contains "static"): a config file with N static /32 routes (bench/config-gen.ts), BIRD 2 as the
  * peer:
- * - start → BIRD holds all N (seconds from the spawn), VmHWM and CPU seconds of the process at that moment;
+ * - start → BIRD holds all N (seconds from the spawn), VmHWM and CPU seconds of the process at that moment; `birdc`
+ *   is polled back to back from the moment BIRD logs the session up (before, BIRD's log is read every 5 ms), so that
+ *   the polls (a process each) do not compete with Herald's start-up for the CPU;
  * - table resend at session start: from BIRD's "BGP session established" log line to N routes in BIRD;
  * - burst withdraw and announce by reload: the file rewritten with no routes, SIGHUP, until BIRD holds 0; then the
  *   full file again, SIGHUP, until BIRD holds N;
@@ -277,6 +279,15 @@ async function birdCount(bird: Bird): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
+/** Waits, reading BIRD's log every 5 ms, until its session with Herald is up. */
+async function established(bird: Bird, alive: () => boolean, out: () => string): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while (establishedAt(bird, 'herald') === undefined) {
+    if (!alive() || Date.now() > deadline) throw new Error(`BIRD never established the session: ${out().slice(-2000)}`);
+    await sleep(5);
+  }
+}
+
 /** Polls BIRD back to back until it holds `n` routes; returns performance.now() of that poll. */
 async function until(bird: Bird, n: number, alive: () => boolean, out: () => string): Promise<number> {
   const deadline = Date.now() + 300_000;
@@ -312,6 +323,9 @@ async function staticRow(): Promise<StaticRow> {
     const wall0 = performance.timeOrigin + performance.now();
     const t0 = performance.now();
     h = spawnHerald(['--config', file]);
+    // BIRD's log says when the session is up; only then is birdc polled back to back: each poll is a process of its
+    // own, and a start-up polled from the spawn on had those processes compete with Herald for the 2 cores.
+    await established(bird, h.alive, h.out);
     const full = await until(bird, N, h.alive, h.out);
     const startSec = (full - t0) / 1000;
     const hwm = rssMiB(h.pid).hwm;
