@@ -235,7 +235,7 @@ function maskHostBits(bytes: Uint8Array, length: number): void {
  */
 export function isCanonicalIPv4Prefix(prefix: string): boolean {
   const n = prefix.length;
-  let value = 0;
+  let value = 0; // the address's 32 bits, as an int32
   let parts = 0;
   let octet = 0;
   let digits = 0;
@@ -248,7 +248,7 @@ export function isCanonicalIPv4Prefix(prefix: string): boolean {
       if (++digits > 3 || octet > 255) return false;
     } else if (c === 46 || c === 47) {
       if (digits === 0) return false;
-      value = value * 256 + octet;
+      value = (value << 8) | octet;
       parts++;
       octet = 0;
       digits = 0;
@@ -266,7 +266,8 @@ export function isCanonicalIPv4Prefix(prefix: string): boolean {
     length = length * 10 + (c - 48);
   }
   if (length > 32 || (lenDigits === 2 && prefix.charCodeAt(i + 1) === 48)) return false;
-  return value % 2 ** (32 - length) === 0;
+  // Shifting the network bits out leaves the host bits (a shift by 32 would shift by 0).
+  return length === 32 || value << length === 0;
 }
 
 /** Canonical form of a prefix string: host bits zeroed, address in canonical text. Throws Error on malformed text. */
