@@ -3,7 +3,7 @@
  * (bgp/speaker-thread/worker.ts and the core it imports: about 0.2 s of CPU) while its starter still reads its
  * configuration, on the machine's other core; {@link SpeakerThread.serve} then sends the options as the thread's first
  * message, and the thread builds its Speaker from them. `herald run` spawns it first thing (src/cli/main.ts), so this
- * load is off the critical path of a start (docs/benchmarks.md "Static start-up").
+ * load is off the critical path of a start (docs/benchmarks.md "Targets").
  *
  * Until it serves, the thread does not keep the process alive (a start that fails on a bad configuration exits as
  * before), and its death is recorded for the proxy that takes it (no unhandled `error` event).
