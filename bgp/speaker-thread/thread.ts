@@ -10,7 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ResourceLimits } from 'node:worker_threads';
-import type { SpeakerThreadOptions, ThreadMessage } from './protocol.ts';
+import type { CallMessage, SpeakerCalls, SpeakerThreadOptions, ThreadMessage } from './protocol.ts';
 
 /** What the serving side is told: the thread's message batches, and its end with the cause. */
 export interface ThreadListener {
@@ -70,8 +70,8 @@ export class SpeakerThread {
     this.#worker.postMessage(options);
   }
 
-  /** Posts one call batch (transferring `transfer`). */
-  post(message: unknown, transfer: readonly ArrayBuffer[]): void {
+  /** Posts one call to the thread's Speaker (transferring `transfer`); after {@link serve} only. */
+  post<K extends keyof SpeakerCalls>(message: CallMessage<K>, transfer: readonly ArrayBuffer[]): void {
     this.#worker.postMessage(message, transfer);
   }
 
