@@ -154,10 +154,13 @@ t.test('deploy/herald caps V8 at Maglev for `herald run` only; other commands ke
   t.equal(warm, '--max-semi-space-size=2 --max-opt=2 /app/deploy/warm-compile-cache.js\n--max-semi-space-size=2 /app/deploy/warm-compile-cache.js', 'the compile cache is filled for both sets of flags');
 });
 
-t.test('deploy/herald runs node with at most two malloc arenas unless MALLOC_ARENA_MAX is set', async (t) => {
+t.test('deploy/herald runs node with one malloc arena and a fixed mmap threshold unless they are set', async (t) => {
   const arenas = entrypoint(t, 'echo "$MALLOC_ARENA_MAX"', 'MALLOC_ARENA_MAX');
-  t.equal(arenas(undefined), '2');
+  t.equal(arenas(undefined), '1');
   t.equal(arenas('8'), '8', 'an operator\'s value wins');
+  const threshold = entrypoint(t, 'echo "$MALLOC_MMAP_THRESHOLD_"', 'MALLOC_MMAP_THRESHOLD_');
+  t.equal(threshold(undefined), '131072');
+  t.equal(threshold('65536'), '65536', 'an operator\'s value wins');
 });
 
 t.test('the DaemonSet passes its memory limit to the entrypoint', async (t) => {
