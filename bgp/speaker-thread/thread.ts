@@ -55,7 +55,7 @@ export class SpeakerThread {
 
   /**
    * Starts the thread's Speaker with `options` and hands its messages and its end to `listener` from now on (an end
-   * before this call is reported at once, on the next turn). The thread keeps the process alive from now on.
+   * before this call is reported as soon as this call has returned). The thread keeps the process alive from now on.
    * @throws Error when the thread serves already.
    */
   serve(options: SpeakerThreadOptions, listener: ThreadListener): void {
