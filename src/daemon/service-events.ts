@@ -40,14 +40,11 @@ export class AnnouncementEvents {
     for (const s of todo) {
       seen.add(s.service);
       const before = this.last.get(s.service);
-      const now = new Map<string, boolean>();
+      const announced: string[] = [];
       for (const v of s.vips) {
         const was = before?.includes(v.address) ?? false;
-        if (v.kind === 'clusterIP' && !v.announced && !was) {
-          now.set(v.address, false);
-          continue; // ClusterIPs not selected by any advertisement: no noise
-        }
-        now.set(v.address, v.announced);
+        if (v.announced) announced.push(v.address);
+        if (v.kind === 'clusterIP' && !v.announced && !was) continue; // ClusterIPs not selected by any advertisement: no noise
         if (this.primed && was !== v.announced) {
           const why = v.reasons.filter((r) => !['Advertised', 'LocalReadyEndpoint', 'ReadyEndpoint'].includes(r.code)).map((r) => `${r.code}: ${r.message}`).join('; ');
           this.sink.record(
@@ -57,8 +54,7 @@ export class AnnouncementEvents {
           );
         }
       }
-      const announced = [...now].filter(([, a]) => a).map(([address]) => address);
-      if (announced.length > 0) this.last.set(s.service, announced);
+      if (announced.length > 0) this.last.set(s.service, announced.slice()); // its exact length
       else this.last.delete(s.service);
     }
     // Services that disappeared (deleted): forget them without an Event (the Service is gone).

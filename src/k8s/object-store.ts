@@ -123,7 +123,7 @@ export class ObjectStore implements Snapshot {
     const old = map.get(key);
     if (old !== undefined && sameContent(old, obj)) {
       map.set(key, obj);
-      if (kind === 'EndpointSlice') this.#indexSlice(key, obj as EndpointSlice);
+      if (kind === 'EndpointSlice') this.#indexSlice(obj as EndpointSlice, old as EndpointSlice);
       return [];
     }
     switch (kind) {
@@ -134,7 +134,7 @@ export class ObjectStore implements Snapshot {
         const keys = this.#removeSlice(key);
         const slice = obj as EndpointSlice;
         this.#slices.set(key, slice);
-        const svc = this.#indexSlice(key, slice);
+        const svc = this.#indexSlice(slice);
         if (svc !== undefined) keys.add(serviceChangeKey(svc));
         return [...keys];
       }
@@ -188,12 +188,15 @@ export class ObjectStore implements Snapshot {
     }
   }
 
-  /** Index `slice` (stored under `key`, replacing the slice stored under it) by its Service; returns the Service's key. */
-  #indexSlice(key: string, slice: EndpointSlice): string | undefined {
+  /**
+   * Index `slice` by its Service, in the place of `replaces` (the object stored before under the same key, with the
+   * same content) when given; returns the Service's key. The index holds the stored objects themselves.
+   */
+  #indexSlice(slice: EndpointSlice, replaces?: EndpointSlice): string | undefined {
     const svc = serviceKeyOfSlice(slice);
     if (svc === undefined) return undefined;
     const list = this.#slicesByService.get(svc) ?? [];
-    const i = list.findIndex((s) => objectKey(s) === key);
+    const i = replaces === undefined ? -1 : list.indexOf(replaces);
     this.#slicesByService.set(svc, i < 0 ? list.concat(slice) : list.with(i, slice));
     return svc;
   }
@@ -206,7 +209,7 @@ export class ObjectStore implements Snapshot {
     const svc = serviceKeyOfSlice(old);
     if (svc !== undefined) {
       const list = this.#slicesByService.get(svc) ?? [];
-      const i = list.findIndex((s) => objectKey(s) === key);
+      const i = list.indexOf(old);
       if (list.length === 1 && i === 0) this.#slicesByService.delete(svc);
       else if (i >= 0) this.#slicesByService.set(svc, list.toSpliced(i, 1));
       keys.add(serviceChangeKey(svc));
