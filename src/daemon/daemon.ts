@@ -357,7 +357,9 @@ export class Daemon {
       const gated = this.#gate.run(candidates, full ? 'all' : this.#pending.services);
       if (full || this.#pending.serviceCIDRs) this.#assembly.setServiceCIDRs(candidates?.serviceCIDRs.contributions ?? []);
       for (const [service, pieces] of gated.services) this.#assembly.setService(service, pieces);
-      this.#assembly.setStatic(gated.staticRoutes);
+      // Until the drain is known (the Node annotation not read yet), a node that may be starting drained announces
+      // nothing; with graceful restart the peers keep the previous routes meanwhile.
+      this.#assembly.setStatic(this.#drains.unknown === undefined ? gated.staticRoutes : []);
       const flushed = this.#assembly.flush(full);
       this.#gate.commit(gated);
       this.#pending.all = false;
@@ -556,6 +558,8 @@ export class Daemon {
       const why = source.resources.filter((r) => !r.synced && (r.forbidden ?? r.lastError) !== '').map((r) => `${r.kind}: ${r.forbidden ?? r.lastError}`);
       out.push(`${source.type} source not synced${why.length > 0 ? ` (${why.join('; ')})` : ''}`);
     }
+    const held = this.#drains.unknown;
+    if (held !== undefined) out.push(held);
     if (!this.#initialSync.done) out.push('initial route computation pending');
     if (this.#stopping) out.push('shutting down');
     return out;

@@ -143,6 +143,16 @@ export class DrainControl {
     this.#apply();
   }
 
+  /**
+   * Why the drain cannot be known yet, or undefined once it can: with the Node annotation as the record, nothing is
+   * known until the Node has been read (the source has synced). Nothing is announced meanwhile, not even the static
+   * routes of the config: the node may be starting drained (docs/decisions.md "Drain").
+   */
+  get unknown(): string | undefined {
+    if (this.#o.record?.kind !== 'annotation' || this.#node !== undefined) return undefined;
+    return `static routes held until Node ${this.#o.nodeName} is read: its ${DRAIN_ANNOTATION} annotation may drain this node`;
+  }
+
   /** The operator's drain, as a source text, when the node is drained (undefined otherwise). */
   get drained(): string | undefined {
     const s = this.#operator();

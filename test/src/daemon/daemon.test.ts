@@ -8,6 +8,8 @@ import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
+import { annotationDrainRecord } from '../../../src/daemon/drain.ts';
+import type { DrainRecord } from '../../../src/daemon/drain.ts';
 import { desiredRoute, desiredRoutesContext, MappingError, staticRoute } from '../../../src/daemon/mapping.ts';
 import { gateKeyText, serviceGate } from '../../../src/daemon/gate-key.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
@@ -23,7 +25,7 @@ function cfg(data: object): Config {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; clock?: FakeClock; logger?: Logger } = {}) {
+function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv; restarting?: boolean; nodeIp?: string | null; clock?: FakeClock; logger?: Logger; drainRecord?: DrainRecord } = {}) {
   let speaker!: FakeSpeaker;
   const health = new FakeHealth();
   const metrics = new HeraldMetrics({ version: 'test', defaultMetrics: false });
@@ -38,6 +40,7 @@ function make(config: Config, o: { source?: FakeSource; env?: NodeJS.ProcessEnv;
     restarting: o.restarting ?? false,
     env: o.env ?? {},
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.drainRecord ? { drainRecord: o.drainRecord } : {}),
   });
   return { daemon, speaker, health, metrics };
 }
@@ -132,6 +135,31 @@ t.test('source: no End-of-RIB before sync; Service VIPs with reasons; nodeSelect
   await daemon.idle();
   t.same(speaker.calls.slice(3), ['remove b']);
   await daemon.shutdown('test');
+});
+
+t.test('drain annotation as the record: static routes wait until the Node is read, and a node starting drained announces none', async (t) => {
+  const c = cfg({ peers: [peerA], routes: [{ prefix: '192.0.2.31/32' }], source: { manifests: '/nonexistent' } });
+  for (const drained of [true, false]) {
+    const source = new FakeSource();
+    const { daemon, speaker } = make(c, { source, drainRecord: annotationDrainRecord(async () => {}) });
+    await daemon.start();
+    t.same(speaker.last, [], `${drained ? 'drained' : 'undrained'} Node: no static route before the Node is read`);
+    t.same(speaker.updates.flatMap((u) => u.changed), [], 'nor as an incremental change');
+    t.match(daemon.view.status().notReady, ['manifests source not synced', 'static routes held until Node node-a is read: its herald.io/drain annotation may drain this node', 'initial route computation pending'], '/readyz says why');
+    source.store.apply('Node', node('node-a', drained ? { annotations: { 'herald.io/drain': 'maintenance' } } : {}));
+    source.isSynced = true;
+    source.emit('synced');
+    await daemon.idle();
+    if (drained) {
+      t.equal(speaker.draining, true, 'drained at once');
+      t.ok(speaker.calls.indexOf('drain 0') >= 0 && speaker.calls.indexOf('drain 0') < speaker.calls.indexOf('markInitialSyncDone'), 'the drain (no wait) comes before End-of-RIB');
+    } else {
+      t.same(speaker.last, ['192.0.2.31/32'], 'undrained Node read: the static route is announced');
+      t.equal(speaker.draining, false);
+    }
+    t.notOk(daemon.view.status().notReady.some((r) => r.startsWith('static routes held')), 'no longer held once the Node is read');
+    await daemon.shutdown('test');
+  }
 });
 
 t.test('annotation health checks: a VIP waits for its check to be registered and pass; bad annotations block with the reason', async (t) => {
