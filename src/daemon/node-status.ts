@@ -8,7 +8,8 @@
  *   changes, a change waits at most that long, an unchanged status is written again only every `refreshMs` (its
  *   `lastUpdate` says the node is alive). A failed write is retried at the next period; nothing else waits on it.
  * - {@link apiNodeStatusSink} writes through the apiserver: a merge patch of the `status` subresource
- *   (`patch bgpnodestatuses/status`), creating the object first when it does not exist (`create bgpnodestatuses`).
+ *   (`patch bgpnodestatuses/status`), creating the object first when it does not exist (`create bgpnodestatuses`),
+ *   owned by its Node, so that Kubernetes' garbage collector deletes it with the Node.
  */
 import type { PeerView, ServiceView } from '../admin/view.ts';
 import type { PeerOrigin } from '../config/crd-merge.ts';
@@ -96,9 +97,15 @@ export type NodeStatusSink = (status: NodeStatus) => Promise<void>;
 /**
  * A {@link NodeStatusSink} over the apiserver for node `nodeName` in Herald's `namespace`: a merge patch (RFC 7386) of
  * `PATCH .../bgpnodestatuses/{node}/status`; on 404, `POST .../bgpnodestatuses` then the patch again.
- * @throws ApiError (src/k8s/client.ts) when the write fails (403: not granted, tracked by `forbidden`)
+ * The object is created owned by the Node (`ownerReferences`, with the uid `nodeUid()` gives), so that deleting the
+ * Node deletes its status (Kubernetes "Owners and Dependents": a namespaced dependent may have a cluster-scoped owner).
+ * It is not created while the Node is unknown, so a Herald that outlives its deleted Node leaves nothing behind. A
+ * status left from a deleted Node of the same name goes with the old Node; the next write creates it for the new one.
+ * @param nodeUid the Node's `metadata.uid` as the source last saw it (undefined: not read, or gone)
+ * @throws ApiError (src/k8s/client.ts) when the write fails (403: not granted, tracked by `forbidden`); Error when the
+ *   object does not exist and the Node is unknown (retried by the writer)
  */
-export function apiNodeStatusSink(kc: KubeClient, namespace: string, nodeName: string, forbidden?: ForbiddenCalls): NodeStatusSink {
+export function apiNodeStatusSink(kc: KubeClient, namespace: string, nodeName: string, nodeUid: () => string | undefined, forbidden?: ForbiddenCalls): NodeStatusSink {
   const track = <T>(call: string, f: () => Promise<T>) => (forbidden ? forbidden.track(call, f) : f());
   // A list in the status replaces the stored one wholesale (merge patch, RFC 7386).
   const patch = (status: NodeStatus) =>
@@ -108,7 +115,10 @@ export function apiNodeStatusSink(kc: KubeClient, namespace: string, nodeName: s
       await patch(status);
     } catch (err) {
       if (apiErrorCode(err) !== 404) throw err;
-      const body = { apiVersion: HERALD_API_VERSION, kind: 'BGPNodeStatus', metadata: { name: nodeName, namespace, labels: { 'app.kubernetes.io/name': 'herald' } }, spec: { nodeName } };
+      const uid = nodeUid();
+      if (uid === undefined) throw new Error(`BGPNodeStatus ${nodeName} is created only once Node ${nodeName} is known (it is owned by the Node, and deleted with it); the Node is not in the cache`, { cause: err });
+      const ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid }];
+      const body = { apiVersion: HERALD_API_VERSION, kind: 'BGPNodeStatus', metadata: { name: nodeName, namespace, labels: { 'app.kubernetes.io/name': 'herald' }, ownerReferences }, spec: { nodeName } };
       try {
         await track('create bgpnodestatuses', () => kc.request('POST', heraldCollectionPath('BGPNodeStatus', namespace), { body }));
       } catch (e) {

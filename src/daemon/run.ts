@@ -268,7 +268,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       let lastProblem = '';
       nodeStatus = new NodeStatusWriter({
         build: () => nodeStatusOf(d.nodeStatusInput()),
-        sink: apiNodeStatusSink(kc, namespace, identity.nodeName, forbidden),
+        sink: apiNodeStatusSink(kc, namespace, identity.nodeName, () => source?.snapshot().node(identity.nodeName)?.metadata?.uid, forbidden),
         onError: (err) => {
           const problem = (err as Error).message;
           if (problem !== lastProblem) log.warn({ err: problem }, 'cannot write this node\'s BGPNodeStatus (retried; warned once)');

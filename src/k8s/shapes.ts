@@ -100,7 +100,8 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
   Node: {
     fields: {
       // name: a term, as the endpoints' nodeName that names it.
-      metadata: { fields: { name: requiredTerm, resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      // uid: the owner reference of this node's BGPNodeStatus (src/daemon/node-status.ts).
+      metadata: { fields: { name: requiredTerm, uid: 'opaque', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
       spec: { nullable: true, fields: { taints: { list: { fields: { key: term } } } } },
       // addresses: the InternalIP of each family is kube-proxy's probe address (docs/decisions.md "Node addresses").
       status: { nullable: true, fields: { conditions: { list: { fields: { type: term, status: term } } }, addresses: { list: { fields: { type: term, address: 'text' } } } } },

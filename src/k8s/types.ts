@@ -18,6 +18,8 @@ export interface ObjectMeta {
   resourceVersion?: string;
   /** Incremented by the apiserver on every change of `spec` (custom resources with a status subresource). */
   generation?: number;
+  /** The object's unique id (an opaque string). Nodes only: the owner of this node's BGPNodeStatus. */
+  uid?: string;
   /** When the object was created (RFC 3339 text; IPAM's creation order). Services only. */
   creationTimestamp?: unknown;
   labels?: Record<string, string>;

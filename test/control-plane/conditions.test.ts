@@ -38,7 +38,8 @@ async function kubectlGet(cp: ControlPlane, kind: HeraldKind): Promise<Map<strin
 
 controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and overrides from one elected writer, as kubectl get shows them', 300_000, async (t) => {
   const block = loopbackBlock();
-  const cp = await startCluster(t, { host: `${block}200` });
+  // The garbage collector deletes a deleted Node's BGPNodeStatus (step 9).
+  const cp = await startCluster(t, { host: `${block}200`, controllers: ['endpointslice', 'serviceaccount', 'garbagecollector'] });
   const api = cp.admin;
   const nodes: NodeSpec[] = ['a', 'b'].map((x, i) => ({ name: `node-${x}`, ip: `${block}${i + 1}` }));
   const names = nodes.map((n) => n.name);
@@ -150,4 +151,15 @@ controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and 
   });
   t.same([moved.status?.['nodes'], moved.status?.['establishedNodes']], [1, 1]);
   t.equal(cond(moved, 'InUse')?.lastTransitionTime, since, 'lastTransitionTime unchanged: the status stayed True');
+
+  // 9. Each BGPNodeStatus is owned by its Node: deleting node-b deletes node-b's (Kubernetes' garbage collector), and
+  //    node-b's Herald, still running, does not create it again.
+  const statusPath = (n: string) => `/apis/${HERALD_API_VERSION}/namespaces/${NS}/bgpnodestatuses/${n}`;
+  const uidB = (await api.must('GET', '/api/v1/nodes/node-b')).body.metadata.uid as string;
+  t.same((await api.must('GET', statusPath('node-b'))).body.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'node-b', uid: uidB }], "node-b's BGPNodeStatus is owned by Node node-b");
+  await api.must('DELETE', '/api/v1/nodes/node-b');
+  await waitFor("node-b's BGPNodeStatus deleted with its Node", async () => (await api.request('GET', statusPath('node-b'))).status === 404);
+  await new Promise((r) => setTimeout(r, 12_000)); // node-b's Herald writes its status every 5 s at most
+  t.equal((await api.request('GET', statusPath('node-b'))).status, 404, "node-b's Herald did not create it again");
+  t.equal((await api.request('GET', statusPath('node-a'))).status, 200, "node-a's stays");
 });

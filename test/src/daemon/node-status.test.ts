@@ -109,12 +109,34 @@ t.test('apiNodeStatusSink: creates the object named after the node, then patches
   const dir = mkdtempSync(join(tmpdir(), 'herald-node-status-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { kc } = loadKubeConfig(writeKubeconfig(join(dir, 'kubeconfig'), api.url), {});
-  const sink = apiNodeStatusSink(kc, 'herald-system', 'node-a');
+  const sink = apiNodeStatusSink(kc, 'herald-system', 'node-a', () => '6b1f2c3d-0000-4000-8000-00000000000a');
   await sink({ myASN: 64601, sessions: [] });
   const obj = api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP);
   t.match(obj, { metadata: { name: 'node-a' }, spec: { nodeName: 'node-a' }, status: { myASN: 64601 } });
+  t.same(obj?.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: '6b1f2c3d-0000-4000-8000-00000000000a' }], 'owned by its Node: deleted with it');
   await sink({ myASN: 64602 });
   t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP)?.status?.myASN, 64602);
   t.equal(api.count((r) => r.method === 'POST'), 1, 'created once');
   t.equal(api.count((r) => r.method === 'PATCH' && r.path.endsWith('/node-a/status')), 3, 'the status subresource only (the first patch found nothing)');
+});
+
+t.test('apiNodeStatusSink: no object without its owner: while the Node is unknown nothing is created; an existing one is patched', async (t) => {
+  const api = new FakeApiServer();
+  api.registerResource({ group: HERALD_GROUP, version: HERALD_VERSION, plural: HERALD_PLURALS.BGPNodeStatus, kind: 'BGPNodeStatus', namespaced: true });
+  await api.start();
+  t.teardown(() => api.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'herald-node-status-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { kc } = loadKubeConfig(writeKubeconfig(join(dir, 'kubeconfig'), api.url), {});
+  let uid: string | undefined;
+  const sink = apiNodeStatusSink(kc, 'herald-system', 'node-b', () => uid);
+  await t.rejects(sink({ myASN: 64601 }), /BGPNodeStatus node-b is created only once Node node-b is known/);
+  t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-b', HERALD_GROUP), undefined, 'nothing created');
+  t.equal(api.count((r) => r.method === 'POST'), 0);
+  uid = 'uid-b';
+  await sink({ myASN: 64601 });
+  t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-b', HERALD_GROUP)?.metadata?.ownerReferences?.[0]?.uid, 'uid-b', 'created once the Node is known');
+  uid = undefined; // the Node deleted: the object, while the garbage collector has not deleted it yet, is patched
+  await sink({ myASN: 64602 });
+  t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-b', HERALD_GROUP)?.status?.myASN, 64602);
 });
