@@ -172,11 +172,20 @@ export function parseDecodeArgs(argv: readonly string[]): DecodeArgs | 'help' {
   };
 }
 
+/** Options of {@link runDecode}. */
+export interface RunDecodeOptions {
+  /**
+   * Called once the decoder's modules are loaded, before the first octet is decoded (bin/herald.js sets V8's tiering
+   * there: tools/decode/jit.ts). Not called for `--help` and usage errors.
+   */
+  readonly beforeDecoding?: () => void;
+}
+
 /**
  * Runs `herald decode` with `argv` (the arguments after "decode"), writing JSON lines to `out` and usage/diagnostics
  * to `err`. Resolves to the exit code; never rejects.
  */
-export async function runDecode(argv: string[], out: Writable, err: Writable): Promise<number> {
+export async function runDecode(argv: string[], out: Writable, err: Writable, opts: RunDecodeOptions = {}): Promise<number> {
   let args: DecodeArgs | 'help';
   try {
     args = parseDecodeArgs(argv);
@@ -200,6 +209,7 @@ export async function runDecode(argv: string[], out: Writable, err: Writable): P
     err.write(`herald decode: cannot load the decoder: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
+  opts.beforeDecoding?.();
   const writer = new LineOut(out, !args.summary);
   const summary = args.summary ? new SummarySink(writer) : undefined;
   const sink: DecodeSink = summary ?? writer;

@@ -33,8 +33,10 @@ export function isShortInput(argv: readonly string[]): boolean {
 
 /**
  * Sets V8's tiering for decoding `argv`: Maglev only when {@link isShortInput}. Call once, in the process that runs
- * `herald decode` (bin/herald.js), before the decoder runs: it changes V8 flags for the whole process. Returns
- * whether TurboFan was turned off. Never throws.
+ * `herald decode` (bin/herald.js), after the decoder's modules are loaded and before it decodes (runDecode's
+ * `beforeDecoding`): it changes V8 flags for the whole process, and V8 rejects a code cache made under other flags,
+ * so the modules (Node's own, whose code cache is built into the binary, and the decoder's, from the compile cache)
+ * must be compiled before the change. Returns whether TurboFan was turned off. Never throws.
  */
 export function tierForInput(argv: readonly string[]): boolean {
   const short = isShortInput(argv);

@@ -46,3 +46,17 @@ t.test('bin/herald.js decode prints what runDecode prints, with the same exit co
   t.equal(bad.status, 2, 'a usage error still exits 2');
   t.match(bad.stderr, /--as2 and --as4 exclude each other/);
 });
+
+t.test('bin/herald.js decode: the tiering flag is set after the modules are compiled, so no code cache is rejected', async (t) => {
+  // V8 rejects a code cache made under other flags. Node's own modules carry one built into the binary: when
+  // --no-turbofan was set before node:zlib and node:fs/promises were loaded, those were compiled from source on every
+  // run (NODE_DEBUG_NATIVE=CODE_CACHE printed "Code cache of zlib (BufferNotOwned) is rejected").
+  const file = join(dir, 'one.mrt');
+  writeFileSync(file, mrtRecord(16, 4, bgp4mpMessage(true, 65001, 65000, simpleUpdate([65001], '192.0.2.1', ['10.0.0.0/8']))));
+  t.equal(isShortInput([file]), true, 'a short input: the flag is set');
+  const child = spawnSync(process.execPath, [join(repo, 'bin/herald.js'), 'decode', file], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_DEBUG_NATIVE: 'CODE_CACHE' } });
+  t.equal(child.status, 0);
+  const accepted = child.stderr.split('\n').filter((l) => /^Code cache of \S+ .* is accepted/.test(l));
+  t.ok(accepted.some((l) => l.startsWith('Code cache of zlib ')), 'Node reports its code cache checks (zlib among them)');
+  t.same(child.stderr.split('\n').filter((l) => / is rejected/.test(l)), [], 'no code cache rejected');
+});
