@@ -4,6 +4,7 @@
  * AS4_PATH, and the bgpdump-style text form ("1 2 {3,4} (5 6) [7,8]").
  */
 import { AS_TRANS, AsPathSegmentType } from '../constants.ts';
+import { uint32At } from '../wire/reader.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { AsPathSegment, PathAttribute } from './types.ts';
 
@@ -30,7 +31,7 @@ export function decodeAsPathSegments(buf: Buffer, start: number, end: number, as
     if (p + count * asSize > end) return `AS_PATH segment of ${count} ASes overruns the attribute`;
     const asns = new Array<number>(count);
     if (asSize === 4) {
-      for (let i = 0; i < count; i++, p += 4) asns[i] = buf.readUInt32BE(p);
+      for (let i = 0; i < count; i++, p += 4) asns[i] = uint32At(buf, p);
     } else {
       for (let i = 0; i < count; i++, p += 2) asns[i] = ((buf[p] as number) << 8) | (buf[p + 1] as number);
     }

@@ -12,6 +12,7 @@
  */
 import { AS_TRANS, AttrFlag, AttrTypeCode, Origin, UpdateSubcode } from '../constants.ts';
 import { BgpError } from '../errors.ts';
+import { uint32At } from '../wire/reader.ts';
 import { ByteWriter } from '../wire/writer.ts';
 import { asPathSegmentsLength, decodeAsPathSegments, writeAsPathSegments } from './as-path.ts';
 import { decodeMpReach, decodeMpUnreach, mpReachValueLength, mpUnreachValueLength, writeMpReachValue, writeMpUnreachValue } from './mp-nlri.ts';
@@ -117,10 +118,10 @@ function decodeKnownValue(
       return { type: 'NEXT_HOP', flags, nextHop: formatIPv4(buf, vs) };
     case AttrTypeCode.MULTI_EXIT_DISC:
       if (len !== 4) return lengthIssue('MULTI_EXIT_DISC', len, '4');
-      return { type: 'MULTI_EXIT_DISC', flags, med: buf.readUInt32BE(vs) };
+      return { type: 'MULTI_EXIT_DISC', flags, med: uint32At(buf, vs) };
     case AttrTypeCode.LOCAL_PREF:
       if (len !== 4) return lengthIssue('LOCAL_PREF', len, '4');
-      return { type: 'LOCAL_PREF', flags, localPref: buf.readUInt32BE(vs) };
+      return { type: 'LOCAL_PREF', flags, localPref: uint32At(buf, vs) };
     case AttrTypeCode.ATOMIC_AGGREGATE:
       if (len !== 0) return lengthIssue('ATOMIC_AGGREGATE', len, '0');
       return { type: 'ATOMIC_AGGREGATE', flags };
@@ -135,7 +136,7 @@ function decodeKnownValue(
     case AttrTypeCode.COMMUNITIES: {
       if (len === 0 || len % 4 !== 0) return lengthIssue('COMMUNITIES', len, 'a non-zero multiple of 4');
       const communities = new Array<number>(len >>> 2);
-      for (let i = 0; i < communities.length; i++) communities[i] = buf.readUInt32BE(vs + 4 * i);
+      for (let i = 0; i < communities.length; i++) communities[i] = uint32At(buf, vs + 4 * i);
       return { type: 'COMMUNITIES', flags, communities };
     }
     case AttrTypeCode.ORIGINATOR_ID:
@@ -188,7 +189,7 @@ function decodeKnownValue(
       if (len === 0 || len % 12 !== 0) return lengthIssue('LARGE_COMMUNITY', len, 'a non-zero multiple of 12');
       const largeCommunities = new Array<LargeCommunity>(len / 12);
       for (let i = 0, p = vs; i < largeCommunities.length; i++, p += 12) {
-        largeCommunities[i] = [buf.readUInt32BE(p), buf.readUInt32BE(p + 4), buf.readUInt32BE(p + 8)];
+        largeCommunities[i] = [uint32At(buf, p), uint32At(buf, p + 4), uint32At(buf, p + 8)];
       }
       return { type: 'LARGE_COMMUNITY', flags, largeCommunities };
     }

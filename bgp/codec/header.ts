@@ -40,14 +40,10 @@ export interface MessageHeader {
  */
 export function checkHeader(buf: Buffer, offset: number, maxLength: number): number {
   if (buf.length - offset < HEADER_LENGTH) throw BgpError.badMessageLength(buf.length - offset, 'header truncated');
-  if (
-    buf.readUInt32BE(offset) !== 0xffffffff ||
-    buf.readUInt32BE(offset + 4) !== 0xffffffff ||
-    buf.readUInt32BE(offset + 8) !== 0xffffffff ||
-    buf.readUInt32BE(offset + 12) !== 0xffffffff
-  ) {
-    throw BgpError.connectionNotSynchronized();
-  }
+  // The Marker: 16 octets of all ones (RFC 4271 §4.1), read as octets (the length was checked above).
+  let marker = 0xff;
+  for (let i = offset; i < offset + 16; i++) marker &= buf[i] as number;
+  if (marker !== 0xff) throw BgpError.connectionNotSynchronized();
   const length = ((buf[offset + 16] as number) << 8) | (buf[offset + 17] as number);
   if (length < HEADER_LENGTH || length > maxLength) {
     throw BgpError.badMessageLength(length, `length ${length} outside ${HEADER_LENGTH}..${maxLength}`);

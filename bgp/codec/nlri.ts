@@ -13,6 +13,7 @@
  */
 import type { Family } from '../constants.ts';
 import { BgpError } from '../errors.ts';
+import { uint32At } from '../wire/reader.ts';
 import type { ByteWriter } from '../wire/writer.ts';
 import type { NlriEntry } from './types.ts';
 
@@ -348,7 +349,7 @@ export function decodeNlriInto(
     let pathId = 0;
     if (addPath) {
       if (end - p < 5) throw BgpError.invalidNetworkField(`${where}: truncated ADD-PATH entry at offset ${p - start}`);
-      pathId = buf.readUInt32BE(p);
+      pathId = uint32At(buf, p);
       p += 4;
     }
     const bits = buf[p] as number;

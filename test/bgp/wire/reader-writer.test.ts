@@ -1,7 +1,8 @@
-/** ByteReader bounds checks (the caller's BgpError on overrun) and ByteWriter growth, reserve and backfill. */
+/** ByteReader bounds checks (the caller's BgpError on overrun), uint32At, and ByteWriter growth, reserve and backfill. */
 import t from 'tap';
+import fc from 'fast-check';
 import { BgpError } from '../../../bgp/errors.ts';
-import { ByteReader } from '../../../bgp/wire/reader.ts';
+import { ByteReader, uint32At } from '../../../bgp/wire/reader.ts';
 import { ByteWriter } from '../../../bgp/wire/writer.ts';
 
 const overrun = (): BgpError => BgpError.malformedAttributeList('overrun');
@@ -89,4 +90,16 @@ t.test('writer rejects out-of-range values with RangeError (a local bug, not a B
   t.throws(() => w.u32(2 ** 32), RangeError);
   t.throws(() => w.u8(1.5), RangeError);
   t.throws(() => w.setU16(0, 1), RangeError, 'backfill outside written data');
+});
+
+t.test('uint32At reads what Buffer.readUInt32BE reads, at every offset of any buffer', async (t) => {
+  t.equal(uint32At(Buffer.from('ffffffff', 'hex'), 0), 0xffffffff, 'the top bit gives no negative number');
+  t.equal(uint32At(Buffer.from('0080000001', 'hex'), 1), 0x80000001);
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 4, maxLength: 64 }), fc.nat(), (bytes, n) => {
+      const buf = Buffer.from(bytes);
+      const p = n % (buf.length - 3);
+      return uint32At(buf, p) === buf.readUInt32BE(p);
+    }),
+  );
 });
