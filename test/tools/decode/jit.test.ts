@@ -60,3 +60,25 @@ t.test('bin/herald.js decode: the tiering flag is set after the modules are comp
   t.ok(accepted.some((l) => l.startsWith('Code cache of zlib ')), 'Node reports its code cache checks (zlib among them)');
   t.same(child.stderr.split('\n').filter((l) => / is rejected/.test(l)), [], 'no code cache rejected');
 });
+
+t.test('bin/herald.js decode: short and long inputs share the compile cache (no entry rejected when they alternate)', async (t) => {
+  // The flag used to be set before the decoder's modules were compiled: their code cache then depended on the input's
+  // size, and each switch between a short and a long input rejected and rewrote about 30 entries.
+  const record = mrtRecord(16, 4, bgp4mpMessage(true, 65001, 65000, simpleUpdate([65001], '192.0.2.1', ['10.0.0.0/8'])));
+  const short = join(dir, 'short.mrt');
+  writeFileSync(short, record);
+  const long = join(dir, 'long.mrt');
+  writeFileSync(long, Buffer.concat(Array.from({ length: Math.ceil((SHORT_INPUT + 1) / record.length) }, () => record)));
+  t.same([isShortInput([short]), isShortInput([long])], [true, false]);
+  const env = { ...process.env, NODE_COMPILE_CACHE: join(dir, 'compile-cache'), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
+  const run = (file: string) => spawnSync(process.execPath, [join(repo, 'bin/herald.js'), 'decode', '--summary', file], { encoding: 'utf8', timeout: 60_000, env });
+  const first = run(short);
+  t.equal(first.status, 0);
+  t.match(first.stderr, /\[compile cache\] .*tools\/decode\/mrt\.ts/, 'Node reports its compile cache (filled by this first run)');
+  for (const [what, file] of [['long', long], ['short', short], ['long', long]] as const) {
+    const r = run(file);
+    t.equal(r.status, 0, `${what} input decoded`);
+    t.match(r.stderr, /code cache for ESM \S+tools\/decode\/mrt\.ts was accepted/, `${what} input: the decoder's code cache is used`);
+    t.same(r.stderr.split('\n').filter((l) => /rejected/.test(l)), [], `${what} input: no compile cache entry rejected`);
+  }
+});
