@@ -5,9 +5,9 @@
  *
  * Whole processes first: `node bin/herald.js decode FILE` and `bgpdump -m FILE`, stdout to /dev/null, run in turn
  * (herald, bgpdump, herald, ...) after one warm-up each (which also fills Node's compile cache), ROUNDS counted runs.
- * Each run is timed with /usr/bin/time (GNU time: wall, user + system CPU, peak RSS of the process); the figures are
- * min / median / max, and the ratio herald/bgpdump is taken pair by pair (median of the pairs), so it holds when the
- * machine's speed drifts. Without /usr/bin/time only wall times are printed.
+ * Each run is timed: wall from here, user + system CPU from bash's `times` (the children's rusage, in ms), peak RSS
+ * from /usr/bin/time (GNU time) when it is installed. The figures are min / median / max, and the ratio
+ * herald/bgpdump is taken pair by pair (median of the pairs), so it holds when the machine's speed drifts.
  *
  * Then an in-process breakdown of herald on the same files (best of ROUNDS, after a JIT warm-up): gunzip, MRT framing
  * + BGP decoding, and JSON.stringify of every line, each added in turn. Prints figures, asserts nothing; the figures
@@ -36,19 +36,25 @@ interface Run {
   status: number | null;
 }
 
+/** bash's `times` prints the user and system time of the shell's waited-for children with millisecond precision. */
+const TIMES = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$/;
+
 function runOnce(cmd: string, args: string[]): Run {
   const withTime = existsSync(GNU_TIME);
   const report = join(tmpdir(), `bench-decode-${process.pid}.time`);
-  const argv = withTime ? ['-o', report, '-f', '%U %S %M', cmd, ...args] : args;
+  const argv = withTime ? ['-o', report, '-f', '%M', cmd, ...args] : [cmd, ...args];
+  // CPU from bash's `times` (the kernel's rusage of the children, in ms), not from GNU time's %U %S (10 ms steps:
+  // 5 % of a 0.2 s run). The children are GNU time (about 1 ms) and the command.
   const start = process.hrtime.bigint();
-  const r = spawnSync(withTime ? GNU_TIME : cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync('bash', ['-c', '"$@" > /dev/null; status=$?; times >&2; exit $status', 'bash', ...(withTime ? [GNU_TIME] : []), ...argv], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
-  if (!withTime) return { wall, status: r.status };
-  // The last line holds the figures ("Command exited with non-zero status N" may come before it).
-  const last = readFileSync(report, 'utf8').trim().split('\n').at(-1) ?? '';
-  const [user = NaN, sys = NaN, kib = NaN] = last.trim().split(/\s+/).map(Number);
+  const m = TIMES.exec(r.stderr.trim());
+  const cpu = m ? 60 * Number(m[1]) + Number(m[2]) + 60 * Number(m[3]) + Number(m[4]) : undefined;
+  if (!withTime) return { wall, ...(cpu !== undefined ? { cpu } : {}), status: r.status };
+  // The last line holds the figure ("Command exited with non-zero status N" may come before it).
+  const kib = Number(readFileSync(report, 'utf8').trim().split('\n').at(-1) ?? NaN);
   rmSync(report, { force: true });
-  return { wall, cpu: user + sys, peakMiB: kib / 1024, status: r.status };
+  return { wall, ...(cpu !== undefined ? { cpu } : {}), peakMiB: kib / 1024, status: r.status };
 }
 
 function stats(xs: number[]): { min: number; median: number; max: number } {
@@ -102,7 +108,7 @@ const files = readdirSync(dataDir).filter((f) => f.startsWith('updates.')).sort(
 const herald = join(repo, 'bin/herald.js');
 
 console.log(`herald decode vs bgpdump -m: whole processes, ${ROUNDS} runs each in turn after one warm-up, node ${process.version}`);
-console.log(existsSync(GNU_TIME) ? '(wall from the parent; CPU = user + system and peak RSS from /usr/bin/time)' : '(no /usr/bin/time: wall only)');
+console.log(`(wall from the parent; CPU = user + system from bash's times; ${existsSync(GNU_TIME) ? 'peak RSS from /usr/bin/time' : 'no /usr/bin/time: no peak RSS'})`);
 for (const name of files) {
   const file = join(dataDir, name);
   const h: Run[] = [];
