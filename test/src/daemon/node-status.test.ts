@@ -2,6 +2,7 @@
 // daemon changes), unchanged statuses not rewritten until the refresh, failed writes retried; the apiserver sink
 // creates the object when it does not exist and patches only the status subresource.
 import t from 'tap';
+import type { Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,7 +102,8 @@ t.test('NodeStatusWriter: a burst of changes is one write; at most one write per
   t.equal(written.at(-1)?.myASN, 3, 'and the write retried');
 });
 
-t.test('apiNodeStatusSink: creates the object named after the node, then patches its status; later writes only patch', async (t) => {
+/** A fake apiserver serving BGPNodeStatus, and a client of it; both end with `t`. */
+async function statusApi(t: Test) {
   const api = new FakeApiServer();
   api.registerResource({ group: HERALD_GROUP, version: HERALD_VERSION, plural: HERALD_PLURALS.BGPNodeStatus, kind: 'BGPNodeStatus', namespaced: true });
   await api.start();
@@ -109,6 +111,11 @@ t.test('apiNodeStatusSink: creates the object named after the node, then patches
   const dir = mkdtempSync(join(tmpdir(), 'herald-node-status-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { kc } = loadKubeConfig(writeKubeconfig(join(dir, 'kubeconfig'), api.url), {});
+  return { api, kc };
+}
+
+t.test('apiNodeStatusSink: creates the object named after the node, then patches its status; later writes only patch', async (t) => {
+  const { api, kc } = await statusApi(t);
   const sink = apiNodeStatusSink(kc, 'herald-system', 'node-a', () => '6b1f2c3d-0000-4000-8000-00000000000a');
   await sink({ myASN: 64601, sessions: [] });
   const obj = api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP);
@@ -121,13 +128,7 @@ t.test('apiNodeStatusSink: creates the object named after the node, then patches
 });
 
 t.test('apiNodeStatusSink: no object without its owner: while the Node is unknown nothing is created; an existing one is patched', async (t) => {
-  const api = new FakeApiServer();
-  api.registerResource({ group: HERALD_GROUP, version: HERALD_VERSION, plural: HERALD_PLURALS.BGPNodeStatus, kind: 'BGPNodeStatus', namespaced: true });
-  await api.start();
-  t.teardown(() => api.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'herald-node-status-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const { kc } = loadKubeConfig(writeKubeconfig(join(dir, 'kubeconfig'), api.url), {});
+  const { api, kc } = await statusApi(t);
   let uid: string | undefined;
   const sink = apiNodeStatusSink(kc, 'herald-system', 'node-b', () => uid);
   await t.rejects(sink({ myASN: 64601 }), /BGPNodeStatus node-b is created only once Node node-b is known/);
