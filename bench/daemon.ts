@@ -24,13 +24,16 @@
  * - table resend at session start: from BIRD's "BGP session established" log line to N routes in BIRD;
  * - burst withdraw and announce by reload: the file rewritten with no routes, SIGHUP, until BIRD holds 0; then the
  *   full file again, SIGHUP, until BIRD holds N;
+ * - table resend after the peer restarts: `birdc restart herald` RESTARTS times, a second apart, each from BIRD's
+ *   next "BGP session established" line to N routes in BIRD (the first follows the reload bursts: a changed desired
+ *   set, packed again while the session was down; the others an unchanged one, bgp/rib/packed-table.ts);
  * - in the same run, the same table sent to BIRD by the raw replay floor (Herald's UPDATE bytes written by a trivial
  *   sender) and by GoBGP (bench/peers.ts `benchRaw`/`benchGobgp`), and the ratios Herald ÷ sender.
  * The in-process breakdown rows stay in bench/peers.ts (speaker only), bench/config.ts (config load) and
  * bench/convergence.ts (flip latency).
  *
  * Environment: ROWS (default "k8s,static"), SIZES (default "100,1000,10000"), NODES (default 50), FLIPS (default
- * 5000), N (default 100000), SENDERS (default "raw,gobgp"; "" for none), MEMORY_LIMIT_MIB (the
+ * 5000), N (default 100000), RESTARTS (default 3), SENDERS (default "raw,gobgp"; "" for none), MEMORY_LIMIT_MIB (the
  * container limit deploy/herald sizes V8 from; default the DaemonSet's), NODE_ARGS (more node flags, through
  * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"), COMPILE_CACHE ("image", the default: Node's module compile
  * cache in a fresh directory filled by deploy/warm-compile-cache.js, as the container image has it; "cold": no
@@ -62,6 +65,7 @@ const SIZES = (process.env.SIZES ?? '100,1000,10000').split(',').map(Number);
 const NODES = Number(process.env.NODES ?? 50);
 const FLIPS = Number(process.env.FLIPS ?? 5000);
 const N = Number(process.env.N ?? 100_000);
+const RESTARTS = Number(process.env.RESTARTS ?? 3);
 const SENDERS = (process.env.SENDERS ?? 'raw,gobgp').split(',').map((s) => s.trim()).filter(Boolean);
 const ROOT = join(import.meta.dirname, '..');
 /**
@@ -279,6 +283,18 @@ async function birdCount(bird: Bird): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
+/** BIRD's "BGP session established" lines for its protocol `herald`, as epoch ms. */
+function establishedTimes(bird: Bird): number[] {
+  const out: number[] = [];
+  for (const l of readFileSync(bird.logPath, 'utf8').split('\n')) {
+    if (!l.includes('herald: BGP session established')) continue;
+    const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)\.(\d+)/.exec(l);
+    // BIRD logs local time, as Date.parse reads a timestamp without a zone
+    if (m) out.push(Date.parse(`${m[1]}T${m[2]}`) + Number(`0.${m[3]}`) * 1000);
+  }
+  return out;
+}
+
 /** Waits, reading BIRD's log every 5 ms, until its session with Herald is up. */
 async function established(bird: Bird, alive: () => boolean, out: () => string): Promise<void> {
   const deadline = Date.now() + 300_000;
@@ -305,6 +321,8 @@ interface StaticRow {
   withdrawSec: number;
   announceSec: number;
   hwmEnd: number;
+  /** Table resend after each `birdc restart herald` (s). */
+  restartSec: number[];
 }
 
 async function staticRow(): Promise<StaticRow> {
@@ -344,7 +362,21 @@ async function staticRow(): Promise<StaticRow> {
     writeFileSync(file, text(N));
     process.kill(h.pid, 'SIGHUP');
     const announceSec = ((await until(bird, N, h.alive, h.out)) - r0) / 1000;
-    return { startSec, hwm, cpu, resendSec, withdrawSec, announceSec, hwmEnd: rssMiB(h.pid).hwm };
+    const hwmEnd = rssMiB(h.pid).hwm;
+    const restartSec: number[] = [];
+    for (let k = 0; k < RESTARTS; k++) {
+      await sleep(1000);
+      const before = establishedTimes(bird).length;
+      await bird.birdc('restart herald');
+      const deadline = Date.now() + 60_000;
+      while (establishedTimes(bird).length <= before) {
+        if (!h.alive() || Date.now() > deadline) throw new Error(`no new session after birdc restart: ${h.out().slice(-2000)}`);
+        await sleep(5);
+      }
+      const again = await until(bird, N, h.alive, h.out);
+      restartSec.push((performance.timeOrigin + again - (establishedTimes(bird).at(-1) as number)) / 1000);
+    }
+    return { startSec, hwm, cpu, resendSec, withdrawSec, announceSec, hwmEnd, restartSec };
   } finally {
     await h?.stop();
     await bird.stop();
@@ -386,7 +418,7 @@ async function main(): Promise<void> {
       return;
     }
     const r = await staticRow();
-    console.log(`\nstatic: \`herald run --config\` with ${N} /32 routes → BIRD: start → BIRD holds all ${r.startSec.toFixed(2)} s, VmHWM ${r.hwm.toFixed(0)} MiB, CPU ${r.cpu.toFixed(2)} s; table resend at session start ${r.resendSec.toFixed(3)} s; reload bursts: withdraw ${r.withdrawSec.toFixed(2)} s, announce ${r.announceSec.toFixed(2)} s; VmHWM at the end ${r.hwmEnd.toFixed(0)} MiB; load ${load()}`);
+    console.log(`\nstatic: \`herald run --config\` with ${N} /32 routes → BIRD: start → BIRD holds all ${r.startSec.toFixed(2)} s, VmHWM ${r.hwm.toFixed(0)} MiB, CPU ${r.cpu.toFixed(2)} s; table resend at session start ${r.resendSec.toFixed(3)} s; reload bursts: withdraw ${r.withdrawSec.toFixed(2)} s, announce ${r.announceSec.toFixed(2)} s; VmHWM at the end ${r.hwmEnd.toFixed(0)} MiB; resend after BIRD restarts the session ${r.restartSec.map((x) => x.toFixed(3)).join(', ')} s; load ${load()}`);
     const others = new Map<string, Result>();
     for (const s of SENDERS) {
       if (s === 'gobgp' && !gobgpAvailable()) {
@@ -402,12 +434,16 @@ async function main(): Promise<void> {
     console.log('| sender | table at session start (s) | announce burst (s) | withdraw burst (s) | peak RSS (MiB) |');
     console.log('|---|---|---|---|---|');
     console.log(`| herald run (whole process, bursts by reload) | ${r.resendSec.toFixed(3)} | ${r.announceSec.toFixed(3)} | ${r.withdrawSec.toFixed(3)} | ${r.hwmEnd.toFixed(0)} |`);
+    const restarts = r.restartSec.length > 0 ? ` (after BIRD restarts the session: ${r.restartSec.map((x) => x.toFixed(3)).join(', ')} s)` : '';
     const x = (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? ` (Herald ${(a / b).toFixed(1)}×)` : '');
     for (const [s, o] of others) console.log(`| ${s} | ${o.connectSec.toFixed(3)}${x(r.resendSec, o.connectSec)} | ${o.announceSec.toFixed(3)}${x(r.announceSec, o.announceSec)} | ${o.withdrawSec.toFixed(3)}${x(r.withdrawSec, o.withdrawSec)} | ${Number.isNaN(o.peakRssMiB) ? '–' : o.peakRssMiB.toFixed(0)} |`);
     console.log(`\ntarget 100k static routes peak ≤ 200 MiB: ${mark(r.hwm <= 200)} (VmHWM ${r.hwm.toFixed(0)} MiB at "BIRD holds all", ${r.hwmEnd.toFixed(0)} MiB after the reload bursts)`);
     console.log(`target BIRD holds all ≤ 2 s after process start: ${mark(r.startSec <= 2)} (${r.startSec.toFixed(2)} s)`);
     const raw = others.get('raw');
-    if (raw !== undefined) console.log(`target table resend within 2× the raw replay floor: ${mark(r.resendSec <= 2 * raw.connectSec)} (${r.resendSec.toFixed(3)} s vs ${raw.connectSec.toFixed(3)} s = ${(r.resendSec / raw.connectSec).toFixed(1)}×)`);
+    if (raw !== undefined) {
+      const worst = Math.max(r.resendSec, ...r.restartSec);
+      console.log(`target table resend within 2× the raw replay floor: ${mark(worst <= 2 * raw.connectSec)} (first session ${r.resendSec.toFixed(3)} s${restarts}; raw ${raw.connectSec.toFixed(3)} s; worst ${(worst / raw.connectSec).toFixed(1)}×)`);
+    }
   }
 }
 

@@ -31,8 +31,9 @@ import { generateRoutes, SpeakerChild } from '../test/helpers/speaker-child.ts';
 import { capability, keepalive, open, param } from '../test/helpers/wire.ts';
 import { createServer, connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { AdjRibOut, makeRecord } from '../bgp/rib/adj-rib-out.ts';
-import type { RouteRecord } from '../bgp/rib/adj-rib-out.ts';
+import { AdjRibOut } from '../bgp/rib/adj-rib-out.ts';
+import { makeRecord } from '../bgp/rib/record.ts';
+import type { RouteRecord } from '../bgp/rib/record.ts';
 import { sleep } from '../test/helpers/daemon-process.ts';
 
 const N = Number(process.env.N ?? 100_000);

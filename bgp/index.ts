@@ -84,7 +84,7 @@ export { ByteWriter } from './wire/writer.ts';
 export type { Route } from './rib/route.ts';
 export { MAX_AS_PATH_PREPEND } from './rib/route.ts';
 export type { ExportedRoute } from './rib/export.ts';
-export { MAX_COMMUNITY_OCTETS } from './rib/adj-rib-out.ts';
+export { MAX_COMMUNITY_OCTETS } from './rib/record.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';

@@ -31,8 +31,10 @@ import type { CodecContext, UpdateDecodeResult } from './codec/types.ts';
 import { realClock } from './fsm/clock.ts';
 import type { Clock } from './fsm/clock.ts';
 import type { StateReason } from './fsm/state.ts';
-import { AdjRibOut, makeRecord } from './rib/adj-rib-out.ts';
-import type { RouteRecord } from './rib/adj-rib-out.ts';
+import { AdjRibOut } from './rib/adj-rib-out.ts';
+import { PackSchedule } from './rib/pack-schedule.ts';
+import { makeRecord } from './rib/record.ts';
+import type { DesiredDiff, RouteRecord } from './rib/record.ts';
 import type { ExportedRoute } from './rib/export.ts';
 import type { ExportPeer } from './rib/export.ts';
 import { RouteError } from './rib/route.ts';
@@ -42,6 +44,7 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
+import { maxMessageLength } from './session/open-exchange.ts';
 import type { SessionOptions } from './session/session.ts';
 import { peerEnding } from './stop-modes.ts';
 import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
@@ -81,6 +84,10 @@ interface PeerEntry {
   grOptions: { restartTimeSec: number; restarting: boolean; forwardingPreserved: boolean; notification: boolean } | undefined;
   /** Our first End-of-RIB to this peer went out: the restart is over for it (later OPENs carry R = 0). */
   restartDone: boolean;
+  /** What the last session agreed and its local address: what the next session most likely gets. */
+  lastSession: { readonly n: Negotiated; readonly localAddress: string | undefined } | undefined;
+  /** When the table is packed for the next session while there is none (see `packForNextSession`). */
+  readonly packing: PackSchedule;
 }
 
 /** Fields of PeerConfig that do not need a new session when they change (bfd: a BFD Poll Sequence does it). */
@@ -160,18 +167,46 @@ export class Speaker extends EventEmitter {
     if (cfg.localAs !== undefined) checkAs(cfg.localAs);
     const grOptions = this.grOptionsFor(cfg, false);
     const entry: PeerEntry = {
+      packing: new PackSchedule(this.clock, () => this.packForNextSession(entry)),
       cfg,
       session: this.createSession(this.sessionOptions(cfg, grOptions)),
       rib: new AdjRibOut({ onUnsendable: (reason, example) => this.emit('unsentRoutes', { peer: cfg.name, reason, example }) }),
       endOfRibReceived: new Set(),
       grOptions,
       restartDone: false,
+      lastSession: undefined,
     };
     if (this.initialSyncDone) entry.rib.markInitialSyncDone();
     entry.rib.setDesired(this.drained ? this.empty : this.records);
     this.peersByName.set(cfg.name, entry);
     this.attachSession(entry);
     this.bfd.configure(cfg);
+    entry.packing.soon();
+  }
+
+  /**
+   * Packs the table toward `entry`'s next session while it has none (AdjRibOut.prepare, bgp/rib/packed-table.ts),
+   * so that the peer gets it at the speed of the socket once the session is up (when: bgp/rib/pack-schedule.ts).
+   * Skipped while the next session's local address is unknown (no session yet and none configured): the next hops
+   * depend on it.
+   */
+  private packForNextSession(entry: PeerEntry): void {
+    if (entry.rib.active || this.closed || this.peersByName.get(entry.cfg.name) !== entry) return;
+    const next = this.expectedSession(entry);
+    if (next !== undefined) entry.rib.prepare(next.peer, next.maxLength);
+  }
+
+  /**
+   * The export context and maximum message length the next session of `entry` most likely gets: the last session's;
+   * before any, the configured families with 4-octet AS numbers (RFC 6793, which Herald always offers) and 4096-octet
+   * messages. Undefined when the local address is unknown.
+   */
+  private expectedSession(entry: PeerEntry): { peer: ExportPeer; maxLength: number } | undefined {
+    const last = entry.lastSession;
+    const n = last?.n ?? { peerAs: entry.cfg.peerAs, fourOctetAs: true, families: [...(entry.cfg.families ?? DEFAULT_FAMILIES)], extendedMessage: false };
+    const localAddress = last?.localAddress ?? entry.cfg.localAddress;
+    if (localAddress === undefined) return undefined;
+    return { peer: this.exportPeerOf(entry, n, localAddress), maxLength: maxMessageLength(n) };
   }
 
   /** The graceful restart options handed to a new session of this peer (undefined: not advertised). */
@@ -212,14 +247,17 @@ export class Speaker extends EventEmitter {
   }
 
   private exportPeer(entry: PeerEntry, n: Negotiated): ExportPeer {
-    const s = entry.session;
+    return this.exportPeerOf(entry, n, entry.session.localAddress ?? entry.cfg.localAddress);
+  }
+
+  private exportPeerOf(entry: PeerEntry, n: Pick<Negotiated, 'peerAs' | 'fourOctetAs' | 'families'>, localAddress: string | undefined): ExportPeer {
     return {
       name: entry.cfg.name,
       localAs: entry.cfg.localAs ?? this.localAs,
       peerAs: n.peerAs,
       fourOctetAs: n.fourOctetAs,
       families: new Set(n.families),
-      localAddress: unmapIPv4(s.localAddress ?? entry.cfg.localAddress),
+      localAddress: unmapIPv4(localAddress),
       nextHopIPv4: entry.cfg.nextHopIPv4,
       nextHopIPv6: entry.cfg.nextHopIPv6,
       gracefulShutdown: this.gracefulShutdown,
@@ -253,13 +291,15 @@ export class Speaker extends EventEmitter {
     session.on('established', (n: Negotiated) => {
       if (entry.session !== session) return;
       entry.endOfRibReceived.clear();
-      entry.rib.start(this.exportPeer(entry, n));
+      entry.lastSession = { n, localAddress: session.localAddress };
+      entry.rib.start(this.exportPeer(entry, n), maxMessageLength(n));
       session.kickTx();
     });
     session.on('down', () => {
       if (entry.session !== session) return;
       entry.rib.reset();
       entry.endOfRibReceived.clear();
+      entry.packing.soon();
     });
     session.on('routeRefresh', (rr: { afi: number; safi: number; subtype?: number }) => {
       if (entry.session !== session) return;
@@ -315,7 +355,9 @@ export class Speaker extends EventEmitter {
     void oldSession.stop({ subcode: CeaseSubcode.OtherConfigurationChange }).catch(() => undefined);
     entry.grOptions = this.grOptionsFor(cfg, entry.restartDone);
     entry.session = this.createSession(this.sessionOptions(cfg, entry.grOptions));
+    entry.lastSession = undefined;
     this.attachSession(entry);
+    entry.packing.soon();
   }
 
   /**
@@ -327,6 +369,7 @@ export class Speaker extends EventEmitter {
     this.peersByName.delete(name);
     this.bfd.remove(name);
     this.listener?.unregister(entry.cfg.address);
+    entry.packing.cancel();
     entry.rib.reset();
     await entry.session.stop({ subcode: CeaseSubcode.PeerDeconfigured });
   }
@@ -371,10 +414,7 @@ export class Speaker extends EventEmitter {
     if (this.drained) return;
     // a later duplicate key replaces an earlier one: keep only records still current in `changed`
     const diff = { changed: duplicates ? changed.filter((r) => next.get(r.key) === r) : changed, removed };
-    for (const entry of this.peersByName.values()) {
-      entry.rib.setDesired(next, diff);
-      if (entry.rib.hasPending()) entry.session.kickTx();
-    }
+    for (const entry of this.peersByName.values()) this.giveDesired(entry, next, diff);
   }
 
   /**
@@ -419,10 +459,14 @@ export class Speaker extends EventEmitter {
     for (const [key, rec] of upserts) prev.set(key, rec);
     if (this.drained) return;
     const diff = { changed: [...upserts.values()], removed: gone };
-    for (const entry of this.peersByName.values()) {
-      entry.rib.setDesired(prev, diff);
-      if (entry.rib.hasPending()) entry.session.kickTx();
-    }
+    for (const entry of this.peersByName.values()) this.giveDesired(entry, prev, diff);
+  }
+
+  /** Hands a peer's Adj-RIB-Out its new desired set: sent now over a session, packed later without one. */
+  private giveDesired(entry: PeerEntry, desired: ReadonlyMap<RouteKey, RouteRecord>, diff?: DesiredDiff): void {
+    entry.rib.setDesired(desired, diff);
+    if (entry.rib.hasPending()) entry.session.kickTx();
+    else if (!entry.rib.active) entry.packing.afterChange();
   }
 
   /** The desired routes currently set (validated), in insertion order. */
@@ -447,7 +491,10 @@ export class Speaker extends EventEmitter {
     this.gracefulShutdown = on;
     for (const entry of this.peersByName.values()) {
       const n = entry.session.negotiated;
-      if (!entry.rib.active || n === undefined) continue;
+      if (!entry.rib.active || n === undefined) {
+        if (!entry.rib.active) entry.packing.afterChange(); // the next session's context changed
+        continue;
+      }
       entry.rib.setExportPeer(this.exportPeer(entry, n));
       if (entry.rib.hasPending()) entry.session.kickTx();
     }
@@ -471,10 +518,7 @@ export class Speaker extends EventEmitter {
 
   private withdrawAll(): void {
     this.drained = true;
-    for (const entry of this.peersByName.values()) {
-      entry.rib.setDesired(this.empty);
-      if (entry.rib.hasPending()) entry.session.kickTx();
-    }
+    for (const entry of this.peersByName.values()) this.giveDesired(entry, this.empty);
     this.emit('drained', {});
   }
 
@@ -494,10 +538,7 @@ export class Speaker extends EventEmitter {
     this.drained = false;
     this.setGracefulShutdown(false);
     if (!wasDrained) return;
-    for (const entry of this.peersByName.values()) {
-      entry.rib.setDesired(this.records);
-      if (entry.rib.hasPending()) entry.session.kickTx();
-    }
+    for (const entry of this.peersByName.values()) this.giveDesired(entry, this.records);
   }
 
   /** True between drain() and undrain(). */

@@ -10,69 +10,18 @@
  * `nextMessage()` counts as sent (the session hands it to the socket at once).
  */
 import type { Family } from '../constants.ts';
-import { attributeSignature, describeExport, exportRoute } from './export.ts';
+import { describeExport, exportRoute } from './export.ts';
 import type { ExportedAttributes, ExportedRoute, ExportPeer } from './export.ts';
 import { announceCapacity, buildAnnounce, buildWithdraw, encodeGroup, endOfRibMessage, MAX_NLRI_OCTETS, withdrawCapacity } from './packer.ts';
-import { isIP } from 'node:net';
-import { MAX_AS_PATH_PREPEND, nlriSize, parsePrefix, RouteError } from './route.ts';
-import type { ParsedPrefix, Route } from './route.ts';
+import { fitsPackedTable } from './packed-table.ts';
+import type { PackedTable } from './packed-table.ts';
+import { diffDesired, makeRecord } from './record.ts';
+import type { DesiredDiff, RouteRecord } from './record.ts';
+import { nlriSize } from './route.ts';
+import type { ParsedPrefix } from './route.ts';
 
 /** Internal map key: the canonical prefix (see RouteRecord). */
 type RouteKey = string;
-
-/**
- * A validated route with its key, parsed prefix (the ParsedPrefix fields, inline: one object per route) and attribute
- * signature; shared by every peer's Adj-RIB-Out.
- *
- * `key` is the canonical prefix string itself: it is unique across the two families (only IPv6 text has a colon, and
- * parsePrefix checks the family), so the maps need no extra "family prefix" string per route; `routeKey()` gives the
- * RouteKey form for display.
- */
-export interface RouteRecord extends ParsedPrefix {
-  readonly key: string;
-  readonly route: Route;
-  /** attributeSignature(route): equal signatures export to equal attributes. */
-  readonly sig: string;
-}
-
-const isU32 = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
-
-/** Checks the optional attributes of a route; throws RouteError naming the first bad field. */
-function checkAttributes(route: Route): void {
-  const bad = (what: string): never => {
-    throw new RouteError(`${route.prefix}: ${what}`);
-  };
-  if (route.med !== undefined && !isU32(route.med)) bad(`MED must be an integer 0..4294967295, got ${route.med}`);
-  if (route.localPref !== undefined && !isU32(route.localPref)) bad(`LOCAL_PREF must be an integer 0..4294967295, got ${route.localPref}`);
-  if (route.asPathPrepend !== undefined && !(Number.isInteger(route.asPathPrepend) && route.asPathPrepend >= 0 && route.asPathPrepend <= MAX_AS_PATH_PREPEND)) {
-    bad(`AS path prepend must be an integer 0..${MAX_AS_PATH_PREPEND}, got ${route.asPathPrepend}`);
-  }
-  if (route.origin !== undefined && route.origin !== 0 && route.origin !== 1 && route.origin !== 2) bad(`ORIGIN must be 0, 1 or 2, got ${route.origin}`);
-  if (route.communities !== undefined && !route.communities.every(isU32)) bad('communities must be 32-bit unsigned integers (AS * 65536 + value)');
-  if (route.largeCommunities !== undefined && !route.largeCommunities.every((c) => c.length === 3 && c.every(isU32))) bad('large communities must be three 32-bit unsigned integers');
-  if (route.extendedCommunities !== undefined && !route.extendedCommunities.every((c) => c.value.length === 8)) bad('extended communities must be 8 octets');
-  if (route.ipv6ExtendedCommunities !== undefined && !route.ipv6ExtendedCommunities.every((c) => c.value.length === 20)) bad('IPv6 address specific extended communities must be 20 octets');
-  if (route.nextHop !== undefined && !isIP(route.nextHop)) bad(`next hop is not an IP address: ${JSON.stringify(route.nextHop)}`);
-  // every route must fit one 4096-octet UPDATE with its other attributes and its NLRI (about 170 octets)
-  const size =
-    4 * (route.communities?.length ?? 0) +
-    12 * (route.largeCommunities?.length ?? 0) +
-    8 * (route.extendedCommunities?.length ?? 0) +
-    20 * (route.ipv6ExtendedCommunities?.length ?? 0);
-  if (size > MAX_COMMUNITY_OCTETS) bad(`communities take ${size} octets; at most ${MAX_COMMUNITY_OCTETS} fit a 4096-octet UPDATE`);
-}
-
-/** Octets of (large/extended) community values one route may carry: 4096 minus headers, other attributes and NLRI. */
-export const MAX_COMMUNITY_OCTETS = 3800;
-
-/** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
-export function makeRecord(route: Route): RouteRecord {
-  const p = parsePrefix(route.prefix, route.family);
-  if (route.med !== undefined || route.localPref !== undefined || route.asPathPrepend !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.ipv6ExtendedCommunities !== undefined || route.nextHop !== undefined) {
-    checkAttributes(route);
-  }
-  return { key: route.prefix, route, sig: attributeSignature(route), family: p.family, length: p.length, v4: p.v4, v6: p.v6 };
-}
 
 /** Routes sharing byte-identical encoded attributes toward one peer. */
 interface AttrGroup {
@@ -114,26 +63,6 @@ export interface SentInfo {
   readonly bytes: number;
 }
 
-/** Changes between two desired sets, computed once by the caller and shared by every peer. */
-export interface DesiredDiff {
-  /** Records new or with changed attributes (signature) in the new set. */
-  readonly changed: readonly RouteRecord[];
-  /** Records of the old set whose key is absent from the new set. */
-  readonly removed: readonly RouteRecord[];
-}
-
-/** Computes the diff between two desired sets (records are compared by signature). */
-export function diffDesired(prev: ReadonlyMap<RouteKey, RouteRecord>, next: ReadonlyMap<RouteKey, RouteRecord>): DesiredDiff {
-  const changed: RouteRecord[] = [];
-  const removed: RouteRecord[] = [];
-  for (const [key, rec] of next) {
-    const old = prev.get(key);
-    if (old !== rec && (old === undefined || old.sig !== rec.sig)) changed.push(rec);
-  }
-  for (const [key, rec] of prev) if (!next.has(key)) removed.push(rec);
-  return { changed, removed };
-}
-
 const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 /** Withdrawal candidates of one family; same lazy/clean rules as AttrGroup queues. */
@@ -144,6 +73,26 @@ interface WithdrawQueue {
   cleanEnd: number;
 }
 const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
+
+/** A run `queue[from, to)` of routes announced with group `g` and not yet entered in `advertised` (see `deferred`). */
+interface DeferredRun {
+  readonly g: AttrGroup;
+  readonly queue: readonly RouteRecord[];
+  readonly from: number;
+  readonly to: number;
+}
+
+/** What the UPDATEs of a packed table leave behind in an Adj-RIB-Out (see `prepare()`). */
+interface PackedState {
+  /** `runs[i]`: the routes `messages[i]` announces. */
+  readonly runs: readonly DeferredRun[];
+  readonly groupsBySig: Map<string, AttrGroup | null>;
+  readonly groupsByBytes: Map<string, AttrGroup>;
+  readonly unsendable: Map<string, string>;
+  readonly unsent: ReadonlyMap<RouteKey, string>;
+  /** The `onUnsendable` reports of the table, made when a session adopts it: [reason, example prefix]. */
+  readonly reports: readonly (readonly [string, string])[];
+}
 
 /**
  * Per-peer Adj-RIB-Out plus UPDATE packing. One instance per peer.
@@ -175,7 +124,7 @@ export class AdjRibOut {
    * by the first `held()` instead, after the table is out. The runs hold distinct keys absent from `advertised`
    * (see `deferOk`), so `advertisedCount` adds their lengths.
    */
-  private deferred: { readonly g: AttrGroup; readonly queue: readonly RouteRecord[]; readonly from: number; readonly to: number }[] = [];
+  private deferred: DeferredRun[] = [];
   private deferredCount = 0;
   /**
    * `changeSeq` right after `start()` queued the table (-1: none). While no change followed (`deferOk`), every queued
@@ -203,6 +152,16 @@ export class AdjRibOut {
   /** Reasons already reported through `onUnsendable` on this session. */
   private readonly reported = new Set<string>();
   private readonly onUnsendable: ((reason: string, example: string) => void) | undefined;
+  /** While `prepare()` packs: the reports it holds back until a session adopts the table. */
+  private heldReports: [string, string][] | undefined;
+  /** The initial table packed by `prepare()`, while the desired set is the one it was packed from. */
+  private packed: PackedTable<PackedState> | undefined;
+  /**
+   * The packed table the current session is sending, and the index of its next message. Each message sent enters
+   * its run in `deferred`. A change before the last one drops the rest (`clearQueues()`), and what the peer then
+   * lacks is queued as at a fresh start.
+   */
+  private replay: { readonly table: PackedTable<PackedState>; next: number } | undefined;
   /** Families whose End-of-RIB was sent on the current session. */
   readonly endOfRibSent = new Set<Family>();
   /** Set by every `nextMessage()` that returned a message. */
@@ -241,21 +200,84 @@ export class AdjRibOut {
   /** True when an UPDATE (or End-of-RIB) may be waiting to be sent (queued entries may turn out cancelled). */
   hasPending(): boolean {
     if (this.peer === undefined) return false;
-    if (this.pendingGroups.size > 0) return true;
+    if (this.replay !== undefined || this.pendingGroups.size > 0) return true;
     for (const w of this.withdrawQueue.values()) if (w.head < w.queue.length) return true;
     return this.initialSyncDone && this.eorDue.size > 0;
   }
 
   /**
    * Session Established: the peer has nothing from us. Queues the whole desired set (as exported to `peer`) and an
-   * End-of-RIB for every negotiated family.
+   * End-of-RIB for every negotiated family. When `prepare()` packed the table for this context and `maxLength` (the
+   * session's maximum message length) and the desired set did not change since, its UPDATEs are sent as they are.
    */
-  start(peer: ExportPeer): void {
+  start(peer: ExportPeer, maxLength?: number): void {
     this.clearSessionState();
     this.peer = peer;
     for (const f of FAMILIES) if (peer.families.has(f)) this.eorDue.add(f);
-    this.requeueAll();
+    const table = this.packed;
+    if (table !== undefined && maxLength !== undefined && fitsPackedTable(table, peer, maxLength)) this.adopt(table);
+    else this.requeueAll();
     this.startSeq = this.changeSeq;
+  }
+
+  /**
+   * Packs the initial table toward a session that is not up yet and would have export context `peer` and maximum
+   * message length `maxLength`, and keeps it for `start()` until the desired set changes (bgp/rib/packed-table.ts).
+   * Costs what sending the table at session start costs; keeps the messages (about 5 octets per IPv4 /32). No-op
+   * while a session is up or when the kept table already fits. Reports of unsendable routes wait for the session.
+   */
+  prepare(peer: ExportPeer, maxLength: number): void {
+    if (this.peer !== undefined) return;
+    if (this.packed !== undefined && fitsPackedTable(this.packed, peer, maxLength)) return;
+    this.packed = undefined;
+    const reports: [string, string][] = [];
+    this.heldReports = reports;
+    const messages: Buffer[] = [];
+    const sent: SentInfo[] = [];
+    try {
+      this.start(peer);
+      // a fresh start queues announcements only (the peer holds nothing): each call packs one UPDATE of them
+      while (this.pendingGroups.size > 0) {
+        const m = this.nextMessage(maxLength);
+        if (m === undefined || this.lastSent?.kind !== 'announce') break;
+        messages.push(m);
+        sent.push(this.lastSent);
+      }
+      const families = new Set<Family>();
+      for (const rec of this.desired.values()) families.add(rec.family);
+      // every message's routes must be one deferred run: that is what the replay enters as sent
+      if (this.pendingGroups.size === 0 && this.advertised.size === 0 && this.deferred.length === messages.length) {
+        const state: PackedState = { runs: this.deferred, groupsBySig: this.groupsBySig, groupsByBytes: this.groupsByBytes, unsendable: this.unsendable, unsent: new Map(this.unsent), reports };
+        this.packed = { peer, maxLength, families, messages, sent, state };
+      }
+    } finally {
+      this.heldReports = undefined;
+      this.reset();
+    }
+  }
+
+  /** Makes the session's state what sending `table` leaves, and sends its UPDATEs first (see `nextMessage()`). */
+  private adopt(table: PackedTable<PackedState>): void {
+    const st = table.state;
+    this.groupsBySig = st.groupsBySig;
+    this.groupsByBytes = st.groupsByBytes;
+    this.unsendable = st.unsendable;
+    for (const g of st.groupsByBytes.values()) {
+      g.queue = [];
+      g.head = 0;
+      g.cleanEnd = 0;
+    }
+    for (const [key, reason] of st.unsent) this.unsent.set(key, reason);
+    if (table.messages.length > 0) this.replay = { table, next: 0 };
+    for (const [reason, example] of st.reports) this.report(reason, example);
+  }
+
+  /** `onUnsendable` once per session and reason (held back while `prepare()` packs). */
+  private report(reason: string, example: string): void {
+    if (this.reported.has(reason)) return;
+    this.reported.add(reason);
+    if (this.heldReports !== undefined) this.heldReports.push([reason, example]);
+    else this.onUnsendable?.(reason, example);
   }
 
   /** Session down: the peer forgot everything we sent. The desired set is kept. */
@@ -266,6 +288,7 @@ export class AdjRibOut {
 
   private clearQueues(): void {
     this.changeSeq++;
+    this.replay = undefined;
     for (const w of this.withdrawQueue.values()) {
       w.queue = [];
       w.head = 0;
@@ -346,8 +369,11 @@ export class AdjRibOut {
   setDesired(next: ReadonlyMap<RouteKey, RouteRecord>, diff?: DesiredDiff): void {
     const d = diff ?? diffDesired(this.desired, next);
     this.desired = next;
-    if (this.peer === undefined) return;
     if (d.changed.length === 0 && d.removed.length === 0) return;
+    this.packed = undefined;
+    if (this.peer === undefined) return;
+    // the rest of an adopted table is not sent: queue what the peer lacks now
+    if (this.replay !== undefined) return this.requeueAll();
     this.changeSeq++;
     const before = new Set(this.pendingGroups);
     const wBefore = new Map<WithdrawQueue, boolean>();
@@ -365,6 +391,7 @@ export class AdjRibOut {
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
   refresh(family: Family): void {
     if (this.peer === undefined) return;
+    if (this.replay !== undefined) this.requeueAll();
     this.changeSeq++;
     for (const rec of this.desired.values()) {
       if (rec.route.family !== family) continue;
@@ -411,10 +438,7 @@ export class AdjRibOut {
       if ('unsendable' in encoded) {
         this.unsendable.set(rec.sig, encoded.unsendable);
         this.groupsBySig.set(rec.sig, null);
-        if (!this.reported.has(encoded.unsendable)) {
-          this.reported.add(encoded.unsendable);
-          this.onUnsendable?.(encoded.unsendable, rec.key);
-        }
+        this.report(encoded.unsendable, rec.key);
         return null;
       }
       const { attrs, mpNextHop } = encoded;
@@ -462,12 +486,23 @@ export class AdjRibOut {
   }
 
   /**
-   * The next UPDATE to send (whole message, header included), or undefined when nothing is pending. Order:
-   * withdrawals (IPv4, then IPv6), then announcement groups in arrival order, then End-of-RIB markers (only once
-   * markInitialSyncDone() was called). Every message is at most `maxLength` octets (4096, or 65535 with RFC 8654).
+   * The next UPDATE to send (whole message, header included), or undefined when nothing is pending. Order: the
+   * UPDATEs of an adopted packed table (`start()`), withdrawals (IPv4, then IPv6), then announcement groups in
+   * arrival order, then End-of-RIB markers (only once markInitialSyncDone() was called). Every message is at most `maxLength` octets (4096, or 65535 with RFC 8654).
    */
   nextMessage(maxLength: number): Buffer | undefined {
     if (this.peer === undefined) return undefined;
+    // an adopted packed table goes first: what is queued later was queued against what it announces
+    const replay = this.replay;
+    if (replay !== undefined) {
+      const i = replay.next++;
+      if (replay.next >= replay.table.messages.length) this.replay = undefined;
+      const run = replay.table.state.runs[i]!;
+      this.deferred.push(run);
+      this.deferredCount += run.to - run.from;
+      this.lastSent = replay.table.sent[i];
+      return replay.table.messages[i];
+    }
     const out = this.scratch;
     out.length = 0;
     for (const family of FAMILIES) {

@@ -71,10 +71,15 @@ export interface Agreement {
 /** Before the peer's OPEN: RFC 4271 defaults. */
 export const NO_AGREEMENT: Agreement = Object.freeze({ negotiated: undefined, sendCtx: DEFAULT_CONTEXT, recvCtx: DEFAULT_CONTEXT, maxLength: MAX_MESSAGE_LENGTH });
 
+/** The largest message of a session: 65535 octets when both sides advertised extended messages (RFC 8654), else 4096. */
+export function maxMessageLength(n: Pick<Negotiated, 'extendedMessage'>): number {
+  return n.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
+}
+
 /** Negotiates a connection from our OPEN and the peer's (codec `negotiate`, hold time per RFC 4271 §4.2). */
 export function agree(local: OpenMessage, remote: OpenMessage, config: FsmConfig): Agreement {
   const timers = negotiateHoldTime(config.holdTimeSec, remote.holdTime, config.keepaliveTimeSec);
   // The KEEPALIVE interval actually used (a configured keepaliveTimeSec below a third of the hold time wins).
   const n: Negotiated = { ...negotiate(local, remote, config.holdTimeSec), keepaliveTimeSec: timers.keepaliveTimeSec };
-  return { negotiated: n, sendCtx: codecContextFor(n, 'send'), recvCtx: codecContextFor(n, 'receive'), maxLength: n.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH };
+  return { negotiated: n, sendCtx: codecContextFor(n, 'send'), recvCtx: codecContextFor(n, 'receive'), maxLength: maxMessageLength(n) };
 }

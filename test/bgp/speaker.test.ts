@@ -68,6 +68,12 @@ class FakeSession extends EventEmitter implements PeerSession {
     this.state = 'Idle';
     this.emit('down', { kind: 'connectionClosed' });
   }
+  /** Pull everything pending, as the session's tx pump would, undecoded. */
+  pullRaw(max = 4096): Buffer[] {
+    const out: Buffer[] = [];
+    for (let m = this.tx!.nextMessage({ fourOctetAs: true, extendedMessage: false, addPath: {} }, max); m !== undefined; m = this.tx!.nextMessage({ fourOctetAs: true, extendedMessage: false, addPath: {} }, max)) out.push(m);
+    return out;
+  }
   /** Pull everything pending, as the session's tx pump would. */
   pull(max = 4096): DecodedUpdate[] {
     const out: DecodedUpdate[] = [];
@@ -382,4 +388,55 @@ t.test('updateRoutes: upserts and removals only; validated first; a peer added l
   // setRoutes after updateRoutes: the whole set replaces it
   speaker.setRoutes([r4(2, { med: 7 })]);
   t.same(s.pull().flatMap((x) => x.withdrawn).sort(), ['ipv4-unicast 192.0.2.4/32', 'ipv4-unicast 192.0.2.5/32', 'ipv4-unicast 192.0.2.7/32']);
+});
+
+t.test('the table is packed while a peer has no session: the session that comes up gets those very UPDATEs', async (t) => {
+  const { speaker, sessions, clock } = setup();
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const routes = Array.from({ length: 2000 }, (_, i) => ({ prefix: `10.0.${i >> 8}.${i & 255}/32`, family: 'ipv4-unicast' as const }));
+  speaker.setRoutes(routes);
+  // the local address is configured: packed before the first session
+  speaker.addPeer({ name: 'known', address: '127.0.0.2', peerAs: 65001, localAddress: '127.0.0.1' });
+  // not configured: packed only once a session told it
+  speaker.addPeer({ name: 'learnt', address: '127.0.0.3', peerAs: 65001 });
+  const [k, l] = sessions as [FakeSession, FakeSession];
+  await turn();
+  k.establish();
+  l.establish();
+  const k1 = k.pullRaw();
+  const l1 = l.pullRaw();
+  t.equal(k1.length, 3, 'the table in 3 UPDATEs');
+  k.down();
+  l.down();
+  await turn();
+  k.establish();
+  l.establish();
+  const k2 = k.pullRaw();
+  const l2 = l.pullRaw();
+  t.ok(k2.length === k1.length && k2.every((b, i) => b === k1[i]), 'the first and the second session got the Buffers packed before the first');
+  t.ok(l2.every((b, i) => b !== l1[i]), 'the first session without a known local address packed its table then');
+  t.same(l2.map((b) => b.toString('hex')), l1.map((b) => b.toString('hex')), 'the same bytes');
+  l.down();
+  await turn();
+  l.establish();
+  const l3 = l.pullRaw();
+  t.ok(l3.every((b, i) => b === l2[i]), 'packed after the session went down, with its local address');
+  t.equal(speaker.peers().find((p) => p.name === 'learnt')!.prefixesAdvertised, 2000);
+
+  // a change while the peer is down: packed again a second later
+  l.down();
+  await turn();
+  speaker.setRoutes(routes.slice(0, 1000));
+  clock.advance(1000);
+  l.establish();
+  const l4 = l.pullRaw();
+  t.equal(l4.length, 2);
+  t.ok(l4.every((b) => !l3.includes(b)), 'packed anew for the changed set');
+  t.same(l4.flatMap((b) => decodeUpdate(b).announced).length, 1000, 'the changed set');
+  // a change just before the session is back, and the second has not passed: packed at session start as before
+  l.down();
+  await turn();
+  speaker.setRoutes(routes.slice(0, 10));
+  l.establish();
+  t.same(l.pull().flatMap((m) => m.announced).length, 10);
 });

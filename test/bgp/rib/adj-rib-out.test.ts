@@ -2,8 +2,9 @@
 // with an independent decoder (wire-decode.ts) and applied to a model of the peer's table.
 import t from 'tap';
 import fc from 'fast-check';
-import { AdjRibOut, makeRecord } from '../../../bgp/rib/adj-rib-out.ts';
-import type { RouteRecord } from '../../../bgp/rib/adj-rib-out.ts';
+import { AdjRibOut } from '../../../bgp/rib/adj-rib-out.ts';
+import { makeRecord } from '../../../bgp/rib/record.ts';
+import type { RouteRecord } from '../../../bgp/rib/record.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
 import { decodeUpdate } from './wire-decode.ts';
@@ -235,6 +236,9 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
     fc.record({ kind: fc.constant('set' as const), routes: fc.array(routeArb, { maxLength: 400 }) }),
     fc.record({ kind: fc.constant('send' as const), n: fc.integer({ min: 0, max: 4 }) }),
     fc.record({ kind: fc.constant('reset' as const) }),
+    // a flap with the table packed while down (bgp/rib/packed-table.ts): for the coming context or another one,
+    // maybe a change before the session is back
+    fc.record({ kind: fc.constant('flap' as const), prepare: fc.constantFrom('same', 'otherNextHop', 'otherLength'), routes: fc.option(fc.array(routeArb, { maxLength: 400 }), { nil: undefined }) }),
     fc.record({ kind: fc.constant('refresh' as const) }),
     fc.record({ kind: fc.constant('nextHop' as const), nh: fc.constantFrom('127.0.0.2', '127.0.0.3') }),
     fc.record({ kind: fc.constant('read' as const) }),
@@ -266,6 +270,17 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
           rib.reset();
           table.clear();
           rib.start(exportPeer);
+        } else if (step.kind === 'flap') {
+          rib.reset();
+          table.clear();
+          if (step.prepare === 'same') rib.prepare(exportPeer, max);
+          else if (step.prepare === 'otherLength') rib.prepare(exportPeer, 4096);
+          else rib.prepare({ ...exportPeer, localAddress: '127.0.0.4' }, max);
+          if (step.routes !== undefined) {
+            recs = records(step.routes);
+            rib.setDesired(recs);
+          }
+          rib.start(exportPeer, max);
         } else if (step.kind === 'refresh') {
           rib.refresh('ipv4-unicast');
         } else if (step.kind === 'nextHop') {
@@ -367,4 +382,124 @@ t.test('a next hop the encoder rejects keeps only its own routes back, says why,
   t.same(rib.unsentRoutes().map((u) => u.prefixes), [2]);
   rib.reset();
   t.same(rib.unsentRoutes(), [], 'nothing unsent without a session');
+});
+
+/** Pulls every pending message, raw. */
+function rawFlush(rib: AdjRibOut, max: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let m = rib.nextMessage(max); m !== undefined; m = rib.nextMessage(max)) out.push(m);
+  return out;
+}
+
+t.test('packed table: prepare() packs what start() would send; a fitting session sends those very messages', async (t) => {
+  const routes: Route[] = [];
+  for (let i = 0; i < 3000; i++) routes.push({ ...host(i), ...(i % 3 === 0 ? { med: 7 } : {}) });
+  routes.push(host6(1), host6(2));
+  const recs = records(routes);
+  const fresh = new AdjRibOut();
+  fresh.markInitialSyncDone();
+  fresh.setDesired(recs);
+  fresh.start(peer);
+  const want = rawFlush(fresh, 4096);
+
+  const rib = new AdjRibOut();
+  rib.markInitialSyncDone();
+  rib.setDesired(recs);
+  rib.prepare(peer, 4096);
+  t.equal(rib.active, false, 'prepare() leaves no session');
+  t.equal(rib.nextMessage(4096), undefined, 'and sends nothing');
+  t.equal(rib.advertisedCount, 0);
+  rib.start(peer, 4096);
+  t.equal(rib.advertisedCount, 0, 'nothing counts as held before its message is sent');
+  const first = rib.nextMessage(4096)!;
+  t.equal(rib.advertisedCount, rib.lastSent!.prefixes, 'each message sent enters its routes');
+  const got = [first, ...rawFlush(rib, 4096)];
+  t.same(got.map((b) => b.toString('hex')), want.map((b) => b.toString('hex')), 'byte for byte what a fresh start sends, End-of-RIB included');
+  t.equal(rib.advertisedCount, recs.size);
+  t.same(rib.advertisedRoutes().map((r) => r.prefix).sort(), [...recs.keys()].sort());
+
+  // the session flaps: the desired set did not change, so the same packed messages go out again
+  const packed = got.slice(0, -2);
+  rib.reset();
+  rib.start(peer, 4096);
+  const again = rawFlush(rib, 4096);
+  t.ok(packed.every((b, i) => again[i] === b), 'the same Buffers, not packed again');
+  t.equal(rib.advertisedCount, recs.size);
+});
+
+t.test('packed table: another context, message length or desired set packs afresh at start()', async (t) => {
+  const recs = records([host(1), host(2), { ...host(3), med: 5 }]);
+  const cases: [string, ExportPeer, number, (rib: AdjRibOut) => void][] = [
+    ['another local address (next hop)', { ...peer, localAddress: '127.0.0.9' }, 4096, () => {}],
+    ['2-octet AS numbers', { ...peer, fourOctetAs: false }, 4096, () => {}],
+    ['extended messages', peer, 65535, () => {}],
+    ['graceful shutdown', { ...peer, gracefulShutdown: true }, 4096, () => {}],
+    ['a changed desired set', peer, 4096, (rib) => rib.setDesired(records([host(1), { ...host(3), med: 6 }]))],
+  ];
+  for (const [what, actual, max, between] of cases) {
+    const rib = new AdjRibOut();
+    rib.setDesired(recs);
+    rib.prepare(peer, 4096);
+    between(rib);
+    rib.start(actual, max);
+    const table = new Map<string, string>();
+    const msgs = flush(rib, max);
+    apply(table, msgs);
+    const check = new AdjRibOut();
+    check.setDesired(rib.desiredCount === recs.size ? recs : records([host(1), { ...host(3), med: 6 }]));
+    check.start(actual);
+    const expected = new Map<string, string>();
+    apply(expected, flush(check, max));
+    t.same([...table.entries()].sort(), [...expected.entries()].sort(), `${what}: what a fresh start sends`);
+  }
+  // an IPv6 family negotiated or not changes nothing for an IPv4-only table
+  const rib = new AdjRibOut();
+  rib.setDesired(recs);
+  rib.prepare(peer, 4096);
+  const packedFirst = (() => {
+    rib.start({ ...peer, families: new Set(['ipv4-unicast'] as const) }, 4096);
+    return rib.nextMessage(4096);
+  })();
+  rib.reset();
+  rib.start(peer, 4096);
+  t.equal(rib.nextMessage(4096), packedFirst, 'IPv4-only table: the packed messages serve a session without IPv6');
+});
+
+t.test('packed table: changes while it is being sent are sent after it; the peer ends with the desired set', async (t) => {
+  const recs = records([host(1), host(2), host(3), host(4), { ...host(5), med: 1 }]);
+  const rib = new AdjRibOut();
+  rib.setDesired(recs);
+  rib.prepare(peer, 120); // a few NLRI per UPDATE
+  rib.start(peer, 120);
+  const table = new Map<string, string>();
+  apply(table, [decodeUpdate(rib.nextMessage(120)!)]);
+  t.equal(rib.advertisedCount, table.size);
+  const next = records([host(2), { ...host(4), med: 9 }, { ...host(5), med: 1 }, host(6)]);
+  rib.setDesired(next);
+  apply(table, flush(rib, 120));
+  t.same([...table.keys()].sort(), [...next.keys()].sort(), 'removed routes withdrawn, new and changed ones sent');
+  t.equal(rib.advertisedCount, next.size);
+  t.same(
+    rib.advertisedRoutes().map((r) => [r.prefix, r.med]).sort(),
+    [...next.values()].map((r) => [r.key, r.route.med]).sort(),
+    'held with the current attributes',
+  );
+});
+
+t.test('packed table: routes that cannot be encoded are reported when a session adopts the table, not before', async (t) => {
+  const reported: [string, string][] = [];
+  const rib = new AdjRibOut({ onUnsendable: (reason, example) => reported.push([reason, example]) });
+  const zoned: ExportPeer = { ...peer, nextHopIPv6: 'fe80::1%eth0' };
+  rib.setDesired(records([host(1), host6(1)]));
+  rib.prepare(zoned, 4096);
+  t.same(reported, [], 'nothing reported without a session');
+  rib.start(zoned, 4096);
+  t.equal(reported.length, 1, 'reported once the session is up');
+  t.same(rib.unsentRoutes().map((u) => u.prefixes), [1]);
+  const table = new Map<string, string>();
+  apply(table, flush(rib, 4096));
+  t.same([...table.keys()], ['10.0.0.1/32']);
+  rib.reset();
+  rib.start(zoned, 4096);
+  t.equal(reported.length, 2, 'and again on the next session, as without a packed table');
 });

@@ -4,7 +4,7 @@ import { attributeSignature, exportRoute } from '../../../bgp/rib/export.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
 import { MAX_AS_PATH_PREPEND, RouteError } from '../../../bgp/rib/route.ts';
-import { makeRecord } from '../../../bgp/rib/adj-rib-out.ts';
+import { makeRecord } from '../../../bgp/rib/record.ts';
 import { encodeAttributes } from '../../../bgp/rib/packer.ts';
 
 const both = new Set(['ipv4-unicast', 'ipv6-unicast'] as const);

@@ -35,7 +35,7 @@ t.test('IPv6 prefixes and RFC 5952 form', async (t) => {
 });
 
 t.test('attribute validation in makeRecord', async (t) => {
-  const { makeRecord } = await import('../../../bgp/rib/adj-rib-out.ts');
+  const { makeRecord } = await import('../../../bgp/rib/record.ts');
   const base = { prefix: '10.0.0.0/8', family: 'ipv4-unicast' as const };
   t.throws(() => makeRecord({ ...base, communities: [(65001 << 16) + 100] }), { name: 'RouteError', message: /communities/ }, 'negative community (a << overflow)');
   t.throws(() => makeRecord({ ...base, med: -1 }), { message: /MED/ });
