@@ -44,11 +44,12 @@ import type { Route } from './rib/route.ts';
 type RouteKey = string;
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
-import { maxMessageLength } from './session/open-exchange.ts';
+import { FAMILY_OF_AFI, maxMessageLength } from './session/open-exchange.ts';
 import type { SessionOptions } from './session/session.ts';
 import { peerEnding } from './stop-modes.ts';
 import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 import { BgpListener } from './session/listener.ts';
+import { peerStatus } from './peer-status.ts';
 import { BfdHandle } from './bfd/handle.ts';
 import { PeerBfd } from './bfd/peers.ts';
 import type { BfdStateEvent } from './bfd/peers.ts';
@@ -73,7 +74,6 @@ function unmapIPv4(addr: string | undefined): string | undefined {
   return m ? m[1] : addr;
 }
 const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
-const FAMILY_OF_AFI: Record<string, Family> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
 
 interface PeerEntry {
   cfg: PeerConfig;
@@ -631,60 +631,10 @@ export class Speaker extends EventEmitter {
 
   /** Per-peer status (admin API, metrics). */
   peers(): PeerStatus[] {
-    const out: PeerStatus[] = [];
-    for (const entry of this.peersByName.values()) {
-      const s = entry.session;
-      const n = s.negotiated;
-      const st = s.stats;
-      const established = s.state === 'Established';
-      const gr = n?.gracefulRestart;
-      const unsent = entry.rib.unsentRoutes();
-      out.push({
-        name: entry.cfg.name,
-        address: entry.cfg.address,
-        port: entry.cfg.port ?? BGP_PORT,
-        peerAs: entry.cfg.peerAs,
-        localAs: entry.cfg.localAs ?? this.localAs,
-        bgpIdentifier: entry.cfg.bgpIdentifier ?? this.bgpIdentifier,
-        state: s.state,
-        uptimeSec: established && st.establishedAt !== undefined ? (this.clock.now() - st.establishedAt) / 1000 : undefined,
-        negotiated:
-          n === undefined || !established
-            ? undefined
-            : {
-                holdTimeSec: n.holdTimeSec,
-                keepaliveTimeSec: n.keepaliveTimeSec,
-                fourOctetAs: n.fourOctetAs,
-                extendedMessage: n.extendedMessage,
-                routeRefresh: n.routeRefresh,
-                families: [...n.families],
-                gracefulRestartMode: n.gracefulRestartMode,
-                ...(gr !== undefined
-                  ? {
-                      peerGracefulRestart: {
-                        restartTimeSec: gr.restartTimeSec,
-                        restarting: gr.restarting,
-                        notification: gr.notification,
-                        families: gr.families.map((f) => ({ family: FAMILY_OF_AFI[`${f.afi}/${f.safi}`] ?? `${f.afi}/${f.safi}`, forwardingPreserved: f.forwardingPreserved })),
-                      },
-                    }
-                  : {}),
-              },
-        lastReason: s.lastReason,
-        lastNotificationSent: st.lastNotificationSent,
-        lastNotificationReceived: st.lastNotificationReceived,
-        messagesSent: { ...st.messagesSent },
-        messagesReceived: { ...st.messagesReceived },
-        prefixesAdvertised: entry.rib.advertisedCount,
-        prefixesReceived: st.prefixesReceived ?? 0,
-        endOfRibReceived: [...entry.endOfRibReceived],
-        endOfRibSent: [...entry.rib.endOfRibSent],
-        gracefulShutdown: this.gracefulShutdown && entry.rib.active,
-        ...(entry.cfg.bfd !== undefined ? { bfd: this.bfd.status(entry.cfg.name) } : {}),
-        ...(unsent.length > 0 ? { unsentRoutes: unsent } : {}),
-      });
-    }
-    return out;
+    const now = this.clock.now();
+    return [...this.peersByName.values()].map((entry) =>
+      peerStatus(entry, { localAs: this.localAs, bgpIdentifier: this.bgpIdentifier, now, gracefulShutdown: this.gracefulShutdown, bfd: entry.cfg.bfd !== undefined ? { status: this.bfd.status(entry.cfg.name) } : undefined }),
+    );
   }
 
   /** The routes a peer holds from us, with the attributes we sent it. Throws Error for an unknown peer. */

@@ -20,6 +20,9 @@ export const FAMILY_AFI_SAFI: Record<Family, { afi: number; safi: number }> = {
   'ipv6-unicast': { afi: Afi.IPv6, safi: Safi.Unicast },
 };
 
+/** The family of "AFI/SAFI" (e.g. "2/1" → ipv6-unicast), for the families Herald speaks; the inverse of FAMILY_AFI_SAFI. */
+export const FAMILY_OF_AFI: Readonly<Record<string, Family>> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
+
 const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 /**
