@@ -346,6 +346,8 @@ export class Speaker extends EventEmitter {
       if (entry.rib.active && n !== undefined) {
         entry.rib.setExportPeer(this.exportPeer(entry, n));
         entry.session.kickTx();
+      } else if (!entry.rib.active) {
+        entry.packing.afterChange(); // the next session's next hops changed
       }
       return;
     }

@@ -225,6 +225,7 @@ export class AdjRibOut {
    * message length `maxLength`, and keeps it for `start()` until the desired set changes (bgp/rib/packed-table.ts).
    * Costs what sending the table at session start costs; keeps the messages (about 5 octets per IPv4 /32). No-op
    * while a session is up or when the kept table already fits. Reports of unsendable routes wait for the session.
+   * Never throws: when packing fails, nothing is kept.
    */
   prepare(peer: ExportPeer, maxLength: number): void {
     if (this.peer !== undefined) return;
@@ -250,6 +251,8 @@ export class AdjRibOut {
         const state: PackedState = { runs: this.deferred, groupsBySig: this.groupsBySig, groupsByBytes: this.groupsByBytes, unsendable: this.unsendable, unsent: new Map(this.unsent), reports };
         this.packed = { peer, maxLength, families, messages, sent, state };
       }
+    } catch {
+      // nothing kept: the session start packs the table itself and meets the same error where it is handled
     } finally {
       this.heldReports = undefined;
       this.reset();

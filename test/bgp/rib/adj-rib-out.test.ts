@@ -503,3 +503,13 @@ t.test('packed table: routes that cannot be encoded are reported when a session 
   rib.start(zoned, 4096);
   t.equal(reported.length, 2, 'and again on the next session, as without a packed table');
 });
+
+t.test('packed table: prepare() never throws; what fails to pack fails at session start as without it', async (t) => {
+  // 40 octets leave no room for an NLRI after the header and the attributes: nextMessage() throws RangeError
+  const rib = new AdjRibOut();
+  rib.setDesired(records([host(1)]));
+  t.doesNotThrow(() => rib.prepare(peer, 40), 'prepare() keeps nothing and returns');
+  t.equal(rib.active, false);
+  rib.start(peer, 40);
+  t.throws(() => rib.nextMessage(40), RangeError, 'the session start meets the error itself');
+});
