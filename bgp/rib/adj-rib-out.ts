@@ -13,6 +13,7 @@ import type { Family } from '../constants.ts';
 import { describeExport, exportRoute } from './export.ts';
 import type { ExportedAttributes, ExportedRoute, ExportPeer } from './export.ts';
 import { announceCapacity, buildAnnounce, buildWithdraw, encodeGroup, endOfRibMessage, MAX_NLRI_OCTETS, withdrawCapacity } from './packer.ts';
+import type { SentInfo } from './packer.ts';
 import { fitsPackedTable } from './packed-table.ts';
 import type { PackedTable } from './packed-table.ts';
 import { diffDesired, makeRecord } from './record.ts';
@@ -52,15 +53,6 @@ export interface UnsentRoutes {
   readonly prefixes: number;
   /** One of them (a canonical prefix). */
   readonly example: string;
-}
-
-/** What the last `nextMessage()` call returned, for counters and events. */
-export interface SentInfo {
-  readonly kind: 'withdraw' | 'announce' | 'endOfRib';
-  readonly family: Family;
-  /** Number of NLRI in the message. */
-  readonly prefixes: number;
-  readonly bytes: number;
 }
 
 const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
@@ -164,7 +156,7 @@ export class AdjRibOut {
   private replay: { readonly table: PackedTable<PackedState>; next: number } | undefined;
   /** Families whose End-of-RIB was sent on the current session. */
   readonly endOfRibSent = new Set<Family>();
-  /** Set by every `nextMessage()` that returned a message. */
+  /** Set by every `nextMessage()` that returned a message: what it holds. */
   lastSent: SentInfo | undefined;
 
   /** True while a session is Established (between `start()` and `reset()`). */

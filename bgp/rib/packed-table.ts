@@ -7,7 +7,7 @@
  * table").
  */
 import type { Family } from '../constants.ts';
-import type { SentInfo } from './adj-rib-out.ts';
+import type { SentInfo } from './packer.ts';
 import type { ExportPeer } from './export.ts';
 
 /** The packed initial table toward `peer`; `state` is the Adj-RIB-Out's own record of what the messages announce. */

@@ -20,6 +20,15 @@ import { encodePathAttributes } from '../codec/attributes.ts';
 import { nlriSize, parseIPv6, writeNlri } from './route.ts';
 import type { ParsedPrefix } from './route.ts';
 
+/** What one packed UPDATE holds, for counters and events (AdjRibOut's `lastSent`). */
+export interface SentInfo {
+  readonly kind: 'withdraw' | 'announce' | 'endOfRib';
+  readonly family: Family;
+  /** Number of NLRI in the message. */
+  readonly prefixes: number;
+  readonly bytes: number;
+}
+
 /** Octets before the first withdrawn route or attribute: header + Withdrawn Routes Length. */
 const BODY_START = HEADER_LENGTH + 2;
 /** Fixed octets of an UPDATE with no withdrawn routes: header, the two 2-octet length fields. */

@@ -15,7 +15,7 @@
 import type { Family } from '../constants.ts';
 import type { BfdStateEvent } from '../bfd/peers.ts';
 import type { StateReason } from '../fsm/state.ts';
-import type { SentInfo } from '../rib/adj-rib-out.ts';
+import type { SentInfo } from '../rib/packer.ts';
 import type { PeerConfig, PeerStatus, SpeakerOptions } from '../speaker.ts';
 import type { StopMode, StopOutcome } from '../stop-modes.ts';
 import type { RouteBatch, WireExportedRoute } from './route-batch.ts';
