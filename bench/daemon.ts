@@ -55,7 +55,7 @@ import { Bird, bgpProtocol, birdAvailable, freePort } from '../test/helpers/bird
 import { gobgpAvailable } from '../test/helpers/gobgp.ts';
 import { bigConfigText } from './config-gen.ts';
 import { benchHeraldConfig, cpuSec, endpoints, nodeName, nodesOf, OURS, rssMiB, svcName, vipOf, writeKubeconfig } from './convergence.ts';
-import { benchGobgp, benchRaw, establishedAt, TIMEFORMAT } from './peers.ts';
+import { benchGobgp, benchRaw, establishedAt, establishedTimes, TIMEFORMAT } from './peers.ts';
 import type { Result } from './peers.ts';
 import { RecordingPeer } from './recording-peer.ts';
 import type { RecordedUpdate } from './recording-peer.ts';
@@ -283,18 +283,6 @@ async function birdCount(bird: Bird): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-/** BIRD's "BGP session established" lines for its protocol `herald`, as epoch ms. */
-function establishedTimes(bird: Bird): number[] {
-  const out: number[] = [];
-  for (const l of readFileSync(bird.logPath, 'utf8').split('\n')) {
-    if (!l.includes('herald: BGP session established')) continue;
-    const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)\.(\d+)/.exec(l);
-    // BIRD logs local time, as Date.parse reads a timestamp without a zone
-    if (m) out.push(Date.parse(`${m[1]}T${m[2]}`) + Number(`0.${m[3]}`) * 1000);
-  }
-  return out;
-}
-
 /** Waits, reading BIRD's log every 5 ms, until its session with Herald is up. */
 async function established(bird: Bird, alive: () => boolean, out: () => string): Promise<void> {
   const deadline = Date.now() + 300_000;
@@ -366,15 +354,15 @@ async function staticRow(): Promise<StaticRow> {
     const restartSec: number[] = [];
     for (let k = 0; k < RESTARTS; k++) {
       await sleep(1000);
-      const before = establishedTimes(bird).length;
+      const before = establishedTimes(bird, 'herald').length;
       await bird.birdc('restart herald');
       const deadline = Date.now() + 60_000;
-      while (establishedTimes(bird).length <= before) {
+      while (establishedTimes(bird, 'herald').length <= before) {
         if (!h.alive() || Date.now() > deadline) throw new Error(`no new session after birdc restart: ${h.out().slice(-2000)}`);
         await sleep(5);
       }
       const again = await until(bird, N, h.alive, h.out);
-      restartSec.push((performance.timeOrigin + again - (establishedTimes(bird).at(-1) as number)) / 1000);
+      restartSec.push((performance.timeOrigin + again - (establishedTimes(bird, 'herald').at(-1) ?? NaN)) / 1000);
     }
     return { startSec, hwm, cpu, resendSec, withdrawSec, announceSec, hwmEnd, restartSec };
   } finally {

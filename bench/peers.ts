@@ -78,14 +78,19 @@ async function pollUntil(bird: Bird, pred: (n: number) => boolean, timeoutMs: nu
 
 /** Wall time (ms) of BIRD's "BGP session established" log line for protocol `name` (timeformat with µs). */
 export function establishedAt(bird: Bird, name: string): number | undefined {
-  const lines = readFileSync(bird.logPath, 'utf8').split('\n');
-  for (const l of lines) {
+  return establishedTimes(bird, name)[0];
+}
+
+/** Every "BGP session established" line of BIRD's protocol `name`, in log order, as epoch ms. */
+export function establishedTimes(bird: Bird, name: string): number[] {
+  const out: number[] = [];
+  for (const l of readFileSync(bird.logPath, 'utf8').split('\n')) {
     if (!l.includes(`${name}: BGP session established`)) continue;
     const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)\.(\d+)/.exec(l);
     // BIRD logs local time, as Date.parse reads a timestamp without a zone
-    if (m) return Date.parse(`${m[1]}T${m[2]}`) + Number(`0.${m[3]}`) * 1000;
+    if (m) out.push(Date.parse(`${m[1]}T${m[2]}`) + Number(`0.${m[3]}`) * 1000);
   }
-  return undefined;
+  return out;
 }
 
 function vmHwmMiB(pid: number | undefined): number {

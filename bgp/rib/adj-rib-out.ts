@@ -226,7 +226,6 @@ export class AdjRibOut {
     const reports: [string, string][] = [];
     this.heldReports = reports;
     const messages: Buffer[] = [];
-    const sent: SentInfo[] = [];
     try {
       this.start(peer);
       // a fresh start queues announcements only (the peer holds nothing): each call packs one UPDATE of them
@@ -234,14 +233,13 @@ export class AdjRibOut {
         const m = this.nextMessage(maxLength);
         if (m === undefined || this.lastSent?.kind !== 'announce') break;
         messages.push(m);
-        sent.push(this.lastSent);
       }
       const families = new Set<Family>();
       for (const rec of this.desired.values()) families.add(rec.family);
       // every message's routes must be one deferred run: that is what the replay enters as sent
       if (this.pendingGroups.size === 0 && this.advertised.size === 0 && this.deferred.length === messages.length) {
         const state: PackedState = { runs: this.deferred, groupsBySig: this.groupsBySig, groupsByBytes: this.groupsByBytes, unsendable: this.unsendable, unsent: new Map(this.unsent), reports };
-        this.packed = { peer, maxLength, families, messages, sent, state };
+        this.packed = { peer, maxLength, families, messages, state };
       }
     } catch {
       // nothing kept: the session start packs the table itself and meets the same error where it is handled
@@ -493,10 +491,11 @@ export class AdjRibOut {
       const i = replay.next++;
       if (replay.next >= replay.table.messages.length) this.replay = undefined;
       const run = replay.table.state.runs[i]!;
+      const buf = replay.table.messages[i]!;
       this.deferred.push(run);
       this.deferredCount += run.to - run.from;
-      this.lastSent = replay.table.sent[i];
-      return replay.table.messages[i];
+      this.lastSent = { kind: 'announce', family: run.g.family, prefixes: run.to - run.from, bytes: buf.length };
+      return buf;
     }
     const out = this.scratch;
     out.length = 0;

@@ -7,7 +7,6 @@
  * table").
  */
 import type { Family } from '../constants.ts';
-import type { SentInfo } from './packer.ts';
 import type { ExportPeer } from './export.ts';
 
 /** The packed initial table toward `peer`; `state` is the Adj-RIB-Out's own record of what the messages announce. */
@@ -20,8 +19,6 @@ export interface PackedTable<State> {
   readonly families: ReadonlySet<Family>;
   /** Whole UPDATE messages, header included, in sending order; never written to. */
   readonly messages: readonly Buffer[];
-  /** `messages[i]`'s content. */
-  readonly sent: readonly SentInfo[];
   readonly state: State;
 }
 

@@ -433,6 +433,11 @@ t.test('the table is packed while a peer has no session: the session that comes 
   t.equal(l4.length, 2);
   t.ok(l4.every((b) => !l3.includes(b)), 'packed anew for the changed set');
   t.same(l4.flatMap((b) => decodeUpdate(b).announced).length, 1000, 'the changed set');
+  l.down();
+  await turn();
+  l.establish();
+  const l5 = l.pullRaw();
+  t.ok(l5.length === l4.length && l5.every((b, i) => b === l4[i]), 'the session got the table packed by the timer: the next one gets it again, not a new pack');
   // a change just before the session is back, and the second has not passed: packed at session start as before
   l.down();
   await turn();
