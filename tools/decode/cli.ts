@@ -6,13 +6,12 @@
  * 2 for usage errors (bad options, no input, file not found). Never prints a stack trace.
  */
 import * as nodeModule from 'node:module';
-import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { parseHex } from './hex.ts';
 import type { DecodeSink, ErrorLine, LineStats } from './sink.ts';
 import type { decodeFile as DecodeFile } from './file.ts';
 import type { BgpMessageStream as MessageStream, StreamOptions } from './stream.ts';
-import { SummarySink } from './summary.ts';
+import type { SummarySink as Summary } from './summary.ts';
 
 export const DECODE_USAGE = `Usage: herald decode [options] <file>
        herald decode [options] --hex <HEX>
@@ -38,6 +37,11 @@ Exit status: 0 no error, 1 some message or record was malformed, 2 usage error.
 
 class UsageError extends Error {}
 
+// From the module object, not `import … from 'node:util'`: the ES module view of node:util reads every export, which
+// loads a dozen internal modules (worker threads, diff, colours) that `herald decode` never uses; about 3 ms of a
+// start (docs/decode.md "Performance").
+const { parseArgs } = process.getBuiltinModule('node:util');
+
 /** Octets of output gathered before one write. */
 const BATCH = 1 << 16;
 
@@ -50,12 +54,20 @@ export class LineOut implements DecodeSink {
   private size = 0;
   private readonly out: Writable;
   private readonly printLines: boolean;
+  private readonly reuseBatch: boolean;
   errors = 0;
   closed = false;
 
-  constructor(out: Writable, printLines: boolean) {
+  /**
+   * `reuseBatch`: `out` copies the octets of a write it completes at once and keeps no reference to them, as
+   * `process.stdout` does (its file, pipe or terminal is written synchronously on Linux: Node's "A note on process
+   * I/O"); then a batch buffer whose write left nothing queued is filled again. Not for in-process streams: a
+   * PassThrough hands the very buffer on to its reader.
+   */
+  constructor(out: Writable, printLines: boolean, reuseBatch = false) {
     this.out = out;
     this.printLines = printLines;
+    this.reuseBatch = reuseBatch;
     out.on('error', () => {
       this.closed = true; // e.g. EPIPE when piped into `head`
     });
@@ -88,9 +100,12 @@ export class LineOut implements DecodeSink {
   }
   flushSync(): void {
     if (this.size === 0 || this.closed) return;
-    // The stream may hold the buffer until it is written: it is handed over and a new one taken.
     this.out.write(this.batch.subarray(0, this.size));
-    this.batch = Buffer.allocUnsafe(BATCH);
+    // Standard output that wrote the octets at once holds nothing: the buffer is filled again (a new 64 KiB buffer
+    // per batch was 9 MiB of short-lived external memory on a 5-minute RIS dump, and the garbage collections it
+    // brought; docs/decode.md "Performance"). A stream that queued them holds the buffer until written, and any
+    // other stream may pass it on: a new one is taken.
+    if (!this.reuseBatch || this.out.writableLength !== 0) this.batch = Buffer.allocUnsafe(BATCH);
     this.size = 0;
   }
   /** Flushes and waits until the stream has room again. */
@@ -202,16 +217,18 @@ export async function runDecode(argv: string[], out: Writable, err: Writable, op
   nodeModule.enableCompileCache?.();
   let decodeFile: typeof DecodeFile | undefined;
   let BgpMessageStream: typeof MessageStream | undefined;
+  let SummarySink: typeof Summary | undefined;
   try {
     if (args.hex !== undefined) ({ BgpMessageStream } = await import('./stream.ts'));
     else ({ decodeFile } = await import('./file.ts'));
+    if (args.summary) ({ SummarySink } = await import('./summary.ts'));
   } catch (e) {
     err.write(`herald decode: cannot load the decoder: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
   opts.beforeDecoding?.();
-  const writer = new LineOut(out, !args.summary);
-  const summary = args.summary ? new SummarySink(writer) : undefined;
+  const writer = new LineOut(out, !args.summary, out === process.stdout);
+  const summary = SummarySink ? new SummarySink(writer) : undefined;
   const sink: DecodeSink = summary ?? writer;
   try {
     if (BgpMessageStream && args.hex !== undefined) {
