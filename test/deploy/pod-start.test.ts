@@ -118,7 +118,7 @@ t.test('deploy/herald (the image entrypoint) runs the CLI with HERALD_HOME', asy
   const check = spawnSync('sh', [join(root, 'deploy/herald'), 'config', 'check', join(root, 'examples/kubernetes.yaml')], { encoding: 'utf8', env, timeout: 60_000 });
   t.equal(check.status, 0, check.stderr);
   t.match(check.stdout, /valid/);
-  t.match(readFileSync(join(root, 'deploy/herald'), 'utf8'), /--max-semi-space-size=2/, 'with the V8 flag the memory figures were measured with');
+  t.match(readFileSync(join(root, 'deploy/herald'), 'utf8'), /run_flags="--max-semi-space-size=1 --max-opt=2"/, 'with the V8 flags the memory figures were measured with');
 });
 
 /**
@@ -141,17 +141,17 @@ function entrypoint(t: Test, print: string, variable: string, command = 'run'): 
 
 t.test('deploy/herald sizes V8 from the memory limit: old generation = half of HERALD_MEMORY_LIMIT_MIB', async (t) => {
   const flags = entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB');
-  t.equal(flags('256'), '--max-semi-space-size=2 --max-opt=2 --max-old-space-size=128 /app/bin/herald.js run');
-  t.equal(flags('384'), '--max-semi-space-size=2 --max-opt=2 --max-old-space-size=192 /app/bin/herald.js run');
-  t.equal(flags('not-a-number'), '--max-semi-space-size=2 --max-opt=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
-  t.match(flags(undefined), /^--max-semi-space-size=2 --max-opt=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
+  t.equal(flags('256'), '--max-semi-space-size=1 --max-opt=2 --max-old-space-size=128 /app/bin/herald.js run');
+  t.equal(flags('384'), '--max-semi-space-size=1 --max-opt=2 --max-old-space-size=192 /app/bin/herald.js run');
+  t.equal(flags('not-a-number'), '--max-semi-space-size=1 --max-opt=2 /app/bin/herald.js run', 'a value that is no number adds no flag');
+  t.match(flags(undefined), /^--max-semi-space-size=1 --max-opt=2 (--max-old-space-size=\d+ )?\/app\/bin\/herald\.js run$/, 'without the variable: from the cgroup, or no flag');
 });
 
-t.test('deploy/herald caps V8 at Maglev for `herald run` only; other commands keep TurboFan', async (t) => {
+t.test('deploy/herald caps V8 at Maglev and a 1 MiB semi-space for `herald run` only; other commands keep TurboFan and 2 MiB', async (t) => {
   t.equal(entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'decode')('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js decode');
   t.equal(entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'status')('256'), '--max-semi-space-size=2 --max-old-space-size=128 /app/bin/herald.js status');
   const warm = entrypoint(t, 'echo "$@"', 'HERALD_MEMORY_LIMIT_MIB', 'warm-compile-cache')('256');
-  t.equal(warm, '--max-semi-space-size=2 --max-opt=2 /app/deploy/warm-compile-cache.js\n--max-semi-space-size=2 /app/deploy/warm-compile-cache.js', 'the compile cache is filled for both sets of flags');
+  t.equal(warm, '--max-semi-space-size=1 --max-opt=2 /app/deploy/warm-compile-cache.js\n--max-semi-space-size=2 /app/deploy/warm-compile-cache.js', 'the compile cache is filled for both sets of flags');
 });
 
 t.test('deploy/herald runs node with one malloc arena and a fixed mmap threshold unless they are set', async (t) => {
