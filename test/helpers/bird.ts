@@ -223,7 +223,7 @@ export function sinceMs(since: string): number {
 /**
  * Whether a BIRD `since` (of a protocol or a BFD session) moved between two readings, i.e. the state changed in
  * between. BIRD prints `since` as the real time now minus the monotonic time since the change, so one unchanged state
- * can read a millisecond apart in two calls (seen in CI: 06:46:03.609, then .610); a change is a real event, seconds
+ * can read a millisecond apart in two calls (seen in CI: 06:46:03.609, then .610; 21:06:20.999, then 21:06:21.000); a change is a real event, seconds
  * or at least a few hundred milliseconds later. So: moved by more than `toleranceMs`, or either reading missing or
  * not a time.
  */

@@ -14,10 +14,6 @@ import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/**
- * BIRD prints a protocol's "since" by converting its monotonic timestamp to wall time at print time, so the same
- * instant can print 1 ms apart (seen in CI: 21:06:20.999 then 21:06:21.000). A reset session would be seconds later.
- */
 if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.test('herald run against BIRD: routes, drain, reload, shutdown', { timeout: 110_000 }, async (t) => {
     // BIRD keeps a second protocol with the same neighbour address Idle: each session gets its own pair.
