@@ -215,7 +215,7 @@ export function parseRoutes(text: string): BirdRoute[] {
 }
 
 /** Milliseconds into the day of a BIRD `since` ("HH:MM:SS.mmm", possibly after a date), NaN when not that shape. */
-export function sinceMs(since: string): number {
+function sinceMs(since: string): number {
   const m = /(\d\d):(\d\d):(\d\d)(?:\.(\d{1,3}))?$/.exec(since);
   return m ? ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3])) * 1000 + Number((m[4] ?? '0').padEnd(3, '0')) : NaN;
 }
@@ -223,9 +223,9 @@ export function sinceMs(since: string): number {
 /**
  * Whether a BIRD `since` (of a protocol or a BFD session) moved between two readings, i.e. the state changed in
  * between. BIRD prints `since` as the real time now minus the monotonic time since the change, so one unchanged state
- * can read a millisecond apart in two calls (seen in CI: 06:46:03.609, then .610; 21:06:20.999, then 21:06:21.000); a change is a real event, seconds
- * or at least a few hundred milliseconds later. So: moved by more than `toleranceMs`, or either reading missing or
- * not a time.
+ * can read a millisecond apart in two calls (seen in CI: 06:46:03.609, then .610; 21:06:20.999, then 21:06:21.000);
+ * a change is a real event, at least a few hundred milliseconds later. So: moved by more than `toleranceMs`, or
+ * either reading missing or not a time.
  */
 export function sinceMoved(before: string | undefined, after: string | undefined, toleranceMs = 100): boolean {
   if (before === undefined || after === undefined) return true;

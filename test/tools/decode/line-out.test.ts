@@ -4,9 +4,8 @@
  * queues its batches keeps what it was given intact until it writes it (the writer takes a new buffer instead of
  * overwriting a queued one); without it (in-process streams), a PassThrough's reader keeps every chunk intact.
  */
-import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { LineOut } from '../../../tools/decode/cli.ts';
 
 /** Lines of about 1 KiB, enough for several 64 KiB batches; each line is unique so a lost or overwritten one shows. */
