@@ -36,14 +36,16 @@ build() {
     echo "helm: reusing $HELM_BIN ($("$HELM_BIN" version --short 2>/dev/null || echo '?'))"
     return
   fi
-  local start=$SECONDS out
-  out=$(mktemp -d "$CACHE/.helm-build.XXXXXX")
-  trap 'rm -rf "$out"' EXIT
+  local start=$SECONDS
+  # A script-level variable, not a local: the EXIT trap runs after build() has returned, and under `set -u` a local
+  # would then be unset and fail the script after a good build.
+  build_dir=$(mktemp -d "$CACHE/.helm-build.XXXXXX")
+  trap 'rm -rf "$build_dir"' EXIT
   echo "helm: building $HELM_VERSION (helm.sh/helm/v4/cmd/helm) with $("$GO" env GOVERSION)"
-  GOBIN=$out nice -n 10 "$GO" install -p 2 -trimpath \
+  GOBIN=$build_dir nice -n 10 "$GO" install -p 2 -trimpath \
     -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
     "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
-  mv "$out/helm" "$HELM_BIN"
+  mv "$build_dir/helm" "$HELM_BIN"
   echo "helm: built $HELM_BIN in $((SECONDS - start)) s ($("$HELM_BIN" version --short))"
 }
 
