@@ -26,22 +26,20 @@ t.test('helm.sh build exits 0 after a fresh build and removes its build folder',
     ].join('\n'),
   );
   chmodSync(fakeGo, 0o755);
-  const r = spawnSync('bash', [join(root, 'scripts/helm.sh'), 'build'], {
-    env: { ...process.env, GO: fakeGo, HERALD_TOOLS_CACHE: cache },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const build = () =>
+    spawnSync('bash', [join(root, 'scripts/helm.sh'), 'build'], {
+      env: { ...process.env, GO: fakeGo, HERALD_TOOLS_CACHE: cache },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  const r = build();
   t.equal(r.status, 0, `exit 0 (stderr: ${r.stderr})`);
   t.notMatch(r.stderr, /unbound variable/);
   t.match(r.stdout, /helm: built .*helm-v4\.3\.1/);
   t.ok(existsSync(join(cache, 'helm-v4.3.1')), 'the binary is in the cache');
   t.same(readdirSync(cache).filter((f) => f.startsWith('.helm-build.') && f !== '.helm-build.lock'), [], 'no build folder left');
 
-  const again = spawnSync('bash', [join(root, 'scripts/helm.sh'), 'build'], {
-    env: { ...process.env, GO: fakeGo, HERALD_TOOLS_CACHE: cache },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const again = build();
   t.equal(again.status, 0, 'a second build reuses the binary');
   t.match(again.stdout, /helm: reusing/);
 });
