@@ -9,12 +9,15 @@
  * from /usr/bin/time (GNU time) when it is installed. The figures are min / median / max, and the ratio
  * herald/bgpdump is taken pair by pair (median of the pairs), so it holds when the machine's speed drifts.
  *
+ * Then the same on longer dumps: COPIES copies of the 5-minute RIS dump back to back (default 2, 4 and 8: 10, 20 and 40
+ * minutes of updates), written to a temporary folder and removed afterwards.
+ *
  * Then an in-process breakdown of herald on the same files (best of ROUNDS, after a JIT warm-up): gunzip, MRT framing
  * + BGP decoding, and JSON.stringify of every line, each added in turn. Prints figures, asserts nothing; the figures
  * in docs/decode.md come from here.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +30,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = join(repo, '../shared/data/bgp/mrt/bgpdump/test_data');
 const GNU_TIME = '/usr/bin/time';
+/** The 5-minute RIS dump of issue 12. */
+const RIS_DUMP = 'updates.20160811.1600.gz';
+/** Copies of it in the longer dumps (`COPIES=2,4,8`; empty for none). */
+const COPIES = (process.env.COPIES ?? '2,4,8').split(',').filter((c) => c.trim() !== '').map(Number);
+if (COPIES.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) {
+  console.error(`bench:decode: COPIES=${process.env.COPIES}: give whole numbers of copies from 1 to 64, comma-separated (e.g. COPIES=2,4,8)`);
+  process.exit(2);
+}
 
 /** One whole-process run: wall seconds, and (with GNU time) CPU seconds and peak RSS in MiB. */
 interface Run {
@@ -109,8 +120,8 @@ const herald = join(repo, 'bin/herald.js');
 
 console.log(`herald decode vs bgpdump -m: whole processes, ${ROUNDS} runs each in turn after one warm-up, node ${process.version}`);
 console.log(`(wall from the parent; CPU = user + system from bash's times; ${existsSync(GNU_TIME) ? 'peak RSS from /usr/bin/time' : 'no /usr/bin/time: no peak RSS'})`);
-for (const name of files) {
-  const file = join(dataDir, name);
+/** Times `herald decode FILE` and `bgpdump -m FILE` in turn and prints their figures under `label`. */
+function compare(label: string, file: string): void {
   const h: Run[] = [];
   const b: Run[] = [];
   runOnce(process.execPath, [herald, 'decode', file]);
@@ -119,20 +130,39 @@ for (const name of files) {
     h.push(runOnce(process.execPath, [herald, 'decode', file]));
     if (bgpdump) b.push(runOnce(bgpdump, ['-m', file]));
   }
-  console.log(`\n${name}  (herald exit ${h[0]?.status}${bgpdump ? `, bgpdump exit ${b[0]?.status}` : ''})`);
+  console.log(`\n${label}  (herald exit ${h[0]?.status}${bgpdump ? `, bgpdump exit ${b[0]?.status}` : ''})`);
   console.log(`${''.padEnd(30)} ${'min'.padStart(9)} ${'median'.padStart(9)} ${'max'.padStart(9)}`);
   console.log(row('herald decode wall s', h.map((r) => r.wall), 3));
   console.log(row('herald decode cpu s', h.map((r) => r.cpu ?? NaN), 3));
   console.log(row('herald decode peak RSS MiB', h.map((r) => r.peakMiB ?? NaN), 1));
   if (!bgpdump) {
     console.log('bgpdump not installed: no comparison');
-    continue;
+    return;
   }
   console.log(row('bgpdump -m wall s', b.map((r) => r.wall), 3));
   console.log(row('bgpdump -m cpu s', b.map((r) => r.cpu ?? NaN), 3));
   console.log(row('bgpdump -m peak RSS MiB', b.map((r) => r.peakMiB ?? NaN), 1));
   console.log(row('ratio herald/bgpdump wall', h.map((r, i) => r.wall / (b[i] as Run).wall), 2));
   console.log(row('ratio herald/bgpdump cpu', h.map((r, i) => (r.cpu ?? NaN) / ((b[i] as Run).cpu ?? NaN)), 2));
+}
+
+for (const name of files) compare(name, join(dataDir, name));
+
+// Longer dumps: N copies of the 5-minute RIS dump back to back (concatenated gzip members, which both tools read as
+// one stream), where Node's start-up and V8's tier-up weigh less than on the one file (docs/decode.md "Performance").
+const ris = files.find((f) => f === RIS_DUMP);
+if (ris) {
+  const gz = readFileSync(join(dataDir, ris));
+  const dir = mkdtempSync(join(tmpdir(), 'bench-decode-'));
+  try {
+    for (const n of COPIES) {
+      const file = join(dir, `${n}x.${ris}`);
+      writeFileSync(file, Buffer.concat(Array.from({ length: n }, () => gz)));
+      compare(`${n} copies of ${ris} (${(n * gz.length / 1e6).toFixed(1)} MB)`, file);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 console.log(`\nin-process breakdown (herald, best of ${ROUNDS} after a warm-up; ms):`);
