@@ -90,14 +90,30 @@ const positiveInt = z.number(msg('must be a positive integer')).int(msg('must be
 const probeCount = z.number(msg('must be an integer 1..100')).int(msg('must be an integer 1..100')).min(1, msg('must be an integer 1..100')).max(100, msg('must be an integer 1..100'));
 
 function isCIDR(s: string): boolean {
+  return cidrProblem(s) === undefined;
+}
+
+/** Why `s` is not a CIDR prefix (canonicalCIDR's message: no length, a bad address, a length out of range), or undefined. */
+function cidrProblem(s: string): string | undefined {
   try {
     canonicalCIDR(s);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
   }
 }
-const cidr = z.string().max(64, { error: 'must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64', abort: true }).refine(isCIDR, msg('must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64'));
+
+const CIDR_EXPECTED = 'must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64';
+const cidr = z
+  .string()
+  .max(64, { error: CIDR_EXPECTED, abort: true })
+  .refine(isCIDR, {
+    error: (iss) => {
+      if (iss.input === undefined) return 'required';
+      const why = typeof iss.input === 'string' ? cidrProblem(iss.input) : undefined;
+      return why === undefined ? CIDR_EXPECTED : `${CIDR_EXPECTED} (${why})`;
+    },
+  });
 
 /** True when `parse` accepts `text` (the codec's community parsers throw on anything else). */
 function parses(parse: (text: string) => unknown, text: string): boolean {

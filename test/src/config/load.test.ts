@@ -184,6 +184,24 @@ t.test('what run rejects or ignores is an error here too', async (t) => {
   t.equal(errs.length, 17, errs.map((e) => `${e.path}: ${e.message}`).join('\n'));
 });
 
+t.test('a prefix that is no CIDR says why (trial 2026-12-02: every bad prefix got the same message)', async (t) => {
+  const errs = errors({
+    ...base,
+    routes: [{ prefix: '10.0.0.1/33' }, { prefix: '300.1.1.0/24' }, { prefix: '2001:db8::/129' }, { prefix: '10.0.0.0' }, { prefix: '10.0.0.0/x' }],
+    serviceCIDRs: ['10.96.0.0/40'],
+  });
+  const by = Object.fromEntries(errs.map((e) => [e.path, e.message]));
+  const expected = 'must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64';
+  t.equal(by['routes[0].prefix'], `${expected} (prefix length 33 out of range 0..32 for 10.0.0.1)`);
+  t.equal(by['routes[1].prefix'], `${expected} (not an IP address: "300.1.1.0")`);
+  t.equal(by['routes[2].prefix'], `${expected} (prefix length 129 out of range 0..128 for 2001:db8::)`);
+  t.equal(by['routes[3].prefix'], `${expected} (not a CIDR (missing /len): "10.0.0.0")`);
+  t.equal(by['routes[4].prefix'], `${expected} (not a CIDR (bad length): "10.0.0.0/x")`);
+  t.equal(by['serviceCIDRs[0]'], `${expected} (prefix length 40 out of range 0..32 for 10.96.0.0)`);
+  t.equal(errs.length, 6, errs.map((e) => `${e.path}: ${e.message}`).join('\n'));
+  t.same(errors({ ...base, routes: [{}] }).map((e) => `${e.path}: ${e.message}`), ['routes[0].prefix: required']);
+});
+
 t.test('YAML problems', async (t) => {
   const r = parseConfigText('bgp: {localAs: 1}\nbgp: {localAs: 2}\n');
   t.notOk(r.ok);
