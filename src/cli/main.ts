@@ -33,6 +33,7 @@ export const USAGE = `Usage: herald <command> [options]
 Daemon:
   run --config FILE [--node-name NAME] [--node-ip IP]   run the BGP speaker
   config check FILE                                     validate a configuration file
+                                                        (exit 0 valid, 1 invalid, 2 usage error or unreadable file)
 
 Talk to a running daemon (admin API):
   status                     daemon summary
@@ -210,9 +211,12 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
+      // A file that cannot be read was not checked: exit 2, as for a usage error, not "invalid".
+      const unread = err.issues.length === 1 && err.issues[0]?.path === '(file)' ? err.issues[0] : undefined;
       if (values.json) json(ctx.out, { ok: false, file, errors: err.issues });
+      else if (unread) ctx.err.write(`herald config check: ${file}: ${unread.message}\n`);
       else ctx.err.write(`${file}: invalid, ${err.issues.length} problem(s):\n${formatIssues(err.issues)}\n`);
-      return 1;
+      return unread ? 2 : 1;
     }
   }
   if (cmd === 'run') {

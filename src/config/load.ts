@@ -88,6 +88,14 @@ const errorMap = (iss: { code?: string; input?: unknown; expected?: unknown; val
 };
 const parseParams = { error: errorMap as never };
 
+/** A file system error in words: "no such file", "permission denied", else Node's message. */
+function readProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return 'no such file (check the path)';
+  if (code === 'EACCES') return 'permission denied (this user may not read it)';
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Turn zod issues into ConfigIssues, one per unknown key. */
 function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
   const out: ConfigIssue[] = [];
@@ -300,7 +308,7 @@ export class ConfigFile {
     try {
       bytes = await readRegularFile(this.path, { maxBytes, sizeHint: `raise it with ${CONFIG_MAX_BYTES_ENV}=BYTES` });
     } catch (err) {
-      const message = err instanceof InputReadError ? (err.code === 'ETOOBIG' ? `file ${err.message}` : `cannot read: ${err.message}`) : `cannot read: ${(err as Error).message}`;
+      const message = err instanceof InputReadError ? (err.code === 'ETOOBIG' ? `file ${err.message}` : `cannot read: ${err.message}`) : `cannot read: ${readProblem(err)}`;
       throw new ConfigError(this.path, [{ path: '(file)', message }]);
     }
     const hash = createHash('sha256').update(bytes).digest('hex');

@@ -244,6 +244,17 @@ t.test('config check', async (t) => {
   t.same(JSON.parse(r.out), { ok: false, file: bad, errors: [{ path: 'peers[0].holdTime', message: 'must be 0 or 3..65535 (seconds)' }, { path: 'peers[1].address', message: 'must be an IP address' }] });
   r = await run(['config', 'check']);
   t.equal(r.code, 2);
+  // A file that cannot be read is not "invalid": exit 2 and one line in words (trial 2026-12-02: exit 1, Node's ENOENT text).
+  const missing = join(dir, 'nope.yaml');
+  r = await run(['config', 'check', missing]);
+  t.equal(r.code, 2);
+  t.equal(r.err, `herald config check: ${missing}: cannot read: no such file (check the path)\n`);
+  r = await run(['config', 'check', missing, '--json']);
+  t.equal(r.code, 2);
+  t.same(JSON.parse(r.out), { ok: false, file: missing, errors: [{ path: '(file)', message: 'cannot read: no such file (check the path)' }] });
+  r = await run(['config', 'check', dir]);
+  t.equal(r.code, 2);
+  t.match(r.err, /^herald config check: .*: cannot read: .*a directory/);
 });
 
 t.test('config check warns (exit 0) about password files and env vars it cannot resolve here', async (t) => {
