@@ -66,7 +66,7 @@ export async function decodeFile(file: string, sink: DecodeSink, out: Drainable,
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     finish(); // what the capture's TCP streams still hold was read before the problem
-    sink.error({ error: e.message, offset: 0, code: null, subcode: null });
+    sink.error({ error: e.message, offset: e.offset, code: null, subcode: null });
   } finally {
     input.close();
   }

@@ -37,6 +37,12 @@ const CHUNK = 256 * 1024;
 /** The input cannot be decoded at all (unknown format, empty, corrupt compression): one error line, exit 1. */
 export class InputError extends Error {
   override name = 'InputError';
+  /** Octets of the (decompressed) input read before the problem showed: the error line's `offset`. */
+  readonly offset: number;
+  constructor(message: string, offset = 0) {
+    super(message);
+    this.offset = offset;
+  }
 }
 
 /** The input cannot be opened (missing, a directory, no permission): a usage error, exit 2. */
@@ -173,17 +179,28 @@ function bunzip2(): Transform {
   return out;
 }
 
-/** Decompressed octets of `compressed`; errors carry "<kind> data is corrupt: ...". */
-function decompressed(kind: Compression, compressed: AsyncIterable<Buffer>): AsyncIterator<Buffer> {
+/**
+ * Decompressed octets of `compressed` (the input `name`). Errors are InputErrors at the offset of the decompressed
+ * octets yielded so far: "NAME: gzip stream ends early …" for a cut file (zlib's "unexpected end of file"), else
+ * "NAME: <kind> data is corrupt: …".
+ */
+function decompressed(kind: Compression, compressed: AsyncIterable<Buffer>, name: string): AsyncIterator<Buffer> {
   const decoder = kind === 'gzip' ? createGunzip({ chunkSize: CHUNK }) : bunzip2();
   const out = pipeline(Readable.from(compressed, { objectMode: false }), decoder, () => {});
   const it = (out as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  let yielded = 0;
   return {
     next: async () => {
       try {
-        return await it.next();
+        const r = await it.next();
+        if (!r.done) yielded += (r.value as Buffer).length;
+        return r;
       } catch (e) {
-        throw new InputError(`${kind} data is corrupt: ${e instanceof Error ? e.message : String(e)}`);
+        if (e instanceof InputError) throw e; // an inner layer's, already in words
+        if ((e as NodeJS.ErrnoException).code === 'Z_BUF_ERROR') {
+          throw new InputError(`${name}: ${kind} stream ends early (unexpected end of file) after ${yielded} decompressed octets: the file is cut short (an interrupted download, or a dump still being written)`, yielded);
+        }
+        throw new InputError(`${name}: ${kind} data is corrupt: ${e instanceof Error ? e.message : String(e)}`, yielded);
       }
     },
     return: async () => {
@@ -224,7 +241,7 @@ export async function sniff(input: OpenedInput, name: string): Promise<SniffedIn
     if (decision !== 'gzip' && decision !== 'bzip2') return { format: decision, chunks: chain(h.head, it), compression };
     if (layer === MAX_COMPRESSION_LAYERS) throw new InputError(`too many compression layers (more than ${MAX_COMPRESSION_LAYERS})`);
     compression.push(decision);
-    it = decompressed(decision, chain(h.head, it));
+    it = decompressed(decision, chain(h.head, it), name);
   }
 }
 

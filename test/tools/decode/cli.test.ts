@@ -164,7 +164,12 @@ t.test('MRT: every supported record type, gzip, errors and notes, --summary', as
   writeFileSync(badGz, gzipSync(Buffer.from('x')).subarray(0, 12));
   const rg = await runCli([badGz]);
   t.equal(rg.code, 1);
-  t.match(rg.lines[0], { error: /gzip data is corrupt/ });
+  t.match(rg.lines[0], { error: /bad\.gz: gzip stream ends early \(unexpected end of file\)/ });
+  const corrupt = join(dir, 'corrupt.gz');
+  writeFileSync(corrupt, Buffer.concat([Buffer.from('1f8b0800000000000003', 'hex'), Buffer.from('garbage octets')]));
+  const rcorrupt = await runCli([corrupt]);
+  t.equal(rcorrupt.code, 1);
+  t.match(rcorrupt.lines, [{ error: /corrupt\.gz: gzip data is corrupt: invalid block type/, offset: 0 }]);
   // Two layers are undone; a third is refused (it used to be passed on still compressed, as "neither pcap...").
   const mrt = Buffer.concat(records);
   const two = join(dir, 'two.gz.gz');

@@ -10,7 +10,7 @@ import { closeSync, constants as fsConstants, mkdirSync, openSync, writeFileSync
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { FIRST_OCTETS_TIMEOUT_MS } from '../../../tools/decode/input.ts';
 import { KEEPALIVE, bgp4mpMessage, ethernet, ipv4Tcp, mrtRecord, pcapFile, simpleUpdate } from './build.ts';
 import { runCli } from './run.ts';
@@ -136,11 +136,17 @@ t.test('a truncated gzip: the records before the cut, then the gzip error', asyn
   const dir = t.testdir();
   const whole = gzipSync(dump(3000), { level: 1 });
   const file = join(dir, 'cut.gz');
-  writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 2)));
+  const cut = whole.subarray(0, Math.floor(whole.length / 2));
+  writeFileSync(file, cut);
   const r = await runCli([file]);
   t.equal(r.code, 1);
   const last = r.lines.at(-1);
-  t.match(last, { error: 'gzip data is corrupt: unexpected end of file', offset: 0, code: null, subcode: null });
+  // The error names the file and the likely cause, at the offset where the decompressed input ends (trial
+  // 2026-12-02: "gzip data is corrupt: unexpected end of file" at offset 0).
+  const cutAt = gunzipSync(cut, { finishFlush: constants.Z_SYNC_FLUSH }).length;
+  t.ok(cutAt > 0 && cutAt < dump(3000).length, `the cut file decompresses to ${cutAt} octets`);
+  t.match(last, { error: `${file}: gzip stream ends early (unexpected end of file) after ${last?.offset} decompressed octets: the file is cut short (an interrupted download, or a dump still being written)`, code: null, subcode: null });
+  t.ok(typeof last?.offset === 'number' && last.offset > 0 && last.offset <= cutAt, `offset ${last?.offset} is where the input ends (at most ${cutAt})`);
   const records = r.lines.filter((l) => 'message' in l);
   t.ok(records.length > 500 && records.length < 3000, `${records.length} records decoded before the cut`);
   t.equal(r.lines.length, records.length + 1, 'no other line: the record cut by the corruption is not reported on top');
