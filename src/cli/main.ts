@@ -148,7 +148,9 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
       if (k !== 'help' && !allowed.includes(k as keyof typeof OPTIONS)) throw new UsageError(`option --${k} does not apply to "${cmd}"`);
     }
   } catch (err) {
-    ctx.err.write(`herald ${cmd}: ${(err as Error).message}\n(see herald --help)\n`);
+    // Node's text for an unknown option ends in an unbalanced quote and a hint about "--": name the option alone.
+    const unknown = (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((err as Error).message)?.[1] : undefined;
+    ctx.err.write(`herald ${cmd}: ${unknown !== undefined ? `unknown option ${unknown}` : (err as Error).message}\n(see herald --help)\n`);
     return 2;
   }
   if (values.help) {

@@ -160,7 +160,9 @@ export function parseDecodeArgs(argv: readonly string[]): DecodeArgs | 'help' {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    // Node's text for an unknown option ends in an unbalanced quote and a hint about "--": name the option alone.
+    const unknown = (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((err as Error).message)?.[1] : undefined;
+    throw new UsageError(unknown !== undefined ? `unknown option ${unknown}` : err instanceof Error ? err.message : String(err));
   }
   const v = parsed.values;
   if (v.help) return 'help';

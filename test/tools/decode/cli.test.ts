@@ -50,6 +50,8 @@ t.test('usage errors exit 2 with a message on stderr, never a stack trace', asyn
     t.match(r.stderr, /^herald decode: /);
     t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
   }
+  const bogus = await runCli(['--bogus', 'x']);
+  t.match(bogus.stderr, /^herald decode: unknown option --bogus\n\nUsage: herald decode/, 'the option named alone, then the usage');
   const missing = await runCli(['/nonexistent/file.mrt']);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /cannot read \/nonexistent\/file.mrt: no such file/);
