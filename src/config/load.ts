@@ -18,6 +18,7 @@ import type { Config, ConfigIssue, ListenerAddress } from './schema.ts';
 import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
 import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
+import { unknownFieldMessage } from './field-names.ts';
 import { InputReadError, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
 import { runSliced, runSync } from './slices.ts';
@@ -101,7 +102,7 @@ function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const iss of issues) {
     if (iss.code === 'unrecognized_keys') {
-      for (const k of iss.keys) out.push({ path: formatPath([...iss.path, k]), message: 'unknown field' });
+      for (const k of iss.keys) out.push({ path: formatPath([...iss.path, k]), message: unknownFieldMessage(configSchema, iss.path, k) });
     } else {
       out.push({ path: formatPath(iss.path), message: iss.message });
     }
@@ -125,7 +126,7 @@ export function checkAgainst<T>(schema: z.ZodType<T>, data: unknown): { ok: true
   if (r.success) return { ok: true, value: r.data };
   const issues: SchemaIssue[] = [];
   for (const iss of r.error.issues) {
-    if (iss.code === 'unrecognized_keys') for (const k of iss.keys) issues.push({ path: [...iss.path, k], message: 'unknown field' });
+    if (iss.code === 'unrecognized_keys') for (const k of iss.keys) issues.push({ path: [...iss.path, k], message: unknownFieldMessage(schema, iss.path, k) });
     else issues.push({ path: iss.path, message: iss.message });
   }
   return { ok: false, issues };
