@@ -196,7 +196,7 @@ function decompressed(kind: Compression, compressed: AsyncIterable<Buffer>, name
         if (!r.done) yielded += (r.value as Buffer).length;
         return r;
       } catch (e) {
-        if (e instanceof InputError) throw e; // an inner layer's, already in words
+        if (e instanceof InputError) throw new InputError(e.message, yielded); // an inner layer's, at this layer's offset
         if ((e as NodeJS.ErrnoException).code === 'Z_BUF_ERROR') {
           throw new InputError(`${name}: ${kind} stream ends early (unexpected end of file) after ${yielded} decompressed octets: the file is cut short (an interrupted download, or a dump still being written)`, yielded);
         }

@@ -153,6 +153,18 @@ t.test('a truncated gzip: the records before the cut, then the gzip error', asyn
   t.match(records.at(-1), { message: { type: 'UPDATE' } });
 });
 
+t.test('a truncated gzip inside another gzip: the same error at the same offset of the decoded input', async (t) => {
+  const dir = t.testdir();
+  const whole = gzipSync(dump(3000), { level: 1 });
+  const cut = whole.subarray(0, Math.floor(whole.length / 2));
+  writeFileSync(join(dir, 'cut.gz'), cut);
+  writeFileSync(join(dir, 'cut.gz.gz'), gzipSync(cut));
+  const one = (await runCli([join(dir, 'cut.gz')])).lines.at(-1);
+  const two = (await runCli([join(dir, 'cut.gz.gz')])).lines.at(-1);
+  t.match(two, { error: /cut\.gz\.gz: gzip stream ends early \(unexpected end of file\)/ });
+  t.equal(two?.offset, one?.offset, `offset ${two?.offset}: octets of the decoded input, as with one layer`);
+});
+
 t.test('garbage after a valid pcap header: one framing error, reading stops', async (t) => {
   const dir = t.testdir();
   const header = pcapFile(1, []);
