@@ -150,15 +150,14 @@ for (const name of files) compare(name, join(dataDir, name));
 
 // Longer dumps: N copies of the 5-minute RIS dump back to back (concatenated gzip members, which both tools read as
 // one stream), where Node's start-up and V8's tier-up weigh less than on the one file (docs/decode.md "Performance").
-const ris = files.find((f) => f === RIS_DUMP);
-if (ris) {
-  const gz = readFileSync(join(dataDir, ris));
+if (files.includes(RIS_DUMP)) {
+  const gz = readFileSync(join(dataDir, RIS_DUMP));
   const dir = mkdtempSync(join(tmpdir(), 'bench-decode-'));
   try {
     for (const n of COPIES) {
-      const file = join(dir, `${n}x.${ris}`);
+      const file = join(dir, `${n}x.${RIS_DUMP}`);
       writeFileSync(file, Buffer.concat(Array.from({ length: n }, () => gz)));
-      compare(`${n} copies of ${ris} (${(n * gz.length / 1e6).toFixed(1)} MB)`, file);
+      compare(`${n} copies of ${RIS_DUMP} (${(n * gz.length / 1e6).toFixed(1)} MB)`, file);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -109,7 +109,6 @@ const cidr = z
   .max(64, { error: CIDR_EXPECTED, abort: true })
   .refine(isCIDR, {
     error: (iss) => {
-      if (iss.input === undefined) return 'required';
       const why = typeof iss.input === 'string' ? cidrProblem(iss.input) : undefined;
       return why === undefined ? CIDR_EXPECTED : `${CIDR_EXPECTED} (${why})`;
     },

@@ -193,7 +193,7 @@ function decompressed(kind: Compression, compressed: AsyncIterable<Buffer>, name
     next: async () => {
       try {
         const r = await it.next();
-        if (!r.done) yielded += (r.value as Buffer).length;
+        if (!r.done) yielded += r.value.length;
         return r;
       } catch (e) {
         if (e instanceof InputError) throw new InputError(e.message, yielded); // an inner layer's, at this layer's offset
