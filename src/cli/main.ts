@@ -5,12 +5,12 @@
  *
  * Exit codes: 0 success, 1 failure (daemon unreachable, HTTP error, invalid config), 2 usage error.
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 // config/load.ts (zod, yaml: ~21 MiB of RSS) is imported only by `config check`; `run` loads it in the daemon
 import type { Config, ConfigIssue } from '../config/schema.ts';
 import { AdminClient, ApiError } from './client.ts';
+import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../config/read.ts';
 import { version } from '../version.ts';
 import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
 
@@ -99,9 +99,9 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
 async function readToken(values: Values, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (values['token-file'] !== undefined) {
     try {
-      return (await readFile(values['token-file'], 'utf8')).trim();
+      return (await readTextFile(values['token-file'], { maxBytes: SECRET_FILE_MAX_BYTES, timeoutMs: SECRET_FILE_TIMEOUT_MS })).trim();
     } catch (err) {
-      throw new ApiError(`cannot read --token-file ${values['token-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 0);
+      throw new ApiError(`cannot read --token-file ${values['token-file']}: ${readFailure(err)}`, 0);
     }
   }
   const t = env['HERALD_ADMIN_TOKEN'];
@@ -179,10 +179,12 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
  */
 async function runtimeWarnings(cfg: Config, env: NodeJS.ProcessEnv): Promise<ConfigIssue[]> {
   const { resolvePassword, MappingError } = await import('../daemon/mapping.ts');
+  const { readSecretFiles } = await import('../config/secrets.ts');
+  const files = await readSecretFiles(cfg);
   const out: ConfigIssue[] = [];
   cfg.peers.forEach((p, i) => {
     try {
-      resolvePassword(p, i, env);
+      resolvePassword(p, i, env, files);
     } catch (err) {
       if (err instanceof MappingError) out.push(...err.issues);
       else out.push({ path: `peers[${i}].password`, message: (err as Error).message });

@@ -19,7 +19,7 @@ import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
 import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
 import { unknownFieldMessage } from './field-names.ts';
-import { InputReadError, readRegularFile } from './read.ts';
+import { InputReadError, readFailure, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
 import { runSliced, runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
@@ -88,14 +88,6 @@ const errorMap = (iss: { code?: string; input?: unknown; expected?: unknown; val
   }
 };
 const parseParams = { error: errorMap as never };
-
-/** A file system error in words: "no such file", "permission denied", else Node's message. */
-function readProblem(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return 'no such file (check the path)';
-  if (code === 'EACCES') return 'permission denied (this user may not read it)';
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Turn zod issues into ConfigIssues, one per unknown key. */
 function fromZod(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
@@ -309,7 +301,7 @@ export class ConfigFile {
     try {
       bytes = await readRegularFile(this.path, { maxBytes, sizeHint: `raise it with ${CONFIG_MAX_BYTES_ENV}=BYTES` });
     } catch (err) {
-      const message = err instanceof InputReadError ? (err.code === 'ETOOBIG' ? `file ${err.message}` : `cannot read: ${err.message}`) : `cannot read: ${readProblem(err)}`;
+      const message = err instanceof InputReadError ? (err.code === 'ETOOBIG' ? `file ${err.message}` : `cannot read: ${err.message}`) : `cannot read: ${readFailure(err)}`;
       throw new ConfigError(this.path, [{ path: '(file)', message }]);
     }
     const hash = createHash('sha256').update(bytes).digest('hex');

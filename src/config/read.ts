@@ -1,13 +1,18 @@
 /**
- * Bounded reads of input files (the configuration file, manifest files): only regular files, at most `maxBytes`,
- * within `timeoutMs`.
+ * The one reader of every file Herald reads (the configuration file, manifest files, the secret files
+ * `password.file` and `admin.tokenFile`, the CLI's `--token-file`, the state files of `stateDir`): only regular files,
+ * at most `maxBytes`, within `timeoutMs`, never a blocking read on the main thread.
  *
  * The file is opened with O_NONBLOCK, so opening a FIFO (or a symlink to one) returns at once instead of waiting for
- * a writer — a blocked open would hold one of libuv's four threadpool threads forever — and the open descriptor is
- * checked with fstat: what is read is what was checked, even if the path is swapped meanwhile. The size is checked
+ * a writer — a blocked open would hold one of libuv's four threadpool threads forever, and a synchronous one the
+ * main thread — and the open descriptor is checked with fstat: what is read is what was checked, even if the path is
+ * swapped meanwhile. A FIFO, socket or device (`/dev/zero`) is refused before a byte is read. The size is checked
  * before reading, and at most `maxBytes + 1` bytes are read (a file may grow after the check).
+ *
+ * {@link readRegularFile} reads in libuv's threadpool (the main thread keeps running); {@link readSmallFileSync} is
+ * for Herald's own small state files only (read once at start, a few hundred bytes on local disk).
  */
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 
@@ -36,6 +41,50 @@ export function fileKind(st: Stats): string {
   if (st.isCharacterDevice()) return 'a character device';
   if (st.isBlockDevice()) return 'a block device';
   return 'not a regular file';
+}
+
+/** Largest secret file read (a TCP MD5 password, the admin token), bytes. */
+export const SECRET_FILE_MAX_BYTES = 64 * 1024;
+/** Deadline of reading a secret file, ms. */
+export const SECRET_FILE_TIMEOUT_MS = 5000;
+
+/**
+ * Why a read failed, in words, without the path (callers name the file): "a FIFO (named pipe), not a regular file
+ * (...)", "is 20 MiB, larger than the limit of 16 MiB (...)", "no such file (check the path)", ...
+ */
+export function readFailure(err: unknown): string {
+  if (err instanceof InputReadError) return err.message;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return 'no such file (check the path)';
+  if (code === 'EACCES') return 'permission denied (this user may not read it)';
+  if (code === 'ENOTDIR') return 'a part of the path is not a directory (check the path)';
+  if (code === 'ELOOP') return 'too many levels of symbolic links (a symlink loop?)';
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** What to do about a file that is not regular: the same words everywhere. */
+const REGULAR_ONLY = 'Herald reads only regular files; a symlink to one, e.g. a mounted ConfigMap or Secret, is fine';
+
+/** The InputReadError of a file that is not regular (`st` of what was opened). */
+function notRegular(st: Stats): InputReadError {
+  return new InputReadError(st.isDirectory() ? 'EISDIR' : 'ENOTREG', `${fileKind(st)}, not a regular file (${REGULAR_ONLY})`);
+}
+
+/**
+ * Opening a socket file fails with ENXIO: told as "a socket, not a regular file" like the other kinds (a FIFO opens at
+ * once with O_NONBLOCK and is refused by fstat).
+ */
+function openFailure(path: string, err: unknown): unknown {
+  if ((err as NodeJS.ErrnoException).code !== 'ENXIO') return err;
+  try {
+    return notRegular(statSync(path));
+  } catch {
+    return err;
+  }
+}
+
+function tooBigError(size: string, limits: ReadLimits): InputReadError {
+  return new InputReadError('ETOOBIG', `${size}, larger than the limit of ${formatBytes(limits.maxBytes)}${limits.sizeHint ? ` (${limits.sizeHint})` : ''}`);
 }
 
 /** Options of {@link readRegularFile}. */
@@ -71,12 +120,16 @@ export async function readRegularFile(path: string, limits: ReadLimits): Promise
 }
 
 async function readChecked(path: string, limits: ReadLimits): Promise<Buffer> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  let fh;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw openFailure(path, err);
+  }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw new InputReadError(st.isDirectory() ? 'EISDIR' : 'ENOTREG', `${fileKind(st)}, not a regular file`);
-    const tooBig = (size: string) =>
-      new InputReadError('ETOOBIG', `${size}, larger than the limit of ${formatBytes(limits.maxBytes)}${limits.sizeHint ? ` (${limits.sizeHint})` : ''}`);
+    if (!st.isFile()) throw notRegular(st);
+    const tooBig = (size: string) => tooBigError(size, limits);
     if (st.size > limits.maxBytes) throw tooBig(`is ${formatBytes(st.size)}`);
     let buf = Buffer.allocUnsafe(Math.min(st.size, limits.maxBytes) + 1);
     let n = 0;
@@ -94,5 +147,40 @@ async function readChecked(path: string, limits: ReadLimits): Promise<Buffer> {
     return buf.subarray(0, n);
   } finally {
     await fh.close();
+  }
+}
+
+/** {@link readRegularFile} as UTF-8 text. */
+export async function readTextFile(path: string, limits: ReadLimits): Promise<string> {
+  return (await readRegularFile(path, limits)).toString('utf8');
+}
+
+/**
+ * Reads a small regular file synchronously: Herald's own state files (`stateDir`), read once at start. A FIFO, socket
+ * or device is refused without blocking (O_NONBLOCK, fstat), and at most `maxBytes + 1` bytes are read.
+ * @throws InputReadError as {@link readRegularFile} (no `ETIMEDOUT`); the fs error otherwise
+ */
+export function readSmallFileSync(path: string, limits: { maxBytes: number }): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw openFailure(path, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(st);
+    if (st.size > limits.maxBytes) throw tooBigError(`is ${formatBytes(st.size)}`, limits);
+    const buf = Buffer.allocUnsafe(limits.maxBytes + 1);
+    let n = 0;
+    for (;;) {
+      const r = readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+      if (n > limits.maxBytes) throw tooBigError('grew past the limit while being read', limits);
+    }
+    return buf.toString('utf8', 0, n);
+  } finally {
+    closeSync(fd);
   }
 }

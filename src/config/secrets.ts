@@ -5,8 +5,11 @@
  * Rules (docs/operations.md, "Limits"): a secret's value is never written in an error, a log line or an API view —
  * the field and the file or variable are named instead; an MD5 key longer than Linux takes is refused where it is
  * read; a known placeholder value (the example Secrets' `change-me`, `password`, ...) is warned about at start.
+ * Secret files are read ahead of use, at start and at each reload, by the bounded reader (read.ts): a FIFO, a
+ * device or a file over 64 KiB is refused with the file named, and nothing waits on the main thread.
  */
 import type { Config, PeerConfig } from './schema.ts';
+import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from './read.ts';
 
 /** Longest TCP MD5 key Linux accepts, octets (TCP_MD5SIG_MAXKEYLEN; bgp/session/transport.ts refuses longer keys). */
 export const TCP_MD5_MAX_KEY_OCTETS = 80;
@@ -86,5 +89,40 @@ export function placeholderWarnings(cfg: Config, token: string | undefined, read
     const source = p.password?.file !== undefined ? `peers[${i}].password.file ${p.password.file}` : `peers[${i}].password.env ${p.password?.env ?? ''}`;
     out.push({ fields: { peer: p.name, source }, message: 'the TCP MD5 password of this peer is a known placeholder (as in the example Secret); set the one agreed with the router' });
   });
+  return out;
+}
+
+/** What reading one secret file gave: its text, or why there is none (without the path). */
+export type SecretFileText = { text: string } | { problem: string };
+
+/** The secret files a configuration names, read ahead of use: path → its text, or why it cannot be read. */
+export type SecretFileTexts = ReadonlyMap<string, SecretFileText>;
+
+/** The secret files the configurations name: every peer's `password.file`, and `admin.tokenFile`. */
+export function secretFilePaths(...cfgs: Config[]): string[] {
+  const paths = new Set<string>();
+  for (const cfg of cfgs) {
+    for (const p of cfg.peers) if (p.password?.file !== undefined) paths.add(p.password.file);
+    if (cfg.admin.tokenFile !== undefined) paths.add(cfg.admin.tokenFile);
+  }
+  return [...paths];
+}
+
+/**
+ * Reads every secret file the configurations name (read.ts: regular files of at most 64 KiB, within 5 s each, in
+ * parallel; a reload passes the new file and the one in force, whose restart-only `admin` stays).
+ * Never throws: a file that cannot be read maps to its problem, which the field that names it reports.
+ */
+export async function readSecretFiles(...cfgs: Config[]): Promise<SecretFileTexts> {
+  const out = new Map<string, SecretFileText>();
+  await Promise.all(
+    secretFilePaths(...cfgs).map(async (path) => {
+      try {
+        out.set(path, { text: await readTextFile(path, { maxBytes: SECRET_FILE_MAX_BYTES, timeoutMs: SECRET_FILE_TIMEOUT_MS, sizeHint: 'a password or token file holds one short line' }) });
+      } catch (err) {
+        out.set(path, { problem: readFailure(err) });
+      }
+    }),
+  );
   return out;
 }

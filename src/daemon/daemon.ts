@@ -26,6 +26,7 @@ import type { Logger } from 'pino';
 import type { Clock, StopOutcome } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
+import type { SecretFileTexts } from '../config/secrets.ts';
 import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
 import { mergeConfig, NO_OBJECTS } from '../config/crd-merge.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
@@ -84,6 +85,8 @@ export interface DaemonDeps {
   secrets?: SecretLookup & { on(event: 'change', listener: () => void): unknown };
   /** Where the operator's drain is kept (drain.ts: the Node annotation, or stateDir); default: in memory only. */
   drainRecord?: DrainRecord;
+  /** The configuration's secret files, read ahead (src/config/secrets.ts `readSecretFiles`); default none read. */
+  secretFiles?: SecretFileTexts;
 }
 
 /** What the daemon knows of Herald's objects, for the node's status and the leader's conditions. */
@@ -115,6 +118,8 @@ export class Daemon {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #env: NodeJS.ProcessEnv;
+  /** The secret files of the configuration in force, read ahead (replaced by each reload). */
+  #secretFiles: SecretFileTexts;
   readonly #speaker: SpeakerLike;
   /** Objects the controller or the health gate cannot use, treated as absent (src/controller/quarantine.ts). */
   readonly #quarantine: Quarantine;
@@ -157,6 +162,7 @@ export class Daemon {
     this.#log = deps.logger;
     this.#clock = deps.clock ?? realClock;
     this.#env = deps.env ?? process.env;
+    this.#secretFiles = deps.secretFiles ?? new Map();
     const startedAtMs = this.#clock.now();
     const peers = this.#resolvePeers(this.#merged); // throws before anything starts
     const speaker = deps.createSpeaker({
@@ -440,6 +446,7 @@ export class Daemon {
     const problems: string[] = [];
     const peers = resolvePeers(merged.config, this.#nodeLabels(), this.#env, {
       node,
+      files: this.#secretFiles,
       ...(o?.sourceAddresses !== undefined ? { sourceAddresses: o.sourceAddresses } : {}),
       ...(this.#deps.secrets ? { secrets: this.#deps.secrets } : {}),
       skipped: (peer, problem) => problems.push(`${peer}: ${problem}`),
@@ -576,14 +583,23 @@ export class Daemon {
 
   /**
    * Apply a validated configuration. Peer passwords are resolved first; on failure nothing changes.
+   * @param files its secret files, read ahead (src/config/secrets.ts `readSecretFiles`; default: those read before)
    * @returns the diff that was applied
    * @throws MappingError (nothing applied)
    */
-  reload(next: Config): ConfigDiff {
+  reload(next: Config, files: SecretFileTexts = this.#secretFiles): ConfigDiff {
     const restartRequired = diffConfig(this.#file, next).restartRequired;
     const eff = effectiveReloadConfig(this.#file, next);
-    const merged = this.#apply(eff, mergeConfig(eff, this.#objects(), this.identity.nodeName)); // may throw: nothing applied
-    const d: ConfigDiff = { ...merged, restartRequired, empty: merged.empty && restartRequired.length === 0 };
+    const before = this.#secretFiles;
+    this.#secretFiles = files;
+    let diff: ConfigDiff;
+    try {
+      diff = this.#apply(eff, mergeConfig(eff, this.#objects(), this.identity.nodeName)); // may throw: nothing applied
+    } catch (err) {
+      this.#secretFiles = before;
+      throw err;
+    }
+    const d: ConfigDiff = { ...diff, restartRequired, empty: diff.empty && restartRequired.length === 0 };
     if (d.restartRequired.length > 0) this.#log.warn({ fields: d.restartRequired }, 'these settings change only on restart; running values kept');
     // A reload whose routes cannot be applied is reported as failed, with the cause.
     const applied = this.#run('reload');

@@ -8,7 +8,6 @@
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
-import { readFileSync } from 'node:fs';
 import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
 import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
 import type { Advertisement, DesiredRoutesContext } from '../controller/desired-routes.ts';
@@ -17,6 +16,7 @@ import { canonicalCIDR } from '../net/address.ts';
 import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
+import type { SecretFileTexts } from '../config/secrets.ts';
 import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
@@ -30,22 +30,20 @@ export class MappingError extends Error {
 }
 
 /**
- * Read a peer's TCP MD5 password.
+ * A peer's TCP MD5 password, from its variable or its file as read ahead (src/config/secrets.ts `readSecretFiles`:
+ * nothing is read here, so nothing here can block).
+ * @param files the secret files read for this configuration (a file missing from it: "not read")
  * @returns the password, or undefined when none is configured
  * @throws MappingError when the file cannot be read, the variable is unset/empty, or the key is longer than Linux takes
  */
-export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.ProcessEnv = process.env, files: SecretFileTexts = new Map()): string | undefined {
   const pw = p.password;
   if (pw === undefined) return undefined;
   const path = `peers[${index}].password`;
   if (pw.file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(pw.file, 'utf8');
-    } catch (err) {
-      throw new MappingError([{ path: `${path}.file`, message: `cannot read ${pw.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }]);
-    }
-    const v = text.replace(/\r?\n$/, '');
+    const read = files.get(pw.file) ?? { problem: 'not read yet (it is read at start and at each reload)' };
+    if ('problem' in read) throw new MappingError([{ path: `${path}.file`, message: `cannot read ${pw.file}: ${read.problem}` }]);
+    const v = read.text.replace(/\r?\n$/, '');
     if (v === '') throw new MappingError([{ path: `${path}.file`, message: `${pw.file} is empty` }]);
     const long = md5KeyProblem(v);
     if (long !== undefined) throw new MappingError([{ path: `${path}.file`, message: `${pw.file}: ${long}` }]);

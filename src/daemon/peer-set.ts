@@ -23,6 +23,7 @@ import type { PeerHistory } from './mapping.ts';
 import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
 import type { SessionIdentity } from './mapping.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
+import type { SecretFileTexts } from '../config/secrets.ts';
 import { ipFamilyOf } from '../net/address.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
 import type { BfdStateEvent, PeerStateEvent, SpeakerLike, UnsentRoutesEvent, UpdateSentEvent } from './speaker-like.ts';
@@ -42,6 +43,8 @@ export interface ResolveOptions {
   readonly secrets?: SecretLookup;
   /** A peer left out and why (its Secret cannot be read yet): it runs once it can, the others meanwhile. */
   readonly skipped?: (peer: string, problem: string) => void;
+  /** The secret files of the configuration, read ahead (src/config/secrets.ts `readSecretFiles`). */
+  readonly files?: SecretFileTexts;
 }
 
 /**
@@ -73,7 +76,7 @@ export function resolvePeers(cfg: Config, labels: Record<string, string>, env: N
       return;
     }
     try {
-      out.push(toSpeakerPeer(p, resolvePassword(p, i, env), session));
+      out.push(toSpeakerPeer(p, resolvePassword(p, i, env, opts.files), session));
     } catch (err) {
       if (err instanceof MappingError) issues.push(...err.issues);
       else throw err;

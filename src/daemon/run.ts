@@ -9,13 +9,14 @@
  *
  * Logs are pino JSON lines on stdout.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { ConfigFile, ConfigError, metricsListener, resolveIdentity } from '../config/load.ts';
-import { placeholderWarnings } from '../config/secrets.ts';
+import { placeholderWarnings, readSecretFiles } from '../config/secrets.ts';
+import type { SecretFileTexts } from '../config/secrets.ts';
 import type { Config, ListenerAddress } from '../config/schema.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import { HeraldMetrics } from '../metrics/metrics.ts';
@@ -83,15 +84,17 @@ export interface RunOptions {
   speakerThread?: SpeakerThread;
 }
 
-function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger): string | undefined {
+/** The admin token in force: `admin.tokenFile` as read ahead (`files`), else HERALD_ADMIN_TOKEN; undefined: none. */
+function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger, files: SecretFileTexts): string | undefined {
   if (cfg.admin.tokenFile !== undefined) {
-    try {
-      const t = readFileSync(cfg.admin.tokenFile, 'utf8').trim();
-      if (t !== '') return t;
-      log.warn({ file: cfg.admin.tokenFile }, 'admin token file is empty: mutating endpoints disabled');
-    } catch (err) {
-      log.warn({ file: cfg.admin.tokenFile, err: (err as Error).message }, 'cannot read admin token file: mutating endpoints disabled');
+    const read = files.get(cfg.admin.tokenFile) ?? { problem: 'not read' };
+    if ('problem' in read) {
+      log.warn({ file: cfg.admin.tokenFile, err: read.problem }, 'cannot read admin token file: mutating endpoints disabled');
+      return undefined;
     }
+    const t = read.text.trim();
+    if (t !== '') return t;
+    log.warn({ file: cfg.admin.tokenFile }, 'admin token file is empty: mutating endpoints disabled');
     return undefined;
   }
   const t = env['HERALD_ADMIN_TOKEN'];
@@ -170,6 +173,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
   const version = await packageVersion();
   const metrics = new HeraldMetrics({ version });
+  // Password and token files, read ahead by the bounded reader (never a blocking read on this thread).
+  let secretFiles = await readSecretFiles(config);
 
   // Graceful Restart: did we run within the restart window?
   const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
@@ -260,6 +265,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         checkAllocator();
       },
       drainRecord,
+      secretFiles,
     });
     if (kc && namespace !== undefined) {
       // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
@@ -308,8 +314,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
   log.info({ version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
 
-  let token = readToken(config, env, log);
-  for (const w of placeholderWarnings(config, token, (p, i) => resolvePassword(p, i, env))) log.warn(w.fields, w.message);
+  let token = readToken(config, env, log, secretFiles);
+  for (const w of placeholderWarnings(config, token, (p, i) => resolvePassword(p, i, env, secretFiles))) log.warn(w.fields, w.message);
   try {
     admin = await buildAdminServer({ view: daemon.view, token: () => token, logger: log.child({ component: 'admin' }) });
     await admin.listen({ host: config.admin.address, port: config.admin.port });
@@ -359,8 +365,10 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         return;
       }
       try {
-        daemon.reload(next);
-        token = readToken(daemon.currentConfig, env, log);
+        const files = await readSecretFiles(next, daemon.currentConfig);
+        daemon.reload(next, files);
+        secretFiles = files;
+        token = readToken(daemon.currentConfig, env, log, secretFiles);
         if (daemon.view.status().lastReload?.ok === false) configFile.forget(); // its routes failed: the same file may be retried
       } catch (err) {
         configFile.forget(); // e.g. a password file not there yet: the same file may be retried

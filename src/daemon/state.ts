@@ -12,8 +12,12 @@
  * (`herald drain`); removed by `herald undrain`. A daemon that finds it starts drained, so a restart
  * does not silently bring the routes back.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readFailure, readSmallFileSync } from '../config/read.ts';
+
+/** Largest state file read, bytes (Herald writes a few dozen). */
+const STATE_FILE_MAX_BYTES = 64 * 1024;
 
 /** Result of reading the state file. */
 export interface RestartInfo {
@@ -29,7 +33,7 @@ export interface RestartInfo {
  */
 export function readRestartInfo(stateDir: string, windowSec: number, nowMs: number): RestartInfo {
   try {
-    const data = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { heartbeatAtMs?: unknown };
+    const data = JSON.parse(readSmallFileSync(join(stateDir, 'state.json'), { maxBytes: STATE_FILE_MAX_BYTES })) as { heartbeatAtMs?: unknown };
     const hb = typeof data.heartbeatAtMs === 'number' && Number.isFinite(data.heartbeatAtMs) ? data.heartbeatAtMs : undefined;
     if (hb === undefined) return { restarting: false };
     return { lastHeartbeatMs: hb, restarting: windowSec > 0 && nowMs - hb >= 0 && nowMs - hb <= windowSec * 1000 };
@@ -56,10 +60,10 @@ export function writeHeartbeat(stateDir: string, nowMs: number): void {
 export function readDrained(stateDir: string): { drained: boolean; sinceMs?: number; error?: string } {
   let text: string;
   try {
-    text = readFileSync(join(stateDir, 'drain.json'), 'utf8');
+    text = readSmallFileSync(join(stateDir, 'drain.json'), { maxBytes: STATE_FILE_MAX_BYTES });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? { drained: false } : { drained: false, error: `cannot read ${join(stateDir, 'drain.json')}: ${code ?? (err as Error).message}` };
+    return code === 'ENOENT' || code === 'ENOTDIR' ? { drained: false } : { drained: false, error: `cannot read ${join(stateDir, 'drain.json')}: ${readFailure(err)}` };
   }
   try {
     const data = JSON.parse(text) as { drained?: unknown; atMs?: unknown };

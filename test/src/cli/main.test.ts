@@ -177,7 +177,7 @@ t.test('mutating commands use the token', async (t) => {
   t.same(view.actions, ['drain', 'undrain', 'reset tor-a soft', 'reset tor-b hard']);
   r = await run(['drain', '--api', API, '--token-file', join(dir, 'missing')]);
   t.equal(r.code, 1);
-  t.match(r.err, /cannot read --token-file .*ENOENT/);
+  t.match(r.err, /cannot read --token-file .*missing: no such file \(check the path\)/);
 });
 
 t.test('drain --reason records why; --until-restart is gone (a stop decides restart or departure itself)', async (t) => {
@@ -284,7 +284,7 @@ t.test('config check warns (exit 0) about password files and env vars it cannot 
     r.err,
     [
       `${f}: 3 warning(s) (checked in this environment; the daemon's may differ):`,
-      `  peers[1].password.file: cannot read ${join(dir, 'missing')}: ENOENT`,
+      `  peers[1].password.file: cannot read ${join(dir, 'missing')}: no such file (check the path)`,
       `  peers[2].password.file: ${empty} is empty`,
       '  peers[3].password.env: environment variable HERALD_TEST_PW_UNSET is not set',
       '',

@@ -1,12 +1,14 @@
 // Name mapping config/Kubernetes → bgp/, and bgp/ status → admin views; the restart state file.
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { desiredRoute, errorView, MappingError, resolvePassword, routeView, staticRoute, toSpeakerPeer } from '../../../src/daemon/mapping.ts';
-import { readRestartInfo, writeHeartbeat } from '../../../src/daemon/state.ts';
+import { readDrained, readRestartInfo, writeHeartbeat } from '../../../src/daemon/state.ts';
+import { readSecretFiles } from '../../../src/config/secrets.ts';
 
 function cfg(data: object): Config {
   const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
@@ -48,10 +50,50 @@ t.test('passwords from file and environment', async (t) => {
   writeFileSync(join(dir, 'pw'), 's3cret\n');
   writeFileSync(join(dir, 'empty'), '');
   const c = cfg({ peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, password: { file: join(dir, 'pw') } }, { name: 'b', address: '192.0.2.2', peerAs: 1, password: { env: 'PW' } }, { name: 'c', address: '192.0.2.3', peerAs: 1, password: { file: join(dir, 'empty') } }] });
-  t.equal(resolvePassword(c.peers[0]!, 0, {}), 's3cret');
-  t.equal(resolvePassword(c.peers[1]!, 1, { PW: 'x' }), 'x');
-  t.throws(() => resolvePassword(c.peers[1]!, 1, {}), MappingError);
-  t.throws(() => resolvePassword(c.peers[2]!, 2, {}), /peers\[2\]\.password\.file: .*empty/);
+  const files = await readSecretFiles(c);
+  t.equal(resolvePassword(c.peers[0]!, 0, {}, files), 's3cret');
+  t.equal(resolvePassword(c.peers[1]!, 1, { PW: 'x' }, files), 'x');
+  t.throws(() => resolvePassword(c.peers[1]!, 1, {}, files), MappingError);
+  t.throws(() => resolvePassword(c.peers[2]!, 2, {}, files), /peers\[2\]\.password\.file: .*empty/);
+  t.throws(() => resolvePassword(c.peers[0]!, 0, {}), /peers\[0\]\.password\.file: cannot read .*: not read yet/, 'nothing is read where the password is resolved');
+});
+
+// Issue 35 N4: password.file and admin.tokenFile went through a plain readFileSync: a FIFO hung the main thread for
+// good, /dev/zero grew the heap by gigabytes. They are read by the bounded reader now: refused at once, the file named.
+t.test('secret files: a FIFO, /dev/zero, a directory, a big file are refused at once, naming the fix', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-pw-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  execFileSync('mkfifo', [join(dir, 'fifo')]);
+  symlinkSync(join(dir, 'fifo'), join(dir, 'via-link'));
+  writeFileSync(join(dir, 'big'), 'x'.repeat(70 * 1024));
+  const peer = (name: string, file: string) => ({ name, address: `192.0.2.${name.length}`, peerAs: 1, password: { file } });
+  const c = cfg({ peers: [peer('a', join(dir, 'fifo')), peer('bb', '/dev/zero'), peer('ccc', dir), peer('dddd', join(dir, 'big')), peer('eeeee', join(dir, 'via-link'))], admin: { tokenFile: join(dir, 'fifo') } });
+  const t0 = performance.now();
+  const files = await readSecretFiles(c);
+  t.ok(performance.now() - t0 < 4000, 'no read waits for a writer (the read deadline is 5 s)');
+  const problem = (i: number) => {
+    try {
+      resolvePassword(c.peers[i]!, i, {}, files);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return 'no error';
+  };
+  t.match(problem(0), /peers\[0\]\.password\.file: cannot read .*fifo: a FIFO \(named pipe\), not a regular file \(Herald reads only regular files/);
+  t.match(problem(1), /peers\[1\]\.password\.file: cannot read \/dev\/zero: a character device, not a regular file/);
+  t.match(problem(2), /peers\[2\]\.password\.file: cannot read .*: a directory, not a regular file/);
+  t.match(problem(3), /peers\[3\]\.password\.file: cannot read .*big: is 70 KiB, larger than the limit of 64 KiB/);
+  t.match(problem(4), /peers\[4\]\.password\.file: cannot read .*via-link: a FIFO/, 'a symlink to a FIFO too');
+  t.match(files.get(join(dir, 'fifo')), { problem: /FIFO/ }, 'the admin token file likewise');
+});
+
+t.test('state files: a FIFO or a device in stateDir is refused without blocking', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-state-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  execFileSync('mkfifo', [join(dir, 'state.json')]);
+  symlinkSync('/dev/zero', join(dir, 'drain.json'));
+  t.same(readRestartInfo(dir, 120, 1_000_000), { restarting: false }, 'a FIFO state file: not restarting, no hang');
+  t.match(readDrained(dir), { drained: false, error: /drain\.json: a character device, not a regular file/ });
 });
 
 t.test('routes: static and desired → speaker routes; exported → views', async (t) => {

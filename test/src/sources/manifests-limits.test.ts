@@ -56,9 +56,9 @@ t.test('a *.yaml symlink to a FIFO or a device is skipped with a reason; later e
   tt.teardown(() => src.stop());
   tt.equal(src.snapshot().node('n1')?.status?.conditions?.[0]?.status, 'True', 'the regular file is read');
   const byPath = Object.fromEntries((src.status().fileErrors ?? []).map((e) => [e.path, e.message]));
-  tt.match(byPath[join(dir, 'a-fifo.yaml')], /^a FIFO \(named pipe\), not a regular file; skipped$/);
+  tt.match(byPath[join(dir, 'a-fifo.yaml')], /^a FIFO \(named pipe\), not a regular file \(Herald reads only regular files; a symlink to one, e\.g\. a mounted ConfigMap or Secret, is fine\); skipped$/);
   tt.match(byPath[join(dir, 'b-fifo.yml')], /FIFO/);
-  tt.match(byPath[join(dir, 'c-zero.yaml')], /^a character device, not a regular file; skipped$/);
+  tt.match(byPath[join(dir, 'c-zero.yaml')], /^a character device, not a regular file \(Herald reads only regular files; .*\); skipped$/);
   tt.equal(errors.length, 3, 'each reported once (logged by the daemon)');
   await writeFile(join(dir, 'n.yaml'), NODE('n1', 'False'));
   await withTimeout(src.rescan(), 10_000, 'a later scan');
