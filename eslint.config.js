@@ -5,6 +5,17 @@ import tseslint from 'typescript-eslint';
 
 /** Import patterns (gitignore style, matched against the import text) with the reason shown when one is used. */
 const BGP_INTERNALS = { group: ['**/bgp/**', '!**/bgp/index.ts'], message: 'src/ uses the BGP library through its façade bgp/index.ts only' };
+/**
+ * `createRequire` loads a package past the import graph (no import line names it, the lint rules above cannot see
+ * it). Allowed only where a package is loaded lazily on purpose, each file with its reason: bgp/sys/libc.ts loads
+ * `koffi`, bgp/'s one optional native dependency (package.json `optionalDependencies`), on first use of a socket option;
+ * src/admin/lazy-compilers.ts loads fastify's schema compilers on the first request that needs them;
+ * tools/decode/input.ts loads `unbzip2-stream` for a bzip2 input only.
+ */
+const CREATE_REQUIRE_FILES = ['bgp/sys/libc.ts', 'src/admin/lazy-compilers.ts', 'tools/decode/input.ts'];
+const NO_CREATE_REQUIRE = {
+  paths: ['node:module', 'module'].map((name) => ({ name, importNames: ['createRequire'], message: `createRequire loads a package no import names: only ${CREATE_REQUIRE_FILES.join(', ')} may (eslint.config.js)` })),
+};
 const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
 
 /** `src/<folder>` may not import the layers listed (its own layer and those below it are allowed). */
@@ -29,8 +40,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', NO_CREATE_REQUIRE],
     },
   },
+  { files: CREATE_REQUIRE_FILES, rules: { '@typescript-eslint/no-restricted-imports': 'off' } },
   {
     files: ['bgp/**/*.ts'],
     rules: {

@@ -93,8 +93,8 @@ export { peerEnding } from './stop-modes.ts';
 export type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 export { Session, WITHOUT_NOTIFICATION } from './session/session.ts';
 export type { CeaseRequest, NotificationRecord, SessionOptions, SessionStats, StopRequest, TxSource } from './session/session.ts';
-export { FakeClock, realClock } from './fsm/clock.ts';
-export type { Clock, TimerHandle } from './fsm/clock.ts';
+export { FakeClock, realClock } from './clock.ts';
+export type { Clock, TimerHandle } from './clock.ts';
 export { SessionState, describeReason } from './fsm/state.ts';
 export type { StateReason } from './fsm/state.ts';
 

@@ -6,7 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Family } from './constants.ts';
 import type { GracefulRestartMode, Negotiated } from './codec/open.ts';
-import type { Clock } from './fsm/clock.ts';
+import type { Clock } from './clock.ts';
 import type { StateReason } from './fsm/state.ts';
 import type { CeaseRequest, SessionOptions, StopRequest, TxSource } from './session/session.ts';
 import type { AcceptingSession } from './session/listener.ts';

@@ -19,7 +19,7 @@
  * (bgp/bfd/worker.ts), in tests on the main thread with a FakeClock or real loopback sockets.
  */
 import { randomInt } from 'node:crypto';
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { canonicalAddress } from '../codec/nlri.ts';
 import { decodeControlPacket } from './packet.ts';
 import type { BfdDiscardReason } from './packet.ts';

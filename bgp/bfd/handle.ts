@@ -18,7 +18,7 @@
 import { EventEmitter } from 'node:events';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { Clock } from '../fsm/clock.ts';
+import type { Clock } from '../clock.ts';
 import { BfdEngine } from './engine.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 import { serveEngine } from './protocol.ts';

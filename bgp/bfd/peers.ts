@@ -8,7 +8,7 @@
  * its BFD session AdminDown (RFC 5882 §3.2: the peer's Down packets carry State AdminDown; it is going away on
  * purpose, e.g. a graceful restart), and our own AdminDown.
  */
-import type { Clock } from '../fsm/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 import type { BfdClient } from './handle.ts';
 import { describeDiag } from './packet.ts';

@@ -2,7 +2,7 @@
  * One BFD session in Asynchronous mode (RFC 5880 §6.1): the state variables of §6.8.1, the state machine
  * (bgp/bfd/fsm.ts), periodic jittered transmission (§6.8.7), the Detection Time (§6.8.4), timer changes with the
  * Poll Sequence (§6.5, §6.8.3) and administrative control (§6.8.16). Time comes from an injectable Clock
- * (bgp/fsm/clock.ts), randomness from an injectable `random`, and packets leave through `send`; the session knows
+ * (bgp/clock.ts), randomness from an injectable `random`, and packets leave through `send`; the session knows
  * no sockets, so tests drive two sessions against each other on a FakeClock.
  *
  * Timer changes (§6.8.3). Whenever the advertised bfd.DesiredMinTxInterval or bfd.RequiredMinRxInterval changes —
@@ -17,7 +17,7 @@
  *
  * Not implemented: Demand mode (§6.6) and the Echo function (§6.4); authentication (§6.7). See bgp/bfd/packet.ts.
  */
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { transition } from './fsm.ts';
 import type { BfdFsmEvent } from './fsm.ts';
 import { BfdDiag, encodeControlPacket } from './packet.ts';

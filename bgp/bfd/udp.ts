@@ -1,6 +1,6 @@
 /**
  * UDP sockets for BFD (RFC 5881 single-hop, RFC 5883 multihop) on node:dgram, with the socket options Node lacks
- * set through libc with the `koffi` FFI (Linux):
+ * set through libc (bgp/sys/libc.ts, the `koffi` FFI; Linux):
  *
  * - Sending: TTL / Hop Limit 255 (RFC 5881 §5; also used for multihop), IP_TOS / IPV6_TCLASS 0xC0 (precedence
  *   Internet Control, as BIRD and FRR send), a source port in 49152–65535 (RFC 5881 §4, RFC 5883 §5).
@@ -12,15 +12,17 @@
  *   the minimum — per source address where sessions need different minimums (multihop). No privilege is needed.
  *   Dropped datagrams are counted by the kernel (SO_MEMINFO SK_MEMINFO_DROPS), which `droppedByKernel()` reads.
  *
- * Sockets are created and bound with socket(2)/bind(2) through koffi, then handed to node:dgram with
+ * Sockets are created and bound with socket(2)/bind(2) through libc, then handed to node:dgram with
  * `bind({ fd })`. Without koffi (or off Linux) plain node:dgram sockets are used: packets still leave with TTL 255
  * (dgram's setTTL), but the received TTL is not checked, which `setTtlRules` reports as `unavailable` with the
  * reason (docs/sessions.md, BFD, says what that means for single-hop sessions).
  */
 import { createSocket } from 'node:dgram';
 import type { Socket } from 'node:dgram';
-import { createRequire } from 'node:module';
 import { parseAddress } from '../codec/nlri.ts';
+import { int32, libc, setIntOption, SysError } from '../sys/libc.ts';
+import type { Libc } from '../sys/libc.ts';
+import { AF_INET, AF_INET6, familyOf, sockaddr } from '../sys/sockaddr.ts';
 
 /** RFC 5881 §4: destination port of single-hop Control packets. */
 export const BFD_SINGLE_HOP_PORT = 3784;
@@ -77,10 +79,8 @@ export interface BfdTransport {
   openSender(o: { remote: UdpEndpoint; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket>;
 }
 
-// --- libc through koffi ---
+// --- libc (bgp/sys/libc.ts) ---
 
-const AF_INET = 2;
-const AF_INET6 = 10;
 const SOCK_DGRAM = 2;
 const SOCK_CLOEXEC = 0o2000000;
 const SOL_SOCKET = 1;
@@ -100,91 +100,15 @@ const EADDRINUSE = 98;
 /** Precedence "Internet Control" (0xC0), the TOS/Traffic Class BIRD and FRR give BFD. */
 const TOS_INTERNET_CONTROL = 0xc0;
 
-interface Libc {
-  socket(domain: number, type: number, protocol: number): number;
-  setsockopt(fd: number, level: number, name: number, value: Buffer, length: number): number;
-  getsockopt(fd: number, level: number, name: number, value: Buffer, length: Buffer): number;
-  bind(fd: number, addr: Buffer, length: number): number;
-  close(fd: number): number;
-  errno(): number;
-  address(buf: Buffer): bigint;
-}
-
-let libc: Libc | undefined;
-let libcError: string | undefined;
-
-/** The libc binding, or the reason it is unavailable. */
-function loadLibc(): Libc | string {
-  if (libc) return libc;
-  if (libcError !== undefined) return libcError;
-  if (process.platform !== 'linux') return (libcError = `socket options need Linux (this is ${process.platform})`);
-  try {
-    const require = createRequire(import.meta.url);
-    const koffi = require('koffi') as {
-      load(name: string): { func(sig: string): (...args: unknown[]) => number };
-      errno(): number;
-      address(v: unknown): bigint;
-    };
-    const lib = koffi.load('libc.so.6');
-    const socket = lib.func('int socket(int domain, int type, int protocol)');
-    const setsockopt = lib.func('int setsockopt(int fd, int level, int name, const void *val, uint32_t len)');
-    const getsockopt = lib.func('int getsockopt(int fd, int level, int name, void *val, void *len)');
-    const bind = lib.func('int bind(int fd, const void *addr, uint32_t len)');
-    const close = lib.func('int close(int fd)');
-    libc = {
-      socket: (d, t, p) => socket(d, t, p),
-      setsockopt: (fd, level, name, value, length) => setsockopt(fd, level, name, value, length),
-      getsockopt: (fd, level, name, value, length) => getsockopt(fd, level, name, value, length),
-      bind: (fd, addr, length) => bind(fd, addr, length),
-      close: (fd) => close(fd),
-      errno: () => koffi.errno(),
-      address: (buf) => koffi.address(buf),
-    };
-    return libc;
-  } catch (e) {
-    return (libcError = `the koffi FFI failed to load: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-class OsError extends Error {
-  readonly errno: number;
-  constructor(what: string, errno: number) {
-    super(`${what} failed: errno ${errno}${errno === EADDRINUSE ? ' (EADDRINUSE)' : ''}`);
-    this.name = 'OsError';
-    this.errno = errno;
-  }
-}
-
-function int32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32LE(n); // host byte order (little-endian on the Linux platforms koffi supports here)
-  return b;
-}
-
-function setInt(lib: Libc, fd: number, level: number, name: number, value: number, what: string): void {
-  if (lib.setsockopt(fd, level, name, int32(value), 4) !== 0) throw new OsError(`setsockopt(${what})`, lib.errno());
-}
-
-/** struct sockaddr_in / sockaddr_in6 for `address`:`port`. */
-function sockaddr(family: 4 | 6, address: string, port: number): Buffer {
-  const bytes = parseAddress(address);
-  if (bytes.length !== (family === 4 ? 4 : 16)) throw new Error(`${address} is not an IPv${family} address`);
-  const sa = Buffer.alloc(family === 4 ? 16 : 28);
-  sa.writeUInt16LE(family === 4 ? AF_INET : AF_INET6, 0);
-  sa.writeUInt16BE(port, 2);
-  bytes.copy(sa, family === 4 ? 4 : 8);
-  return sa;
-}
-
-/** Creates, configures and binds a datagram socket; returns its fd. Throws OsError (the fd is closed then). */
+/** Creates, configures and binds a datagram socket; returns its fd. Throws SysError (the fd is closed then). */
 function boundFd(lib: Libc, family: 4 | 6, address: string, port: number, configure: (fd: number) => void): number {
   const fd = lib.socket(family === 4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw new OsError('socket(2)', lib.errno());
+  if (fd < 0) throw new SysError('socket(2)', lib.errno());
   try {
-    if (family === 6) setInt(lib, fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, 'IPV6_V6ONLY');
+    if (family === 6) setIntOption(lib, fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, 'IPV6_V6ONLY');
     configure(fd);
     const sa = sockaddr(family, address, port);
-    if (lib.bind(fd, sa, sa.length) !== 0) throw new OsError(`bind(${address}:${port})`, lib.errno());
+    if (lib.bind(fd, sa, sa.length) !== 0) throw new SysError(`bind(${address}:${port})`, lib.errno());
     return fd;
   } catch (e) {
     lib.close(fd);
@@ -219,10 +143,6 @@ function closeSocket(s: Socket): Promise<void> {
       resolve(); // already closed
     }
   });
-}
-
-function familyOf(address: string): 4 | 6 {
-  return address.includes(':') ? 6 : 4;
 }
 
 // --- the TTL filter (classic BPF) ---
@@ -293,7 +213,7 @@ function attachFilter(lib: Libc, fd: number, program: Buffer): void {
   const fprog = Buffer.alloc(16);
   fprog.writeUInt16LE(program.length / 8, 0);
   fprog.writeBigUInt64LE(lib.address(program), 8);
-  if (lib.setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, fprog, fprog.length) !== 0) throw new OsError('setsockopt(SO_ATTACH_FILTER)', lib.errno());
+  if (lib.setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, fprog, fprog.length) !== 0) throw new SysError('setsockopt(SO_ATTACH_FILTER)', lib.errno());
 }
 
 // --- the transport ---
@@ -304,8 +224,8 @@ function randomPort(): number {
 
 async function openReceiver(at: UdpEndpoint, onMessage: (packet: Buffer, from: UdpEndpoint) => void): Promise<BfdReceiveSocket> {
   const family = familyOf(at.address);
-  const lib = loadLibc();
-  const fd = typeof lib === 'string' ? undefined : boundFd(lib, family, at.address, at.port, (fd) => setInt(lib, fd, SOL_SOCKET, SO_REUSEADDR, 1, 'SO_REUSEADDR'));
+  const lib = libc();
+  const fd = typeof lib === 'string' ? undefined : boundFd(lib, family, at.address, at.port, (fd) => setIntOption(lib, fd, SOL_SOCKET, SO_REUSEADDR, 1, 'SO_REUSEADDR'));
   const s = await dgramSocket(family, fd, at, onMessage);
   const local = s.address();
   return {
@@ -337,7 +257,7 @@ async function openReceiver(at: UdpEndpoint, onMessage: (packet: Buffer, from: U
 async function openSender(o: { remote: UdpEndpoint; localAddress?: string; ttl: number }, onError: (err: Error) => void): Promise<BfdSendSocket> {
   const family = familyOf(o.remote.address);
   const address = o.localAddress ?? (family === 4 ? '0.0.0.0' : '::');
-  const lib = loadLibc();
+  const lib = libc();
   let s: Socket | undefined;
   for (let attempt = 0; s === undefined; attempt++) {
     const port = randomPort();
@@ -347,13 +267,13 @@ async function openSender(o: { remote: UdpEndpoint; localAddress?: string; ttl: 
         s.setTTL(o.ttl);
       } else {
         const fd = boundFd(lib, family, address, port, (fd) => {
-          setInt(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TTL : IPV6_UNICAST_HOPS, o.ttl, 'TTL');
-          setInt(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TOS : IPV6_TCLASS, TOS_INTERNET_CONTROL, 'TOS');
+          setIntOption(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TTL : IPV6_UNICAST_HOPS, o.ttl, 'TTL');
+          setIntOption(lib, fd, family === 4 ? IPPROTO_IP : IPPROTO_IPV6, family === 4 ? IP_TOS : IPV6_TCLASS, TOS_INTERNET_CONTROL, 'TOS');
         });
         s = await dgramSocket(family, fd, undefined, () => undefined);
       }
     } catch (e) {
-      const inUse = (e instanceof OsError && e.errno === EADDRINUSE) || (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      const inUse = (e instanceof SysError && e.errno === EADDRINUSE) || (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
       if (!inUse || attempt >= 50) throw e;
     }
   }

@@ -6,8 +6,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { realClock } from '../fsm/clock.ts';
-import type { Clock } from '../fsm/clock.ts';
+import { realClock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import { BfdEngine } from './engine.ts';
 import { serveEngine } from './protocol.ts';
 import type { BfdMessage, BfdRequest, MessageEnd } from './protocol.ts';

@@ -4,7 +4,7 @@
  * {@link PACK_AFTER_CHANGE_MS} after a change of the desired set, so that under churn a peer that is down packs at
  * most once per interval.
  */
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 
 /** Delay (ms of clock time) between a change of the desired set and the pack it causes. */
 export const PACK_AFTER_CHANGE_MS = 1000;

@@ -5,7 +5,7 @@
  * (bgp/fsm/events.ts); a losing candidate is closed by the session with Cease 7.
  */
 import { parseIdentifier } from '../codec/open.ts';
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { SessionState } from '../fsm/state.ts';
 
 /** What the facts of one collision are, once the candidate delivered the peer's OPEN. */

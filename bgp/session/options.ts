@@ -3,7 +3,7 @@
  */
 import type { Family } from '../constants.ts';
 import { parseIdentifier } from '../codec/open.ts';
-import type { Clock } from '../fsm/clock.ts';
+import type { Clock } from '../clock.ts';
 import type { FsmConfig } from '../fsm/fsm.ts';
 
 /** Configuration of one peer session. Durations in seconds. */

@@ -4,7 +4,7 @@
  * (bgp/session/backoff.ts); it resets once a session stayed Established for STABLE_MS, so a flapping session keeps
  * backing off.
  */
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { SessionState } from '../fsm/state.ts';
 import { Backoff } from './backoff.ts';
 

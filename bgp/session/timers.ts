@@ -7,7 +7,7 @@
  * forward only moves a deadline; when the armed timer fires before the deadline, it re-arms itself for the rest. So a
  * busy session creates no timer per received message.
  */
-import type { Clock, TimerHandle } from '../fsm/clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import type { TimerName } from '../fsm/events.ts';
 
 export class FsmTimers<Owner> {

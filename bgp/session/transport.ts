@@ -1,18 +1,20 @@
 /**
  * TCP transport for BGP sessions: dialing with a chosen local address/port, and the socket options Node does not
- * expose, set through libc setsockopt(2) with the `koffi` FFI (Linux only):
+ * expose, set through libc setsockopt(2) (bgp/sys/libc.ts, the `koffi` FFI; Linux only):
  * - TCP MD5 signatures (RFC 2385): TCP_MD5SIG (14) with a `struct tcp_md5sig` naming the peer address and key.
  *   Must be set before connect() on the dialing side (the SYN is signed) and on the listening socket per peer.
  * - TTL for eBGP multihop: IP_TTL (2) / IPV6_UNICAST_HOPS (16).
  * - GTSM (RFC 5082): send with TTL 255 and drop packets below 255 - hops + 1: IP_MINTTL (21) /
  *   IPV6_MINHOPCOUNT (73).
- * When any option is requested the socket is created with socket(2) through koffi, the options are set, and the fd
+ * When any option is requested the socket is created with socket(2) through libc, the options are set, and the fd
  * is wrapped in a net.Socket that then connects (Node binds localAddress/localPort on it). Without options plain
  * net.connect is used. Unsupported platforms or kernels give a `TransportError` with a clear message.
  */
-import { createRequire } from 'node:module';
 import { isIPv6, Socket } from 'node:net';
 import type { Server } from 'node:net';
+import { libc, setOption, int32, SysError } from '../sys/libc.ts';
+import type { Libc } from '../sys/libc.ts';
+import { AF_INET, AF_INET6, writeSockaddr } from '../sys/sockaddr.ts';
 
 /** A local (configuration or OS) error of the transport; never becomes a NOTIFICATION. */
 export class TransportError extends Error {
@@ -37,8 +39,6 @@ export interface DialOptions {
   minTtl?: number;
 }
 
-const AF_INET = 2;
-const AF_INET6 = 10;
 const SOCK_STREAM = 1;
 const IPPROTO_IP = 0;
 const IPPROTO_TCP = 6;
@@ -51,89 +51,24 @@ const IPV6_MINHOPCOUNT = 73;
 /** sizeof(struct tcp_md5sig): sockaddr_storage 128, flags 1, prefixlen 1, keylen 2, ifindex 4, key 80. */
 const TCP_MD5SIG_SIZE = 216;
 const TCP_MD5SIG_MAXKEYLEN = 80;
+/** errno values meaning the kernel lacks the option: ENOENT, ENOPROTOOPT, EOPNOTSUPP. */
+const NO_SUCH_OPTION = new Set([2, 92, 95]);
 
-interface Libc {
-  socket(domain: number, type: number, protocol: number): number;
-  setsockopt(fd: number, level: number, name: number, value: Buffer, length: number): number;
-  close(fd: number): number;
-  errno(): number;
-}
-
-let libc: Libc | undefined;
-let libcError: string | undefined;
-
+/** The libc binding (bgp/sys/libc.ts) for `what`. Throws TransportError when it is unavailable. */
 function loadLibc(what: string): Libc {
-  if (libc) return libc;
-  if (process.platform !== 'linux') throw new TransportError(`${what} is supported on Linux only (this is ${process.platform})`);
-  if (libcError === undefined) {
-    try {
-      // Loaded on first use only (sessions without MD5/TTL options never need the FFI). require() is untyped and
-      // bgp/ imports no npm package, not even its types: this one narrowing names the part of koffi used here.
-      const require = createRequire(import.meta.url);
-      const koffi = require('koffi') as {
-        load(name: string): { func(sig: string): (...args: unknown[]) => number };
-        errno(): number;
-      };
-      const lib = koffi.load('libc.so.6');
-      const socket = lib.func('int socket(int domain, int type, int protocol)');
-      const setsockopt = lib.func('int setsockopt(int fd, int level, int name, const void *val, uint32_t len)');
-      const close = lib.func('int close(int fd)');
-      libc = {
-        socket: (d, t, p) => socket(d, t, p),
-        setsockopt: (fd, level, name, value, length) => setsockopt(fd, level, name, value, length),
-        close: (fd) => close(fd),
-        errno: () => koffi.errno(),
-      };
-      return libc;
-    } catch (e) {
-      libcError = e instanceof Error ? e.message : String(e);
-    }
-  }
-  throw new TransportError(`${what} needs the koffi FFI to call setsockopt(2), which failed to load: ${libcError}`);
+  const lib = libc();
+  if (typeof lib === 'string') throw new TransportError(`${what} needs setsockopt(2) through the koffi FFI: ${lib}`);
+  return lib;
 }
-
-const ERRNO_NAMES: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 13: 'EACCES', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP' };
 
 function setOpt(fd: number, level: number, name: number, value: Buffer, what: string): void {
-  const lib = loadLibc(what);
-  if (lib.setsockopt(fd, level, name, value, value.length) !== 0) {
-    const errno = lib.errno();
-    const hint = errno === 92 || errno === 2 || errno === 95 ? ' (the kernel lacks this option, e.g. CONFIG_TCP_MD5SIG)' : '';
-    throw new TransportError(`setsockopt(${what}) failed: ${ERRNO_NAMES[errno] ?? `errno ${errno}`}${hint}`);
+  try {
+    setOption(loadLibc(what), fd, level, name, value, what);
+  } catch (e) {
+    if (!(e instanceof SysError)) throw e;
+    const hint = NO_SUCH_OPTION.has(e.errno) ? ' (the kernel lacks this option, e.g. CONFIG_TCP_MD5SIG)' : '';
+    throw new TransportError(`${e.message}${hint}`);
   }
-}
-
-function int32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32LE(n); // host byte order (little-endian on the Linux platforms koffi supports here)
-  return b;
-}
-
-function sockaddr(address: string, into: Buffer, offset: number): void {
-  if (isIPv6(address)) {
-    into.writeUInt16LE(AF_INET6, offset); // sa_family_t, host order
-    const groups = expandIPv6(address);
-    for (let i = 0; i < 8; i++) into.writeUInt16BE(groups[i] ?? 0, offset + 8 + 2 * i);
-  } else {
-    into.writeUInt16LE(AF_INET, offset);
-    const parts = address.split('.').map(Number);
-    if (parts.length !== 4 || parts.some((p) => !(p >= 0 && p <= 255))) throw new TransportError(`not an IP address: ${address}`);
-    for (let i = 0; i < 4; i++) into[offset + 4 + i] = parts[i] ?? 0;
-  }
-}
-
-function expandIPv6(address: string): number[] {
-  let a = address;
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (v4?.[1]) {
-    const p = v4[1].split('.').map(Number);
-    a = a.slice(0, -v4[1].length) + `${(((p[0] ?? 0) << 8) | (p[1] ?? 0)).toString(16)}:${(((p[2] ?? 0) << 8) | (p[3] ?? 0)).toString(16)}`;
-  }
-  const [head = '', tail] = a.split('::');
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === undefined || tail === '' ? [] : tail.split(':');
-  const fill = tail === undefined ? [] : new Array<string>(8 - h.length - t.length).fill('0');
-  return [...h, ...fill, ...t].map((g) => parseInt(g, 16));
 }
 
 /** The file descriptor of a connected/listening Node socket or server. Throws TransportError when it has none. */
@@ -154,7 +89,11 @@ export function setMd5Key(fd: number, peerAddress: string, password: string): vo
   const key = Buffer.from(password, 'utf8');
   if (key.length > TCP_MD5SIG_MAXKEYLEN) throw new TransportError(`TCP MD5 password is ${key.length} octets; at most ${TCP_MD5SIG_MAXKEYLEN}`);
   const sig = Buffer.alloc(TCP_MD5SIG_SIZE);
-  sockaddr(peerAddress, sig, 0);
+  try {
+    writeSockaddr(peerAddress, 0, sig); // tcpm_addr, a sockaddr_storage: the peer's address, port 0
+  } catch {
+    throw new TransportError(`not an IP address: ${peerAddress}`);
+  }
   sig.writeUInt16LE(key.length, 130);
   key.copy(sig, 136);
   setOpt(fd, IPPROTO_TCP, TCP_MD5SIG, sig, 'TCP_MD5SIG');
@@ -212,7 +151,7 @@ export function dial(o: DialOptions): Socket {
   const lib = loadLibc(o.md5Password !== undefined ? 'TCP MD5 (RFC 2385)' : 'TTL / GTSM');
   const v6 = isIPv6(o.remoteAddress);
   const fd = lib.socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw new TransportError(`socket(2) failed: errno ${lib.errno()}`);
+  if (fd < 0) throw new TransportError(new SysError('socket(2)', lib.errno()).message);
   try {
     if (o.md5Password !== undefined) setMd5Key(fd, o.remoteAddress, o.md5Password);
     if (o.ttl !== undefined) setTtl(fd, v6, o.ttl);

@@ -4,7 +4,7 @@ import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Speaker } from '../../bgp/speaker.ts';
 import type { PeerListener, PeerSession } from '../../bgp/speaker.ts';
-import { FakeClock } from '../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../bgp/clock.ts';
 import type { Negotiated } from '../../bgp/codec/open.ts';
 import type { SessionOptions, StopRequest } from '../../bgp/session/session.ts';
 import type { CodecContext } from '../../bgp/codec/types.ts';

@@ -5,7 +5,7 @@
  * Exit codes: 0 when no error line was printed, 1 when any was (malformed message or record, unreadable input),
  * 2 for usage errors (bad options, no input, file not found). Never prints a stack trace.
  */
-import * as nodeModule from 'node:module';
+import nodeModule from 'node:module';
 import type { Writable } from 'node:stream';
 import { parseHex } from './hex.ts';
 import type { DecodeSink, ErrorLine, LineStats } from './sink.ts';

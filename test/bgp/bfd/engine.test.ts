@@ -3,7 +3,7 @@
 // removal, timer changes, and a socket that cannot be bound.
 import t from 'tap';
 import { createSocket } from 'node:dgram';
-import { realClock } from '../../../bgp/fsm/clock.ts';
+import { realClock } from '../../../bgp/clock.ts';
 import { BfdEngine } from '../../../bgp/bfd/engine.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
 import { encodeControlPacket } from '../../../bgp/bfd/packet.ts';

@@ -1,7 +1,7 @@
 // BfdHandle: the engine in a worker thread keeps sessions Up while the main event loop is blocked; the same engine
 // on the main thread (the control) does not. Also the typed channel: errors, status, restart after a worker crash.
 import t from 'tap';
-import { realClock } from '../../../bgp/fsm/clock.ts';
+import { realClock } from '../../../bgp/clock.ts';
 import { BfdHandle } from '../../../bgp/bfd/handle.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
 import type { BfdSessionChange } from '../../../bgp/bfd/session.ts';

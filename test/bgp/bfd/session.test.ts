@@ -1,6 +1,6 @@
 // BfdSession (RFC 5880 §6.5, §6.8.1–§6.8.7, §6.8.16): two sessions wired back to back on a FakeClock.
 import t from 'tap';
-import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../../bgp/clock.ts';
 import { decodeControlPacket } from '../../../bgp/bfd/packet.ts';
 import type { BfdState, ControlPacket } from '../../../bgp/bfd/packet.ts';
 import { BfdSession } from '../../../bgp/bfd/session.ts';

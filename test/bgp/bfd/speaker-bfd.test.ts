@@ -5,7 +5,7 @@ import t from 'tap';
 import { EventEmitter } from 'node:events';
 import { Speaker } from '../../../bgp/speaker.ts';
 import type { PeerSession } from '../../../bgp/speaker.ts';
-import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../../bgp/clock.ts';
 import type { SessionOptions, StopRequest } from '../../../bgp/session/session.ts';
 import type { BfdClient } from '../../../bgp/bfd/handle.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Session } from '../../../bgp/session/session.ts';
 import type { SessionOptions } from '../../../bgp/session/session.ts';
 import { BgpListener } from '../../../bgp/session/listener.ts';
-import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../../bgp/clock.ts';
 import { capability, keepalive, open, param, u16, u32, u8 } from '../../helpers/wire.ts';
 import { RawPeer, once, testAddresses } from './raw-peer.ts';
 import type { RawConn } from './raw-peer.ts';

@@ -3,7 +3,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { Session } from '../../../bgp/session/session.ts';
-import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../../bgp/clock.ts';
 import { capability, keepalive, open, param, u16, u32, u8, message } from '../../helpers/wire.ts';
 import { RawPeer, once, testAddresses } from './raw-peer.ts';
 

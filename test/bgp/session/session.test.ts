@@ -3,7 +3,7 @@ import t from 'tap';
 import { Session, WITHOUT_NOTIFICATION } from '../../../bgp/session/session.ts';
 import type { SessionOptions, TxSource } from '../../../bgp/session/session.ts';
 import { BgpListener } from '../../../bgp/session/listener.ts';
-import { FakeClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock } from '../../../bgp/clock.ts';
 import { describeReason } from '../../../bgp/fsm/state.ts';
 import type { StateReason } from '../../../bgp/fsm/state.ts';
 import { capability, ip4, keepalive, message, notification, open, param, u16, u32, u8, bytes } from '../../helpers/wire.ts';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FakeClock, realClock } from '../../../bgp/fsm/clock.ts';
+import { FakeClock, realClock } from '../../bgp/clock.ts';
 
 t.test('FakeClock fires timers in time order only when advanced', async (t) => {
   const clock = new FakeClock();
