@@ -192,7 +192,7 @@ export const ROUTES: RouteDef[] = [
   },
 ];
 
-const STATUS_TEXT: Partial<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Partial<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /** Request body size limit, bytes (→ 413 above it). */
 const BODY_LIMIT_BYTES = 64 * 1024; // = bodyLimit in buildAdminServer
@@ -215,6 +215,7 @@ export function prefixFilterError(filter: string): string | undefined {
   const parts = filter.split('/');
   if (parts.length > 2) return `invalid prefix filter "${filter}": more than one "/"; ${expected}`;
   const [addr = '', len] = parts;
+  if (addr.includes('%')) return `invalid prefix filter "${filter}": "${addr}" has a zone id ("%..."), which no route has; ${expected}`;
   const family = ipFamilyOf(addr);
   if (family === undefined) return `invalid prefix filter "${filter}": "${addr}" is not an IP address; ${expected}`;
   if (len !== undefined) {
@@ -272,7 +273,9 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
   };
   const app: FastifyInstance = opts.logger ? Fastify({ ...base, loggerInstance: opts.logger }) : Fastify({ ...base, logger: false });
 
-  // An empty POST body (no content-type, or JSON with nothing) means {}; anything else must be a JSON object.
+  // An empty POST body (no content-type, or JSON with nothing) means {}; anything else must be a JSON object. No other
+  // content type is parsed (fastify's own text/plain parser is removed): it is answered 415 before its body is read.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body).trim();
     if (text === '') return done(null, {});
@@ -304,10 +307,13 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     return sendError(reply, 404, `no such endpoint: ${req.method} ${path}`);
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, _req, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, req, reply) => {
     if (err instanceof NotFoundError) return sendError(reply, 404, err.message);
     if (err.validation) return sendError(reply, 400, err.message);
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, 413, `request body too large: the limit is ${BODY_LIMIT_BYTES} bytes`);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) {
+      return sendError(reply, 415, `content type ${JSON.stringify(req.headers['content-type'] ?? '')} is not accepted: send a JSON object with content-type application/json, or no body`);
+    }
     const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (code === 500) reply.log.error({ err }, 'admin request failed');
     return sendError(reply, code, err.message);
@@ -329,6 +335,7 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     if (r.produces === undefined) {
       for (const code of [400, 404, 500]) response[code] ??= S.errorSchema;
       if (r.mutating) response[401] ??= S.errorSchema;
+      if (r.body) for (const code of [413, 415]) response[code] ??= S.errorSchema;
     }
     app.route({
       method: r.method,
@@ -339,7 +346,9 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
         ...(r.body ? { body: r.body } : {}),
         ...(r.produces === undefined ? { response } : {}),
       },
-      ...(r.mutating ? { preValidation: checkToken } : {}),
+      // The token is checked first thing, before the body is read or parsed: a caller without it learns nothing
+      // about what a body would have done (onRequest runs before content-type parsing, fastify's lifecycle).
+      ...(r.mutating ? { onRequest: checkToken } : {}),
       handler: (req, reply) => r.handler(opts.view, req, reply),
     });
   }
@@ -365,7 +374,7 @@ export function openApiDocument(): object {
     if (r.produces !== undefined) responses['200'] = { description: 'OK', content: { [r.produces]: { schema: { type: 'string' } } } };
     for (const [code, schema] of Object.entries(r.response)) responses[code] = { description: code === '200' ? 'OK' : (STATUS_TEXT[Number(code)] ?? 'Error'), content: { 'application/json': { schema } } };
     if (r.produces === undefined) {
-      const errs = [...(r.body || r.querystring ? [400] : []), ...(r.mutating ? [401] : []), ...(r.params || r.querystring ? [404] : [])];
+      const errs = [...(r.body || r.querystring ? [400] : []), ...(r.mutating ? [401] : []), ...(r.params || r.querystring ? [404] : []), ...(r.body ? [413, 415] : [])];
       for (const code of errs) responses[String(code)] ??= { description: STATUS_TEXT[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     const op: Record<string, unknown> = {

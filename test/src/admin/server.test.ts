@@ -82,7 +82,8 @@ t.test('wrong method on a known path is 405 with Allow', async (t) => {
 
 t.test('routes ?prefix= must be an address or a CIDR prefix', async (t) => {
   const { app } = await setup(t);
-  for (const bad of ['garbage', '10.1.0.0/24/5', '10.1.0.0/33', '10.1.0.0/x', '10.1.0.0/', '2001:db8::/129', '']) {
+  // fe80::1%eth0/64 (issue 35: answered 200 [] before): no route has a zone id.
+  for (const bad of ['garbage', '10.1.0.0/24/5', '10.1.0.0/33', '10.1.0.0/x', '10.1.0.0/', '2001:db8::/129', '', 'fe80::1%eth0/64', 'fe80::1%eth0']) {
     const r = await app.inject({ url: `/api/v1/routes?prefix=${encodeURIComponent(bad)}` });
     t.equal(r.statusCode, 400, `"${bad}"`);
     t.match(r.json(), { statusCode: 400, error: 'Bad Request', message: /invalid prefix filter/ }, bad);
@@ -116,6 +117,25 @@ t.test('non-object JSON bodies are 400; too-large bodies are 413 with a message'
   t.equal(r.statusCode, 413);
   t.match(r.json(), { statusCode: 413, error: 'Payload Too Large', message: /request body too large: the limit is 65536 bytes/ });
   t.same(view.actions, []);
+});
+
+// Issue 35: a bad body was answered 400 before a missing token's 401 (the body was parsed first), and a text/plain
+// body 400 instead of 415.
+t.test('the token is checked before the body is read; another content type is 415', async (t) => {
+  const { app, view } = await setup(t);
+  for (const [payload, type] of [['{nope', 'application/json'], ['null', 'application/json'], ['soft=true', 'text/plain'], ['x'.repeat(70000), 'application/json']] as const) {
+    const r = await app.inject({ method: 'POST', url: '/api/v1/peers/tor-a/reset', headers: { 'content-type': type }, payload });
+    t.equal(r.statusCode, 401, `${type} ${payload.slice(0, 10)} without a token: 401, not a body error`);
+    t.match(r.json(), { statusCode: 401, message: /missing bearer token/ });
+  }
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/yaml']) {
+    const r = await app.inject({ method: 'POST', url: '/api/v1/drain', headers: { ...auth, 'content-type': type }, payload: 'reason: x' });
+    t.equal(r.statusCode, 415, type);
+    t.same(r.json(), { statusCode: 415, error: 'Unsupported Media Type', message: `content type "${type}" is not accepted: send a JSON object with content-type application/json, or no body` });
+  }
+  t.same(view.actions, [], 'nothing was done');
+  const doc = openApiDocument() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  t.ok(doc.paths['/api/v1/drain']?.['post']?.responses['415'], 'the OpenAPI document lists 415');
 });
 
 t.test('mutating endpoints need the token', async (t) => {
