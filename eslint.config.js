@@ -16,17 +16,31 @@ const CREATE_REQUIRE_FILES = ['bgp/sys/libc.ts', 'src/admin/lazy-compilers.ts', 
 const NO_CREATE_REQUIRE = {
   paths: ['node:module', 'module'].map((name) => ({ name, importNames: ['createRequire'], message: `createRequire loads a package no import names: only ${CREATE_REQUIRE_FILES.join(', ')} may (eslint.config.js)` })),
 };
-const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
-
-/** `src/<folder>` may not import the layers listed (its own layer and those below it are allowed). */
-const SRC_LAYERS = {
-  net: [layer('k8s', 'src/net is the ground floor'), layer('controller', 'src/net is the ground floor'), layer('config', 'src/net is the ground floor'), layer('health', 'src/net is the ground floor'), layer('daemon', 'src/net is the ground floor')],
-  k8s: [layer('controller', 'the object store and informers sit below the controller'), layer('sources', 'src/k8s sits below the sources'), layer('daemon', 'src/k8s sits below the daemon'), layer('health', 'src/k8s knows nothing of health checks'), layer('config', 'src/k8s knows nothing of the config file')],
-  sources: [layer('controller', 'sources feed the controller, never the other way'), layer('daemon', 'sources sit below the daemon'), layer('health', 'sources know nothing of health checks')],
-  config: [layer('controller', 'the config is read by the controller, not the other way'), layer('daemon', 'the config sits below the daemon'), layer('health', 'the config schema stands alone')],
-  controller: [layer('daemon', 'desired routes are computed without the daemon'), layer('health', 'desired routes are pure: the health gate comes after them'), layer('config', 'the controller reads its own context, mapped from the config by the daemon')],
-  health: [layer('daemon', 'health checks sit below the daemon'), layer('controller', 'health checks know nothing of desired routes'), layer('config', 'check specs are built by the daemon from the config')],
+/**
+ * The layers of src/ (docs/architecture.md "Layers"), from the ground up: each folder, why it sits where it does, and
+ * the folders it may import (besides itself, bgp/index.ts and src/version.ts). Every other src/ folder is refused, so
+ * a new folder must be placed here before anything can import it, and no arrow climbs back up.
+ */
+export const SRC_LAYERS = {
+  net: { may: [], why: 'src/net is the ground floor: addresses, prefixes, HTTP helpers' },
+  k8s: { may: ['net'], why: 'src/k8s (client, informers, the object store) knows nothing of Herald\'s configuration, routes or status' },
+  config: { may: ['net'], why: 'the configuration file stands alone: the daemon maps it to what each stage needs' },
+  health: { may: ['net', 'k8s'], why: 'health checks know nothing of desired routes or the config file: the daemon builds their specs' },
+  leader: { may: ['net', 'k8s'], why: 'leader election is a Lease and nothing else' },
+  events: { may: ['net', 'k8s'], why: 'the Event recorder writes what it is given' },
+  admin: { may: ['net'], why: 'the admin API serves a DaemonView: it knows the view, not the daemon' },
+  crd: { may: ['net', 'k8s', 'config'], why: 'Herald\'s kinds are views of the configuration schema' },
+  sources: { may: ['net', 'k8s', 'config'], why: 'sources feed the controller, never the other way' },
+  controller: { may: ['net', 'k8s', 'sources'], why: 'desired routes are pure: no health checks, no config file (the daemon maps its context), no daemon' },
+  status: { may: ['net', 'k8s', 'config', 'crd', 'sources', 'leader', 'admin'], why: 'status is written from views and objects, never from the allocator or the controller' },
+  ipam: { may: ['net', 'k8s', 'sources', 'leader', 'events', 'status'], why: 'the allocator writes Service status through src/status' },
+  metrics: { may: ['net', 'admin', 'status'], why: 'metrics read providers the daemon sets: views, not stages' },
+  daemon: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics'], why: 'the daemon composes every stage; only the CLI sits above it' },
+  cli: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics', 'daemon'], why: 'the CLI is the top floor' },
 };
+const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
+/** The import patterns refused to `src/<folder>`: every other layer it may not use. */
+const refused = (folder) => Object.keys(SRC_LAYERS).filter((f) => f !== folder && !SRC_LAYERS[folder].may.includes(f)).map((f) => layer(f, `src/${folder} may not import src/${f}: ${SRC_LAYERS[folder].why} (it may import ${SRC_LAYERS[folder].may.join(', ') || 'no other src/ folder'})`));
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tap/**', 'coverage/**'] },
@@ -58,10 +72,15 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: "TSAsExpression > TSAsExpression.expression[typeAnnotation.type='TSUnknownKeyword']", message: 'no `as unknown as` in src/: type the seam (implements/satisfies) instead' }],
     },
   },
-  ...Object.entries(SRC_LAYERS).map(([folder, patterns]) => ({
+  ...Object.keys(SRC_LAYERS).map((folder) => ({
     files: [`src/${folder}/**/*.ts`],
-    rules: { 'no-restricted-imports': ['error', { patterns: [BGP_INTERNALS, ...patterns] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [BGP_INTERNALS, ...refused(folder)] }] },
   })),
+  {
+    // Every folder of src/ has its place in SRC_LAYERS (test/src/layers.test.ts checks the list is whole).
+    files: ['src/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [BGP_INTERNALS, ...Object.keys(SRC_LAYERS).map((f) => layer(f, 'src/version.ts sits below every folder'))] }] },
+  },
   {
     // `herald decode` is a tool beside the daemon: it uses the BGP library through its codec façade only
     // (bgp/codec/index.ts: no speaker, sessions, RIB or BFD loaded), and nothing of the daemon (src/) or the daemon's

@@ -10,7 +10,8 @@ import { KubeClient } from '../src/k8s/client.ts';
 import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { service } from '../test/helpers/k8s-objects.ts';
 import { planAllocations } from '../src/ipam/allocator.ts';
-import { AllocatorController, KubernetesStatusWriter } from '../src/ipam/controller.ts';
+import { AllocatorController } from '../src/ipam/controller.ts';
+import { KubernetesServiceStatusWriter } from '../src/status/service-status.ts';
 import { parsePool } from '../src/ipam/pool.ts';
 import type { Service } from '../src/k8s/types.ts';
 
@@ -28,7 +29,7 @@ try {
   const plan = planAllocations(services(), pools);
   const planMs = performance.now() - t0;
   const writesBefore = api.count((r) => r.method === 'PATCH');
-  const ctl = new AllocatorController({ services, pools: () => pools, isLeader: () => true, writer: new KubernetesStatusWriter(kc) });
+  const ctl = new AllocatorController({ services, pools: () => pools, isLeader: () => true, writer: new KubernetesServiceStatusWriter(kc) });
   await ctl.reconcile();
   const totalMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);

@@ -1,5 +1,5 @@
 /**
- * The CLI's cluster mode (`--all-nodes`): every node's BGPNodeStatus (src/daemon/node-status.ts), read through the
+ * The CLI's cluster mode (`--all-nodes`): every node's BGPNodeStatus (src/status/node-status.ts), read through the
  * apiserver with a kubeconfig (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config, else in-cluster: src/k8s/client.ts),
  * in Herald's namespace (`--namespace`, else POD_NAMESPACE, else herald-system), as one table with a NODE column, in
  * the style of `cilium bgp peers`. Needs `list` on bgpnodestatuses.herald.io there (docs/cli.md).
@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { NodeStatus, SessionStatus, VipStatus } from '../config/crd-status.ts';
-import { STATUS_STALE_MS, nodeStatusSchema } from '../config/crd-status.ts';
+import type { NodeStatus, SessionStatus, VipStatus } from '../crd/status.ts';
+import { STATUS_STALE_MS, nodeStatusSchema } from '../crd/status.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { apiErrorText } from '../k8s/forbidden.ts';
 import { HERALD_GROUP, heraldCollectionPath } from '../k8s/herald-kinds.ts';

@@ -6,7 +6,8 @@
 import type { Clock } from '../../bgp/index.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { HealthLike } from '../health/types.ts';
-import type { HeraldMetrics } from '../metrics/metrics.ts';
+import type { HandledVip, HeraldMetrics } from '../metrics/metrics.ts';
+import { handlesVip } from '../controller/reasons.ts';
 import type { Source } from '../sources/source.ts';
 import { prefixMatches } from '../net/address.ts';
 import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
@@ -15,6 +16,16 @@ import { routeView } from './mapping.ts';
 import type { PeerSet } from './peer-set.ts';
 import type { QuarantinedObject } from '../controller/quarantine.ts';
 import type { SpeakerLike } from './speaker-like.ts';
+
+/**
+ * The VIPs of `services` this node handles (src/controller/reasons.ts `handlesVip`): what `herald_vip_announced`
+ * reports (docs/metrics.md).
+ */
+export function* handledVips(services: readonly ServiceView[]): Iterable<HandledVip> {
+  for (const s of services) {
+    for (const v of s.vips) if (handlesVip(v.reasons)) yield { service: s.service, address: v.address, announced: v.announced };
+  }
+}
 
 /** What the view reads from the daemon's lifecycle, and the actions it forwards. */
 export interface DaemonLifecycle {

@@ -15,7 +15,7 @@
  * (admin-view.ts), and the lifecycle here: reload (peers as a diff, restart-only settings kept and reported), drain
  * and undrain (RFC 8326), shutdown.
  *
- * The configuration in force is the file's merged with Herald's objects from the source (src/config/crd-merge.ts,
+ * The configuration in force is the file's merged with Herald's objects from the source (src/crd/merge.ts,
  * docs/decisions.md "Configuration sources"): a change of an object takes the reload's path (`#apply`), so only what
  * changed reaches the sessions. Objects read before the source has synced are applied once, just before the
  * controller's first full pass.
@@ -27,11 +27,11 @@ import type { Clock, StopOutcome } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
-import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
-import { mergeConfig, NO_OBJECTS } from '../config/crd-merge.ts';
+import type { ConfigObjects, MergedConfig } from '../crd/merge.ts';
+import { mergeConfig, NO_OBJECTS } from '../crd/merge.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
-import type { NodeStatusInput } from './node-status.ts';
+import type { NodeStatusInput } from '../status/node-status.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { CandidateSet } from '../controller/controller.ts';
 import { Controller } from '../controller/controller.ts';
@@ -42,7 +42,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
 import type { StatusView } from '../admin/view.ts';
 import { NotFoundError } from '../admin/view.ts';
-import { AdminView } from './admin-view.ts';
+import { AdminView, handledVips } from './admin-view.ts';
 import { checkContext } from './check-specs.ts';
 import { diffConfig, effectiveReloadConfig } from './diff.ts';
 import type { ConfigDiff } from './diff.ts';
@@ -269,7 +269,7 @@ export class Daemon {
       this.#deps.onStatusChange?.();
     });
     metrics.setPeersProvider(() => this.view.peers());
-    metrics.setServicesProvider(() => this.view.services());
+    metrics.setVipsProvider(() => handledVips(this.view.services()));
     const source = this.#deps.source;
     if (!source) return;
     this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));

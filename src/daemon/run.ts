@@ -39,7 +39,7 @@ import { annotationDrainRecord, fileDrainRecord } from './drain.ts';
 import type { DrainRecord } from './drain.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { SecretCache } from '../k8s/secrets.ts';
-import type { NodeStatusWriter } from './node-status.ts';
+import type { NodeStatusWriter } from '../status/node-status.ts';
 import type { ObjectStatusWriter } from '../status/object-status-writer.ts';
 
 /** Options of {@link runDaemon}. */
@@ -269,7 +269,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     });
     if (kc && namespace !== undefined) {
       // This node's BGPNodeStatus, at a bounded rate; a write that fails is warned once per distinct problem.
-      const { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } = await import('./node-status.ts');
+      const { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } = await import('../status/node-status.ts');
       const d = daemon;
       let lastProblem = '';
       nodeStatus = new NodeStatusWriter({

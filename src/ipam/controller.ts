@@ -7,31 +7,22 @@
  * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
  * with 409 instead of overwriting its successor's (a Lease gives no fencing: the resourceVersion guard is the fence).
  */
-import type { KubeClient } from '../k8s/client.ts';
 import type { Clock } from '../../bgp/index.ts';
 import { realClock } from '../../bgp/index.ts';
 import type { Service } from '../k8s/types.ts';
 import type { EventRecorder } from '../events/recorder.ts';
 import { planAllocations, type AllocatorOptions } from './allocator.ts';
 import type { Pool } from './pool.ts';
+import type { ServiceStatusWriter } from '../status/service-status.ts';
 
 /** Status writes in flight at once during a pass (the apiserver handles them in parallel). */
 const WRITE_CONCURRENCY = 8;
-
-/** Writes `status.loadBalancer.ingress` of one Service. */
-export interface StatusWriter {
-  /**
-   * Sets the ingress IPs (`[]` clears them) if the Service still has `resourceVersion`.
-   * @throws Error with `code` 409 on a stale resourceVersion, other API errors as thrown by the client.
-   */
-  patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void>;
-}
 
 export interface AllocatorControllerOptions extends AllocatorOptions {
   readonly services: () => readonly Service[];
   readonly pools: () => readonly Pool[];
   readonly isLeader: () => boolean;
-  readonly writer: StatusWriter;
+  readonly writer: ServiceStatusWriter;
   readonly recorder?: EventRecorder;
   /** Called with each write failure (logged by the daemon); the next pass retries. */
   readonly onError?: (err: unknown, service: string) => void;
@@ -145,24 +136,5 @@ export class AllocatorController {
       if (event.reason === 'IPAllocated' && failed.has(event.service)) continue;
       this.options.recorder?.record(event);
     }
-  }
-}
-
-/** StatusWriter over the Kubernetes API: a JSON merge patch of the status subresource, RV-conditioned. */
-export class KubernetesStatusWriter implements StatusWriter {
-  private readonly api: KubeClient;
-
-  constructor(kc: KubeClient) {
-    this.api = kc;
-  }
-
-  async patchIngress(service: string, ips: readonly string[], resourceVersion: string | undefined): Promise<void> {
-    const [namespace = 'default', name = ''] = service.split('/');
-    // Merge patch: the ingress array is replaced wholesale; null clears it (RFC 7386 JSON merge patch).
-    const body = {
-      ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
-      status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: 'VIP' })) : null } },
-    };
-    await this.api.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}/status`, { body, contentType: 'application/merge-patch+json' });
   }
 }

@@ -15,9 +15,11 @@ import type { EventDropReason } from '../events/recorder.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import { LeaderElector, type LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
-import { AllocatorController, KubernetesStatusWriter, type StatusWriter } from './controller.ts';
+import { AllocatorController } from './controller.ts';
+import { KubernetesServiceStatusWriter, type ServiceStatusWriter } from '../status/service-status.ts';
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
-import { poolUsage, type PoolUsage } from './usage.ts';
+import { poolUsage } from './usage.ts';
+import type { PoolUsage } from '../status/object-conditions.ts';
 
 
 /** The allocator's Lease, in Herald's namespace (docs/decisions.md "Pools"). */
@@ -78,8 +80,8 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     create: (r) => forbidden.track('create leases', () => leases.create(r)),
     update: (r, rv) => forbidden.track('update leases', () => leases.update(r, rv)),
   };
-  const statusWriter = new KubernetesStatusWriter(o.kc);
-  const writer: StatusWriter = { patchIngress: (s, ips, rv) => forbidden.track('patch services/status', () => statusWriter.patchIngress(s, ips, rv)) };
+  const statusWriter = new KubernetesServiceStatusWriter(o.kc);
+  const writer: ServiceStatusWriter = { patchIngress: (s, ips, rv) => forbidden.track('patch services/status', () => statusWriter.patchIngress(s, ips, rv)) };
   const sink = new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName);
   const elector = new LeaderElector({ identity: o.nodeName, store });
   const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {

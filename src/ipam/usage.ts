@@ -12,14 +12,7 @@ import { currentIps, isOurClass } from './allocator.ts';
 import type { AllocatorOptions } from './allocator.ts';
 import type { AddressRange, Pool } from './pool.ts';
 import { isBuggyIp, poolContains } from './pool.ts';
-
-/** One pool's usage for one family it has addresses of. Counts of addresses (IPv6 pools may exceed 2^53: rounded). */
-export interface PoolUsage {
-  readonly pool: string;
-  readonly family: IpFamily;
-  readonly allocated: number;
-  readonly available: number;
-}
+import type { PoolUsage } from '../status/object-conditions.ts';
 
 /** The ranges of one family merged where they overlap or touch, in order. */
 function merged(ranges: readonly AddressRange[], family: IpFamily): AddressRange[] {

@@ -1,6 +1,6 @@
 /**
  * Herald's own API group, `herald.io/v1alpha1`: the names of its kinds and resources. The schemas are generated from
- * the configuration's zod schema (src/config/crd-kinds.ts, deploy/kubernetes/crds/); this module holds only what the
+ * the configuration's zod schema (src/crd/kinds.ts, deploy/kubernetes/crds/); this module holds only what the
  * informers and the object store need: group, version, plural resource names and the object shape.
  *
  * Every kind is namespaced and read in Herald's own namespace only (docs/decisions.md "Configuration sources").
@@ -37,7 +37,7 @@ export interface Condition {
   message: string;
 }
 
-/** An object of the group as read from the apiserver: `spec` is checked by Herald (src/config/crd-objects.ts). */
+/** An object of the group as read from the apiserver: `spec` is checked by Herald (src/crd/objects.ts). */
 export interface HeraldObject extends KubeObject {
   spec?: unknown;
   status?: { conditions?: Condition[]; [field: string]: unknown };

@@ -55,7 +55,7 @@ const terms: Shape = { list: term, shared: true };
 /**
  * Herald's own kinds (herald.io, src/k8s/herald-kinds.ts): the metadata the merge and the status conditions read
  * (`generation` for `observedGeneration`), and `spec` and `status` whole: their fields are checked by
- * src/config/crd-objects.ts, which names the field at fault, not here.
+ * src/crd/objects.ts, which names the field at fault, not here.
  */
 const heraldObject: Shape = {
   fields: {
@@ -100,7 +100,7 @@ export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
   Node: {
     fields: {
       // name: a term, as the endpoints' nodeName that names it.
-      // uid: the owner reference of this node's BGPNodeStatus (src/daemon/node-status.ts).
+      // uid: the owner reference of this node's BGPNodeStatus (src/status/node-status.ts).
       metadata: { fields: { name: requiredTerm, uid: 'opaque', resourceVersion: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
       spec: { nullable: true, fields: { taints: { list: { fields: { key: term } } } } },
       // addresses: the InternalIP of each family is kube-proxy's probe address (docs/decisions.md "Node addresses").

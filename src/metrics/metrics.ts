@@ -5,13 +5,12 @@
  * State is read at scrape time from providers, so it can never drift from what the admin API shows: sessions and
  * message counters from the peers (`setPeersProvider`; message counters are kept monotonic across session restarts
  * by adding deltas of the per-session counts), each VIP's announced state from the Service decisions
- * (`setServicesProvider`), pool usage and allocator leadership from the allocator (`setAllocatorProvider`).
+ * (`setVipsProvider`: the VIPs this node handles, src/daemon/admin-view.ts `handledVips`), pool usage and allocator leadership from the allocator (`setAllocatorProvider`).
  * Everything else is observed by the daemon as it happens. A removed peer's series go with it (`removePeer`).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PeerView, ServiceView } from '../admin/view.ts';
-import { handlesVip } from '../controller/reasons.ts';
-import type { PoolUsage } from '../ipam/usage.ts';
+import type { PeerView } from '../admin/view.ts';
+import type { PoolUsage } from '../status/object-conditions.ts';
 
 /** Metric name prefix. */
 export const PREFIX = 'herald_';
@@ -22,6 +21,16 @@ export interface AllocatorMetricsView {
   readonly lease: string;
   isLeader(): boolean;
   usage(): PoolUsage[];
+}
+
+/**
+ * One VIP of a Service that this node handles (announces, or would once what blocks it now clears), one per kind of
+ * VIP: the series of `herald_vip_announced`.
+ */
+export interface HandledVip {
+  readonly service: string;
+  readonly address: string;
+  readonly announced: boolean;
 }
 
 /**
@@ -76,7 +85,7 @@ export class HeraldMetrics {
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
 
   private peersProvider: () => PeerView[] = () => [];
-  private servicesProvider: () => readonly ServiceView[] = () => [];
+  private vipsProvider: () => Iterable<HandledVip> = () => [];
   private allocatorProvider: () => AllocatorMetricsView | undefined = () => undefined;
   private statusWriterProvider: () => { readonly lease: string; isLeader(): boolean } | undefined = () => undefined;
   /** Last per-session message counts seen, to turn them into monotonic counters. */
@@ -241,14 +250,11 @@ export class HeraldMetrics {
       registers,
       collect() {
         this.reset();
-        for (const s of self.servicesProvider()) {
-          for (const v of s.vips) {
-            if (!handlesVip(v.reasons)) continue;
-            const labels = { service: s.service, address: v.address };
-            // One address may be two kinds of VIP of one Service (an externalIP equal to its ingress IP): announced if either is.
-            if (v.announced) this.set(labels, 1);
-            else this.inc(labels, 0);
-          }
+        for (const v of self.vipsProvider()) {
+          const labels = { service: v.service, address: v.address };
+          // One address may be two kinds of VIP of one Service (an externalIP equal to its ingress IP): announced if either is.
+          if (v.announced) this.set(labels, 1);
+          else this.inc(labels, 0);
         }
       },
     });
@@ -321,9 +327,9 @@ export class HeraldMetrics {
     this.peersProvider = fn;
   }
 
-  /** Where `herald_vip_announced` reads each VIP's decision from at scrape time. */
-  setServicesProvider(fn: () => readonly ServiceView[]): void {
-    this.servicesProvider = fn;
+  /** Where `herald_vip_announced` reads the decision of each VIP this node handles from at scrape time. */
+  setVipsProvider(fn: () => Iterable<HandledVip>): void {
+    this.vipsProvider = fn;
   }
 
   /** Where the status writer's leadership is read from at scrape time (undefined: no status writer runs). */

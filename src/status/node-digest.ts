@@ -1,5 +1,5 @@
 /**
- * What the status leader keeps of each BGPNodeStatus (src/daemon/node-status.ts writes them, one per node): the few
+ * What the status leader keeps of each BGPNodeStatus (src/status/node-status.ts writes them, one per node): the few
  * fields the conditions of Herald's objects are counted from (object-conditions.ts), not the whole object. A node's
  * status can list 2000 VIPs; the digest keeps, per VIP, its address, whether it is announced and the advertisements
  * it goes through, and per session the peer, where it is configured and its state.
@@ -12,7 +12,7 @@ import type { HeraldObject } from '../k8s/herald-kinds.ts';
 /** One session of a node, as its BGPNodeStatus lists it. */
 export interface DigestSession {
   readonly peer: string;
-  /** `file`, `BGPPeer` or `BGPNodeConfigOverride` (crd-status.ts sessionStatusSchema). */
+  /** `file`, `BGPPeer` or `BGPNodeConfigOverride` (src/crd/status.ts sessionStatusSchema). */
   readonly source: string;
   /** RFC 4271 state name (Established, Active, ...). */
   readonly state: string;
@@ -47,7 +47,7 @@ const records = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v
 const texts = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 /**
- * The digest of a BGPNodeStatus object (herald.io/v1alpha1, crd-status.ts `nodeStatusSchema`).
+ * The digest of a BGPNodeStatus object (herald.io/v1alpha1, src/crd/status.ts `nodeStatusSchema`).
  * @returns undefined for an object without a name
  */
 export function nodeDigestOf(obj: HeraldObject): NodeDigest | undefined {

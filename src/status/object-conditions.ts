@@ -4,7 +4,7 @@
  *
  * Two conditions each (metav1.Condition, Kubernetes API conventions: a CamelCase `reason`, a human `message`,
  * `observedGeneration`, and a `lastTransitionTime` that moves only when `status` changes):
- * - `Valid`: the verdict of the merge every node makes (src/config/crd-merge.ts), so the message is the one a node
+ * - `Valid`: the verdict of the merge every node makes (src/crd/merge.ts), so the message is the one a node
  *   logs: each problem as "spec.field: what is wrong". False means every node ignores the object.
  * - `InUse`, counted from the nodes' BGPNodeStatus objects (node-digest.ts) and the Nodes:
  *   - BGPPeer: on how many of the nodes it selects its session is Established. A node counts when it runs Herald
@@ -17,16 +17,27 @@
  * An object the merge has not judged yet (just created) gets no status until it has.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ConfigObjects, MergedConfig, ObjectVerdict } from '../config/crd-merge.ts';
-import { STATUS_STALE_MS } from '../config/crd-status.ts';
-import type { PoolUsage } from '../ipam/usage.ts';
+import type { ConfigObjects, MergedConfig, ObjectVerdict } from '../crd/merge.ts';
+import { STATUS_STALE_MS } from '../crd/status.ts';
 import type { Condition, ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
 import { CONFIG_KINDS } from '../k8s/herald-kinds.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { Node } from '../k8s/types.ts';
+import type { IpFamily } from '../net/address.ts';
 import type { NodeDigest } from './node-digest.ts';
 
-/** The status the writer puts on one object: its conditions and its kind's counts (crd-status.ts). */
+/**
+ * One pool's usage for one family it has addresses of, as the allocator counts it (src/ipam/usage.ts `poolUsage`):
+ * counts of addresses (IPv6 pools may exceed 2^53: rounded).
+ */
+export interface PoolUsage {
+  readonly pool: string;
+  readonly family: IpFamily;
+  readonly allocated: number;
+  readonly available: number;
+}
+
+/** The status the writer puts on one object: its conditions and its kind's counts (src/crd/status.ts). */
 export interface ObjectStatus {
   conditions: Condition[];
   nodes?: number;

@@ -14,7 +14,7 @@
  * the next pass; a 404 (the object was deleted meanwhile) is nothing.
  */
 import type { Logger } from 'pino';
-import type { ConfigObjects, MergedConfig } from '../config/crd-merge.ts';
+import type { ConfigObjects, MergedConfig } from '../crd/merge.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { ForbiddenCalls } from '../k8s/forbidden.ts';
 import { apiErrorCode, apiErrorText } from '../k8s/forbidden.ts';
@@ -27,12 +27,11 @@ import type { KubeObject } from '../k8s/types.ts';
 import { LeaderElector } from '../leader/election.ts';
 import type { LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
-import type { PoolUsage } from '../ipam/usage.ts';
 import type { Source } from '../sources/source.ts';
 import type { NodeDigest } from './node-digest.ts';
 import { nodeDigestOf } from './node-digest.ts';
 import { hasStatus, objectStatuses } from './object-conditions.ts';
-import type { ObjectStatus } from './object-conditions.ts';
+import type { ObjectStatus, PoolUsage } from './object-conditions.ts';
 
 /** The status writer's Lease, in Herald's namespace (docs/decisions.md "Status"). */
 export const STATUS_LEASE = 'herald-status';

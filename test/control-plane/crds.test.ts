@@ -1,8 +1,8 @@
-// The control-plane tier, CRDs: deploy/kubernetes/crds/ (generated from the zod schema, src/config/crd-schema.ts)
+// The control-plane tier, CRDs: deploy/kubernetes/crds/ (generated from the zod schema, src/crd/schema.ts)
 // installed in a real kube-apiserver. Each kind accepts a valid object and rejects invalid ones at apply time with
 // the field named: structure (types, enums, bounds, required fields), strict field validation (an unknown field), and
 // the cross-field CEL rules (x-kubernetes-validations). Herald's own checks of the same objects:
-// test/src/config/crd-objects.test.ts.
+// test/src/crd/objects.test.ts.
 import t from 'tap';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -15,7 +15,7 @@ const root = new URL('../../', import.meta.url).pathname;
 /** Loads what `herald run` loads with a Kubernetes source, and starts (and stops) a speaker thread. */
 const PROBE = `
 const { SpeakerProxy } = await import(${JSON.stringify(join(root, 'bgp/index.ts'))});
-for (const m of ['src/daemon/run.ts', 'src/k8s/client.ts', 'src/sources/kubernetes.ts', 'src/k8s/secrets.ts', 'src/events/recorder.ts', 'src/daemon/service-events.ts', 'src/daemon/node-status.ts']) await import(${JSON.stringify(root)} + m);
+for (const m of ['src/daemon/run.ts', 'src/k8s/client.ts', 'src/sources/kubernetes.ts', 'src/k8s/secrets.ts', 'src/events/recorder.ts', 'src/daemon/service-events.ts', 'src/status/node-status.ts']) await import(${JSON.stringify(root)} + m);
 const p = SpeakerProxy.start({ localAs: 65001, bgpIdentifier: '10.0.0.1' });
 await p.ready();
 await p.stop({ mode: 'departure', waitTimeSec: 0 });

@@ -57,7 +57,7 @@ t.test('helm lint --strict is clean with the default and with the full values', 
 
 t.test('default values: every object is valid, and they are the kustomize manifests of deploy/kubernetes', { skip }, async (t) => {
   // The chart's crds/ (Helm installs them before the templates, never upgrades or deletes them) are the kustomize
-  // CRDs, byte for byte generated (test/src/config/docs.test.ts); --include-crds renders them too.
+  // CRDs, byte for byte generated (test/src/crd/docs.test.ts); --include-crds renders them too.
   const chart = helmTemplate(H, ['--include-crds']);
   t.equal(chart.filter((d) => d.kind === 'CustomResourceDefinition').length, 5, 'the five CRDs');
   for (const d of chart) t.same(validateObject(d, 'helm template'), [], `${d.kind} ${d.metadata?.name} is valid`);

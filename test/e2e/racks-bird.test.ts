@@ -16,7 +16,7 @@ import { heraldObject, node, service, slice } from '../helpers/k8s-objects.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../src/k8s/herald-kinds.ts';
 import type { HeraldKind } from '../../src/k8s/herald-kinds.ts';
-import type { NodeStatus } from '../../src/config/crd-status.ts';
+import type { NodeStatus } from '../../src/crd/status.ts';
 import { main } from '../../src/cli/main.ts';
 import { adminJson, loopbackBlock, pathsFor, protoName, startBird, startHerald, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Service } from '../../../src/k8s/types.ts';
-import { AllocatorController, type StatusWriter } from '../../../src/ipam/controller.ts';
+import { AllocatorController } from '../../../src/ipam/controller.ts';
+import type { ServiceStatusWriter as StatusWriter } from '../../../src/status/service-status.ts';
 import { parsePool } from '../../../src/ipam/pool.ts';
 import { EventRecorder, type ServiceEvent } from '../../../src/events/recorder.ts';
 

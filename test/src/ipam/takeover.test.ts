@@ -6,7 +6,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { LeaderElector } from '../../../src/leader/election.ts';
-import { AllocatorController, type StatusWriter } from '../../../src/ipam/controller.ts';
+import { AllocatorController } from '../../../src/ipam/controller.ts';
+import type { ServiceStatusWriter as StatusWriter } from '../../../src/status/service-status.ts';
 import { parsePool } from '../../../src/ipam/pool.ts';
 import type { Service } from '../../../src/k8s/types.ts';
 import { MemoryLeaseStore, Sim } from '../../helpers/sim.ts';

@@ -13,7 +13,7 @@ import type { CheckContext } from '../../../src/daemon/check-specs.ts';
 import { planAllocations } from '../../../src/ipam/allocator.ts';
 import { parsePool } from '../../../src/ipam/pool.ts';
 import { validateConfig } from '../../../src/config/load.ts';
-import { mergeConfig } from '../../../src/config/crd-merge.ts';
+import { mergeConfig } from '../../../src/crd/merge.ts';
 import { CONFIG_KINDS, type ConfigKind, type HeraldObject } from '../../../src/k8s/herald-kinds.ts';
 import { heraldChangeKey, objectKey, serviceKeyOfSlice } from '../../../src/k8s/keys.ts';
 import { screenObject } from '../../../src/k8s/screen.ts';

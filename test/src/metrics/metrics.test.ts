@@ -3,6 +3,7 @@
 import t from 'tap';
 import type { PeerView } from '../../../src/admin/view.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
+import { handledVips } from '../../../src/daemon/admin-view.ts';
 
 interface Sample {
   name: string;
@@ -71,7 +72,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   m.kubernetesEventsDropped.inc({ component: 'herald', reason: 'rateLimited' });
   m.objectStatusWrites.inc({ kind: 'BGPPeer', result: 'forbidden' });
   m.observeReload(true, 1764440002000);
-  m.setServicesProvider(() => [{ service: 'default/web', reasons: [], vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: '' }] }] }]);
+  m.setVipsProvider(() => handledVips([{ service: 'default/web', reasons: [], vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: '' }] }] }]));
   m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => true, usage: () => [{ pool: 'default', family: 'IPv4', allocated: 2, available: 14 }] }));
   const { body, contentType } = await m.text();
   t.match(contentType, /text\/plain/);
@@ -141,10 +142,10 @@ t.test('the parser rejects malformed text (it can fail)', async (t) => {
 t.test('herald_vip_announced: one series per handled VIP, announced if any of its kinds is', async (t) => {
   const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
   const vip = (address: string, kind: string, announced: boolean, code: string) => ({ address, kind, announced, reasons: [{ code, message: '' }] });
-  m.setServicesProvider(() => [
+  m.setVipsProvider(() => handledVips([
     { service: 'a/x', reasons: [], vips: [vip('192.0.2.1', 'loadBalancer', false, 'NoLocalReadyEndpoint'), vip('192.0.2.1', 'externalIP', true, 'Advertised'), vip('10.96.0.1', 'clusterIP', false, 'NoAdvertisement')] },
     { service: 'a/y', reasons: [], vips: [vip('192.0.2.2', 'loadBalancer', false, 'ForeignLoadBalancerClass'), vip('192.0.2.3', 'loadBalancer', false, 'NodeNotReady')] },
-  ]);
+  ]));
   const s = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_vip_announced');
   t.same(s.map((x) => [x.labels['service'], x.labels['address'], x.value]), [['a/x', '192.0.2.1', 1], ['a/y', '192.0.2.3', 0]]);
 });

@@ -3,10 +3,10 @@
 import t from 'tap';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import type { ConfigObjects } from '../../../src/config/crd-merge.ts';
-import { mergeConfig, NO_OBJECTS } from '../../../src/config/crd-merge.ts';
+import type { ConfigObjects } from '../../../src/crd/merge.ts';
+import { mergeConfig, NO_OBJECTS } from '../../../src/crd/merge.ts';
 import type { HeraldObject } from '../../../src/k8s/herald-kinds.ts';
-import type { PoolUsage } from '../../../src/ipam/usage.ts';
+import type { PoolUsage } from '../../../src/status/object-conditions.ts';
 import { nodeDigestOf } from '../../../src/status/node-digest.ts';
 import type { NodeDigest } from '../../../src/status/node-digest.ts';
 import { hasStatus, objectStatuses } from '../../../src/status/object-conditions.ts';

@@ -5,8 +5,8 @@
 import t from 'tap';
 import { pino } from 'pino';
 import { validateConfig } from '../../../src/config/load.ts';
-import type { ConfigObjects } from '../../../src/config/crd-merge.ts';
-import { mergeConfig } from '../../../src/config/crd-merge.ts';
+import type { ConfigObjects } from '../../../src/crd/merge.ts';
+import { mergeConfig } from '../../../src/crd/merge.ts';
 import { KubeClient } from '../../../src/k8s/client.ts';
 import { ForbiddenCalls } from '../../../src/k8s/forbidden.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/herald-kinds.ts';

@@ -1,4 +1,4 @@
-// This node's BGPNodeStatus (src/daemon/node-status.ts): what it shows, written at a bounded rate (however often the
+// This node's BGPNodeStatus (src/status/node-status.ts): what it shows, written at a bounded rate (however often the
 // daemon changes), unchanged statuses not rewritten until the refresh, failed writes retried; the apiserver sink
 // creates the object when it does not exist and patches only the status subresource.
 import t from 'tap';
@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerView, ServiceView } from '../../../src/admin/view.ts';
-import type { NodeStatus } from '../../../src/config/crd-status.ts';
+import type { NodeStatus } from '../../../src/crd/status.ts';
 import { loadKubeConfig } from '../../../src/k8s/client.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/herald-kinds.ts';
-import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } from '../../../src/daemon/node-status.ts';
+import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } from '../../../src/status/node-status.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { writeKubeconfig } from '../../e2e/harness.ts';
 

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generatedConfigDocs } from '../../../src/config/docs.ts';
+import { generatedConfigDocs } from '../../../src/crd/docs.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 

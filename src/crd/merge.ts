@@ -18,11 +18,11 @@
  * node reaches the same verdicts from the same inputs (each logs the invalid ones: src/daemon/daemon.ts).
  */
 import type { ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
-import type { ObjectIssue } from './crd-objects.ts';
-import { crdFieldPath, readObject } from './crd-objects.ts';
-import { kindSpec } from './crd-kinds.ts';
-import type { AdvertisementConfig, Config, NodeOverrideConfig, PeerConfig, PoolConfig } from './schema.ts';
-import { semanticErrors } from './schema.ts';
+import type { ObjectIssue } from './objects.ts';
+import { crdFieldPath, readObject } from './objects.ts';
+import { kindSpec } from './kinds.ts';
+import type { AdvertisementConfig, Config, NodeOverrideConfig, PeerConfig, PoolConfig } from '../config/schema.ts';
+import { semanticErrors } from '../config/schema.ts';
 
 /** Herald's configuration objects as read from the apiserver, by kind. */
 export type ConfigObjects = Readonly<Record<ConfigKind, readonly HeraldObject[]>>;

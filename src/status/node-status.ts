@@ -1,5 +1,5 @@
 /**
- * This node's BGPNodeStatus (herald.io/v1alpha1, src/config/crd-status.ts), named after the node and written by its
+ * This node's BGPNodeStatus (herald.io/v1alpha1, src/crd/status.ts), named after the node and written by its
  * Herald only: its sessions as the speaker sees them and its Service VIPs with their reason codes, so that
  * `kubectl get bgpnodestatuses` and `herald peers --all-nodes` show every node at once.
  *
@@ -12,9 +12,9 @@
  *   owned by its Node, so that Kubernetes' garbage collector deletes it with the Node.
  */
 import type { PeerView, ServiceView } from '../admin/view.ts';
-import type { PeerOrigin } from '../config/crd-merge.ts';
-import type { NodeStatus, SessionStatus, VipStatus } from '../config/crd-status.ts';
-import { MAX_STATUS_VIPS } from '../config/crd-status.ts';
+import type { PeerOrigin } from '../crd/merge.ts';
+import type { NodeStatus, SessionStatus, VipStatus } from '../crd/status.ts';
+import { MAX_STATUS_VIPS } from '../crd/status.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { apiErrorCode } from '../k8s/forbidden.ts';
 import type { ForbiddenCalls } from '../k8s/forbidden.ts';
@@ -24,7 +24,7 @@ import { HERALD_API_VERSION, heraldCollectionPath } from '../k8s/herald-kinds.ts
 export interface NodeStatusInput {
   readonly peers: readonly PeerView[];
   readonly services: readonly ServiceView[];
-  /** Where each peer is configured (src/config/crd-merge.ts). */
+  /** Where each peer is configured (src/crd/merge.ts). */
   readonly origins: ReadonlyMap<string, PeerOrigin>;
   readonly myASN: number;
   readonly routerID: string;

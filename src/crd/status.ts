@@ -1,11 +1,11 @@
 /**
  * The `status` of Herald's kinds (herald.io/v1alpha1), as zod schemas: generated into the CRDs' OpenAPI schemas
- * (crd-schema.ts) and used to read them back (`herald peers --all-nodes`, src/cli/cluster.ts).
+ * (schema.ts) and used to read them back (`herald peers --all-nodes`, src/cli/cluster.ts).
  *
  * - Every configuration object (BGPPeer, BGPAdvertisement, IPAddressPool, BGPNodeConfigOverride) carries
  *   `status.conditions` (metav1.Condition): `Valid` (Herald's own checks, beyond what the apiserver checks) and
  *   `InUse`, with counts for `kubectl get`, written by the elected status writer (src/status/, docs/decisions.md "Status").
- * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/daemon/node-status.ts):
+ * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/status/node-status.ts):
  *   its sessions and its VIPs with their reason codes.
  *
  * Times are RFC 3339 strings (UTC).

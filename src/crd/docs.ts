@@ -1,15 +1,15 @@
 /**
  * Generated configuration reference: `docs/config.schema.json` (JSON Schema 2020-12 of what a user
  * may write), `docs/configuration.md` (a field table per section of the file, then per kind of Herald's
- * Kubernetes objects) and the CRDs (crd-schema.ts), all from the zod schema in schema.ts.
+ * Kubernetes objects) and the CRDs (src/crd/schema.ts), all from the zod schema in src/config/schema.ts.
  * `scripts/gen-config-docs.ts` writes them; a test checks the committed files are current.
  */
 import { HERALD_API_VERSION, HERALD_PLURALS } from '../k8s/herald-kinds.ts';
-import type { FieldMap, KindSpec } from './crd-kinds.ts';
-import { KINDS } from './crd-kinds.ts';
-import { generatedCrdFiles, jsonSchemaOf } from './crd-schema.ts';
-import type { JsonSchema } from './crd-schema.ts';
-import { configSchema } from './schema.ts';
+import type { FieldMap, KindSpec } from './kinds.ts';
+import { KINDS } from './kinds.ts';
+import { generatedCrdFiles, jsonSchemaOf } from './schema.ts';
+import type { JsonSchema } from './schema.ts';
+import { configSchema } from '../config/schema.ts';
 
 
 /** The JSON Schema of the configuration file (input side: defaults are optional). */

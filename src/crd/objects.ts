@@ -1,20 +1,20 @@
 /**
  * Reading Herald's objects (herald.io/v1alpha1) as configuration: an object's `spec` is turned into the item of the
  * configuration file it stands for (a peer, an advertisement, a pool, a node's own settings) through its kind's field
- * map (crd-kinds.ts), then checked by the same zod schema as the file. Every problem names the object's own field
+ * map (kinds.ts), then checked by the same zod schema as the file. Every problem names the object's own field
  * (`spec.peerASN`, `spec.serviceAllocation.priority`, `metadata.name`), never the file's.
  *
  * An object that passed the apiserver can still fail here: the apiserver checks the structure and the CEL rules;
- * Herald checks everything (the zod refinements: communities, addresses; and, in crd-merge.ts, the rules that need
+ * Herald checks everything (the zod refinements: communities, addresses; and, in merge.ts, the rules that need
  * the other objects). Such an object is reported in its status and ignored (docs/decisions.md "Configuration
  * sources").
  */
 import type { z } from 'zod';
 import type { ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
-import type { FieldMap, KindSpec } from './crd-kinds.ts';
-import { kindSpec } from './crd-kinds.ts';
-import { checkAgainst } from './load.ts';
-import type { AdvertisementConfig, NodeOverrideConfig, PeerConfig, PoolConfig } from './schema.ts';
+import type { FieldMap, KindSpec } from './kinds.ts';
+import { kindSpec } from './kinds.ts';
+import { checkAgainst } from '../config/load.ts';
+import type { AdvertisementConfig, NodeOverrideConfig, PeerConfig, PoolConfig } from '../config/schema.ts';
 
 /** A problem of one object: `path` is the object's field (`spec.holdTime`, `metadata.name`). */
 export interface ObjectIssue {

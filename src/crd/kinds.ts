@@ -1,7 +1,7 @@
 /**
- * Herald's kinds (herald.io/v1alpha1) as views of the configuration's zod schema (schema.ts): which section each kind
+ * Herald's kinds (herald.io/v1alpha1) as views of the configuration's zod schema (src/config/schema.ts): which section each kind
  * holds, how its field names differ from the file's, the cross-field rules the apiserver checks (CEL) and the
- * printer columns. crd-schema.ts generates the CRDs from this; crd-objects.ts reads objects back with the same map.
+ * printer columns. schema.ts generates the CRDs from this; objects.ts reads objects back with the same map.
  *
  * Names (docs/decisions.md "Configuration sources"): a field keeps the file's name unless MetalLB names the same
  * concept otherwise (`peerAddress`, `peerASN`, `myASN`, ...); then the CRD uses MetalLB's name and the map below is
@@ -11,8 +11,8 @@
  */
 import type { z } from 'zod';
 import type { HeraldKind } from '../k8s/herald-kinds.ts';
-import { advertisementSchema, nodeOverrideSchema, peerSchema, poolSchema } from './schema.ts';
-import { advertisementStatusSchema, nodeStatusSchema, nodeStatusSpecSchema, overrideStatusSchema, peerStatusSchema, poolStatusSchema } from './crd-status.ts';
+import { advertisementSchema, nodeOverrideSchema, peerSchema, poolSchema } from '../config/schema.ts';
+import { advertisementStatusSchema, nodeStatusSchema, nodeStatusSpecSchema, overrideStatusSchema, peerStatusSchema, poolStatusSchema } from './status.ts';
 
 /**
  * File names → CRD names of one object (or list item). `rename` maps a file field to its CRD path (one or more
@@ -74,7 +74,7 @@ const PEER_RENAMES: Readonly<Record<string, readonly string[]>> = {
   connectRetryTime: ['connectTime'],
 };
 
-/** The cross-field rules of one peer (schema.ts `semanticChecks`) that CEL can express. */
+/** The cross-field rules of one peer (src/config/schema.ts `semanticChecks`) that CEL can express. */
 const PEER_OBJECT_RULES: readonly CelRule[] = [
   {
     rule: '!has(self.keepaliveTime) || (has(self.holdTime) ? self.holdTime : 90) == 0 || self.keepaliveTime < (has(self.holdTime) ? self.holdTime : 90)',
@@ -95,7 +95,7 @@ const PEER_OBJECT_RULES: readonly CelRule[] = [
   },
 ];
 
-/** Value rules of one peer's fields that CEL can express (the zod refinements of schema.ts). */
+/** Value rules of one peer's fields that CEL can express (the zod refinements of src/config/schema.ts). */
 const PEER_FIELD_RULES: Readonly<Record<string, readonly CelRule[]>> = {
   peerAddress: [{ rule: 'isIP(self)', message: 'must be an IP address (without a zone id)' }],
   sourceAddress: [{ rule: 'isIP(self)', message: 'must be an IP address (without a zone id)' }],

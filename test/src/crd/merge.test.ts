@@ -1,11 +1,11 @@
-// The rule when the configuration file and Herald's objects both exist (src/config/crd-merge.ts, docs/configuration.md
+// The rule when the configuration file and Herald's objects both exist (src/crd/merge.ts, docs/configuration.md
 // "When both exist"): objects add to the file's lists and never replace what it configures; a node's override sets its
 // AS number and router ID; an invalid object is ignored with its field named and never disturbs another.
 import t from 'tap';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import type { ConfigObjects } from '../../../src/config/crd-merge.ts';
-import { mergeConfig, NO_OBJECTS } from '../../../src/config/crd-merge.ts';
+import type { ConfigObjects } from '../../../src/crd/merge.ts';
+import { mergeConfig, NO_OBJECTS } from '../../../src/crd/merge.ts';
 import { heraldObject } from '../../helpers/k8s-objects.ts';
 
 function cfg(data: object): Config {

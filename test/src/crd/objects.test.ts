@@ -1,8 +1,8 @@
-// Herald's objects read as configuration (src/config/crd-objects.ts): for each kind a valid object is accepted with
+// Herald's objects read as configuration (src/crd/objects.ts): for each kind a valid object is accepted with
 // the file's names and defaults, and invalid ones are rejected with the object's own field named (never the file's).
 // The same objects against the real kube-apiserver (structure and CEL rules): test/control-plane/crds.test.ts.
 import t from 'tap';
-import { readObject } from '../../../src/config/crd-objects.ts';
+import { readObject } from '../../../src/crd/objects.ts';
 import { heraldObject } from '../../helpers/k8s-objects.ts';
 
 t.test('BGPPeer: MetalLB names in, the file names out; defaults applied', async (t) => {
