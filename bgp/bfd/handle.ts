@@ -16,13 +16,15 @@
  * BFD declaring a failure (RFC 5882 §3.2); `adminUp()` undoes it.
  */
 import { EventEmitter } from 'node:events';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import type { Clock } from '../clock.ts';
 import { BfdEngine } from './engine.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 import { serveEngine } from './protocol.ts';
-import type { BfdMessage, BfdRequest, BfdStatusReply } from './protocol.ts';
+import type { BfdCalls, BfdMessage, BfdStatusReply } from './protocol.ts';
+import { PendingCalls, spawnWorker } from '../worker-rpc.ts';
+import type { CallMessage } from '../worker-rpc.ts';
 import type { BfdTransport } from './udp.ts';
 import { udpTransport } from './udp.ts';
 
@@ -43,7 +45,7 @@ export interface BfdClient extends EventEmitter {
 export type BfdThread = { readonly thread: 'worker' } | { readonly thread: 'main'; readonly clock: Clock; readonly transport?: BfdTransport };
 
 interface Port {
-  postMessage(m: BfdRequest): void;
+  postMessage<K extends keyof BfdCalls>(m: CallMessage<BfdCalls, K>): void;
   close(): Promise<void>;
 }
 
@@ -53,8 +55,7 @@ const RESTART_MS = 1000;
 export class BfdHandle extends EventEmitter implements BfdClient {
   private readonly where: BfdThread;
   private port: Port | undefined;
-  private seq = 0;
-  private readonly pending = new Map<number, { resolve: (s: BfdStatusReply | undefined) => void; reject: (e: Error) => void }>();
+  private readonly calls = new PendingCalls<BfdCalls, BfdStatusReply>();
   private readonly configs = new Map<string, BfdPeerConfig>();
   private readonly infos = new Map<string, BfdSessionInfo>();
   private closed = false;
@@ -74,7 +75,7 @@ export class BfdHandle extends EventEmitter implements BfdClient {
 
   add(id: string, config: BfdPeerConfig): Promise<void> {
     this.configs.set(id, config);
-    return this.call({ type: 'add', seq: 0, id, config }).then(() => undefined, (e: Error) => {
+    return this.call('add', [id, config]).then(() => undefined, (e: Error) => {
       this.configs.delete(id);
       throw e;
     });
@@ -82,21 +83,21 @@ export class BfdHandle extends EventEmitter implements BfdClient {
 
   update(id: string, config: BfdPeerConfig): Promise<void> {
     this.configs.set(id, config);
-    return this.call({ type: 'update', seq: 0, id, config }).then(() => undefined);
+    return this.call('update', [id, config]).then(() => undefined);
   }
 
   remove(id: string): Promise<void> {
     this.configs.delete(id);
     this.infos.delete(id);
-    return this.call({ type: 'remove', seq: 0, id }).then(() => undefined);
+    return this.call('remove', [id]).then(() => undefined);
   }
 
   adminDown(ids?: readonly string[], timeoutMs?: number): Promise<void> {
-    return this.call({ type: 'adminDown', seq: 0, ...(ids ? { ids } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) }).then(() => undefined);
+    return this.call('adminDown', [ids, timeoutMs]).then(() => undefined);
   }
 
   adminUp(ids?: readonly string[]): Promise<void> {
-    return this.call({ type: 'adminUp', seq: 0, ...(ids ? { ids } : {}) }).then(() => undefined);
+    return this.call('adminUp', [ids]).then(() => undefined);
   }
 
   info(id: string): BfdSessionInfo | undefined {
@@ -105,7 +106,7 @@ export class BfdHandle extends EventEmitter implements BfdClient {
 
   /** Fresh status of every session (with packet counters) and the engine's discard counters. */
   async status(): Promise<BfdStatusReply> {
-    const s = await this.call({ type: 'status', seq: 0 });
+    const s = await this.call('status', []);
     if (!s) throw new Error('BFD engine sent no status');
     return s;
   }
@@ -117,32 +118,23 @@ export class BfdHandle extends EventEmitter implements BfdClient {
     clearTimeout(this.restartTimer);
     const port = this.port;
     if (!port) return;
-    await this.call({ type: 'close', seq: 0 }).catch(() => undefined);
+    await this.call('close', []).catch(() => undefined);
     this.port = undefined;
     await port.close();
   }
 
-  private call(req: BfdRequest): Promise<BfdStatusReply | undefined> {
+  private call<K extends keyof BfdCalls>(method: K, args: BfdCalls[K]): Promise<BfdStatusReply | undefined> {
     const port = this.port;
-    if (this.closed && req.type !== 'close') return Promise.reject(new Error('BFD is closed'));
+    if (this.closed && method !== 'close') return Promise.reject(new Error('BFD is closed'));
     if (!port) return Promise.reject(new Error('the BFD worker is restarting'));
-    const seq = ++this.seq;
-    return new Promise((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject });
-      port.postMessage({ ...req, seq });
-    });
+    return this.calls.call(method, args, (m) => port.postMessage(m));
   }
 
   private onMessage(m: BfdMessage): void {
     switch (m.type) {
-      case 'reply': {
-        const p = this.pending.get(m.seq);
-        this.pending.delete(m.seq);
-        if (!p) return;
-        if (m.ok) p.resolve(m.status);
-        else p.reject(new Error(m.error));
+      case 'reply':
+        this.calls.settle(m);
         return;
-      }
       case 'update':
         if (!this.configs.has(m.id)) return; // a late notice of a removed session
         this.infos.set(m.id, m.info);
@@ -176,7 +168,7 @@ export class BfdHandle extends EventEmitter implements BfdClient {
         },
       };
     }
-    const worker = new Worker(new URL('../thread-entry.js', import.meta.url), { argv: [new URL('./worker.ts', import.meta.url).href] });
+    const worker = spawnWorker(new URL('./worker.ts', import.meta.url));
     worker.unref(); // BFD alone never keeps the process alive
     worker.on('message', (m: BfdMessage) => this.onMessage(m));
     worker.on('error', (err) => this.crashed(`BFD worker failed: ${err.message}`));
@@ -194,8 +186,7 @@ export class BfdHandle extends EventEmitter implements BfdClient {
   private crashed(message: string): void {
     if (this.closed || this.port === undefined) return;
     this.port = undefined;
-    for (const p of this.pending.values()) p.reject(new Error(message));
-    this.pending.clear();
+    this.calls.failAll(new Error(message));
     this.infos.clear();
     if (this.listenerCount('error') > 0) this.emit('error', `${message}; restarting it in ${RESTART_MS} ms`);
     this.restartTimer = setTimeout(() => {

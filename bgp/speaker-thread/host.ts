@@ -7,8 +7,9 @@
  * VIEW_AFTER_UPDATES_MS (prefix counters), and every VIEW_INTERVAL_MS anyway (uptime, message counters).
  */
 import type { Speaker } from '../speaker.ts';
-import { dispatch, errorData } from './protocol.ts';
-import type { CallHandlers, CallMessage, ChannelEnd, EventMessage, SpeakerEvents, ThreadMessage } from './protocol.ts';
+import { answer, errorData } from '../worker-rpc.ts';
+import type { ChannelEnd } from '../worker-rpc.ts';
+import type { CallHandlers, CallMessage, EventMessage, SpeakerEvents, ThreadMessage } from './protocol.ts';
 import { decodePrefixes, decodeRouteBatch, encodeRouteBatch, wireExportedRoute } from './route-batch.ts';
 
 /** A view at least this often (ms). */
@@ -105,19 +106,8 @@ export function serveSpeaker(port: ChannelEnd<CallMessage, ThreadMessage[]>, spe
 
   port.on('message', (m: CallMessage) => {
     seq = m.seq;
-    let result: ReturnType<typeof dispatch>;
-    try {
-      result = dispatch(calls, m);
-    } catch (err) {
-      post({ type: 'reply', seq: m.seq, ok: false, error: errorData(err) });
-      view();
-      return;
-    }
+    answer(calls, m, (r) => post(r, r.ok && r.result?.kind === 'routes' ? [r.result.routes.flags.buffer, r.result.routes.numbers.buffer] : undefined));
     view();
-    void Promise.resolve(result).then(
-      (r) => post(r ? { type: 'reply', seq: m.seq, ok: true, result: r } : { type: 'reply', seq: m.seq, ok: true }, r?.kind === 'routes' ? [r.routes.flags.buffer, r.routes.numbers.buffer] : undefined),
-      (err: unknown) => post({ type: 'reply', seq: m.seq, ok: false, error: errorData(err) }),
-    );
   });
 
   const interval = setInterval(view, VIEW_INTERVAL_MS);

@@ -10,7 +10,8 @@
  * - `view`   the Speaker's state as the admin API reads it (peers(), draining), after every call and state change
  *            and at least once a second, carrying the `seq` of the last call applied.
  *
- * Adding a Speaker method: one line in SpeakerCalls, one handler in host.ts, one method in proxy.ts.
+ * Calls and replies are bgp/worker-rpc.ts's, as for the BFD thread. Adding a Speaker method: one line in
+ * SpeakerCalls, one handler in host.ts, one method in proxy.ts.
  */
 import type { Family } from '../constants.ts';
 import type { BfdStateEvent } from '../bfd/peers.ts';
@@ -18,7 +19,10 @@ import type { StateReason } from '../fsm/state.ts';
 import type { SentInfo } from '../rib/packer.ts';
 import type { PeerConfig, PeerStatus, SpeakerOptions } from '../speaker.ts';
 import type { StopMode, StopOutcome } from '../stop-modes.ts';
+import type { CallHandlers as Handlers, CallMessage as Call, ErrorData, ReplyMessage } from '../worker-rpc.ts';
 import type { RouteBatch, WireExportedRoute } from './route-batch.ts';
+
+export type { ChannelEnd, ErrorData } from '../worker-rpc.ts';
 
 /** The Speaker options that cross to the thread; the test injection points (clock, sessions) stay in-process. */
 export type SpeakerThreadOptions = Pick<SpeakerOptions, 'localAs' | 'bgpIdentifier' | 'listen' | 'deferListen' | 'gracefulRestart'>;
@@ -58,28 +62,10 @@ export type CallResult =
   | { readonly kind: 'stopped'; readonly outcome: StopOutcome };
 
 /** The speaker thread's handler of each call. */
-export type CallHandlers = { readonly [K in keyof SpeakerCalls]: (...args: SpeakerCalls[K]) => CallResult | void | Promise<CallResult | void> };
+export type CallHandlers = Handlers<SpeakerCalls, CallResult>;
 
 /** One call, main thread → speaker thread. */
-export type CallMessage<K extends keyof SpeakerCalls = keyof SpeakerCalls> = {
-  [P in K]: { readonly type: 'call'; readonly seq: number; readonly method: P; readonly args: SpeakerCalls[P] };
-}[K];
-
-/** Runs the handler of `m` (the one place where a call meets its handler, typed by method). */
-export function dispatch<K extends keyof SpeakerCalls>(handlers: CallHandlers, m: CallMessage<K>): CallResult | void | Promise<CallResult | void> {
-  const handler: (...args: SpeakerCalls[K]) => CallResult | void | Promise<CallResult | void> = handlers[m.method];
-  return handler(...m.args);
-}
-
-/** An Error as it crosses: name, message and the Node.js system error fields the daemon reads (listen failures). */
-export interface ErrorData {
-  readonly name: string;
-  readonly message: string;
-  readonly code?: string;
-  readonly syscall?: string;
-  readonly address?: string;
-  readonly port?: number;
-}
+export type CallMessage<K extends keyof SpeakerCalls = keyof SpeakerCalls> = Call<SpeakerCalls, K>;
 
 /** The Speaker's events with their payloads (bgp/speaker.ts module comment); `error` crosses as ErrorData. */
 export interface SpeakerEvents {
@@ -107,28 +93,4 @@ export type EventMessage<K extends keyof SpeakerEvents = keyof SpeakerEvents> = 
 }[K];
 
 /** Speaker thread → main thread. */
-export type ThreadMessage =
-  | { readonly type: 'reply'; readonly seq: number; readonly ok: true; readonly result?: CallResult }
-  | { readonly type: 'reply'; readonly seq: number; readonly ok: false; readonly error: ErrorData }
-  | EventMessage
-  | { readonly type: 'view'; readonly view: SpeakerView };
-
-/** The two ends of the channel (a worker's parentPort, a Worker, a MessagePort). */
-export interface ChannelEnd<In, Out> {
-  postMessage(message: Out, transfer?: readonly ArrayBuffer[]): void;
-  on(event: 'message', listener: (message: In) => void): unknown;
-}
-
-/** An error thrown in the speaker thread, for the channel. */
-export function errorData(err: unknown): ErrorData {
-  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
-  const e: NodeJS.ErrnoException & { address?: unknown; port?: unknown } = err;
-  return {
-    name: e.name,
-    message: e.message,
-    ...(e.code !== undefined ? { code: e.code } : {}),
-    ...(e.syscall !== undefined ? { syscall: e.syscall } : {}),
-    ...(typeof e.address === 'string' ? { address: e.address } : {}),
-    ...(typeof e.port === 'number' ? { port: e.port } : {}),
-  };
-}
+export type ThreadMessage = ReplyMessage<CallResult> | EventMessage | { readonly type: 'view'; readonly view: SpeakerView };

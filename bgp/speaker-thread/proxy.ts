@@ -27,8 +27,10 @@ import type { ExportedRoute } from '../rib/export.ts';
 import { RouteError } from '../rib/route.ts';
 import type { Route } from '../rib/route.ts';
 import type { PeerConfig, PeerStatus } from '../speaker.ts';
-import type { CallMessage, CallResult, ErrorData, SpeakerCalls, SpeakerThreadOptions, SpeakerView, StopOptions, ThreadMessage } from './protocol.ts';
+import type { CallMessage, CallResult, SpeakerCalls, SpeakerThreadOptions, SpeakerView, StopOptions, ThreadMessage } from './protocol.ts';
 import type { StopOutcome } from '../stop-modes.ts';
+import { PendingCalls, rebuildError } from '../worker-rpc.ts';
+import type { ErrorData } from '../worker-rpc.ts';
 import { decodeRouteBatch, encodePrefixes, encodeRouteBatch, exportedRoute } from './route-batch.ts';
 import { SpeakerThread } from './thread.ts';
 
@@ -42,9 +44,6 @@ interface ThreadLink {
   end(): Promise<void>;
 }
 
-/** A call waiting for its reply: a query's settle functions, or the method of a fire-and-forget command. */
-type Pending = { readonly resolve: (r: CallResult | undefined) => void; readonly reject: (e: Error) => void } | { readonly method: keyof SpeakerCalls };
-
 /** A call applied locally to the view until the thread's view includes it. */
 interface Overlay {
   readonly seq: number;
@@ -56,8 +55,7 @@ export class SpeakerProxy extends EventEmitter {
   readonly localAs: number;
   readonly bgpIdentifier: string;
   #link: ThreadLink | undefined;
-  #seq = 0;
-  readonly #pending = new Map<number, Pending>();
+  readonly #calls = new PendingCalls<SpeakerCalls, CallResult>(rebuild);
   #view: SpeakerView = { seq: 0, peers: [], draining: false };
   #viewAt = Date.now();
   #overlays: Overlay[] = [];
@@ -125,7 +123,7 @@ export class SpeakerProxy extends EventEmitter {
 
   removePeer(name: string): Promise<void> {
     const done = this.#call('removePeer', [name]).then(() => undefined);
-    this.#overlay(this.#seq, (v) => ({ ...v, peers: v.peers.filter((p) => p.name !== name) }));
+    this.#overlay(this.#calls.lastSeq, (v) => ({ ...v, peers: v.peers.filter((p) => p.name !== name) }));
     return done;
   }
 
@@ -148,7 +146,7 @@ export class SpeakerProxy extends EventEmitter {
 
   drain(opts: { waitTimeSec: number }): Promise<void> {
     const done = this.#call('drain', [opts]).then(() => undefined);
-    this.#overlay(this.#seq, (v) => ({ ...v, draining: true }));
+    this.#overlay(this.#calls.lastSeq, (v) => ({ ...v, draining: true }));
     return done;
   }
 
@@ -209,26 +207,23 @@ export class SpeakerProxy extends EventEmitter {
     return decodeRouteBatch(r.routes);
   }
 
-  #post<K extends keyof SpeakerCalls>(method: K, args: SpeakerCalls[K], transfer: readonly ArrayBuffer[], pending: Pending): number {
-    const seq = ++this.#seq;
-    const link = this.#link;
-    if (link === undefined || this.#failure !== undefined) {
-      if ('reject' in pending) pending.reject(this.#failedError());
-      return seq;
-    }
-    this.#pending.set(seq, pending);
-    link.post({ type: 'call', seq, method, args }, transfer);
-    return seq;
+  /** Why no call can be posted now (the thread is gone or stopped), or undefined. */
+  #refused(): Error | undefined {
+    return this.#link === undefined || this.#failure !== undefined ? this.#failedError() : undefined;
+  }
+
+  #postTo<K extends keyof SpeakerCalls>(transfer: readonly ArrayBuffer[]): (m: CallMessage<K>) => void {
+    return (m) => this.#link?.post(m, transfer);
   }
 
   /** Posts a command whose failure is reported as an `error` event; returns its seq. */
   #send<K extends keyof SpeakerCalls>(method: K, args: SpeakerCalls[K], transfer: readonly ArrayBuffer[] = []): number {
-    return this.#post(method, args, transfer, { method });
+    return this.#calls.send(method, args, this.#postTo(transfer), (e) => this.#emitError(e), this.#refused());
   }
 
   /** Posts a call and resolves with its result; rejects with the speaker thread's error. */
   #call<K extends keyof SpeakerCalls>(method: K, args: SpeakerCalls[K]): Promise<CallResult | undefined> {
-    return new Promise((resolve, reject) => this.#post(method, args, [], { resolve, reject }));
+    return this.#calls.call(method, args, this.#postTo([]), this.#refused());
   }
 
   #overlay(seq: number, apply: (v: SpeakerView) => SpeakerView): void {
@@ -244,25 +239,16 @@ export class SpeakerProxy extends EventEmitter {
   #receive(batch: readonly ThreadMessage[]): void {
     for (const m of batch) {
       switch (m.type) {
-        case 'reply': {
-          const p = this.#pending.get(m.seq);
-          this.#pending.delete(m.seq);
-          if (p === undefined) break;
-          if ('resolve' in p) {
-            if (m.ok) p.resolve(m.result);
-            else p.reject(rebuildError(m.error));
-          } else if (!m.ok) {
-            this.#emitError(rebuildError(m.error));
-          }
+        case 'reply':
+          this.#calls.settle(m);
           break;
-        }
         case 'view':
           this.#view = m.view;
           this.#viewAt = Date.now();
           this.#overlays = this.#overlays.filter((o) => o.seq > m.view.seq);
           break;
         case 'event':
-          if (m.event === 'error') this.#emitError(rebuildError(m.payload));
+          if (m.event === 'error') this.#emitError(rebuild(m.payload));
           else this.emit(m.event, m.payload);
           break;
       }
@@ -274,8 +260,7 @@ export class SpeakerProxy extends EventEmitter {
     if (this.#closing !== undefined) return;
     this.#failure = `speaker thread exited (${cause}): its BGP sessions are closed`;
     const err = this.#failedError();
-    for (const p of this.#pending.values()) if ('reject' in p) p.reject(err);
-    this.#pending.clear();
+    this.#calls.failAll(err);
     const reason = { kind: 'transportError', message: this.#failure } as const;
     this.#view = { ...this.#current(), peers: this.#current().peers.map((p) => ({ ...p, state: 'Idle', uptimeSec: undefined, negotiated: undefined, lastReason: reason })) };
     this.#overlays = [];
@@ -325,13 +310,7 @@ function newPeerStatus(cfg: PeerConfig, localAs: number, bgpIdentifier: string):
   };
 }
 
-/** The Error of its channel form. */
-function rebuildError(d: ErrorData): Error {
-  const err: NodeJS.ErrnoException & { address?: string; port?: number } = d.name === 'RouteError' ? new RouteError(d.message) : new Error(d.message);
-  if (d.name !== err.name) err.name = d.name;
-  if (d.code !== undefined) err.code = d.code;
-  if (d.syscall !== undefined) err.syscall = d.syscall;
-  if (d.address !== undefined) err.address = d.address;
-  if (d.port !== undefined) err.port = d.port;
-  return err;
+/** The Error of its channel form (a RouteError is a RouteError again). */
+function rebuild(d: ErrorData): Error {
+  return rebuildError(d, (x) => (x.name === 'RouteError' ? new RouteError(x.message) : undefined));
 }

@@ -8,8 +8,8 @@
  * Until it serves, the thread does not keep the process alive (a start that fails on a bad configuration exits as
  * before), and its death is recorded for the proxy that takes it (no unhandled `error` event).
  */
-import { Worker } from 'node:worker_threads';
-import type { ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
+import { spawnWorker } from '../worker-rpc.ts';
 import type { CallMessage, SpeakerCalls, SpeakerThreadOptions, ThreadMessage } from './protocol.ts';
 
 /** What the serving side is told: the thread's message batches, and its end with the cause. */
@@ -44,7 +44,7 @@ export class SpeakerThread {
    * given (Node.js worker_threads; a thread that runs out is reported as dying).
    */
   static spawn(thread: { readonly resourceLimits?: ResourceLimits } = {}): SpeakerThread {
-    const worker = new Worker(new URL('../thread-entry.js', import.meta.url), { argv: [new URL('./worker.ts', import.meta.url).href], ...(thread.resourceLimits ? { resourceLimits: thread.resourceLimits } : {}) });
+    const worker = spawnWorker(new URL('./worker.ts', import.meta.url), thread.resourceLimits ? { resourceLimits: thread.resourceLimits } : {});
     return new SpeakerThread(worker);
   }
 
