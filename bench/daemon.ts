@@ -34,7 +34,7 @@
  *
  * Environment: ROWS (default "k8s,static"), SIZES (default "100,1000,10000"), NODES (default 50), FLIPS (default
  * 5000), N (default 100000), RESTARTS (default 3), SENDERS (default "raw,gobgp"; "" for none), MEMORY_LIMIT_MIB (the
- * container limit deploy/herald sizes V8 from; default the DaemonSet's), NODE_ARGS (more node flags, through
+ * container limit bin/herald.js sizes V8 from; default the DaemonSet's), NODE_ARGS (more node flags, through
  * NODE_OPTIONS: e.g. "--heap-prof --heap-prof-dir=DIR"), COMPILE_CACHE ("image", the default: Node's module compile
  * cache in a fresh directory filled by deploy/warm-compile-cache.js, as the container image has it; "cold": no
  * compile cache, as a process whose cache holds none of Herald's modules). Needs bird2 (and gobgpd) for the static
@@ -70,10 +70,10 @@ const SENDERS = (process.env.SENDERS ?? 'raw,gobgp').split(',').map((s) => s.tri
 const ROOT = join(import.meta.dirname, '..');
 /**
  * The memory limit Herald runs under, MiB: MEMORY_LIMIT_MIB, else the DaemonSet's limits.memory
- * (deploy/kubernetes/daemonset.yaml). The image's entrypoint (deploy/herald) sizes V8's old generation from it.
+ * (deploy/kubernetes/daemonset.yaml). bin/herald.js sizes V8's old generation from it (bin/node-settings.js).
  */
 const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
-/** Extra node flags (NODE_ARGS), after those deploy/herald sets. */
+/** Extra node flags (NODE_ARGS), after those bin/herald.js sets. */
 const HEAP_SNAPSHOTS = process.env.HEAP_SNAPSHOTS ?? '';
 const NODE_ARGS = `${process.env.NODE_ARGS ?? ''}${HEAP_SNAPSHOTS !== '' ? ` --heapsnapshot-signal=SIGPWR --diagnostic-dir=${HEAP_SNAPSHOTS}` : ''}`.trim();
 const B = 150 + (process.pid % 50);
@@ -87,7 +87,7 @@ if (COMPILE_CACHE !== 'image' && COMPILE_CACHE !== 'cold') throw new Error(`COMP
 function compileCacheEnv(): Record<string, string> {
   if (COMPILE_CACHE === 'cold') return { NODE_DISABLE_COMPILE_CACHE: '1' };
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-compile-cache-'));
-  // Through deploy/herald, as deploy/Dockerfile fills it: with the node flags `herald run` gets.
+  // As the image fills it (herald warm-compile-cache): with the node flags `herald run` gets, and without.
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   execFileSync('sh', [join(ROOT, 'deploy', 'herald'), 'warm-compile-cache', dir], { stdio: 'ignore', timeout: 120_000, env: { ...process.env, HERALD_HOME: ROOT, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
   return { NODE_COMPILE_CACHE: dir };
@@ -120,8 +120,8 @@ async function heapSnapshot(pid: number, name: string): Promise<void> {
 const sliceOf = (i: number, ready: boolean) => servedSlice(slice(`${svcName(i)}-1`, svcName(i), endpoints(i, ready)), i);
 
 /**
- * `herald run ARGS` as the container image starts it: through deploy/herald (which `exec`s node, so the PID is
- * Herald's), with HERALD_MEMORY_LIMIT_MIB as the DaemonSet sets it. Output is kept (the last 200 kB) for errors.
+ * `herald run ARGS` as the container image starts it: through deploy/herald (which `exec`s node, and bin/herald.js
+ * re-executes itself in place with its Node settings, so the PID is Herald's), with HERALD_MEMORY_LIMIT_MIB as the DaemonSet sets it. Output is kept (the last 200 kB) for errors.
  */
 function spawnHerald(args: string[]): { pid: number; out: () => string; exited: Promise<void>; alive: () => boolean; stop: () => Promise<void> } {
   let out = '';

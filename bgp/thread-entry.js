@@ -8,3 +8,6 @@ import module from 'node:module';
 
 module.enableCompileCache?.();
 await import(process.argv[process.argv.length - 1]);
+// Writes the entries of the modules just loaded now, not only at exit, so that a daemon's first start fills the cache
+// for the next one wherever it can be written (bin/herald.js does the same for the main thread).
+module.flushCompileCache?.();

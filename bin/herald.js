@@ -12,10 +12,38 @@ if (!(major >= REQUIRED_MAJOR)) {
   process.exit(1);
 }
 
-// The compile cache (stored under the OS temp dir) makes every start after the first several times faster.
+const command = process.argv[2];
+const settings = await import('./node-settings.js');
+if (settings.DAEMON_COMMANDS.has(command) && process.env[settings.SETTINGS_ENV] === undefined && typeof process.execve === 'function') {
+  // The daemons run with the V8 and malloc settings their memory was measured with, however they are started:
+  // re-executed in place (same PID) with them (bin/node-settings.js). Flags given to this node come after ours and win.
+  const flags = settings.daemonFlags(settings.memoryLimitMiB());
+  process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], settings.daemonEnv());
+}
+if (process.env[settings.SETTINGS_ENV] === 'applied') delete process.env[settings.SETTINGS_ENV];
+
+// Node's module compile cache (NODE_COMPILE_CACHE, else under the OS temp dir) holds every module with its types
+// stripped: a process that finds its modules there never loads Node's TypeScript stripper (~30 MiB in the main
+// thread, ~20 MiB in the speaker thread for as long as it runs; docs/benchmarks.md "Compile cache"). Node writes new
+// entries at exit; a daemon writes them also once it has started (below), so the first start fills the cache for the
+// next wherever it can be written. A read-only cache (the image's) is only read.
 const { default: module } = await import('node:module');
 module.enableCompileCache?.();
-if (process.argv[2] === 'decode') {
+if (settings.DAEMON_COMMANDS.has(command)) {
+  for (const ms of [10_000, 120_000]) setTimeout(() => module.flushCompileCache?.(), ms).unref();
+}
+if (command === 'warm-compile-cache') {
+  // Fills the compile cache with every module, once per set of V8 flags (V8 keeps its code cache per set): the
+  // daemons' flags, then none (the other commands). Usage: herald warm-compile-cache [DIR] (else NODE_COMPILE_CACHE).
+  const { spawnSync } = await import('node:child_process');
+  const warm = new URL('../deploy/warm-compile-cache.js', import.meta.url).pathname;
+  for (const flags of [settings.daemonFlags(undefined), []]) {
+    const r = spawnSync(process.execPath, [...flags, warm, ...process.argv.slice(3)], { stdio: 'inherit', env: settings.daemonEnv() });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+  process.exit(0);
+}
+if (command === 'decode') {
   // `herald decode` is a one-shot tool whose start-up counts (issue 12): it loads only the decoder, not the CLI of
   // the admin commands (src/cli/main.ts dispatches `decode` the same way when run directly).
   // Its modules import each other by relative `.ts` paths. Such a path is resolved here against the importing

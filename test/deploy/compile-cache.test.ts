@@ -6,9 +6,10 @@
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { daemonFlags } from '../../bin/node-settings.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -29,15 +30,14 @@ t.test('deploy/warm-compile-cache.js fills the cache with every module of the ma
   const warm = spawnSync('sh', [join(root, 'deploy/herald'), 'warm-compile-cache', join(dir, 'cache')], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, HERALD_HOME: root, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
   t.equal(warm.status, 0, warm.stderr);
   t.match(warm.stdout, /^warm-compile-cache: \d+ modules/);
+  t.equal(readdirSync(join(dir, 'cache')).length, 2, 'one cache per set of V8 flags: the daemons\' and the other commands\' (none)');
   const probe = join(dir, 'probe.mjs');
   writeFileSync(probe, PROBE);
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: join(dir, 'cache'), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
   delete env['NODE_DISABLE_COMPILE_CACHE'];
-  // With the node flags deploy/herald gives `herald run` (V8 keeps its code cache per set of flags).
-  const entry = readFileSync(join(root, 'deploy/herald'), 'utf8');
-  const flagsOf = (name: string) => new RegExp(`^${name}="([^"$]*)`, 'm').exec(entry)?.[1]?.trim().split(/\s+/) ?? [];
-  const flags = [...flagsOf('flags'), ...flagsOf('run_flags')];
-  t.ok(flagsOf('flags').length > 0 && flagsOf('run_flags').length > 0, `deploy/herald's node flags for \`herald run\`: ${flags.join(' ')}`);
+  // With the node flags bin/herald.js gives `herald run` (bin/node-settings.js; V8 keeps its code cache per set of flags).
+  const flags = daemonFlags(undefined);
+  t.ok(flags.length > 0, `the node flags of \`herald run\`: ${flags.join(' ')}`);
   const run = spawnSync(process.execPath, [...flags, probe], { encoding: 'utf8', env, timeout: 120_000 });
   t.equal(run.status, 0, run.stderr.slice(-2000));
   const trace = run.stderr + run.stdout;
