@@ -81,7 +81,7 @@ const COMPILE_CACHE = process.env.COMPILE_CACHE ?? 'image';
 if (COMPILE_CACHE !== 'image' && COMPILE_CACHE !== 'cold') throw new Error(`COMPILE_CACHE must be "image" or "cold", not ${COMPILE_CACHE}`);
 
 /**
- * The compile cache Herald runs with: as the container image has it (deploy/Dockerfile), a directory filled by
+ * The compile cache Herald runs with: as the container image has it (scripts/image.sh), a directory filled by
  * deploy/warm-compile-cache.js before the first row; or none (COMPILE_CACHE=cold). Removed at exit.
  */
 function compileCacheEnv(): Record<string, string> {

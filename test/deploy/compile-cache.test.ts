@@ -1,5 +1,5 @@
 /**
- * The container image's compile cache (deploy/warm-compile-cache.js, deploy/Dockerfile): filled once, it holds every
+ * The container image's compile cache (deploy/warm-compile-cache.js, scripts/image.sh): filled once, it holds every
  * module `herald run` loads in its main thread and its speaker thread, so no thread of a process started from it
  * loads Node's TypeScript stripper (~30 MiB in the main thread, ~20 MiB in the speaker thread: docs/benchmarks.md
  * "Compile cache"). Read through Node's own trace of the cache (NODE_DEBUG_NATIVE=COMPILE_CACHE).
@@ -8,7 +8,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { daemonFlags } from '../../bin/node-settings.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -26,7 +26,7 @@ process.exit(0);
 t.test('deploy/warm-compile-cache.js fills the cache with every module of the main and the speaker thread', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'herald-compile-cache-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  // As deploy/Dockerfile runs it: through the entrypoint, whose node flags the cache is kept for.
+  // As scripts/image.sh runs it: through the entrypoint, whose node flags the cache is kept for.
   const warm = spawnSync('sh', [join(root, 'deploy/herald'), 'warm-compile-cache', join(dir, 'cache')], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, HERALD_HOME: root, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` } });
   t.equal(warm.status, 0, warm.stderr);
   t.match(warm.stdout, /^warm-compile-cache: \d+ modules/);
@@ -48,16 +48,24 @@ t.test('deploy/warm-compile-cache.js fills the cache with every module of the ma
   t.same(stripped, [], 'no module had its types stripped');
 });
 
-t.test('deploy/Dockerfile fills the cache as the DaemonSet\'s user and points Node at it', async (t) => {
-  const text = readFileSync(join(root, 'deploy/Dockerfile'), 'utf8');
-  const lines = text.split('\n').filter((l) => !l.startsWith('#'));
-  const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
-  t.ok(at(/^ENV .*NODE_COMPILE_CACHE=\/app\/\.compile-cache\b/) >= 0, 'NODE_COMPILE_CACHE=/app/.compile-cache');
-  t.ok(at(/^COPY deploy\/warm-compile-cache\.js /) >= 0, 'the warmer is in the image');
-  const user = at(/^USER node$/);
-  const fill = at(/^RUN herald warm-compile-cache$/);
-  t.ok(user >= 0 && fill > user, 'filled through the entrypoint (its node flags) after USER node (Node keeps the entries per uid; the DaemonSet runs as 1000 = node)');
-  t.ok(at(/^ENV .*NODE_COMPILE_CACHE/) < fill, 'with NODE_COMPILE_CACHE already set');
-  t.ok(at(/COPY .*deploy\/herald \/usr\/local\/bin\/herald$/) < fill, 'after the entrypoint is installed');
-  t.ok(at(/COPY (--\S+ )*src /) < fill && at(/COPY (--\S+ )*bgp /) < fill, 'after the sources are copied');
+t.test('--reproducible keeps only the transpile entries, the same bytes on every run', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-compile-cache-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { ...process.env, HERALD_HOME: root, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` };
+  const files = (d: string): string[] => readdirSync(d, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+  const runs = [join(dir, 'a'), join(dir, 'b')].map((d) => {
+    const r = spawnSync('sh', [join(root, 'deploy/herald'), 'warm-compile-cache', d, '--reproducible'], { encoding: 'utf8', timeout: 120_000, env });
+    t.equal(r.status, 0, r.stderr);
+    t.match(r.stdout, /transpile entries only/);
+    return files(d).map((f) => [relative(d, f), readFileSync(f).toString('base64')]);
+  });
+  t.ok(runs[0]!.length > 200, `${runs[0]!.length} entries (each module, for two sets of node flags)`);
+  t.same(runs[0], runs[1], 'two runs write the same files, byte for byte (an image build is reproducible)');
+});
+
+t.test('scripts/image.sh fills the cache as the DaemonSet\'s user, reproducibly, and points Node at it', async (t) => {
+  const text = readFileSync(join(root, 'scripts/image.sh'), 'utf8');
+  t.match(text, /--env NODE_COMPILE_CACHE=\/app\/\.compile-cache/, 'NODE_COMPILE_CACHE=/app/.compile-cache');
+  t.match(text, /cp deploy\/warm-compile-cache\.js /, 'the warmer is in the image');
+  t.match(text, /chroot --userspec=1000:1000 [^\n]*\n[^\n]*NODE_COMPILE_CACHE=\/app\/\.compile-cache herald warm-compile-cache --reproducible/, 'filled through the entrypoint (its node flags) as uid 1000 (Node keeps the entries per uid; the DaemonSet runs as 1000)');
 });

@@ -19,7 +19,7 @@ export interface Privileges {
 /** The runtime's default capability set (a container without `drop: [ALL]` keeps these). */
 const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
 
-/** The uid of the image's USER (deploy/Dockerfile: `node`, uid 1000 in the node images). */
+/** The uid of the image's USER (scripts/image.sh: 1000). */
 export const IMAGE_UID = 1000;
 
 /** The privileges of a process started with `sc` in an image whose USER is `imageUid`. */
