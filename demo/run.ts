@@ -97,6 +97,8 @@ node:
   ip: ${node.ip}
 source:
   manifests: ${join(lab.dir, 'manifests')}
+# LoadBalancer and external addresses are announced only inside pools or allowedPrefixes (docs/security.md).
+allowedPrefixes: [203.0.113.0/24]
 peers:
   - name: router
     address: ${lab.routerIp}

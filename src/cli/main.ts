@@ -206,7 +206,9 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     const { loadConfigFile, ConfigError, formatIssues } = await import('../config/load.ts');
     try {
       const cfg = await loadConfigFile(file);
-      const warnings = await runtimeWarnings(cfg, ctx.env);
+      const { noAddressSpaceNote } = await import('../config/notes.ts');
+      const note = noAddressSpaceNote(cfg);
+      const warnings = [...(note !== undefined ? [note] : []), ...(await runtimeWarnings(cfg, ctx.env))];
       if (values.json) json(ctx.out, { ok: true, file, config: cfg, warnings });
       else {
         ctx.out.write(`${file}: valid (${cfg.peers.length} peer(s), ${cfg.routes.length} static route(s)${cfg.source ? `, source ${cfg.source.kubernetes ? 'kubernetes' : 'manifests'}` : ''})\n`);

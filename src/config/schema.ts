@@ -348,6 +348,9 @@ export const staticRouteSchema = z
   })
   .describe('A statically configured route.');
 
+/** A list of CIDRs an operator allows (top level, and on an advertisement where it narrows). */
+const allowedPrefixes = z.array(cidr).max(1024, msg('must list at most 1024 CIDRs'));
+
 export const advertisementSchema = z
   .strictObject({
     name: z.string().min(1).describe('Name of the advertisement (shown in reason chains).'),
@@ -392,6 +395,11 @@ export const advertisementSchema = z
       .optional()
       .describe(
         'For VIPs whose traffic policy is Cluster (announced from every eligible node): routers prefer the nodes with a ready local endpoint, the others stay as fallback (a higher MED, a longer AS path). Set med, prependOthers or both.',
+      ),
+    allowedPrefixes: allowedPrefixes
+      .optional()
+      .describe(
+        'Narrows what this advertisement announces: every prefix it sends (after aggregation, of every address kind) must also lie inside these CIDRs. It can only narrow the top-level allowedPrefixes and pools, never widen them. Default: no narrowing.',
       ),
     maxNodesPerVip: z
       .number(msg('must be an integer 1..10000'))
@@ -504,7 +512,12 @@ export const configSchema = z
       .default({})
       .describe('Identity of the node Herald runs on.'),
     loadBalancerClass: z.string().min(1).optional().describe('Announce only LoadBalancer Services of this class (default: class-less Services).'),
-    serviceCIDRs: z.array(cidr).optional().describe('Service CIDRs announced by advertisements selecting serviceCIDR.'),
+    serviceCIDRs: z.array(cidr).optional().describe('Service CIDRs announced by advertisements selecting serviceCIDR (an aggregated ClusterIP prefix may reach inside them).'),
+    allowedPrefixes: allowedPrefixes
+      .optional()
+      .describe(
+        "Where LoadBalancer ingress addresses and externalIPs may be announced, besides the pools' addresses: tenants choose those addresses, the operator bounds them. An address outside every pool and these CIDRs is never announced (reason PrefixNotAllowed), and the prefix announced after an advertisement's aggregationLength must lie inside them too. With neither pools nor allowedPrefixes no LoadBalancer or external address is announced. ClusterIPs need no list (docs/security.md).",
+      ),
     countServingTerminating: z.boolean().default(false).describe('Count serving-but-terminating endpoints as usable.'),
     attributeChangeInterval: nonNegativeSeconds(3600)
       .default(5)
@@ -783,10 +796,12 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
       }
     }
   }
-  cfg.serviceCIDRs?.forEach((c, i) => {
-    const hostBits = hostBitsProblem(c);
-    if (hostBits !== undefined) add(['serviceCIDRs', i], hostBits);
-  });
+  for (const key of ['serviceCIDRs', 'allowedPrefixes'] as const) {
+    cfg[key]?.forEach((c, i) => {
+      const hostBits = hostBitsProblem(c);
+      if (hostBits !== undefined) add([key, i], hostBits);
+    });
+  }
   const advNames = new Set<string>();
   cfg.advertisements?.forEach((a, i) => {
     if (advNames.has(a.name)) add(['advertisements', i, 'name'], `duplicate advertisement name "${a.name}"`);
@@ -796,6 +811,10 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
     if (a.serviceSelector !== undefined && a.serviceSelectors !== undefined) add(['advertisements', i, 'serviceSelector'], 'set serviceSelector or serviceSelectors, not both');
     const why = communitiesProblem(a);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
+    a.allowedPrefixes?.forEach((c, j) => {
+      const hostBits = hostBitsProblem(c);
+      if (hostBits !== undefined) add(['advertisements', i, 'allowedPrefixes', j], hostBits);
+    });
     if (a.bandwidthPerEndpoint !== undefined && a.weighting === undefined) add(['advertisements', i, 'bandwidthPerEndpoint'], 'applies with weighting: endpoints only; set weighting or remove it');
     if (a.locality?.preferLocal && a.locality.med === undefined && a.locality.prependOthers === undefined) {
       add(['advertisements', i, 'locality'], 'set med, prependOthers or both: how the nodes without a local endpoint are made less preferred');

@@ -26,6 +26,9 @@
  * - Advertisements: none configured ⇒ LB ingress IPs to every peer. Otherwise each VIP is announced by every
  *   advertisement selecting its address kind, namespace, Service labels and this node's labels;
  *   `aggregationLength(V6)` widens the prefix.
+ * - Admission (admission.ts), before any route piece exists: a LoadBalancer or external address outside the
+ *   operator's allowed space, and a prefix an advertisement would widen past it, are never announced
+ *   (PrefixNotAllowed); the other advertisements of the VIP still announce it.
  * - Steering (steering.ts): maxNodesPerVip may leave this node out (NotChosen); weighting, locality and the
  *   path-attribute annotations set the route pieces' attributes; a bad annotation never blocks (InvalidAnnotation
  *   notes say what is sent instead).
@@ -46,6 +49,8 @@ import type { HealthCause, Reason } from './reasons.ts';
 import { ReasonCode, sharedReason, sharedReasons } from './reasons.ts';
 import type { DesiredRoute, RouteContribution } from './route-merge.ts';
 import { mergeRoutes } from './route-merge.ts';
+import type { AdmissionInputs } from './admission.ts';
+import { admitAddress, admitPrefix } from './admission.ts';
 import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
 import { boundsFanOut, clusterNodes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
 import { nodesWithUsableEndpoints } from './endpoints.ts';
@@ -93,18 +98,27 @@ export interface Advertisement {
   locality?: { preferLocal: boolean; med?: number; prependOthers?: number };
   /** Announce each VIP from at most this many eligible nodes (rendezvous choice, steering.ts). */
   maxNodesPerVip?: number;
+  /** CIDRs this advertisement may announce inside; they only narrow the allowed space (admission.ts). */
+  allowedPrefixes?: string[];
 }
 
-/** Inputs besides the snapshot, all from the configuration. */
-export interface DesiredRoutesContext {
+/** Inputs besides the snapshot, all from the configuration (the admission policy's among them: admission.ts). */
+export interface DesiredRoutesContext extends AdmissionInputs {
   /** Name of the Node this speaker runs on (kube-proxy's hostname). */
   nodeName: string;
   /** Our loadBalancerClass; undefined = we are the default implementation (class-less Services only). */
   loadBalancerClass?: string;
   /** Configured advertisements; undefined or empty = LB ingress IPs to every peer. */
   advertisements?: Advertisement[];
-  /** Service CIDRs from config (announced with the `serviceCIDR` kind, together with ServiceCIDR objects). */
+  /**
+   * Service CIDRs from config (announced with the `serviceCIDR` kind, together with ServiceCIDR objects; an
+   * aggregated ClusterIP prefix may reach inside them).
+   */
   serviceCIDRs?: string[];
+  /** Top-level `allowedPrefixes`: where LoadBalancer and external addresses may be announced, besides the pools. */
+  allowedPrefixes?: string[];
+  /** Every pool's `addresses`: LoadBalancer and external addresses inside them may be announced. */
+  poolAddresses?: string[];
   /** Count serving-but-terminating endpoints as usable (default false; docs/decisions.md). */
   countServingTerminating?: boolean;
 
@@ -345,6 +359,9 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
         blocking.push(sharedReason(ReasonCode.IPModeProxy, 'ingress ipMode is Proxy: kube-proxy does not capture this IP'));
       }
     }
+    // Admission (admission.ts): a tenant's address outside what the operator allows is never announced.
+    const refused = admitAddress(vip.kind, vip.address, ctx);
+    if (refused !== undefined) blocking.push(refused);
     // Advertisements selecting this VIP.
     const selecting = ads.filter((ad) => ad.addressKinds.includes(vip.kind));
     const matching = selecting.filter(
@@ -362,6 +379,27 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
             : `advertisement(s) ${selecting.map((a) => a.name).join(', ')} select ${vip.kind} but not this Service's namespace/labels or this node's labels`,
         ),
       );
+    }
+    // The prefix each advertisement announces, admitted (its aggregation length may not widen it past the allowed space).
+    const routes: Array<{ ad: Advertisement; prefix: string }> = [];
+    const bad: Reason[] = [];
+    const narrowed: Reason[] = [];
+    if (refused === undefined) {
+      for (const ad of matching) {
+        const len = family === 'IPv4' ? ad.aggregationLength : ad.aggregationLengthV6;
+        let prefix: string;
+        try {
+          prefix = toPrefix(vip.address, len).prefix;
+        } catch (e) {
+          // Config validation should prevent this; one bad advertisement must not disturb the others.
+          bad.push({ code: ReasonCode.InvalidAdvertisement, message: `advertisement ${ad.name}: ${(e as Error).message}` });
+          continue;
+        }
+        const no = admitPrefix(vip.kind, canonicalAddress(vip.address) ?? vip.address, prefix, ad, ctx);
+        if (no !== undefined) narrowed.push(no);
+        else routes.push({ ad, prefix });
+      }
+      if (routes.length === 0 && narrowed.length > 0) blocking.push(...narrowed);
     }
     // Endpoints.
     const policyField = vip.kind === 'clusterIP' ? 'internalTrafficPolicy' : 'externalTrafficPolicy';
@@ -384,7 +422,6 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
         ? sharedReason(ReasonCode.LocalReadyEndpoint, `${policyField} is Local; ${counts.local} ready ${family} endpoint(s) on node ${node.name}`)
         : sharedReason(ReasonCode.ReadyEndpoint, `${policyField} is Cluster; ${counts.total} ready ${family} endpoint(s) in the cluster`);
     const reasons: Reason[] = [positive];
-    const bad: Reason[] = [];
     const contributions: RouteContribution[] = [];
     const notChosen: Reason[] = [];
     let attributes: VipRouteAttributes[] | undefined;
@@ -400,16 +437,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       annotations,
       localAs: ctx.localAs ?? 0,
     };
-    for (const ad of matching) {
-      const len = family === 'IPv4' ? ad.aggregationLength : ad.aggregationLengthV6;
-      let prefix: string;
-      try {
-        prefix = toPrefix(vip.address, len).prefix;
-      } catch (e) {
-        // Config validation should prevent this; one bad advertisement must not disturb the others.
-        bad.push({ code: ReasonCode.InvalidAdvertisement, message: `advertisement ${ad.name}: ${(e as Error).message}` });
-        continue;
-      }
+    for (const { ad, prefix } of routes) {
       const peers = peersOf(ad);
       const c = route(prefix, routeFamilyOf(family), ad, key);
       const steered = steer(c, ad, steering);
@@ -425,14 +453,14 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const announced = contributions.length > 0;
     if (!announced && notChosen.length > 0) {
       // Not this node's VIP: blocked, no health check needed here (the chosen nodes check theirs).
-      const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: exact([...notChosen, ...bad]) };
+      const d: VipDecision = { address: vip.address, kind: vip.kind, announced: false, reasons: exact([...notChosen, ...narrowed, ...bad]) };
       if (attributes !== undefined) d.attributes = exact(attributes);
       decision.vips.push(d);
       vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts, othersCanServe: false });
       continue;
     }
     if (announced && annotations.applied !== undefined) reasons.push(annotations.applied);
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: exact(announced ? [...reasons, ...annotations.notes, ...notChosen, ...bad] : bad) };
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: exact(announced ? [...reasons, ...annotations.notes, ...notChosen, ...narrowed, ...bad] : bad) };
     if (attributes !== undefined) d.attributes = exact(attributes);
     decision.vips.push(d);
     vips.push({ decision: d, candidate: true, contributions: exact(contributions), endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });
@@ -502,12 +530,18 @@ export function serviceCIDRContributions(snapshot: Snapshot, node: NodeState, ct
       continue;
     }
     const reasons: Reason[] = [];
+    const narrowed: Reason[] = [];
     for (const ad of matching) {
+      const no = admitPrefix('serviceCIDR', canon.prefix, canon.prefix, ad, ctx);
+      if (no !== undefined) {
+        narrowed.push(no);
+        continue;
+      }
       contributions.push(route(canon.prefix, canon.family, ad, undefined));
       const peers = peersOf(ad);
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${canon.prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
     }
-    decisions.push({ cidr, source, announced: true, reasons });
+    decisions.push({ cidr, source, announced: reasons.length > 0, reasons: [...reasons, ...narrowed] });
   }
   return { decisions, contributions };
 }

@@ -22,6 +22,11 @@ export const ReasonCode = {
   IPModeProxy: 'IPModeProxy',
   InvalidAddress: 'InvalidAddress',
   InvalidAdvertisement: 'InvalidAdvertisement',
+  /**
+   * A LoadBalancer or external address outside the operator's allowed space (pools, allowedPrefixes), or a prefix an
+   * aggregation would widen past it (admission.ts): never announced.
+   */
+  PrefixNotAllowed: 'PrefixNotAllowed',
   NoAdvertisement: 'NoAdvertisement',
   NoReadyEndpoint: 'NoReadyEndpoint',
   NoLocalReadyEndpoint: 'NoLocalReadyEndpoint',
@@ -76,17 +81,31 @@ export interface Reason {
 /**
  * Codes saying this node does not handle a VIP at all, as opposed to handling it and not announcing it now: no
  * advertisement selects it for this node and Service, another implementation's (loadBalancerClass,
- * service.kubernetes.io/service-proxy-name, ipMode Proxy), or not an address.
+ * service.kubernetes.io/service-proxy-name, ipMode Proxy), not an address, or outside what the operator allows
+ * (a tenant's address is no series of Herald's metrics: `herald_tenant_inputs_refused` counts them instead).
  */
-const NOT_HANDLED: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.NoAdvertisement, ReasonCode.ForeignLoadBalancerClass, ReasonCode.ServiceProxyNameSet, ReasonCode.IPModeProxy, ReasonCode.InvalidAddress]);
+const NOT_HANDLED: ReadonlySet<string> = new Set<ReasonCode>([
+  ReasonCode.NoAdvertisement,
+  ReasonCode.ForeignLoadBalancerClass,
+  ReasonCode.ServiceProxyNameSet,
+  ReasonCode.IPModeProxy,
+  ReasonCode.InvalidAddress,
+  ReasonCode.PrefixNotAllowed,
+]);
 
 /**
- * True when this node handles the VIP whose reason chain is `reasons`: it announces it, or would once what blocks it
- * now (node state, endpoints, health checks) clears. The VIPs `herald_vip_announced` reports (docs/metrics.md).
+ * True when this node handles the VIP: it announces it, or would once what blocks it now (node state, endpoints,
+ * health checks) clears. The VIPs `herald_vip_announced` reports (docs/metrics.md).
  */
-export function handlesVip(reasons: readonly { code: string }[]): boolean {
-  return !reasons.some((r) => NOT_HANDLED.has(r.code));
+export function handlesVip(vip: { readonly announced: boolean; readonly reasons: readonly { code: string }[] }): boolean {
+  return vip.announced || !vip.reasons.some((r) => NOT_HANDLED.has(r.code));
 }
+
+/**
+ * Codes of refused tenant input (admission.ts): each is a Warning Event on the Service (src/daemon/service-events.ts)
+ * and counted by `herald_tenant_inputs_refused` (docs/security.md).
+ */
+export const REFUSAL_CODES: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.PrefixNotAllowed]);
 
 /** Most distinct shared reasons held (then the table starts again, see `sharedReason`). */
 export const MAX_SHARED_REASONS = 4096;

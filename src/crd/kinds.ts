@@ -110,6 +110,9 @@ function peerRules(prefix: string): Record<string, readonly CelRule[]> {
   return { [prefix]: PEER_OBJECT_RULES, ...Object.fromEntries(Object.entries(PEER_FIELD_RULES).map(([f, r]) => [at(f), r])) };
 }
 
+/** A CIDR written with its network address (schema.ts refuses host bits the same way). */
+const HOST_BITS: CelRule = { rule: '!isCIDR(self) || cidr(self) == cidr(self).masked()', message: 'host bits set: write the network address (e.g. 10.1.0.0/24, not 10.1.0.1/24)' };
+
 const VALID = { name: 'Valid', type: 'string', jsonPath: '.status.conditions[?(@.type=="Valid")].status', description: "Passed Herald's own checks" } as const;
 const IN_USE = { name: 'In Use', type: 'string', jsonPath: '.status.conditions[?(@.type=="InUse")].status' } as const;
 const AGE = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' } as const;
@@ -144,7 +147,9 @@ export const BGP_ADVERTISEMENT: KindSpec = {
   section: 'advertisements',
   fields: { omit: ['name', 'nodeSelector', 'serviceSelector'] },
   status: advertisementStatusSchema,
-  rules: {},
+  rules: {
+    'allowedPrefixes[]': [{ rule: 'isCIDR(self)', message: 'must be a CIDR prefix like 10.0.0.0/24 or 2001:db8::/64' }, HOST_BITS],
+  },
   listTypes: { addressKinds: { type: 'set' } },
   columns: [
     { name: 'Kinds', type: 'string', jsonPath: '.spec.addressKinds' },
@@ -174,7 +179,7 @@ export const IP_ADDRESS_POOL: KindSpec = {
         rule: "isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0].trim()) && isIP(self.split('-')[1].trim()) && ip(self.split('-')[0].trim()).family() == ip(self.split('-')[1].trim()).family())",
         message: 'must be a CIDR or a range "A-B" of one family',
       },
-      { rule: '!isCIDR(self) || cidr(self) == cidr(self).masked()', message: 'host bits set: write the network address (e.g. 10.1.0.0/24, not 10.1.0.1/24)' },
+      HOST_BITS,
     ],
   },
   columns: [

@@ -7,7 +7,7 @@ import type { Clock } from '../../bgp/index.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { HealthLike } from '../health/types.ts';
 import type { HandledVip, HeraldMetrics } from '../metrics/metrics.ts';
-import { handlesVip } from '../controller/reasons.ts';
+import { handlesVip, REFUSAL_CODES } from '../controller/reasons.ts';
 import type { Source } from '../sources/source.ts';
 import { prefixMatches } from '../net/address.ts';
 import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
@@ -23,8 +23,25 @@ import type { SpeakerLike } from './speaker-like.ts';
  */
 export function* handledVips(services: readonly ServiceView[]): Iterable<HandledVip> {
   for (const s of services) {
-    for (const v of s.vips) if (handlesVip(v.reasons)) yield { service: s.service, address: v.address, announced: v.announced };
+    for (const v of s.vips) if (handlesVip(v)) yield { service: s.service, address: v.address, announced: v.announced };
   }
+}
+
+/**
+ * How many VIPs of `services` each refusal reason code (src/controller/reasons.ts `REFUSAL_CODES`) holds back now,
+ * every code listed (0 when none): what `herald_tenant_inputs_refused` reports (docs/metrics.md, docs/security.md).
+ */
+export function refusedInputs(services: readonly ServiceView[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const code of REFUSAL_CODES) counts.set(code, 0);
+  for (const s of services) {
+    for (const v of s.vips) {
+      const codes = new Set<string>();
+      for (const r of v.reasons) if (REFUSAL_CODES.has(r.code)) codes.add(r.code);
+      for (const c of codes) counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+  }
+  return counts;
 }
 
 /** What the view reads from the daemon's lifecycle, and the actions it forwards. */

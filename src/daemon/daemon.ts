@@ -29,6 +29,7 @@ import type { Config } from '../config/schema.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import type { ConfigObjects, MergedConfig } from '../crd/merge.ts';
 import { mergeConfig, NO_OBJECTS } from '../crd/merge.ts';
+import { noAddressSpaceNote } from '../config/notes.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
 import type { SecretLookup } from '../k8s/secrets.ts';
 import type { NodeStatusInput } from '../status/node-status.ts';
@@ -42,7 +43,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { Source } from '../sources/source.ts';
 import type { StatusView } from '../admin/view.ts';
 import { NotFoundError } from '../admin/view.ts';
-import { AdminView, handledVips } from './admin-view.ts';
+import { AdminView, handledVips, refusedInputs } from './admin-view.ts';
 import { checkContext } from './check-specs.ts';
 import { diffConfig, effectiveReloadConfig } from './diff.ts';
 import type { ConfigDiff } from './diff.ts';
@@ -146,6 +147,8 @@ export class Daemon {
   /** Message of the last failed pass. */
   #runError: string | undefined;
   readonly #passes = { full: 0, incremental: 0 };
+  /** The configuration in force allows no LoadBalancer or external address (logged when it became so). */
+  #noAddressSpace = false;
   /** The annotation errors last logged per Service ("ns/name" → their text). */
   readonly #annotationErrors = new Map<string, string>();
 
@@ -270,6 +273,7 @@ export class Daemon {
     });
     metrics.setPeersProvider(() => this.view.peers());
     metrics.setVipsProvider(() => handledVips(this.view.services()));
+    metrics.setRefusalsProvider(() => refusedInputs(this.view.services()));
     const source = this.#deps.source;
     if (!source) return;
     this.#controller?.on('error', (key: string, err: unknown) => this.#log.warn({ key, err }, 'controller error (retried)'));
@@ -286,6 +290,7 @@ export class Daemon {
     source.on('synced', () => {
       this.#log.info('source synced');
       if (this.#objectsPending) this.#applyObjects('objects read');
+      this.#logAddressSpace();
     });
     this.#deps.secrets?.on('change', () => this.#scheduleObjects());
     // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
@@ -527,7 +532,17 @@ export class Daemon {
     this.#gate.configure(this.#gateInputs(merged.config));
     this.#assembly.setAttributeChangeInterval(merged.config.attributeChangeInterval * 1000);
     this.#fullNext = true;
+    if (this.#deps.source?.synced()) this.#logAddressSpace();
     return d;
+  }
+
+  /** Says once, when it becomes true, that no LoadBalancer or external address can be announced (src/config/notes.ts). */
+  #logAddressSpace(): void {
+    const note = noAddressSpaceNote(this.#config);
+    if ((note !== undefined) === this.#noAddressSpace) return;
+    this.#noAddressSpace = note !== undefined;
+    if (note !== undefined) this.#log.warn({ field: note.path }, note.message);
+    else this.#log.info('pools or allowedPrefixes now allow LoadBalancer and external addresses');
   }
 
   /** What this node's BGPNodeStatus shows (node-status.ts). */

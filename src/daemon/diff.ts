@@ -108,7 +108,7 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
   const peers = diffPeers(before.peers, after.peers);
   const differs = (k: string) => !isDeepStrictEqual(get(before, k), get(after, k));
   const routesChanged = differs('routes');
-  const policyChanged = ['loadBalancerClass', 'serviceCIDRs', 'countServingTerminating', 'advertisements', 'attributeChangeInterval', 'pools'].some(differs);
+  const policyChanged = ['loadBalancerClass', 'serviceCIDRs', 'countServingTerminating', 'advertisements', 'attributeChangeInterval', 'pools', 'allowedPrefixes'].some(differs);
   const healthChanged = ['healthChecks', 'kubeProxy'].some(differs);
   const logLevelChanged = differs('logLevel');
   const restartRequired: string[] = RESTART_FIELDS.filter(differs);

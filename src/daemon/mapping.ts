@@ -112,6 +112,8 @@ export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRout
     ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
     ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements.map(advertisement) } : {}),
     ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
+    ...(cfg.allowedPrefixes !== undefined ? { allowedPrefixes: cfg.allowedPrefixes } : {}),
+    ...(cfg.pools !== undefined ? { poolAddresses: cfg.pools.flatMap((p) => p.addresses) } : {}),
     countServingTerminating: cfg.countServingTerminating,
     departureDrains: gracefulShutdownConfigured(cfg),
     localAs: cfg.bgp.localAs,

@@ -231,7 +231,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
         onDropped: (_e, reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald', reason }),
       });
-      const events = new AnnouncementEvents(identity.nodeName, recorder);
+      // Refusals are the same on every node: the status writer's Lease holder posts them (one writer).
+      const events = new AnnouncementEvents(identity.nodeName, recorder, { refusals: () => objectStatus?.isLeader() ?? true });
       onDecisions = (d, c) => events.observe(d, c);
     }
     // Kubernetes: the drain is the Node annotation herald.io/drain (RBAC: patch nodes); standalone: stateDir.

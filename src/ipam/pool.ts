@@ -9,15 +9,11 @@
  */
 import type { LabelSelector } from '../k8s/selector.ts';
 import type { IpFamily } from '../net/address.ts';
-import { addressBits, addressValue, formatAddressValue } from '../net/address.ts';
+import { addressValue, formatAddressValue } from '../net/address.ts';
+import type { AddressRange } from '../net/address-space.ts';
+import { parseAddressRange } from '../net/address-space.ts';
 
-/** An inclusive range of addresses of one family, as integers. */
-export interface AddressRange {
-  readonly family: IpFamily;
-  readonly first: bigint;
-  readonly last: bigint;
-}
-
+export type { AddressRange } from '../net/address-space.ts';
 
 /** A pool as configured. */
 export interface PoolConfig {
@@ -50,32 +46,11 @@ export class PoolError extends Error {
 }
 
 function parseOne(text: string, path: string): AddressRange {
-  const s = text.trim();
-  const dash = s.indexOf('-');
-  if (dash > 0) {
-    const a = addressValue(s.slice(0, dash).trim());
-    const b = addressValue(s.slice(dash + 1).trim());
-    if (!a || !b) throw new PoolError(path, `"${text}" is not a range of two addresses (A-B)`);
-    if (a.family !== b.family) throw new PoolError(path, `"${text}" mixes IPv4 and IPv6`);
-    if (a.value > b.value) throw new PoolError(path, `"${text}": the first address is after the last`);
-    return { family: a.family, first: a.value, last: b.value };
+  try {
+    return parseAddressRange(text);
+  } catch (err) {
+    throw new PoolError(path, (err as Error).message);
   }
-  const slash = s.indexOf('/');
-  if (slash > 0) {
-    const base = addressValue(s.slice(0, slash));
-    const lenText = s.slice(slash + 1);
-    const len = /^\d+$/.test(lenText) ? Number(lenText) : NaN;
-    if (!base) throw new PoolError(path, `"${text}" is not a CIDR`);
-    const bits = addressBits(base.family);
-    if (!(len >= 0 && len <= bits)) throw new PoolError(path, `"${text}": prefix length must be 0..${bits}`);
-    const size = 1n << BigInt(bits - len);
-    const first = base.value - (base.value % size);
-    if (first !== base.value) throw new PoolError(path, `"${text}" has host bits set (did you mean ${formatAddressValue(base.family, first)}/${len}?)`);
-    return { family: base.family, first, last: first + size - 1n };
-  }
-  const single = addressValue(s);
-  if (!single) throw new PoolError(path, `"${text}" is neither a CIDR, a range A-B nor an address`);
-  return { family: single.family, first: single.value, last: single.value };
 }
 
 /**

@@ -10,21 +10,10 @@ import type { IpFamily } from '../net/address.ts';
 import { addressValue } from '../net/address.ts';
 import { currentIps, isOurClass } from './allocator.ts';
 import type { AllocatorOptions } from './allocator.ts';
-import type { AddressRange, Pool } from './pool.ts';
+import { AddressSpace } from '../net/address-space.ts';
+import type { Pool } from './pool.ts';
 import { isBuggyIp, poolContains } from './pool.ts';
 import type { PoolUsage } from '../status/object-conditions.ts';
-
-/** The ranges of one family merged where they overlap or touch, in order. */
-function merged(ranges: readonly AddressRange[], family: IpFamily): AddressRange[] {
-  const sorted = ranges.filter((r) => r.family === family).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
-  const out: AddressRange[] = [];
-  for (const r of sorted) {
-    const last = out.at(-1);
-    if (last && r.first <= last.last + 1n) out[out.length - 1] = { family, first: last.first, last: r.last > last.last ? r.last : last.last };
-    else out.push(r);
-  }
-  return out;
-}
 
 /** Values v in [first, last] with v mod 256 = rest (0 <= rest < 256). */
 function congruent(first: bigint, last: bigint, rest: bigint): bigint {
@@ -35,7 +24,8 @@ function congruent(first: bigint, last: bigint, rest: bigint): bigint {
 /** Addresses of `family` the pool hands out (`avoidBuggyIPs`: IPv4 .0 and .255 excluded). */
 function poolSize(pool: Pool, family: IpFamily): bigint {
   let n = 0n;
-  for (const r of merged(pool.ranges, family)) {
+  for (const r of new AddressSpace(pool.ranges).ranges()) {
+    if (r.family !== family) continue;
     n += r.last - r.first + 1n;
     if (pool.config.avoidBuggyIPs && family === 'IPv4') n -= congruent(r.first, r.last, 0n) + congruent(r.first, r.last, 255n);
   }

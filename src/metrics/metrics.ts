@@ -75,6 +75,7 @@ export class HeraldMetrics {
   readonly configLastReloadSuccessful: Gauge;
   readonly configLastReloadSuccessTime: Gauge;
   readonly vipAnnounced: Gauge<'service' | 'address'>;
+  readonly tenantInputsRefused: Gauge<'reason'>;
   readonly ipamPoolAddresses: Gauge<'pool' | 'family' | 'state'>;
   readonly ipamLeader: Gauge<'lease'>;
   readonly drained: Gauge;
@@ -86,6 +87,7 @@ export class HeraldMetrics {
 
   private peersProvider: () => PeerView[] = () => [];
   private vipsProvider: () => Iterable<HandledVip> = () => [];
+  private refusalsProvider: () => ReadonlyMap<string, number> = () => new Map();
   private allocatorProvider: () => AllocatorMetricsView | undefined = () => undefined;
   private statusWriterProvider: () => { readonly lease: string; isLeader(): boolean } | undefined = () => undefined;
   /** Last per-session message counts seen, to turn them into monotonic counters. */
@@ -258,6 +260,15 @@ export class HeraldMetrics {
         }
       },
     });
+    this.tenantInputsRefused = new Gauge({
+      name: `${PREFIX}tenant_inputs_refused`,
+      help: "Service inputs this node refuses now because the operator's policy does not allow them (docs/security.md), by reason code: one per VIP and reason.",
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        for (const [reason, n] of self.refusalsProvider()) this.set({ reason }, n);
+      },
+    });
     this.ipamPoolAddresses = new Gauge({
       name: `${PREFIX}ipam_pool_addresses`,
       help: 'LoadBalancer pool addresses by pool, family (IPv4, IPv6) and state (allocated, available), as this node sees the Services.',
@@ -330,6 +341,14 @@ export class HeraldMetrics {
   /** Where `herald_vip_announced` reads the decision of each VIP this node handles from at scrape time. */
   setVipsProvider(fn: () => Iterable<HandledVip>): void {
     this.vipsProvider = fn;
+  }
+
+  /**
+   * Where `herald_tenant_inputs_refused` reads, at scrape time, how many VIPs each refusal reason code holds back now
+   * (every code Herald refuses with, 0 when none: src/daemon/admin-view.ts `refusedInputs`).
+   */
+  setRefusalsProvider(fn: () => ReadonlyMap<string, number>): void {
+    this.refusalsProvider = fn;
   }
 
   /** Where the status writer's leadership is read from at scrape time (undefined: no status writer runs). */

@@ -66,7 +66,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     t.teardown(() => bird.stop());
     const heralds: HeraldNode[] = [];
     for (const n of nodes) {
-      const h = await startHerald({ node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port });
+      const h = await startHerald({ node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, config: { allowedPrefixes: [PREFIX] } });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
     }

@@ -62,7 +62,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
         node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port,
         gracefulRestart: true, gracefulShutdownWaitSec: 2, adminToken: TOKEN,
         // kube-proxy checks that tolerate a slow probe on a loaded machine (fall 3): a check flap would move a path
-        config: { healthChecks: { interval: 1, timeout: 1, rise: 1, fall: 3 } },
+        config: { healthChecks: { interval: 1, timeout: 1, rise: 1, fall: 3 }, allowedPrefixes: [VIP] },
       });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);

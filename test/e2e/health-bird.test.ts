@@ -78,6 +78,7 @@ async function startHealthHerald(o: { node: NodeSpec; bird: { ip: string; port: 
       },
     ],
     source: { manifests: o.manifests },
+    allowedPrefixes: [PREFIX],
     kubeProxy: { enabled: true, healthzPort: o.healthzPort, checkServices: true },
     healthChecks: { interval: 0.3, timeout: 0.25, rise: 2, fall: 2 },
     flapControl: { holdDown: 1, penalty: 1000, suppressThreshold: 2000, reuseThreshold: 750, halfLife: 5, maxSuppress: 12 },

@@ -46,7 +46,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
 
     const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes: [me] });
     t.teardown(() => bird.stop());
-    const h = await startHerald({ node: me, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port });
+    const h = await startHerald({ node: me, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, config: { allowedPrefixes: [`${VIP}/32`, `${OTHER}/32`] } });
     t.teardown(() => h.proc.stop(5000));
     await waitHeraldUp(h);
     const A = protoName(me.name);

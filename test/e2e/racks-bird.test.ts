@@ -81,7 +81,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig.yaml'), api.url);
     const heralds: HeraldNode[] = [];
     for (const n of nodes) {
-      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, env: { POD_NAMESPACE: NS }, config: { kubeProxy: { enabled: false } } });
+      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, env: { POD_NAMESPACE: NS }, config: { kubeProxy: { enabled: false }, allowedPrefixes: [PREFIX] } });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
     }

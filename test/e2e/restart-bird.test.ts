@@ -61,7 +61,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const heralds: RestartableHerald[] = [];
     for (const n of nodes) {
       const h = await startHerald({
-        node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, gracefulRestart: true, config: { healthChecks: SLOW_CHECKS },
+        node: n, heraldAs: HERALD_AS, bird: { ip: birdIp, port: birdPort, as: BIRD_AS }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port, gracefulRestart: true, config: { healthChecks: SLOW_CHECKS, allowedPrefixes: [LOCAL_VIP, CLUSTER_VIP] },
         // node-c without --node-ip: its kube-proxy checks probe the Node's InternalIP
         ...(n.name === 'node-c' ? { nodeIpFlag: false } : {}),
       });

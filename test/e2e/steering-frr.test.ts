@@ -105,7 +105,7 @@ if (!missingPrerequisite({ frr: frrAvailable() })) {
           source: { manifests },
           // FRR refuses a 127/8 NEXT_HOP (martian, docs/routes.md "Interop notes"): one routable next hop per node.
           peer: { nextHop: `203.0.113.${i + 1}` },
-          config: { advertisements, attributeChangeInterval: 1 },
+          config: { advertisements, attributeChangeInterval: 1, allowedPrefixes: ['198.51.100.0/24'] },
         }),
       );
     }

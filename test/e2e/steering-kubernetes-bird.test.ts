@@ -69,6 +69,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
         source: { kubernetes: { kubeconfig } },
         kubeProxyPort: kp.port,
         config: {
+          allowedPrefixes: ['198.51.100.0/24'],
           advertisements: [
             { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { steering: 'bounded' } }, maxNodesPerVip: 1 },
             { name: 'weighted', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { steering: 'weighted' } }, weighting: 'endpoints', bandwidthPerEndpoint: 1000 },

@@ -292,3 +292,10 @@ export function servedNode(n: Node, ip = '192.0.2.10'): Node {
   };
   return { apiVersion: 'v1', kind: 'Node', metadata, spec, status };
 }
+
+/**
+ * The documentation address blocks (RFC 5737: 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24; RFC 3849: 2001:db8::/32):
+ * the space tests declare as `allowedPrefixes` when the LoadBalancer and external addresses they announce are drawn
+ * from it (docs/decisions.md "Allowed address space": nothing outside pools and allowedPrefixes is announced).
+ */
+export const DOCUMENTATION_PREFIXES: string[] = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32'];

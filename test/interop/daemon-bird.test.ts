@@ -158,6 +158,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       configPath,
       stringify({
         bgp: { localAs: 65000, routerId: '10.0.0.1' },
+        allowedPrefixes: ['10.88.0.0/24'],
         peers: [{ name: 'k', address: addr.bird, port: birdPort, peerAs: 65001, localAddress: addr.ours, connectRetryTime: 1, families: ['ipv4-unicast'] }],
         source: { manifests },
         node: { name: 'node-a' },

@@ -38,6 +38,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
       configPath,
       stringify({
         bgp: { localAs: HERALD_AS },
+        allowedPrefixes: [`${VIP}/32`],
         peers: [{ name: 'bird', address: birdIp, port: birdPort, peerAs: BIRD_AS, localAddress: nodeIp, holdTime: 3, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
         routes: [{ prefix: STATIC }],
         source: { manifests },

@@ -295,6 +295,28 @@ t.test('config check warns (exit 0) about password files and env vars it cannot 
   t.same(JSON.parse(r.out).warnings.map((w: { path: string }) => w.path), ['peers[1].password.file', 'peers[2].password.file']);
 });
 
+t.test('guard: config check says plainly when no LoadBalancer or external address can be announced, and how to allow some', async (t) => {
+  const write = (name: string, extra: string) => {
+    const f = join(dir, name);
+    writeFileSync(f, `bgp: {localAs: 65000, routerId: 10.0.0.1}\nsource: {manifests: ${dir}}\n${extra}`);
+    return f;
+  };
+  const none = write('space-none.yaml', '');
+  let r = await run(['config', 'check', none]);
+  t.equal(r.code, 0, 'a warning, not an error');
+  t.match(r.err, /1 warning\(s\)[^]*allowedPrefixes: neither pools nor allowedPrefixes are configured, so no LoadBalancer ingress address and no externalIP can be announced[^]*"allowedPrefixes: \[203\.0\.113\.0\/24\]"/);
+  r = await run(['config', 'check', none, '--json']);
+  t.same(JSON.parse(r.out).warnings.map((w: { path: string }) => w.path), ['allowedPrefixes']);
+  for (const [name, extra] of [
+    ['space-allowed.yaml', 'allowedPrefixes: [203.0.113.0/24]\n'],
+    ['space-pool.yaml', 'pools: [{name: p, addresses: [203.0.113.0/28]}]\n'],
+    ['space-cluster-ips.yaml', 'advertisements: [{name: c, addressKinds: [clusterIP]}]\n'],
+  ] as const) {
+    r = await run(['config', 'check', write(name, extra)]);
+    t.equal(r.err, '', `${name}: nothing to say`);
+  }
+});
+
 t.test('decode is dispatched to the decoder', async (t) => {
   const r = await run(['decode', '--help']);
   t.equal(r.code, 0);

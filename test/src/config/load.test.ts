@@ -184,6 +184,16 @@ t.test('what run rejects or ignores is an error here too', async (t) => {
   t.equal(errs.length, 17, errs.map((e) => `${e.path}: ${e.message}`).join('\n'));
 });
 
+t.test('allowedPrefixes: CIDRs without host bits, at the top level and on an advertisement', async (t) => {
+  const structure = Object.fromEntries(errors({ ...base, allowedPrefixes: ['10.0.0.0/40'], advertisements: [{ name: 'a', allowedPrefixes: ['x'] }] }).map((e) => [e.path, e.message]));
+  t.match(structure['allowedPrefixes[0]'], /must be a CIDR prefix/);
+  t.match(structure['advertisements[0].allowedPrefixes[0]'], /must be a CIDR prefix/);
+  const by = Object.fromEntries(errors({ ...base, allowedPrefixes: ['203.0.113.7/24'], advertisements: [{ name: 'a', allowedPrefixes: ['2001:db8::1/64'] }] }).map((e) => [e.path, e.message]));
+  t.equal(by['allowedPrefixes[0]'], 'host bits set; did you mean 203.0.113.0/24?');
+  t.equal(by['advertisements[0].allowedPrefixes[0]'], 'host bits set; did you mean 2001:db8::/64?');
+  t.ok(validateConfig({ ...base, allowedPrefixes: ['203.0.113.0/24', '2001:db8::/48'], advertisements: [{ name: 'a', allowedPrefixes: ['203.0.113.0/25'] }] }).ok);
+});
+
 t.test('a prefix that is no CIDR says why (trial 2026-12-02: every bad prefix got the same message)', async (t) => {
   const errs = errors({
     ...base,

@@ -15,7 +15,7 @@ import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import type { Snapshot } from '../../../src/k8s/object-store.ts';
 import type { Source, SourceStatus } from '../../../src/sources/source.ts';
 import type { KubeObject, ResourceKind } from '../../../src/k8s/types.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'node-a';
 const NODES = [ME, 'node-b'];
@@ -128,7 +128,7 @@ async function run(events: readonly Event[], burst: number): Promise<{ set: Cand
   source.apply('Node', node(ME));
   let set: CandidateSet | undefined;
   const errors: unknown[] = [];
-  const controller = new Controller({ source, context: { nodeName: ME, advertisements: [{ name: 'all', addressKinds: ['loadBalancer', 'externalIP', 'clusterIP'] }] }, sink: { onCandidates: (s) => void (set = s) }, resyncIntervalMs: 0 });
+  const controller = new Controller({ source, context: { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [{ name: 'all', addressKinds: ['loadBalancer', 'externalIP', 'clusterIP'] }] }, sink: { onCandidates: (s) => void (set = s) }, resyncIntervalMs: 0 });
   controller.on('error', (_key: string, err: unknown) => errors.push(err));
   await controller.start();
   for (let i = 0; i < events.length; i += burst) {
@@ -219,7 +219,7 @@ t.test('regression: endpoints: [null] is quarantined, never retried, and the VIP
   source.apply('EndpointSlice', slice('web-1', 'web', [['10.2.0.1', ME, { ready: true }]]));
   let set: CandidateSet | undefined;
   const errors: unknown[] = [];
-  const controller = new Controller({ source, context: { nodeName: ME }, sink: { onCandidates: (s) => void (set = s) }, resyncIntervalMs: 0 });
+  const controller = new Controller({ source, context: { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }, sink: { onCandidates: (s) => void (set = s) }, resyncIntervalMs: 0 });
   controller.on('error', (_k: string, err: unknown) => errors.push(err));
   await controller.start();
   await controller.whenIdle();

@@ -9,7 +9,7 @@ import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import type { Snapshot } from '../../../src/k8s/object-store.ts';
 import type { Source, SourceStatus } from '../../../src/sources/source.ts';
 import type { KubeObject, ResourceKind } from '../../../src/k8s/types.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 /** In-memory Source: the test applies objects and decides when it is synced. */
 class FakeSource extends EventEmitter implements Source {
@@ -65,7 +65,7 @@ t.test('nothing reaches the sink before sync; then every Service; then only what
   const changes: CandidateChanges[] = [];
   const c = new Controller({
     source: src,
-    context: { nodeName: ME },
+    context: { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES },
     sink: {
       onCandidates: (set, ch) => {
         results.push(resultOf(set) as DesiredResult);
@@ -97,7 +97,7 @@ t.test('nothing reaches the sink before sync; then every Service; then only what
   tt.equal(results.length, 2, 'one set for the burst');
   tt.strictSame(prefixes(results[1]), ['192.0.2.1/32', '192.0.2.2/32']);
   // the incremental candidates give what a from-scratch computation gives
-  tt.strictSame(results[1], computeDesiredRoutes(src.store, { nodeName: ME }));
+  tt.strictSame(results[1], computeDesiredRoutes(src.store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }));
   // another node's change does not recompute services
   const before = c.stats.servicesComputed;
   src.apply('Node', node('n2', { ready: 'False' }));
@@ -128,7 +128,7 @@ t.test('nothing reaches the sink before sync; then every Service; then only what
   src.remove('Service', service('a'));
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.2/32', '192.0.2.3/32']);
-  tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME }));
+  tt.strictSame(results.at(-1), computeDesiredRoutes(src.store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }));
   tt.equal(JSON.stringify([...prev.values()]), prevJson, 'earlier candidates are never mutated');
   tt.strictSame(resultOf(c.last()), results.at(-1));
   const st = c.status();
@@ -141,7 +141,7 @@ t.test('a context change and invalidate recompute every Service', async (tt) => 
   const src = new FakeSource();
   const results: DesiredResult[] = [];
   const changes: CandidateChanges[] = [];
-  const c = new Controller({ source: src, context: { nodeName: ME }, sink: { onCandidates: (set, ch) => void (results.push(resultOf(set) as DesiredResult), changes.push(ch)) }, resyncIntervalMs: 0 });
+  const c = new Controller({ source: src, context: { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }, sink: { onCandidates: (set, ch) => void (results.push(resultOf(set) as DesiredResult), changes.push(ch)) }, resyncIntervalMs: 0 });
   tt.teardown(() => c.stop());
   src.apply('Node', node(ME));
   src.apply('Service', service('a', { lbIPs: ['192.0.2.1'], clusterIPs: ['10.96.0.1'] }));
@@ -150,7 +150,7 @@ t.test('a context change and invalidate recompute every Service', async (tt) => 
   await c.start();
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['192.0.2.1/32'], 'already synced at start: full pass');
-  c.setContext({ nodeName: ME, advertisements: [{ name: 'x', addressKinds: ['clusterIP', 'loadBalancer'] }] });
+  c.setContext({ nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [{ name: 'x', addressKinds: ['clusterIP', 'loadBalancer'] }] });
   await c.whenIdle();
   tt.strictSame(prefixes(results.at(-1)), ['10.96.0.1/32', '192.0.2.1/32']);
   tt.equal(changes.at(-1)?.all, true);
@@ -169,7 +169,7 @@ t.test('a failing sink is retried and gets the newest candidates', async (tt) =>
   const errors: string[] = [];
   const c = new Controller({
     source: src,
-    context: { nodeName: ME },
+    context: { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES },
     sink: {
       onCandidates: async (set, ch) => {
         seen.push(prefixes(resultOf(set)));
@@ -202,6 +202,7 @@ t.test('incremental candidates always give the result of a from-scratch computat
   const src = new FakeSource();
   const ctx = {
     nodeName: ME,
+    allowedPrefixes: DOCUMENTATION_PREFIXES,
     serviceCIDRs: ['10.96.0.0/12'],
     advertisements: [
       { name: 'lb', addressKinds: ['loadBalancer' as const], aggregationLength: 31 },

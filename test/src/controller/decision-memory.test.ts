@@ -11,10 +11,10 @@ import type { DesiredRoutesContext } from '../../../src/controller/desired-route
 import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
 import { trimObject } from '../../../src/k8s/trim.ts';
 import type { EndpointSlice, Node, Service } from '../../../src/k8s/types.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'n1';
-const ctx: DesiredRoutesContext = { nodeName: ME, advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'] }] };
+const ctx: DesiredRoutesContext = { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'] }] };
 const state = evaluateNode(trimObject('Node', node(ME)) as Node, ME);
 
 /** A Local Service with an LB IP and a cluster IP whose endpoints are on other nodes (blocked here). */
@@ -56,7 +56,7 @@ import { evaluateNode } from ${JSON.stringify(url('src/controller/node-eligibili
 import { trimObject } from ${JSON.stringify(url('src/k8s/trim.ts'))};
 import { node, service, slice } from ${JSON.stringify(url('test/helpers/k8s-objects.ts'))};
 const ME = 'n1';
-const ctx = { nodeName: ME, advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'] }] };
+const ctx = { nodeName: ME, allowedPrefixes: ['192.0.0.0/16'], advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'] }] };
 const state = evaluateNode(trimObject('Node', node(ME)), ME);
 const objects = (i) => [
   trimObject('Service', service('svc-' + i, { etp: 'Local', clusterIPs: ['10.96.' + (i >> 8) + '.' + (i & 255)], lbIPs: ['192.0.' + (i >> 8) + '.' + (i & 255)] })),

@@ -8,7 +8,7 @@ import type { DesiredResult, DesiredRoutesContext } from '../../../src/controlle
 import { computeDesiredRoutes } from '../../../src/controller/desired-routes.ts';
 import { EXCLUDE_LABEL, TO_BE_DELETED_TAINT } from '../../../src/controller/node-eligibility.ts';
 import type { DesiredRoute } from '../../../src/controller/route-merge.ts';
-import { node, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'node-a';
 const OTHER = 'node-b';
@@ -48,7 +48,7 @@ function runScenario(tt: Test, steps: Step[], baseCtx: Partial<DesiredRoutesCont
   const store = new ObjectStore();
   for (const step of steps) {
     step.act(store);
-    const res = computeDesiredRoutes(store, { nodeName: ME, ...baseCtx, ...step.ctx });
+    const res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, ...baseCtx, ...step.ctx });
     tt.strictSame(res.routes, step.routes, `${step.desc}: routes`);
     tt.strictSame(vips(res), step.vips, `${step.desc}: VIP decisions`);
   }
@@ -237,7 +237,7 @@ t.test('headless, ExternalName, type change, ipMode Proxy, service-proxy-name, b
   store.apply('Service', service('other-proxy', { lbIPs: ['192.0.2.33'], labels: { 'service.kubernetes.io/service-proxy-name': 'foo' } }));
   store.apply('Service', service('bad', { lbIPs: ['300.1.1.1'] }));
   for (const n of ['hl', 'en', 'was-lb', 'proxy', 'vip', 'other-proxy', 'bad']) store.apply('EndpointSlice', slice(`${n}-1`, n, [['10.0.0.9', ME]]));
-  const res = computeDesiredRoutes(store, { nodeName: ME });
+  const res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES });
   tt.strictSame(res.routes, [r('192.0.2.32/32', ['default/vip'])]);
   tt.strictSame(vips(res), {
     'default/bad loadBalancer 300.1.1.1': 'InvalidAddress',
@@ -265,14 +265,14 @@ t.test('loadBalancerClass filter', async (tt) => {
   store.apply('Service', service('foreign', { lbIPs: ['192.0.2.42'], lbClass: 'other.io/lb' }));
   for (const n of ['none', 'ours', 'foreign']) store.apply('EndpointSlice', slice(`${n}-1`, n, [['10.0.0.9', ME]]));
   const lbOnly = (res: DesiredResult): Record<string, string> => Object.fromEntries(Object.entries(vips(res)).filter(([k]) => k.includes('loadBalancer')));
-  let res = computeDesiredRoutes(store, { nodeName: ME });
+  let res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES });
   tt.strictSame(res.routes, [r('192.0.2.40/32', ['default/none'])], 'default implementation: class-less only');
   tt.strictSame(lbOnly(res), {
     'default/foreign loadBalancer 192.0.2.42': 'ForeignLoadBalancerClass',
     'default/none loadBalancer 192.0.2.40': 'announced',
     'default/ours loadBalancer 192.0.2.41': 'ForeignLoadBalancerClass',
   });
-  res = computeDesiredRoutes(store, { nodeName: ME, loadBalancerClass: 'example.com/herald' });
+  res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, loadBalancerClass: 'example.com/herald' });
   tt.strictSame(res.routes, [r('192.0.2.41/32', ['default/ours'])], 'class set: exact match only');
   tt.strictSame(lbOnly(res), {
     'default/foreign loadBalancer 192.0.2.42': 'ForeignLoadBalancerClass',
@@ -333,7 +333,7 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   store.apply('EndpointSlice', slice('p2-1', 'p2', [['10.0.0.3', ME]], { ns: 'prod' }));
   store.apply('EndpointSlice', slice('unselected-1', 'unselected', [['10.0.0.4', ME]]));
   store.apply('ServiceCIDR', serviceCIDR('kubernetes', ['10.96.0.0/12', 'fd00:96::/112']));
-  const ctx: DesiredRoutesContext = { nodeName: ME, advertisements, serviceCIDRs: ['10.100.0.1/16'] };
+  const ctx: DesiredRoutesContext = { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements, serviceCIDRs: ['10.100.0.1/16'] };
   const pub: DesiredRoute = {
     prefix: '192.0.2.60/32', family: 'ipv4-unicast', peers: ['tor-1', 'tor-2', 'tor-3'], communities: ['65000:100', '65000:200'], largeCommunities: [],
     localPref: 200, med: 10, services: ['default/pub'], advertisements: ['also-public', 'public'],
@@ -362,7 +362,7 @@ t.test('advertisements: selectors, peers, communities, aggregation, node selecto
   tt.strictSame(res.routes.find((x) => x.prefix === '198.51.100.0/24')?.services, ['prod/p2']);
 
   // node selector on an LB advertisement
-  res = computeDesiredRoutes(store, { nodeName: ME, advertisements: [{ name: 'gw', addressKinds: ['loadBalancer'], nodeSelector: { matchExpressions: [{ key: 'role', operator: 'NotIn', values: ['gateway'] }] } }] });
+  res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [{ name: 'gw', addressKinds: ['loadBalancer'], nodeSelector: { matchExpressions: [{ key: 'role', operator: 'NotIn', values: ['gateway'] }] } }] });
   tt.strictSame(res.routes, [], 'NotIn gateway excludes this node');
   tt.equal(vips(res)['default/pub loadBalancer 192.0.2.60'], 'NoAdvertisement');
 });
@@ -374,7 +374,7 @@ t.test('health gate is consulted only for otherwise announceable VIPs', async (t
   store.apply('Service', service('noep', { lbIPs: ['192.0.2.72'] }));
   store.apply('EndpointSlice', slice('h-1', 'h', [['10.0.0.1', ME]]));
   const asked: string[] = [];
-  const res = computeDesiredRoutes(store, { nodeName: ME }, (svc, addr) => {
+  const res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }, (svc, addr) => {
     asked.push(`${svc} ${addr}`);
     return addr === '192.0.2.71' ? { pass: false, reason: 'http://10.0.0.1:31000/ answered 503' } : { pass: true };
   });
@@ -390,7 +390,7 @@ t.test('duplicate endpoint across slices during a move counts once and prefers t
   store.apply('Service', service('m', { lbIPs: ['192.0.2.80'], etp: 'Local' }));
   store.apply('EndpointSlice', slice('m-1', 'm', [['10.0.0.1', ME, { ready: false }]]));
   store.apply('EndpointSlice', slice('m-2', 'm', [['10.0.0.1', ME, { ready: true }]]));
-  const res = computeDesiredRoutes(store, { nodeName: ME });
+  const res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES });
   tt.strictSame(res.routes, [r('192.0.2.80/32', ['default/m'])]);
   tt.match(res.services[0]?.vips[0]?.reasons[0]?.message, /1 ready IPv4 endpoint\(s\) on node node-a/);
   // FQDN slices and slices without the service-name label are ignored
@@ -401,7 +401,7 @@ t.test('duplicate endpoint across slices during a move counts once and prefers t
   const unlabelled = slice('f-2', 'f', [['10.0.0.2', ME]]);
   unlabelled.metadata!.labels = {};
   store2.apply('EndpointSlice', unlabelled);
-  tt.strictSame(computeDesiredRoutes(store2, { nodeName: ME }).routes, []);
+  tt.strictSame(computeDesiredRoutes(store2, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES }).routes, []);
 });
 
 t.test('an impossible aggregation length disturbs only its own advertisement', async (tt) => {
@@ -410,10 +410,10 @@ t.test('an impossible aggregation length disturbs only its own advertisement', a
   store.apply('Service', service('x', { lbIPs: ['192.0.2.90'] }));
   store.apply('EndpointSlice', slice('x-1', 'x', [['10.0.0.1', ME]]));
   const bad = { name: 'bad', addressKinds: ['loadBalancer' as const], aggregationLength: 33 };
-  let res = computeDesiredRoutes(store, { nodeName: ME, advertisements: [bad, { name: 'good', addressKinds: ['loadBalancer'] }] });
+  let res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [bad, { name: 'good', addressKinds: ['loadBalancer'] }] });
   tt.strictSame(res.routes, [r('192.0.2.90/32', ['default/x'], { advertisements: ['good'] })]);
   tt.strictSame(res.services[0]?.vips[0]?.reasons.map((x) => x.code), ['ReadyEndpoint', 'Advertised', 'InvalidAdvertisement']);
-  res = computeDesiredRoutes(store, { nodeName: ME, advertisements: [bad] });
+  res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [bad] });
   tt.strictSame(res.routes, []);
   tt.strictSame(vips(res)['default/x loadBalancer 192.0.2.90'], 'InvalidAdvertisement');
   tt.match(res.services[0]?.vips[0]?.reasons[0]?.message, /advertisement bad: prefix length 33 out of range/);

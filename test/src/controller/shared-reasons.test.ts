@@ -7,10 +7,10 @@ import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
 import { MAX_SHARED_REASONS, ReasonCode, sharedReason } from '../../../src/controller/reasons.ts';
 import { trimObject } from '../../../src/k8s/trim.ts';
 import type { EndpointSlice, Node, Service } from '../../../src/k8s/types.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const ME = 'n1';
-const ctx: DesiredRoutesContext = { nodeName: ME };
+const ctx: DesiredRoutesContext = { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES };
 const state = evaluateNode(trimObject('Node', node(ME)) as Node, ME);
 
 function decide(i: number, local: boolean) {

@@ -8,7 +8,7 @@ import type { Advertisement, DesiredResult, DesiredRoutesContext, ServiceCandida
 import { computeDesiredRoutes, decideService } from '../../../src/controller/desired-routes.ts';
 import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
 import type { EpSpec } from '../../helpers/k8s-objects.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const VIP = '192.0.2.10';
 const NODES = ['node-a', 'node-b', 'node-c', 'node-d', 'node-e'];
@@ -42,17 +42,17 @@ function on(nodeName: string, count: number, base: number): EpSpec[] {
 t.test('weighting: endpoints: link bandwidth = local endpoints × bandwidthPerEndpoint, "weight 3 of 10 endpoints"', async (t) => {
   const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], weighting: 'endpoints', bandwidthPerEndpoint: 1000 };
   const s = cluster('Local', [...on('node-a', 3, 1), ...on('node-b', 7, 2)]);
-  const res = computeDesiredRoutes(s, { nodeName: 'node-a', advertisements: [ad], localAs: 65001 });
+  const res = computeDesiredRoutes(s, { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad], localAs: 65001 });
   const v = lbVip(res);
   t.equal(v.announced, true);
   t.match(v.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 3 of 10 endpoints: link bandwidth 3000 bytes\/s \(3 × 1000\)/);
   t.strictSame(v.attributes, [{ advertisement: 'lb', prefix: `${VIP}/32`, announced: true, linkBandwidth: 3000, endpoints: { local: 3, total: 10 } }]);
   t.strictSame(res.routes[0]?.linkBandwidth, { asn: 65001, bytesPerSecond: 3000 }, 'the route carries it');
 
-  const b = lbVip(computeDesiredRoutes(s, { nodeName: 'node-b', advertisements: [ad], localAs: 65001 }));
+  const b = lbVip(computeDesiredRoutes(s, { nodeName: 'node-b', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad], localAs: 65001 }));
   t.match(b.reasons.find((r) => r.code === 'Weighted')?.message, /^weight 7 of 10 endpoints: link bandwidth 7000 bytes\/s/);
 
-  const c = lbVip(computeDesiredRoutes(cluster('Cluster', on('node-a', 3, 1)), { nodeName: 'node-c', advertisements: [ad], localAs: 65001 }));
+  const c = lbVip(computeDesiredRoutes(cluster('Cluster', on('node-a', 3, 1)), { nodeName: 'node-c', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad], localAs: 65001 }));
   t.equal(c.announced, true);
   t.ok(codes(c).includes('Unweighted'), 'Cluster: no weight, and the reason says why');
   t.equal(c.attributes?.[0]?.linkBandwidth, undefined);
@@ -61,8 +61,8 @@ t.test('weighting: endpoints: link bandwidth = local endpoints × bandwidthPerEn
 t.test('locality: under Cluster, nodes without a local endpoint send the higher MED and the prepend', async (t) => {
   const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], med: 10, locality: { preferLocal: true, med: 100, prependOthers: 2 } };
   const s = cluster('Cluster', on('node-a', 2, 1));
-  const a = computeDesiredRoutes(s, { nodeName: 'node-a', advertisements: [ad] });
-  const b = computeDesiredRoutes(s, { nodeName: 'node-b', advertisements: [ad] });
+  const a = computeDesiredRoutes(s, { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] });
+  const b = computeDesiredRoutes(s, { nodeName: 'node-b', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] });
   t.equal(a.routes[0]?.med, 10);
   t.equal(a.routes[0]?.asPathPrepend, undefined);
   t.equal(b.routes[0]?.med, 110);
@@ -75,7 +75,7 @@ t.test('locality: under Cluster, nodes without a local endpoint send the higher 
 t.test('maxNodesPerVip 2 of 5: two nodes announce, every node names the same two, the others say why not', async (t) => {
   const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], maxNodesPerVip: 2 };
   const s = cluster('Cluster', on('node-a', 1, 1));
-  const views = NODES.map((n) => lbVip(computeDesiredRoutes(s, { nodeName: n, advertisements: [ad] })));
+  const views = NODES.map((n) => lbVip(computeDesiredRoutes(s, { nodeName: n, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] })));
   const announcing = NODES.filter((_, i) => views[i]?.announced);
   t.equal(announcing.length, 2);
   for (const v of views) t.strictSame([...(v.attributes?.[0]?.choice?.nodes ?? [])].sort(), announcing, 'the same choice on every node');
@@ -122,7 +122,8 @@ function storeOf(c: Cluster, without?: string): ObjectStore {
 function announcers(c: Cluster, s: ObjectStore): { by: Map<string, string[]>; choices: Map<string, Set<string>> } {
   const by = new Map<string, string[]>(c.vips.map((v) => [v, []]));
   const choices = new Map<string, Set<string>>(c.vips.map((v) => [v, new Set<string>()]));
-  const ctx: Omit<DesiredRoutesContext, 'nodeName'> = { advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'], maxNodesPerVip: c.n }] };
+  // Any IPv4 address may be a VIP here: the property is about the rendezvous choice, not the allowed space.
+  const ctx: Omit<DesiredRoutesContext, 'nodeName'> = { allowedPrefixes: ['0.0.0.0/0'], advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'], maxNodesPerVip: c.n }] };
   for (const name of NAMES) {
     if (s.node(name) === undefined) continue;
     const res = computeDesiredRoutes(s, { nodeName: name, ...ctx });
@@ -193,7 +194,7 @@ t.test('property: removing one Node moves only the VIPs it announced', async (t)
 
 t.test('annotations: valid ones apply; a bad one is reported alone and never withdraws the VIP', async (t) => {
   const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], communities: ['65000:1'], med: 5 };
-  const ctx: DesiredRoutesContext = { nodeName: 'node-a', advertisements: [ad] };
+  const ctx: DesiredRoutesContext = { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] };
   const me = evaluateNode(node('node-a'), 'node-a');
   const eps = slice('web-1', 'web', on('node-a', 1, 1));
   const svc = (annotations: Record<string, string>) => {

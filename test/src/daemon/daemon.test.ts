@@ -15,10 +15,10 @@ import { gateKeyText, serviceGate } from '../../../src/daemon/gate-key.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { NotFoundError } from '../../../src/admin/view.ts';
 import { FakeHealth, FakeSource, FakeSpeaker } from './fakes.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 function cfg(data: object): Config {
-  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, allowedPrefixes: DOCUMENTATION_PREFIXES, ...data });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.config;
 }
@@ -312,7 +312,8 @@ t.test('End-of-RIB waits for the first verdict of pending VIP health checks', as
 t.test('one EndpointSlice change among 5,000 Services costs O(1): one decision, at most one Route object, one gate', async (t) => {
   const N = 5000;
   const source = new FakeSource();
-  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, routes: [{ prefix: '192.0.2.99/32' }] });
+  // The VIPs are 10.100.x.y and 10.99.0.1: the space they are drawn from is allowed.
+  const c = cfg({ peers: [peerA], source: { manifests: '/nonexistent' }, routes: [{ prefix: '192.0.2.99/32' }], allowedPrefixes: ['10.96.0.0/11'] });
   const { daemon, speaker, health } = make(c, { source });
   const vip = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
   source.store.apply('Node', node('node-a'));

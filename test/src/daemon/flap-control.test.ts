@@ -11,7 +11,7 @@ import { HealthManager } from '../../../src/health/manager.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { FakeSource, FakeSpeaker } from './fakes.ts';
 import type { EpSpec } from '../../helpers/k8s-objects.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 const VIP = '198.51.100.1';
 
@@ -20,7 +20,7 @@ async function setup(t: Test, etp: 'Cluster' | 'Local') {
   const health = new HealthManager({ clock, jitter: 0, probe: async () => ({ ok: true, message: 'ok', latencyMs: 1 }) });
   const source = new FakeSource();
   let speaker!: FakeSpeaker;
-  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001 }], source: { manifests: '/nonexistent' } });
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, allowedPrefixes: DOCUMENTATION_PREFIXES, peers: [{ name: 'a', address: '127.0.0.2', peerAs: 65001 }], source: { manifests: '/nonexistent' } });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   const daemon = new Daemon(r.config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] }, {
     createSpeaker: (o) => (speaker = new FakeSpeaker(o)), health, source, logger: pino({ level: 'silent' }), metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }), version: 'test', restarting: false, env: {}, clock,

@@ -10,10 +10,10 @@ import { HealthManager } from '../../../src/health/manager.ts';
 import type { CheckSpec, ProbeResult } from '../../../src/health/types.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { FakeSource, FakeSpeaker } from './fakes.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 function cfg(data: object): Config {
-  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, ...data });
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, allowedPrefixes: DOCUMENTATION_PREFIXES, ...data });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.config;
 }

@@ -38,3 +38,33 @@ t.test('a deleted Service is forgotten silently; re-created and announced posts 
   ae.observe(result(['ns/web', [vip('192.0.2.1', true)]]), { all: false, services: ['ns/web'] });
   t.same(events.map((e) => e.reason), ['Announced']);
 });
+
+t.test('guard: a refusal (PrefixNotAllowed) is one Warning when it appears, by the node that posts refusals only', async (t) => {
+  const refused = (address: string, message = `${address} (externalIP) is outside every pool and allowedPrefixes (198.51.100.0/24): never announced`): VipDecision => ({
+    address,
+    kind: 'externalIP',
+    announced: false,
+    reasons: [{ code: 'PrefixNotAllowed', message }],
+  });
+  const events: ServiceEvent[] = [];
+  let posts = true;
+  const ae = new AnnouncementEvents('node-a', { record: (e) => events.push(e) }, { refusals: () => posts });
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]]));
+  t.same(events, [], 'the first pass only primes (a restart posts nothing)');
+  ae.observe(result(['ns/old', [refused('8.8.4.4', 'no pools and no allowedPrefixes are configured')]]), { all: false, services: ['ns/old'] });
+  t.same(events.map((e) => e.message), ['8.8.4.4 (externalIP): no pools and no allowedPrefixes are configured'], 'a shared message is given its address');
+  events.length = 0;
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]], ['ns/web', [refused('8.8.8.8'), vip('198.51.100.1', true)]]), { all: false, services: ['ns/web'] });
+  const warnings = () => events.filter((e) => e.type === 'Warning');
+  t.same(warnings(), [{ service: 'ns/web', type: 'Warning', reason: 'PrefixNotAllowed', message: '8.8.8.8 (externalIP) is outside every pool and allowedPrefixes (198.51.100.0/24): never announced' }]);
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]], ['ns/web', [refused('8.8.8.8'), vip('198.51.100.1', true)]]), { all: false, services: ['ns/web'] });
+  t.equal(warnings().length, 1, 'the same refusal again posts nothing');
+  posts = false;
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]], ['ns/web', [refused('8.8.8.8'), refused('1.1.1.1')]]), { all: false, services: ['ns/web'] });
+  t.equal(warnings().length, 1, 'a node that does not post refusals posts none (every node reaches the same refusal)');
+  posts = true;
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]], ['ns/web', [refused('8.8.8.8'), refused('1.1.1.1')]]), { all: false, services: ['ns/web'] });
+  t.equal(warnings().length, 1, 'a refusal seen while another node posted is not posted late');
+  ae.observe(result(['ns/old', [refused('8.8.4.4')]], ['ns/web', [refused('8.8.8.8'), refused('9.9.9.9')]]), { all: false, services: ['ns/web'] });
+  t.same(warnings().map((e) => [e.type, e.reason, e.message.split(' ')[0]]), [['Warning', 'PrefixNotAllowed', '8.8.8.8'], ['Warning', 'PrefixNotAllowed', '9.9.9.9']], 'a new refusal is posted');
+});

@@ -10,10 +10,10 @@ import type { Config } from '../../../src/config/schema.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { FakeHealth, FakeSource, FakeSpeaker } from './fakes.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
 function cfg(data: object): Config {
-  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1', listen: { address: '127.0.0.1', port: 1179 } }, ...data });
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1', listen: { address: '127.0.0.1', port: 1179 } }, allowedPrefixes: DOCUMENTATION_PREFIXES, ...data });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.config;
 }

@@ -21,7 +21,7 @@ import type { Snapshot } from '../../../src/k8s/object-store.ts';
 import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import { sameContent, trimObject } from '../../../src/k8s/trim.ts';
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from '../../../src/k8s/types.ts';
-import { heraldObject, node, servedNode, servedService, servedSlice, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, heraldObject, node, servedNode, servedService, servedSlice, service, serviceCIDR, slice } from '../../helpers/k8s-objects.ts';
 
 type Path = readonly (string | number)[];
 
@@ -116,6 +116,7 @@ function corpus(): { services: Service[]; slices: EndpointSlice[]; nodes: Node[]
 
 const ctx: DesiredRoutesContext = {
   nodeName: ME,
+  allowedPrefixes: DOCUMENTATION_PREFIXES,
   advertisements: [
     { name: 'lb', addressKinds: ['loadBalancer', 'externalIP'], serviceSelector: { matchLabels: { expose: 'yes' } }, nodeSelector: { matchLabels: { rack: 'r1' } }, namespaces: ['default'], communities: ['65000:1'] },
     { name: 'all', addressKinds: ['loadBalancer', 'externalIP', 'clusterIP', 'serviceCIDR'], nodeSelector: { matchExpressions: [{ key: 'role', operator: 'In', values: ['edge'] }] } },

@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { PeerView } from '../../../src/admin/view.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
-import { handledVips } from '../../../src/daemon/admin-view.ts';
+import { handledVips, refusedInputs } from '../../../src/daemon/admin-view.ts';
 
 interface Sample {
   name: string;
@@ -98,6 +98,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
     herald_config_last_reload_successful: 'gauge',
     herald_config_last_reload_success_timestamp_seconds: 'gauge',
     herald_vip_announced: 'gauge',
+    herald_tenant_inputs_refused: 'gauge',
     herald_ipam_pool_addresses: 'gauge',
     herald_ipam_leader: 'gauge',
   };
@@ -148,6 +149,24 @@ t.test('herald_vip_announced: one series per handled VIP, announced if any of it
   ]));
   const s = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_vip_announced');
   t.same(s.map((x) => [x.labels['service'], x.labels['address'], x.value]), [['a/x', '192.0.2.1', 1], ['a/y', '192.0.2.3', 0]]);
+});
+
+t.test('herald_tenant_inputs_refused counts refused VIPs by reason; a refused VIP has no herald_vip_announced series', async (t) => {
+  const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
+  const vip = (address: string, announced: boolean, ...codes: string[]) => ({ address, kind: 'externalIP', announced, reasons: codes.map((code) => ({ code, message: '' })) });
+  const services = [
+    { service: 't/x', reasons: [], vips: [vip('8.8.8.8', false, 'PrefixNotAllowed'), vip('1.1.1.1', false, 'NodeNotReady', 'PrefixNotAllowed')] },
+    // Announced through one advertisement, refused by another: counted, and still a series of its own.
+    { service: 't/y', reasons: [], vips: [vip('198.51.100.1', true, 'Advertised', 'PrefixNotAllowed', 'PrefixNotAllowed')] },
+  ];
+  m.setVipsProvider(() => handledVips(services));
+  m.setRefusalsProvider(() => refusedInputs(services));
+  const samples = parseExposition((await m.text()).body).samples;
+  t.same(samples.filter((x) => x.name === 'herald_tenant_inputs_refused').map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 3]]);
+  t.same(samples.filter((x) => x.name === 'herald_vip_announced').map((x) => [x.labels['address'], x.value]), [['198.51.100.1', 1]], 'a tenant cannot add series with addresses Herald refuses');
+  m.setRefusalsProvider(() => refusedInputs([]));
+  const none = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_tenant_inputs_refused');
+  t.same(none.map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 0]], 'zero, not absent, once nothing is refused');
 });
 
 t.test('herald_status_writer_leader: absent without a status writer, then 1 while it leads', async (t) => {

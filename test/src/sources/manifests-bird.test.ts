@@ -44,6 +44,7 @@ t.test('10,000 manifest documents and a FIFO symlink with hold time 3 s: the BGP
     configPath,
     stringify({
       bgp: { localAs: HERALD_AS },
+      allowedPrefixes: ['198.51.100.0/24', '198.18.0.0/16'],
       peers: [{ name: 'bird', address: birdIp, port: birdPort, peerAs: BIRD_AS, localAddress: nodeIp, holdTime: 3, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
       source: { manifests },
       flapControl: { holdDown: 0, penalty: 0 },
