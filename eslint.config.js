@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Import patterns (gitignore style, matched against the import text) with the reason shown when one is used. */
-const BGP_INTERNALS = { group: ['**/bgp/**', '!**/bgp/index.ts'], message: 'src/ uses the BGP library through its façade bgp/index.ts only' };
+const BGP_INTERNALS = { group: ['**/bgp/**', '!**/bgp/main-thread.ts'], message: 'src/ uses the BGP library through its main-thread entry bgp/main-thread.ts only (the speaker, sessions, RIB and BFD run in the speaker thread)' };
 /**
  * `createRequire` loads a package past the import graph (no import line names it, the lint rules above cannot see
  * it). Allowed only where a package is loaded lazily on purpose, each file with its reason: bgp/sys/libc.ts loads
@@ -18,7 +18,7 @@ const NO_CREATE_REQUIRE = {
 };
 /**
  * The layers of src/ (docs/architecture.md "Layers"), from the ground up: each folder, why it sits where it does, and
- * the folders it may import (besides itself, bgp/index.ts and src/version.ts). Every other src/ folder is refused, so
+ * the folders it may import (besides itself, bgp/main-thread.ts and src/version.ts). Every other src/ folder is refused, so
  * a new folder must be placed here before anything can import it, and no arrow climbs back up.
  */
 export const SRC_LAYERS = {

@@ -1,6 +1,6 @@
 /**
  * Injectable time for everything that waits: the FSM and session timers (RFC 4271 §8: ConnectRetryTimer, HoldTimer,
- * KeepaliveTimer), and, through bgp/index.ts, the daemon's health checks, work queues, informers and leader election.
+ * KeepaliveTimer), and, through bgp/main-thread.ts, the daemon's health checks, work queues, informers and leader election.
  *
  * Production code uses `realClock`: `now()` is `performance.timeOrigin + performance.now()`, on the epoch time line
  * but never going backwards, so a wall-clock step neither fires nor delays a timer deadline computed from it; timers

@@ -82,9 +82,8 @@ export { ByteWriter } from './wire/writer.ts';
 
 // --- Routes we originate ---
 export type { Route } from './rib/route.ts';
-export { MAX_AS_PATH_PREPEND } from './rib/route.ts';
+export { MAX_AS_PATH_PREPEND, MAX_COMMUNITY_OCTETS } from './rib/route.ts';
 export type { ExportedRoute } from './rib/export.ts';
-export { MAX_COMMUNITY_OCTETS } from './rib/record.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';

@@ -38,10 +38,7 @@ import type { DesiredDiff, RouteRecord } from './rib/record.ts';
 import type { ExportedRoute } from './rib/export.ts';
 import type { ExportPeer } from './rib/export.ts';
 import { RouteError } from './rib/route.ts';
-import type { Route } from './rib/route.ts';
-
-/** Internal map key: the canonical prefix (unique across families; see RouteRecord). */
-type RouteKey = string;
+import type { Route, RouteKey } from './rib/route.ts';
 import { attributeSignature } from './rib/export.ts';
 import { Session } from './session/session.ts';
 import { FAMILY_OF_AFI, maxMessageLength } from './session/open-exchange.ts';

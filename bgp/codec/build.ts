@@ -6,13 +6,14 @@
  * All builders throw a plain Error (a local bug or bad config, never a BgpError) on malformed input.
  */
 import type { Family } from '../constants.ts';
-import { AttrFlag, AttrTypeCode, Origin, WellKnownCommunity } from '../constants.ts';
+import { AttrFlag, AttrTypeCode, Origin } from '../constants.ts';
 import { ATTRIBUTE_INFO } from './attributes.ts';
 import type { AttributeInfo } from './attributes.ts';
 import { familyAfiSafi } from './mp-nlri.ts';
 import { canonicalAddress, canonicalPrefix, familyOfPrefix, nlriLength } from './nlri.ts';
 import { asPathSegmentsLength } from './as-path.ts';
 import { ExtCommunitySubtype, extendedCommunityFromBytes, ipv6ExtendedCommunityFromBytes, twoOctetAsSpecific } from './ext-communities.ts';
+import { parseCommunity, parseLargeCommunity, u32 } from './communities.ts';
 import type { AsPathSegment, ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity, NlriEntry, PathAttribute, UpdateMessage } from './types.ts';
 
 type Attr<T extends PathAttribute['type']> = Extract<PathAttribute, { type: T }>;
@@ -36,10 +37,6 @@ function ext(base: number, valueLength: number): number {
   return valueLength > 255 ? base | AttrFlag.ExtendedLength : base;
 }
 
-function u32(n: number, what: string): number {
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new Error(`${what} must be an integer in 0..4294967295, got ${n}`);
-  return n;
-}
 
 /** ORIGIN (RFC 4271 §5.1.1), well-known mandatory: 0 IGP, 1 EGP, 2 INCOMPLETE, or the name. */
 export function origin(o: Origin | 'IGP' | 'EGP' | 'INCOMPLETE'): Attr<'ORIGIN'> {
@@ -203,46 +200,5 @@ export function endOfRib(family: Family): UpdateMessage {
   return { type: 'UPDATE', withdrawnRoutes: [], pathAttributes: [mpUnreach(family, [])], nlri: [] };
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Community text
-
-/** Names accepted by parseCommunity: the well-known table, plus NO_PEER for RFC 3765's NOPEER (as configs write it). */
-const COMMUNITY_NAMES: Readonly<Record<string, number>> = { ...WellKnownCommunity, NO_PEER: WellKnownCommunity.NOPEER };
-
-/**
- * Parses a standard community (RFC 1997): "AS:value" (each 0..65535), a plain 32-bit number, or a well-known name
- * (GRACEFUL_SHUTDOWN, ACCEPT_OWN, BLACKHOLE, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, NOPEER or NO_PEER;
- * case-insensitive, '-' or '_'). @returns the 32-bit value. Throws Error on anything else.
- */
-export function parseCommunity(text: string): number {
-  const t = text.trim();
-  const m = /^(\d{1,5}):(\d{1,5})$/.exec(t);
-  if (m) {
-    const hi = Number(m[1]);
-    const lo = Number(m[2]);
-    if (hi > 0xffff || lo > 0xffff) throw new Error(`community halves must be 0..65535: ${JSON.stringify(text)}`);
-    return ((hi << 16) | lo) >>> 0;
-  }
-  if (/^\d{1,10}$/.test(t)) return u32(Number(t), 'community');
-  const name = t.toUpperCase().replace(/-/g, '_');
-  const v = COMMUNITY_NAMES[name];
-  if (v === undefined) throw new Error(`unknown community ${JSON.stringify(text)}`);
-  return v;
-}
-
-/** "AS:value" text of a standard community (well-known ones too, e.g. NO_EXPORT → "65535:65281"). */
-export function formatCommunity(n: number): string {
-  return `${n >>> 16}:${n & 0xffff}`;
-}
-
-/** Parses an RFC 8092 large community "global:local1:local2" (each 0..4294967295). Throws Error otherwise. */
-export function parseLargeCommunity(text: string): LargeCommunity {
-  const m = /^(\d{1,10}):(\d{1,10}):(\d{1,10})$/.exec(text.trim());
-  if (!m) throw new Error(`invalid large community ${JSON.stringify(text)}`);
-  return [u32(Number(m[1]), 'large community'), u32(Number(m[2]), 'large community'), u32(Number(m[3]), 'large community')];
-}
-
-/** "global:local1:local2" text of a large community. */
-export function formatLargeCommunity(c: LargeCommunity): string {
-  return `${c[0]}:${c[1]}:${c[2]}`;
-}
+// Community text (bgp/codec/communities.ts), reachable as build.parseCommunity too.
+export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './communities.ts';

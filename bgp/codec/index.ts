@@ -97,7 +97,7 @@ export {
 } from './nlri.ts';
 /** Builders of path attributes and UPDATEs with the RFC default flags: `build.origin('IGP')`, `build.update({...})`. */
 export * as build from './build.ts';
-export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './build.ts';
+export { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from './communities.ts';
 
 // --- Extended communities (RFC 4360, RFC 5668, RFC 5701, RFC 10005 link bandwidth) ---
 export {

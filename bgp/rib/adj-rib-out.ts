@@ -19,10 +19,7 @@ import type { PackedTable } from './packed-table.ts';
 import { diffDesired, makeRecord } from './record.ts';
 import type { DesiredDiff, RouteRecord } from './record.ts';
 import { nlriSize } from './route.ts';
-import type { ParsedPrefix } from './route.ts';
-
-/** Internal map key: the canonical prefix (see RouteRecord). */
-type RouteKey = string;
+import type { ParsedPrefix, RouteKey } from './route.ts';
 
 /** Routes sharing byte-identical encoded attributes toward one peer. */
 interface AttrGroup {

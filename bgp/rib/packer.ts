@@ -17,7 +17,7 @@ import type { Family } from '../constants.ts';
 import type { CodecContext, PathAttribute } from '../codec/types.ts';
 import type { ExportedAttributes } from './export.ts';
 import { encodePathAttributes } from '../codec/attributes.ts';
-import { nlriSize, parseIPv6, writeNlri } from './route.ts';
+import { nlriSize, parseIPv6, writeRoutePrefix } from './route.ts';
 import type { ParsedPrefix } from './route.ts';
 
 /** What one packed UPDATE holds, for counters and events (AdjRibOut's `lastSent`). */
@@ -87,7 +87,7 @@ export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[])
   let off = BODY_START;
   if (v4) {
     buf.writeUInt16BE(nlriLen, HEADER_LENGTH);
-    for (const p of prefixes) off = writeNlri(buf, off, p);
+    for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
     buf.writeUInt16BE(0, off);
     off += 2;
   } else {
@@ -101,7 +101,7 @@ export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[])
     buf.writeUInt16BE(2, off); // AFI IPv6
     buf[off + 2] = 1; // SAFI unicast
     off += 3;
-    for (const p of prefixes) off = writeNlri(buf, off, p);
+    for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
   }
   if (off !== len) throw new Error(`packer bug: withdraw length ${off} != ${len}`);
   return buf;
@@ -144,7 +144,7 @@ export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer |
     off += nh.copy(buf, off);
     buf[off++] = 0; // Reserved
   }
-  for (const p of prefixes) off = writeNlri(buf, off, p);
+  for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
   if (off !== len) throw new Error(`packer bug: announce length ${off} != ${len}`);
   return buf;
 }

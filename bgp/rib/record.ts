@@ -4,22 +4,17 @@
  */
 import { isIP } from 'node:net';
 import { attributeSignature } from './export.ts';
-import { MAX_AS_PATH_PREPEND, parsePrefix, RouteError } from './route.ts';
-import type { ParsedPrefix, Route } from './route.ts';
-
-/** Internal map key: the canonical prefix (see RouteRecord). */
-type RouteKey = string;
+import { MAX_AS_PATH_PREPEND, MAX_COMMUNITY_OCTETS, parseRoutePrefix, RouteError } from './route.ts';
+import type { ParsedPrefix, Route, RouteKey } from './route.ts';
 
 /**
  * A validated route with its key, parsed prefix (the ParsedPrefix fields, inline: one object per route) and attribute
  * signature; shared by every peer's Adj-RIB-Out.
  *
- * `key` is the canonical prefix string itself: it is unique across the two families (only IPv6 text has a colon, and
- * parsePrefix checks the family), so the maps need no extra "family prefix" string per route; `routeKey()` gives the
- * RouteKey form for display.
+ * `key` is the route's RouteKey, its canonical prefix (bgp/rib/route.ts).
  */
 export interface RouteRecord extends ParsedPrefix {
-  readonly key: string;
+  readonly key: RouteKey;
   readonly route: Route;
   /** attributeSignature(route): equal signatures export to equal attributes. */
   readonly sig: string;
@@ -52,12 +47,9 @@ function checkAttributes(route: Route): void {
   if (size > MAX_COMMUNITY_OCTETS) bad(`communities take ${size} octets; at most ${MAX_COMMUNITY_OCTETS} fit a 4096-octet UPDATE`);
 }
 
-/** Octets of (large/extended) community values one route may carry: 4096 minus headers, other attributes and NLRI. */
-export const MAX_COMMUNITY_OCTETS = 3800;
-
 /** Validates a route and builds its record. Throws RouteError on a malformed prefix or attribute. */
 export function makeRecord(route: Route): RouteRecord {
-  const p = parsePrefix(route.prefix, route.family);
+  const p = parseRoutePrefix(route.prefix, route.family);
   if (route.med !== undefined || route.localPref !== undefined || route.asPathPrepend !== undefined || route.origin !== undefined || route.communities !== undefined || route.largeCommunities !== undefined || route.extendedCommunities !== undefined || route.ipv6ExtendedCommunities !== undefined || route.nextHop !== undefined) {
     checkAttributes(route);
   }

@@ -1,14 +1,17 @@
 /**
  * Routes Herald originates (our "DesiredRoutes", the Loc-RIB of locally originated routes) and their identity.
  *
- * A route is identified by its `RouteKey`: the family and the canonical prefix joined by a space, e.g.
- * "ipv4-unicast 10.0.0.0/24" (host bits zeroed; IPv6 in RFC 5952 form). Prefixes are parsed once into a compact
- * `ParsedPrefix` (an IPv4 address as a uint32, an IPv6 address as 16 octets) that the packer writes as NLRI
- * (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers.
+ * A route is identified by its `RouteKey`: its canonical prefix, e.g. "10.0.0.0/24" (host bits zeroed; IPv6 in
+ * RFC 5952 form). The text is unique across the two families (only IPv6 text has a colon, and the prefix is checked
+ * against the route's family), so no second key string is built per route; `routeLabel()` gives the
+ * "family prefix" form for display. Prefixes are parsed once into a compact `ParsedPrefix` (an IPv4 address as a
+ * uint32, an IPv6 address as 16 octets) that the packer writes as NLRI (RFC 4271 §4.3, RFC 4760 §5) without building
+ * per-route Buffers. (The codec's `parsePrefix` and `writeNlri`, bgp/codec/nlri.ts, read and write prefix text of
+ * messages; these are the Speaker's stricter, faster forms for the routes it is given.)
  */
 import type { Family, Origin } from '../constants.ts';
 import type { ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
-import { formatIPv6 as codecFormatIPv6, parseIPv6Into } from '../codec/nlri.ts';
+import { formatIPv6, parseIPv6Into } from '../codec/nlri.ts';
 
 /** A locally originated route, as the controller describes it. All fields except `prefix` and `family` are optional. */
 export interface Route {
@@ -47,7 +50,13 @@ export interface Route {
 /** Most extra copies of the local AS a route may ask for (one AS_SEQUENCE segment holds 255 ASNs, RFC 4271 §4.3). */
 export const MAX_AS_PATH_PREPEND = 254;
 
-/** "ipv4-unicast 10.0.0.0/24": family, one space, canonical prefix. */
+/**
+ * Octets of community values one route may carry (4 per standard community, 12 per large, 8 per extended, 20 per IPv6
+ * address specific one): 4096 minus headers, the other attributes and the NLRI.
+ */
+export const MAX_COMMUNITY_OCTETS = 3800;
+
+/** The identity of a route: its canonical prefix, "10.0.0.0/24" or "2001:db8::/32" (see the module comment). */
 export type RouteKey = string;
 
 /** A prefix in wire-ready form. `v4` holds the IPv4 address (uint32) when family is IPv4; `v6` the 16 octets for IPv6. */
@@ -59,8 +68,8 @@ export interface ParsedPrefix {
   readonly v6: Buffer | undefined;
 }
 
-/** The RouteKey of a route: `${family} ${prefix}`. Does not validate. */
-export function routeKey(route: Pick<Route, 'family' | 'prefix'>): RouteKey {
+/** A route's identity for display: `${family} ${prefix}`, e.g. "ipv4-unicast 10.0.0.0/24". Does not validate. */
+export function routeLabel(route: Pick<Route, 'family' | 'prefix'>): string {
   return `${route.family} ${route.prefix}`;
 }
 
@@ -117,22 +126,12 @@ export function parseIPv6(addr: string): Buffer {
   return out;
 }
 
-/** Formats 16 octets as an RFC 5952 IPv6 string (the codec's formatter). */
-export function formatIPv6(b: Buffer): string {
-  return codecFormatIPv6(b, 0);
-}
-
-/** Formats a uint32 as a dotted quad. */
-export function formatIPv4(v: number): string {
-  return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
-}
-
 /**
  * Parses and checks a route's prefix against its family. Throws RouteError when the prefix is malformed, the length is
  * out of range, host bits are set, or the family does not match (RFC 4271 §4.3: trailing bits are irrelevant on the
  * wire, but our keys must be canonical so that one prefix has one key).
  */
-export function parsePrefix(prefix: string, family: Family): ParsedPrefix {
+export function parseRoutePrefix(prefix: string, family: Family): ParsedPrefix {
   const slash = prefix.indexOf('/');
   if (slash < 0) throw new RouteError(`prefix without length: ${JSON.stringify(prefix)}`);
   let length = 0;
@@ -168,7 +167,7 @@ export function nlriSize(p: ParsedPrefix): number {
 }
 
 /** Writes the prefix as an NLRI entry at `off` in `buf`; returns the new offset. */
-export function writeNlri(buf: Buffer, off: number, p: ParsedPrefix): number {
+export function writeRoutePrefix(buf: Buffer, off: number, p: ParsedPrefix): number {
   const n = (p.length + 7) >> 3;
   buf[off++] = p.length;
   if (p.v6 === undefined) {

@@ -61,7 +61,7 @@ export const statusSchema = {
 
 const counts = { type: 'object', additionalProperties: int } as const;
 
-export const peerSchema = {
+export const peerViewSchema = {
   type: 'object',
   required: ['name', 'address', 'port', 'localAs', 'peerAs', 'state', 'messages', 'prefixes', 'flaps'],
   properties: {

@@ -76,7 +76,7 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     url: '/api/v1/peers',
     summary: 'Every configured peer with session state, uptime, negotiated capabilities, last error and counters.',
-    response: { 200: { type: 'array', items: S.peerSchema } },
+    response: { 200: { type: 'array', items: S.peerViewSchema } },
     handler: async (view) => view.peers(),
   },
   {
@@ -84,7 +84,7 @@ export const ROUTES: RouteDef[] = [
     url: '/api/v1/peers/:name',
     summary: 'One peer by name.',
     params: S.peerNameParams,
-    response: { 200: S.peerSchema },
+    response: { 200: S.peerViewSchema },
     handler: async (view, req) => {
       const { name } = req.params as Params;
       const p = view.peers().find((x) => x.name === name);

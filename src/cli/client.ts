@@ -1,12 +1,12 @@
 /**
- * HTTP client of the admin API for the CLI. Turns every failure into an {@link ApiError} with a
+ * HTTP client of the admin API for the CLI. Turns every failure into an {@link AdminApiError} with a
  * message fit for an operator (no stack traces): daemon not reachable, HTTP error with the
  * server's JSON message, or a non-JSON answer.
  */
 
 /** A failed admin API call; `message` is printed as is. */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
+export class AdminApiError extends Error {
+  override readonly name = 'AdminApiError';
   /** HTTP status, or 0 when no answer came. */
   readonly status: number;
   constructor(message: string, status: number) {
@@ -60,7 +60,7 @@ export class AdminClient {
 
   /**
    * GET a JSON document.
-   * @throws ApiError (not reachable, HTTP error, bad JSON)
+   * @throws AdminApiError (not reachable, HTTP error, bad JSON)
    */
   get<T>(path: string): Promise<T> {
     return this.request<T>('GET', path);
@@ -68,7 +68,7 @@ export class AdminClient {
 
   /**
    * POST a JSON body with the bearer token.
-   * @throws ApiError
+   * @throws AdminApiError
    */
   post<T>(path: string, body: object = {}): Promise<T> {
     return this.request<T>('POST', path, body);
@@ -79,7 +79,7 @@ export class AdminClient {
     try {
       url = new URL(path, `${this.base}/`);
     } catch {
-      throw new ApiError(`invalid --api URL: ${this.base}`, 0);
+      throw new AdminApiError(`invalid --api URL: ${this.base}`, 0);
     }
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -88,19 +88,19 @@ export class AdminClient {
     try {
       res = await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
-      throw new ApiError(`cannot reach the Herald daemon at ${this.base} (${describeNetworkError(err)}); is \`herald run\` running? (set --api URL)`, 0);
+      throw new AdminApiError(`cannot reach the Herald daemon at ${this.base} (${describeNetworkError(err)}); is \`herald run\` running? (set --api URL)`, 0);
     }
     const text = await res.text();
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);
     } catch {
-      throw new ApiError(`${this.base} answered HTTP ${res.status} with something that is not JSON; is it the Herald admin API?`, res.status);
+      throw new AdminApiError(`${this.base} answered HTTP ${res.status} with something that is not JSON; is it the Herald admin API?`, res.status);
     }
     if (!res.ok) {
       const msg = (json as { message?: string } | undefined)?.message ?? res.statusText;
       const hint = res.status === 401 && this.token === undefined ? ' (pass --token-file FILE or set HERALD_ADMIN_TOKEN)' : '';
-      throw new ApiError(`${msg}${hint} (HTTP ${res.status})`, res.status);
+      throw new AdminApiError(`${msg}${hint} (HTTP ${res.status})`, res.status);
     }
     return json as T;
   }

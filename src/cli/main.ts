@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
 // config/load.ts (zod, yaml: ~21 MiB of RSS) is imported only by `config check`; `run` loads it in the daemon
 import type { Config, ConfigIssue } from '../config/schema.ts';
-import { AdminClient, ApiError } from './client.ts';
+import { AdminClient, AdminApiError } from './client.ts';
 import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../config/read.ts';
 import { version } from '../version.ts';
 import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
@@ -101,7 +101,7 @@ async function readToken(values: Values, env: NodeJS.ProcessEnv): Promise<string
     try {
       return (await readTextFile(values['token-file'], { maxBytes: SECRET_FILE_MAX_BYTES, timeoutMs: SECRET_FILE_TIMEOUT_MS })).trim();
     } catch (err) {
-      throw new ApiError(`cannot read --token-file ${values['token-file']}: ${readFailure(err)}`, 0);
+      throw new AdminApiError(`cannot read --token-file ${values['token-file']}: ${readFailure(err)}`, 0);
     }
   }
   const t = env['HERALD_ADMIN_TOKEN'];
@@ -164,7 +164,7 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
       ctx.err.write(`herald ${cmd}: ${err.message}\n(see herald --help)\n`);
       return 2;
     }
-    if (err instanceof ApiError) {
+    if (err instanceof AdminApiError) {
       ctx.err.write(`herald ${cmd}: ${err.message}\n`);
       return 1;
     }
@@ -230,7 +230,7 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     if (values.config === undefined) throw new UsageError('--config FILE is required');
     // The speaker thread loads its modules on the other core while this one loads the daemon's and the configuration
     // (bgp/speaker-thread/thread.ts).
-    const { SpeakerThread } = await import('../../bgp/index.ts');
+    const { SpeakerThread } = await import('../../bgp/main-thread.ts');
     const speakerThread = SpeakerThread.spawn();
     const { runDaemon } = await import('../daemon/run.ts');
     return runDaemon({ configPath: values.config, speakerThread, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });

@@ -13,7 +13,7 @@
  * | `0x0002fde800000064`                   | any 8 octets (16 hex digits); 20 octets (40 hex digits) for an IPv6 one |
  *
  * `soo:` is accepted for `ro:` (FRR's "site of origin"). Names are case-insensitive. Addresses are recognised by
- * src/net/address.ts; the octets are written by the BGP codec's builders (bgp/index.ts).
+ * src/net/address.ts; the octets are written by the BGP codec's builders (bgp/main-thread.ts).
  */
 import {
   ExtCommunitySubtype,
@@ -27,8 +27,8 @@ import {
   ipv6ExtendedCommunityFromBytes,
   linkBandwidth,
   twoOctetAsSpecific,
-} from '../../bgp/index.ts';
-import type { ExtendedCommunity, Ipv6ExtendedCommunity } from '../../bgp/index.ts';
+} from '../../bgp/main-thread.ts';
+import type { ExtendedCommunity, Ipv6ExtendedCommunity } from '../../bgp/main-thread.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
 /** A parsed community: an 8-octet one (attribute 16) or a 20-octet IPv6 address specific one (attribute 25). */

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Config, ConfigIssue, ListenerAddress } from './schema.ts';
-import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
+import { isCanonicalIPv4Prefix } from '../../bgp/main-thread.ts';
 import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSchema } from './schema.ts';
 import { unknownFieldMessage } from './field-names.ts';

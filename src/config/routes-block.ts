@@ -23,7 +23,7 @@
  * cannot split (no single column-0 `routes:` line, tabs, `%` directives) takes the library's path whole.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
-import { isCanonicalIPv4Prefix } from '../../bgp/index.ts';
+import { isCanonicalIPv4Prefix } from '../../bgp/main-thread.ts';
 import type { YamlProblem } from './yaml.ts';
 import { LineIndex, parseSingleDocument } from './yaml.ts';
 import type { Steps } from './slices.ts';

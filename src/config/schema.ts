@@ -13,8 +13,8 @@
  */
 import { BlockList } from 'node:net';
 import { z } from 'zod';
-import type { Family } from '../../bgp/index.ts';
-import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import type { Family } from '../../bgp/main-thread.ts';
+import { MAX_COMMUNITY_OCTETS, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
 import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
@@ -672,11 +672,10 @@ function hostBitsProblem(cidr: string): string | undefined {
 }
 
 /**
- * Octets of community values one route may carry so that it fits one 4096-octet UPDATE with its other attributes;
- * the speaker refuses a route above it (`MAX_COMMUNITY_OCTETS` in bgp/rib/adj-rib-out.ts, checked equal by
- * test/src/config/later-stages.test.ts).
+ * Octets of community values one route may carry so that it fits one 4096-octet UPDATE with its other attributes:
+ * the speaker's own limit (bgp/rib/route.ts), which refuses a route above it.
  */
-export const MAX_COMMUNITY_OCTETS = 3800;
+export { MAX_COMMUNITY_OCTETS };
 
 /** The 32-bit value of a community text, or the text itself when the codec does not parse it (counted apart). */
 function communityValue(text: string): number | string {

@@ -22,8 +22,8 @@
  * The controller knows nothing of health checks: the health gate comes after it (docs/architecture.md).
  */
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { Source } from '../sources/source.ts';
 import { ALL_KEY, objectKey } from '../k8s/keys.ts';
 import type { DesiredRoutesContext, ServiceCandidates, ServiceCIDRCandidates } from './desired-routes.ts';

@@ -38,9 +38,9 @@ import { objectKey } from '../k8s/keys.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
-import type { Family } from '../../bgp/index.ts';
+import type { Family } from '../../bgp/main-thread.ts';
 import type { IpFamily } from '../net/address.ts';
-import { canonicalAddress, canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
+import { canonicalIP, canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
 import type { EndpointCounts } from './endpoints.ts';
 import { countEndpoints } from './endpoints.ts';
 import type { NodeState } from './node-eligibility.ts';
@@ -427,7 +427,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     let attributes: VipRouteAttributes[] | undefined;
     const steering: SteeringContext = {
       service: key,
-      address: canonicalAddress(vip.address) ?? vip.address,
+      address: canonicalIP(vip.address) ?? vip.address,
       family,
       local: policy === 'Local',
       counts,

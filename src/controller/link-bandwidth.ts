@@ -9,8 +9,8 @@
  * integers exactly up to 2^24 (16 777 216), beyond that the value is rounded to the nearest float32 (relative error at
  * most 2^-24), which keeps ratios to 7 significant digits.
  */
-import { linkBandwidth } from '../../bgp/index.ts';
-import type { ExtendedCommunity } from '../../bgp/index.ts';
+import { linkBandwidth } from '../../bgp/main-thread.ts';
+import type { ExtendedCommunity } from '../../bgp/main-thread.ts';
 
 /** The largest finite IEEE 754 single-precision value, in bytes per second. */
 export const MAX_LINK_BANDWIDTH = 3.4028234663852886e38;

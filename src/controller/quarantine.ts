@@ -11,7 +11,7 @@
  * Entries are kept per owner, the unit the controller recomputes: a Service's own entry and those of its
  * EndpointSlices under `service:ns/name`, this node's Node under `node`, ServiceCIDRs under `servicecidrs`.
  */
-import type { Clock } from '../../bgp/index.ts';
+import type { Clock } from '../../bgp/main-thread.ts';
 import { screenObject } from '../k8s/screen.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 

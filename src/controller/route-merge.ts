@@ -5,8 +5,8 @@
  * highest LOCAL_PREF, lowest MED, fewest AS path prepends, and the link bandwidths of the VIPs behind the prefix added
  * up (docs/kubernetes.md "Which routes", docs/decisions.md "Services sharing an IP", docs/traffic-steering.md).
  */
-import type { Family } from '../../bgp/index.ts';
-import { MAX_COMMUNITY_OCTETS, parseCommunity } from '../../bgp/index.ts';
+import type { Family } from '../../bgp/main-thread.ts';
+import { MAX_COMMUNITY_OCTETS, parseCommunity } from '../../bgp/main-thread.ts';
 import { MAX_LINK_BANDWIDTH } from './link-bandwidth.ts';
 
 /** A VIP's link bandwidth on this node (weighting: endpoints, docs/traffic-steering.md). */

@@ -13,12 +13,12 @@
  * `attributes.communities{standard, wellKnown, large}`, kube-router `kube-router.io/path-prepend.as` / `.repeat-n`
  * per node (their published APIs); none has them per Service, which is what metallb/metallb#934 asks for.
  *
- * Community text is parsed by the BGP codec's parsers (bgp/index.ts `parseCommunity`, `parseLargeCommunity`), as the
+ * Community text is parsed by the BGP codec's parsers (bgp/main-thread.ts `parseCommunity`, `parseLargeCommunity`), as the
  * config file's is, so a Service accepts exactly what the config file accepts. Each annotation stands
  * alone: a bad one yields an error and no value for that attribute, the good ones are returned, so the caller can
  * keep announcing with the last good value of the bad one (a bad annotation never withdraws a working announcement).
  */
-import { parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import { parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import type { AnnotationError } from '../k8s/annotations.ts';
 
 /** Exact annotation names. */
@@ -31,8 +31,11 @@ export const ServiceAttributeAnnotation = {
 
 /** Most communities one annotation may list (each standard community takes 4 octets, each large one 12). */
 export const MAX_COMMUNITIES_PER_ANNOTATION = 64;
-/** Most extra copies of the local AS (FRR's `set as-path prepend last-as` allows 1-10 as well). */
-export const MAX_AS_PATH_PREPEND = 10;
+/**
+ * Most extra copies of the local AS a Service may ask for in herald.io/as-path-prepend (FRR's `set as-path prepend
+ * last-as` allows 1-10 as well); what the Speaker takes at all is bgp/'s `MAX_AS_PATH_PREPEND` (254).
+ */
+export const MAX_PREPEND_PER_ANNOTATION = 10;
 
 /** The attributes a Service asks for; absent = not asked for (or its annotation is bad, see `errors`). */
 export interface ServiceAttributes {
@@ -153,7 +156,7 @@ export function parseServiceAttributes(annotations: Readonly<Record<string, stri
   if (large !== undefined) out.largeCommunities = large;
   const med = field(ServiceAttributeAnnotation.Med, (v) => parseInteger(v, 0, 4294967295, 'a MED'));
   if (med !== undefined) out.med = med;
-  const prepend = field(ServiceAttributeAnnotation.AsPathPrepend, (v) => parseInteger(v, 0, MAX_AS_PATH_PREPEND, 'the number of extra copies of the local AS'));
+  const prepend = field(ServiceAttributeAnnotation.AsPathPrepend, (v) => parseInteger(v, 0, MAX_PREPEND_PER_ANNOTATION, 'the number of extra copies of the local AS'));
   if (prepend !== undefined) out.asPathPrepend = prepend;
   for (const key of Object.keys(a)) {
     if (!key.startsWith('herald.io/') || KNOWN.includes(key)) continue;

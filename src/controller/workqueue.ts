@@ -13,8 +13,8 @@
  * Time for retries comes from an injectable `Clock`, so tests run without real waiting.
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 
 /** Options of `WorkQueue`. */
 export interface WorkQueueOptions {

@@ -3,7 +3,7 @@
  * Read methods assemble plain JSON-able views from the stages (peer set, health gate, health checker, speaker);
  * actions go to the daemon (reset, drain, undrain). Nothing here changes what is announced.
  */
-import type { Clock } from '../../bgp/index.ts';
+import type { Clock } from '../../bgp/main-thread.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { HealthLike } from '../health/types.ts';
 import type { HandledVip, HeraldMetrics } from '../metrics/metrics.ts';

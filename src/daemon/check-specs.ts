@@ -18,7 +18,7 @@ import type { CheckSpec, CheckTiming } from '../health/types.ts';
 import { formatAnnotationErrors } from '../k8s/annotations.ts';
 import { parseHealthAnnotations } from '../health/annotations.ts';
 import { invalidCheck, kubeProxyNodeCheck, kubeProxyServiceCheck, nodeAddressFor, serviceAnnotationCheck, staticRouteCheck, timingFromConfig } from '../health/specs.ts';
-import { ReasonCode } from '../health/types.ts';
+import { HealthCode } from '../health/types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 import type { IpFamily } from '../net/address.ts';
 import { gateKeyText, routeGate, serviceGate } from './gate-key.ts';
@@ -88,7 +88,7 @@ export function configCheckSpecs(ctx: CheckContext, routes: readonly StaticRoute
     if (host === undefined) {
       // A route meant to be checked is never announced unchecked: the gate fails closed, with the reason.
       const why = ctx.nodeAddresses === undefined ? 'the Node object has not been read yet' : `this node has no address of the family of ${r.prefix}`;
-      specs.push(invalidCheck(`route:${gate}`, gate, `no address to probe: ${why}; set healthCheck.host, node.ip or --node-ip`, ReasonCode.NodeAddressUnknown));
+      specs.push(invalidCheck(`route:${gate}`, gate, `no address to probe: ${why}; set healthCheck.host, node.ip or --node-ip`, HealthCode.NodeAddressUnknown));
       continue;
     }
     specs.push(staticRouteCheck({ gate, check: { ...r.healthCheck, host }, defaults: ctx.timing, nodeIP: host }));
@@ -98,7 +98,7 @@ export function configCheckSpecs(ctx: CheckContext, routes: readonly StaticRoute
     specs.push(
       ctx.nodeAddresses.length > 0
         ? kubeProxyNodeCheck({ nodeIPs: ctx.nodeAddresses, port: ctx.kubeProxy.healthzPort, timing: ctx.timing })
-        : { ...invalidCheck('kube-proxy-node', '', NO_NODE_ADDRESS, ReasonCode.NodeAddressUnknown), scope: 'node' },
+        : { ...invalidCheck('kube-proxy-node', '', NO_NODE_ADDRESS, HealthCode.NodeAddressUnknown), scope: 'node' },
     );
   }
   return specs;
@@ -133,7 +133,7 @@ export function serviceCheckSpecs(ctx: CheckContext, candidates: ServiceCandidat
               `kube-proxy-service:${gate}`,
               gate,
               `kube-proxy's health server (healthCheckNodePort ${port}) cannot be probed: this node has no ${ipFamilyOf(address) ?? ''} address (no such InternalIP in the Node's status.addresses, no --node-ip or node.ip of that family)`,
-              ReasonCode.NodeAddressUnknown,
+              HealthCode.NodeAddressUnknown,
             ),
       );
     }

@@ -23,8 +23,8 @@
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import type { Clock, StopOutcome } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, StopOutcome } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { Config } from '../config/schema.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import type { ConfigObjects, MergedConfig } from '../crd/merge.ts';

@@ -9,7 +9,7 @@
  * plus 2 s).
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
 import type { CheckSpec } from '../health/types.ts';
 
 /** Extra time past the slowest check's first possible verdict, ms. */

@@ -5,7 +5,7 @@
  * readiness until it binds.
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
 import type { SpeakerLike } from './speaker-like.ts';
 
 /** Backoff of bind retries, ms: first delay, doubled per attempt up to `maxMs`. */

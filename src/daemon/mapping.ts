@@ -8,8 +8,8 @@
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
  * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
  */
-import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/index.ts';
-import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/index.ts';
+import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/main-thread.ts';
+import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import type { Advertisement, DesiredRoutesContext } from '../controller/desired-routes.ts';
 import type { DesiredRoute } from '../controller/route-merge.ts';
 import { canonicalCIDR } from '../net/address.ts';

@@ -12,8 +12,8 @@
  * lists applied before are kept, the last one is what opens.
  */
 import type { Logger } from 'pino';
-import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/index.ts';
-import { describeNotification, describeReason } from '../../bgp/index.ts';
+import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/main-thread.ts';
+import { describeNotification, describeReason } from '../../bgp/main-thread.ts';
 import type { Config } from '../config/schema.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { PeerView } from '../admin/view.ts';

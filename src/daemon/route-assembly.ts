@@ -15,8 +15,8 @@
  * that sends it). So each prefix changes at most once per interval, and no value waits longer than one interval.
  * First announcements, withdrawals and static routes are never held.
  */
-import type { Clock, Route, TimerHandle } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, Route, TimerHandle } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { DesiredRoute, RouteContribution } from '../controller/route-merge.ts';
 import { mergePrefix, sameAttributes, sameRoute } from '../controller/route-merge.ts';
 import type { StaticRouteConfig } from '../config/schema.ts';

@@ -31,7 +31,7 @@ import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
 import type { SpeakerLike } from './speaker-like.ts';
-import type { SpeakerThread } from '../../bgp/index.ts';
+import type { SpeakerThread } from '../../bgp/main-thread.ts';
 import { MappingError, resolvePassword } from './mapping.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { readRestartInfo, writeHeartbeat } from './state.ts';
@@ -243,7 +243,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       drainRecord = annotationDrainRecord((value) => forbidden.track('patch nodes', () => patchNodeAnnotation(cluster, identity.nodeName, DRAIN_ANNOTATION, value)));
     }
     // The Speaker runs in its own worker thread: nothing on this thread can delay a KEEPALIVE or a hold timer.
-    const { SpeakerProxy } = await import('../../bgp/index.ts');
+    const { SpeakerProxy } = await import('../../bgp/main-thread.ts');
     daemon = new Daemon(config, identity, {
       createSpeaker: (o) => {
         const speaker = SpeakerProxy.start({ localAs: o.localAs, bgpIdentifier: o.bgpIdentifier, ...(o.listen ? { listen: o.listen } : {}), ...(o.deferListen ? { deferListen: true } : {}), ...(o.gracefulRestart ? { gracefulRestart: o.gracefulRestart } : {}) }, opts.speakerThread);

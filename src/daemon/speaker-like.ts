@@ -1,6 +1,6 @@
 /**
- * The seam between the daemon and the BGP speaker. bgp/index.ts's `Speaker` satisfies it (src/daemon/run.ts checks
- * that with `satisfies`); unit tests use fakes; a proxy to a speaker in a worker thread can implement it without a
+ * The seam between the daemon and the BGP speaker. bgp/'s `SpeakerProxy` (bgp/main-thread.ts) satisfies it
+ * (src/daemon/run.ts checks that with `satisfies`), as its in-process `Speaker` does; unit tests use fakes; a proxy to a speaker in a worker thread can implement it without a
  * change to the daemon:
  * - every command is fire-and-forget (`void`) or returns a Promise, and its arguments are plain data (structured
  *   clone safe: Maps, arrays and plain objects);
@@ -8,15 +8,15 @@
  *   (`peers()`, `draining`); `adjRibOut` may answer with a Promise.
  *
  * Events: `peerState` ({@link PeerStateEvent}), `updateSent` ({@link UpdateSentEvent}), `bfdState`
- * ({@link BfdStateEvent}, bgp/index.ts), `unsentRoutes` ({@link UnsentRoutesEvent}), `drained` (), `error` (err; a
+ * ({@link BfdStateEvent}, bgp/main-thread.ts), `unsentRoutes` ({@link UnsentRoutesEvent}), `drained` (), `error` (err; a
  * listener that cannot bind has `syscall: 'listen'`), and from a speaker in its own thread `threadExit`
  * ({@link ThreadExitEvent}) when that thread died.
  *
- * `herald run` uses bgp/index.ts's `SpeakerProxy` (the Speaker in a worker thread, docs/architecture.md "Threads");
+ * `herald run` uses bgp/main-thread.ts's `SpeakerProxy` (the Speaker in a worker thread, docs/architecture.md "Threads");
  * unit tests use the in-process `Speaker` or fakes.
  */
 import type { EventEmitter } from 'node:events';
-import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason, StopMode, StopOutcome } from '../../bgp/index.ts';
+import type { BfdStateEvent, ExportedRoute, PeerConfig, PeerStatus, Route, SpeakerOptions, StateReason, StopMode, StopOutcome } from '../../bgp/main-thread.ts';
 
 export type { BfdStateEvent };
 

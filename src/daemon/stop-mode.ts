@@ -3,7 +3,7 @@
  * state (a rolling update, a pod deletion, a liveness kill: the node goes on forwarding and Herald comes back), a
  * *departure* moves the traffic away first (the node is drained or leaving service). Pure.
  */
-import type { StopMode } from '../../bgp/index.ts';
+import type { StopMode } from '../../bgp/main-thread.ts';
 
 /** `shutdown.onTerm`: `auto` decides by the node's state; `restart` and `departure` force the mode. */
 export type OnTerm = 'auto' | 'restart' | 'departure';

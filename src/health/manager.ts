@@ -26,16 +26,16 @@
  * effective interval stretches instead of the queue staying full.
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { DamperStatus, FlapControlParams } from './flap-damper.ts';
 import { DEFAULT_FLAP_CONTROL, FlapDamper, validateFlapControl } from './flap-damper.ts';
 import { probeCheck } from './probe.ts';
 import { RiseFall } from './rise-fall.ts';
 import type { RiseFallSnapshot } from './rise-fall.ts';
 import { Semaphore } from './semaphore.ts';
-import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, InvalidCheckCode, ProbeResult, Reason } from './types.ts';
-import { CheckKind, ReasonCode } from './types.ts';
+import type { CheckSpec, GateResult, HealthEvents, HealthLike, HealthState, InvalidCheckCode, ProbeResult, HealthReason } from './types.ts';
+import { CheckKind, HealthCode } from './types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
 /** Probe function: must not reject (a rejection is recorded as a `NetworkError` failure). */
@@ -235,7 +235,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       }
       if (err !== null) {
         res.errors.push({ key, gate, message: err });
-        invalid.set(key, { gate, message: err, node: raw?.scope === 'node', code: raw?.error !== undefined ? (raw.errorCode ?? ReasonCode.InvalidCheck) : ReasonCode.InvalidCheck });
+        invalid.set(key, { gate, message: err, node: raw?.scope === 'node', code: raw?.error !== undefined ? (raw.errorCode ?? HealthCode.InvalidCheck) : HealthCode.InvalidCheck });
         continue;
       }
       desired.set(key, { ...raw, hosts: [...raw.hosts], ...(raw.expectedStatus ? { expectedStatus: [...raw.expectedStatus] } : {}) });
@@ -352,7 +352,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     const now = this.clock.now();
     const announcedKey = opts.announcedAs ?? key;
     const announced = this.announced.has(announcedKey);
-    const reasons: Reason[] = [];
+    const reasons: HealthReason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
       const e = this.entries.get(ck);
@@ -361,10 +361,10 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       if (s.state === 'down') {
         pass = false;
         const f = s.lastFailure;
-        reasons.push({ code: ReasonCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck });
+        reasons.push({ code: HealthCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck });
       } else if (s.state === 'unknown') {
         if (!announced) pass = false;
-        reasons.push({ code: ReasonCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
+        reasons.push({ code: HealthCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
       }
     }
     for (const [ck, inv] of this.invalid) {
@@ -373,7 +373,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       // annotation must not withdraw a working VIP.
       if (!inv.node && inv.gate !== key) continue;
       if (!announced) pass = false;
-      const what = inv.code === ReasonCode.NodeAddressUnknown ? `check ${ck} cannot be built` : `check ${ck} is invalid`;
+      const what = inv.code === HealthCode.NodeAddressUnknown ? `check ${ck} cannot be built` : `check ${ck} is invalid`;
       reasons.push({ code: inv.code, message: `${what}: ${inv.message}${announced ? ' (kept announced meanwhile)' : ''}`, check: ck });
     }
     const keys = this.byGate.get(key);
@@ -385,14 +385,14 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
           pass = false;
           const f = s.lastFailure;
           reasons.push({
-            code: f?.code ?? ReasonCode.NetworkError,
+            code: f?.code ?? HealthCode.NetworkError,
             message: `check ${ck} is down (${s.consecutiveFail} consecutive failures): ${f?.message ?? ''}`,
             since: s.sinceMs,
             check: ck,
           });
         } else if (s.state === 'unknown') {
           if (!announced) pass = false;
-          reasons.push({ code: ReasonCode.Pending, message: `check ${ck} has passed ${s.consecutiveOk} of ${e.rf.rise} times${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
+          reasons.push({ code: HealthCode.Pending, message: `check ${ck} has passed ${s.consecutiveOk} of ${e.rf.rise} times${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
         }
       }
     }
@@ -400,10 +400,10 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
       const d = this.dampers.get(announcedKey);
       if (d) {
         const st = d.status(now);
-        const damping: Reason[] = [];
+        const damping: HealthReason[] = [];
         if (st.suppressed) {
           damping.push({
-            code: ReasonCode.Suppressed,
+            code: HealthCode.Suppressed,
             message: `flapping: suppressed after ${st.withdrawals} withdrawals, penalty ${Math.round(st.penalty)} (reuse at ${this.flap.reuseThreshold}), ${fmtSec((st.suppressedUntilMs as number) - now)} left`,
             ...(st.suppressedSinceMs !== null ? { since: st.suppressedSinceMs } : {}),
             until: st.suppressedUntilMs as number,
@@ -411,7 +411,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
         }
         if (st.holdDownUntilMs !== null && !(st.suppressed && (st.suppressedUntilMs as number) >= st.holdDownUntilMs)) {
           damping.push({
-            code: ReasonCode.HoldDown,
+            code: HealthCode.HoldDown,
             message: `withdrawn recently: hold-down ${this.flap.holdDownSec} s, ${fmtSec(st.holdDownUntilMs - now)} left`,
             ...(st.lastWithdrawAtMs !== null ? { since: st.lastWithdrawAtMs } : {}),
             until: st.holdDownUntilMs,
@@ -419,7 +419,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
         }
         if (damping.length > 0 && opts.othersCanServe === false) {
           // Flap control prefers stable nodes; with no other node to prefer it would only keep the Service dark.
-          if (pass) reasons.push({ code: ReasonCode.FlapControlWaived, message: `announced although ${damping.map((r) => r.message).join('; ')}: no other node can serve it` });
+          if (pass) reasons.push({ code: HealthCode.FlapControlWaived, message: `announced although ${damping.map((r) => r.message).join('; ')}: no other node can serve it` });
         } else if (damping.length > 0) {
           pass = false;
           const others = opts.othersCanServe === true ? ' (other nodes serve it meanwhile)' : '';
@@ -432,7 +432,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
 
   /** The node-level verdict alone (node-scope checks), as `gate` would apply it to a non-announced key. */
   nodeGate(): GateResult {
-    const reasons: Reason[] = [];
+    const reasons: HealthReason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
       const e = this.entries.get(ck);
@@ -443,8 +443,8 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
         const f = s.lastFailure;
         reasons.push(
           s.state === 'down'
-            ? { code: ReasonCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck }
-            : { code: ReasonCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet`, since: s.sinceMs, check: ck },
+            ? { code: HealthCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck }
+            : { code: HealthCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet`, since: s.sinceMs, check: ck },
         );
       }
     }
@@ -600,7 +600,7 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     try {
       result = await this.probe(e.spec, ac.signal);
     } catch (err) {
-      result = { ok: false, code: ReasonCode.NetworkError, message: `probe error: ${String(err)}`, latencyMs: 0 };
+      result = { ok: false, code: HealthCode.NetworkError, message: `probe error: ${String(err)}`, latencyMs: 0 };
     } finally {
       release();
       e.abort = null;

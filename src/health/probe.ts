@@ -3,7 +3,7 @@
  *
  * Every probe is one short connection (no keep-alive agent, `Connection: close`), never resolves
  * DNS (targets must be IP literals), has a hard deadline covering connect + answer, and honours an
- * AbortSignal. Failures are classified into distinct {@link ReasonCode}s so that "connection
+ * AbortSignal. Failures are classified into distinct {@link HealthCode}s so that "connection
  * refused" is never reported as "no endpoints".
  *
  * kube-proxy behaviour (kubernetes/kubernetes `pkg/proxy/healthcheck/service_health.go` and
@@ -17,7 +17,7 @@ import net from 'node:net';
 import { ipFamilyOf } from '../net/address.ts';
 import { http, https } from '../net/node-http.ts';
 import type { CheckKind, CheckSpec, ProbeFailureCode, ProbeResult } from './types.ts';
-import { ReasonCode } from './types.ts';
+import { HealthCode } from './types.ts';
 
 /** Largest response body read, bytes; longer bodies are cut (kube-proxy's are ~100 bytes). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -47,15 +47,15 @@ export function classifyError(err: unknown): Failure {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const msg = typeof e?.message === 'string' ? e.message : String(err);
-  if (code === 'ECONNREFUSED') return { code: ReasonCode.ConnectionRefused, message: 'connection refused' };
+  if (code === 'ECONNREFUSED') return { code: HealthCode.ConnectionRefused, message: 'connection refused' };
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') {
-    return { code: ReasonCode.ConnectionClosed, message: `connection closed before an answer (${msg})` };
+    return { code: HealthCode.ConnectionClosed, message: `connection closed before an answer (${msg})` };
   }
-  if (code.startsWith('HPE_')) return { code: ReasonCode.BadResponse, message: `malformed HTTP answer (${code})` };
+  if (code.startsWith('HPE_')) return { code: HealthCode.BadResponse, message: `malformed HTTP answer (${code})` };
   if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || /SSL|TLS|certificate/i.test(msg)) {
-    return { code: ReasonCode.TLSError, message: `TLS error: ${msg}` };
+    return { code: HealthCode.TLSError, message: `TLS error: ${msg}` };
   }
-  return { code: ReasonCode.NetworkError, message: code ? `${code}: ${msg}` : msg };
+  return { code: HealthCode.NetworkError, message: code ? `${code}: ${msg}` : msg };
 }
 
 function fail(f: Failure, startMs: number, extra: Partial<ProbeResult> = {}): ProbeResult {
@@ -74,9 +74,9 @@ function endpoint(host: string, port: number): string {
 export function probeOnce(target: ProbeTarget, signal?: AbortSignal): Promise<ProbeResult> {
   const startMs = performance.now();
   if (ipFamilyOf(target.host) === undefined) {
-    return Promise.resolve(fail({ code: ReasonCode.NetworkError, message: `not an IP literal: ${JSON.stringify(target.host)}` }, startMs));
+    return Promise.resolve(fail({ code: HealthCode.NetworkError, message: `not an IP literal: ${JSON.stringify(target.host)}` }, startMs));
   }
-  if (signal?.aborted) return Promise.resolve(fail({ code: ReasonCode.Timeout, message: 'aborted' }, startMs));
+  if (signal?.aborted) return Promise.resolve(fail({ code: HealthCode.Timeout, message: 'aborted' }, startMs));
   return target.kind === 'tcp' ? probeTcp(target, startMs, signal) : probeHttp(target, startMs, signal);
 }
 
@@ -92,9 +92,9 @@ function probeTcp(target: ProbeTarget, startMs: number, signal?: AbortSignal): P
       sock.destroy();
       resolve(r);
     };
-    const onAbort = () => finish(fail({ code: ReasonCode.Timeout, message: 'aborted' }, startMs));
+    const onAbort = () => finish(fail({ code: HealthCode.Timeout, message: 'aborted' }, startMs));
     const timer = setTimeout(
-      () => finish(fail({ code: ReasonCode.Timeout, message: `no TCP connect to ${endpoint(target.host, target.port)} within ${target.timeoutMs} ms` }, startMs)),
+      () => finish(fail({ code: HealthCode.Timeout, message: `no TCP connect to ${endpoint(target.host, target.port)} within ${target.timeoutMs} ms` }, startMs)),
       target.timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -117,7 +117,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
       req.destroy();
       resolve(r);
     };
-    const onAbort = () => finish(fail({ code: ReasonCode.Timeout, message: 'aborted' }, startMs));
+    const onAbort = () => finish(fail({ code: HealthCode.Timeout, message: 'aborted' }, startMs));
     const req = mod.request({
       host: target.host,
       port: target.port,
@@ -129,7 +129,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
       ...(target.kind === 'https' ? { rejectUnauthorized: false } : {}),
     });
     const timer = setTimeout(
-      () => finish(fail({ code: ReasonCode.Timeout, message: `no answer from ${endpoint(target.host, target.port)}${path} within ${target.timeoutMs} ms` }, startMs)),
+      () => finish(fail({ code: HealthCode.Timeout, message: `no answer from ${endpoint(target.host, target.port)}${path} within ${target.timeoutMs} ms` }, startMs)),
       target.timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -140,7 +140,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
         res.resume();
         const expected = target.expectedStatus ?? DEFAULT_EXPECTED_STATUS;
         if (expected.includes(status)) finish({ ok: true, message: `HTTP ${status}`, latencyMs: performance.now() - startMs, status });
-        else finish(fail({ code: ReasonCode.UnexpectedStatus, message: `HTTP ${status}, expected ${formatStatuses(expected)}` }, startMs, { status }));
+        else finish(fail({ code: HealthCode.UnexpectedStatus, message: `HTTP ${status}, expected ${formatStatuses(expected)}` }, startMs, { status }));
         return;
       }
       const chunks: Buffer[] = [];
@@ -150,7 +150,7 @@ function probeHttp(target: ProbeTarget, startMs: number, signal?: AbortSignal): 
         size += c.length;
       });
       res.on('error', (err) => finish(fail(classifyError(err), startMs, { status })));
-      res.once('aborted', () => finish(fail({ code: ReasonCode.ConnectionClosed, message: `connection closed during HTTP ${status} body` }, startMs, { status })));
+      res.once('aborted', () => finish(fail({ code: HealthCode.ConnectionClosed, message: `connection closed during HTTP ${status} body` }, startMs, { status })));
       res.once('end', () => {
         const body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
         const latencyMs = performance.now() - startMs;
@@ -178,19 +178,19 @@ export function judgeService(status: number, body: string, latencyMs: number): P
   const base = { latencyMs, status, ...(le !== undefined ? { localEndpoints: le } : {}) };
   if (status === 200) {
     if (json === null) {
-      return { ok: false, code: ReasonCode.BadResponse, message: body.trim() === '' ? 'HTTP 200 with an empty body (Service unknown to kube-proxy?)' : 'HTTP 200 with a body that is not a JSON object', ...base };
+      return { ok: false, code: HealthCode.BadResponse, message: body.trim() === '' ? 'HTTP 200 with an empty body (Service unknown to kube-proxy?)' : 'HTTP 200 with a body that is not a JSON object', ...base };
     }
-    if (le === undefined) return { ok: false, code: ReasonCode.BadResponse, message: 'HTTP 200 without a numeric localEndpoints', ...base };
-    if (le <= 0) return { ok: false, code: ReasonCode.NoLocalEndpoints, message: `HTTP 200 but localEndpoints ${le}`, ...base };
+    if (le === undefined) return { ok: false, code: HealthCode.BadResponse, message: 'HTTP 200 without a numeric localEndpoints', ...base };
+    if (le <= 0) return { ok: false, code: HealthCode.NoLocalEndpoints, message: `HTTP 200 but localEndpoints ${le}`, ...base };
     return { ok: true, message: `HTTP 200, localEndpoints ${le}`, ...base };
   }
   if (status === 503) {
     if (json && json.serviceProxyHealthy === false) {
-      return { ok: false, code: ReasonCode.ProxyUnhealthy, message: `HTTP 503, kube-proxy reports serviceProxyHealthy false (localEndpoints ${le ?? '?'})`, ...base };
+      return { ok: false, code: HealthCode.ProxyUnhealthy, message: `HTTP 503, kube-proxy reports serviceProxyHealthy false (localEndpoints ${le ?? '?'})`, ...base };
     }
-    return { ok: false, code: ReasonCode.NoLocalEndpoints, message: `HTTP 503, localEndpoints ${le ?? '? (body not JSON)'}`, ...base };
+    return { ok: false, code: HealthCode.NoLocalEndpoints, message: `HTTP 503, localEndpoints ${le ?? '? (body not JSON)'}`, ...base };
   }
-  return { ok: false, code: ReasonCode.BadResponse, message: `unexpected HTTP ${status} from kube-proxy service health`, ...base };
+  return { ok: false, code: HealthCode.BadResponse, message: `unexpected HTTP ${status} from kube-proxy service health`, ...base };
 }
 
 /** Judge an answer of kube-proxy's node `/healthz`. */
@@ -199,11 +199,11 @@ export function judgeNode(status: number, body: string, latencyMs: number): Prob
   if (status === 503) {
     const json = parseJsonObject(body);
     if (json && json.nodeEligible === false) {
-      return { ok: false, code: ReasonCode.NodeNotEligible, message: 'HTTP 503, nodeEligible false (node being deleted or scaled down)', latencyMs, status };
+      return { ok: false, code: HealthCode.NodeNotEligible, message: 'HTTP 503, nodeEligible false (node being deleted or scaled down)', latencyMs, status };
     }
-    return { ok: false, code: ReasonCode.ProxyUnhealthy, message: 'HTTP 503, kube-proxy has not applied its rules in time', latencyMs, status };
+    return { ok: false, code: HealthCode.ProxyUnhealthy, message: 'HTTP 503, kube-proxy has not applied its rules in time', latencyMs, status };
   }
-  return { ok: false, code: ReasonCode.BadResponse, message: `unexpected HTTP ${status} from kube-proxy /healthz`, latencyMs, status };
+  return { ok: false, code: HealthCode.BadResponse, message: `unexpected HTTP ${status} from kube-proxy /healthz`, latencyMs, status };
 }
 
 /** Compact "200-399" / "200,204" rendering of a status list. */
@@ -234,7 +234,7 @@ export async function probeCheck(spec: CheckSpec, signal?: AbortSignal): Promise
     ...(spec.path !== undefined ? { path: spec.path } : {}),
     ...(spec.expectedStatus !== undefined ? { expectedStatus: spec.expectedStatus } : {}),
   }));
-  if (targets.length === 0) return { ok: false, code: ReasonCode.NetworkError, message: 'no address to probe', latencyMs: 0 };
+  if (targets.length === 0) return { ok: false, code: HealthCode.NetworkError, message: 'no address to probe', latencyMs: 0 };
   if (targets.length === 1) {
     const r = await probeOnce(targets[0] as ProbeTarget, signal);
     return r.ok ? r : { ...r, message: `${endpoint(spec.hosts[0] as string, spec.port)}: ${r.message}` };

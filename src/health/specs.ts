@@ -10,7 +10,7 @@
 import type { AnnotationCheck } from './annotations.ts';
 import type { FlapControlParams } from './flap-damper.ts';
 import type { CheckSpec, CheckTiming, InvalidCheckCode } from './types.ts';
-import { ReasonCode } from './types.ts';
+import { HealthCode } from './types.ts';
 import { ipFamilyOf } from '../net/address.ts';
 
 /**
@@ -139,6 +139,6 @@ export function staticRouteCheck(o: { gate: string; check: RouteHealthCheckConfi
  * A placeholder spec for a check that applies but could not be built: the gate fails closed with `code` (default
  * `InvalidCheck`) and `message`.
  */
-export function invalidCheck(key: string, gate: string, message: string, code: InvalidCheckCode = ReasonCode.InvalidCheck): CheckSpec {
-  return { key, gate, kind: 'tcp', hosts: [], port: 0, ...DEFAULT_CHECK_TIMING, error: message, ...(code !== ReasonCode.InvalidCheck ? { errorCode: code } : {}) };
+export function invalidCheck(key: string, gate: string, message: string, code: InvalidCheckCode = HealthCode.InvalidCheck): CheckSpec {
+  return { key, gate, kind: 'tcp', hosts: [], port: 0, ...DEFAULT_CHECK_TIMING, error: message, ...(code !== HealthCode.InvalidCheck ? { errorCode: code } : {}) };
 }

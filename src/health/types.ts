@@ -9,12 +9,13 @@ import type { EventEmitter } from 'node:events';
 
 
 /**
- * Reason codes. Probe outcomes (one per probe) and gate outcomes (why a VIP may not be announced).
+ * Health reason codes: probe outcomes (one per probe) and gate outcomes (why a VIP may not be announced). The
+ * controller's reason chains have their own codes (src/controller/reasons.ts `ReasonCode`).
  *
  * Probe failures are kept distinct on purpose: a refused connection (kube-proxy not serving the
  * port) is not the same as a 503 (kube-proxy says "no local endpoints").
  */
-export const ReasonCode = {
+export const HealthCode = {
   /** Probe: TCP connect refused (RST to SYN). */
   ConnectionRefused: 'ConnectionRefused',
   /** Probe: the peer closed or reset the connection before a full answer. */
@@ -56,17 +57,17 @@ export const ReasonCode = {
    */
   FlapControlWaived: 'FlapControlWaived',
 } as const;
-export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
+export type HealthCode = (typeof HealthCode)[keyof typeof HealthCode];
 
 /** Codes a single probe can return when it fails. */
-export type ProbeFailureCode = Exclude<ReasonCode, 'Pending' | 'InvalidCheck' | 'NodeAddressUnknown' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed' | 'FlapControlWaived'>;
+export type ProbeFailureCode = Exclude<HealthCode, 'Pending' | 'InvalidCheck' | 'NodeAddressUnknown' | 'NodeUnhealthy' | 'HoldDown' | 'Suppressed' | 'FlapControlWaived'>;
 
 /**
  * A reason, as data, for the admin API, logs, metrics and Kubernetes Events.
  * `since`/`until` are epoch milliseconds; `check` is the key of the check concerned, if any.
  */
-export interface Reason {
-  code: ReasonCode;
+export interface HealthReason {
+  code: HealthCode;
   message: string;
   since?: number;
   until?: number;
@@ -144,8 +145,8 @@ export interface CheckSpec extends CheckTiming {
   errorCode?: InvalidCheckCode;
 }
 
-/** Reason codes of a check that applies but could not be built. */
-export type InvalidCheckCode = typeof ReasonCode.InvalidCheck | typeof ReasonCode.NodeAddressUnknown;
+/** Health reason codes of a check that applies but could not be built. */
+export type InvalidCheckCode = typeof HealthCode.InvalidCheck | typeof HealthCode.NodeAddressUnknown;
 
 /** Health state of one check. */
 export type HealthState = 'unknown' | 'up' | 'down';
@@ -153,7 +154,7 @@ export type HealthState = 'unknown' | 'up' | 'down';
 /** Result of `gate(key)`: may the key be announced, and if not (or if only kept), why. */
 export interface GateResult {
   pass: boolean;
-  reasons: Reason[];
+  reasons: HealthReason[];
 }
 
 /** What a `change` event says besides the keys: a node-scope check changed (re-evaluate every key). */

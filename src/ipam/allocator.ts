@@ -12,7 +12,7 @@
  */
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { Service } from '../k8s/types.ts';
-import { addressValue, canonicalAddress } from '../net/address.ts';
+import { addressValue, canonicalIP } from '../net/address.ts';
 import type { IpFamily } from '../net/address.ts';
 import { poolAddresses, poolContains, type Pool } from './pool.ts';
 
@@ -66,7 +66,7 @@ function familyOfAddress(ip: string): IpFamily | undefined {
 export function currentIps(svc: Service): string[] {
   const out: string[] = [];
   for (const ing of svc.status?.loadBalancer?.ingress ?? []) {
-    const c = ing.ip ? canonicalAddress(ing.ip) : undefined;
+    const c = ing.ip ? canonicalIP(ing.ip) : undefined;
     if (c) out.push(c);
   }
   return out;
@@ -300,7 +300,7 @@ export function requestedIps(svc: Service): { ok: true; ips: string[] } | { ok: 
   const ips: string[] = [];
   const fams = new Set<string>();
   for (const r of raw) {
-    const c = canonicalAddress(r);
+    const c = canonicalIP(r);
     if (!c) return { ok: false, error: `"${r.trim()}" in ${annotation ? ANNOTATION_REQUESTED_IPS : 'spec.loadBalancerIP'} is not an IP address` };
     const f = familyOfAddress(c) as string;
     if (fams.has(f)) return { ok: false, error: `more than one ${f} address requested` };

@@ -7,8 +7,8 @@
  * Writes are conditioned on the resourceVersion the plan was made from, so a deposed leader's late write fails
  * with 409 instead of overwriting its successor's (a Lease gives no fencing: the resourceVersion guard is the fence).
  */
-import type { Clock } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { Service } from '../k8s/types.ts';
 import type { EventRecorder } from '../events/recorder.ts';
 import { planAllocations, type AllocatorOptions } from './allocator.ts';

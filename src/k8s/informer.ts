@@ -20,8 +20,8 @@
  * Exceptions of listeners are caught (recorded in `stats.lastError`).
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 import type { KubeClient } from './client.ts';
 import { ApiError, ApiTimeoutError } from './client.ts';
 import { apiErrorCode, apiErrorText } from './forbidden.ts';

@@ -12,8 +12,8 @@
  * identity is the node name (docs/decisions.md).
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../bgp/index.ts';
-import { realClock } from '../../bgp/index.ts';
+import type { Clock, TimerHandle } from '../../bgp/main-thread.ts';
+import { realClock } from '../../bgp/main-thread.ts';
 
 /** The Lease fields the algorithm uses (coordination.k8s.io/v1 LeaseSpec). Times are RFC 3339 strings with µs. */
 export interface LeaseRecord {

@@ -13,8 +13,8 @@
  */
 import { isIP } from 'node:net';
 import { Address4, Address6 } from 'ip-address';
-import type { Family } from '../../bgp/index.ts';
-import { canonicalPrefix, formatAddress, isCanonicalIPv4Prefix } from '../../bgp/index.ts';
+import type { Family } from '../../bgp/main-thread.ts';
+import { canonicalPrefix, formatAddress, isCanonicalIPv4Prefix } from '../../bgp/main-thread.ts';
 
 /** The IP family of an address (Kubernetes core/v1 IPFamily). */
 export type IpFamily = 'IPv4' | 'IPv6';
@@ -58,8 +58,11 @@ export function formatAddressValue(family: IpFamily, value: bigint): string {
   return formatAddress(bytes, 0, len);
 }
 
-/** Canonical text of an address literal ("2001:DB8:0::1" → "2001:db8::1"), or undefined when it is not one. */
-export function canonicalAddress(text: string): string | undefined {
+/**
+ * Canonical text of an IP a user wrote (" 2001:DB8:0::1 " → "2001:db8::1", surrounding blanks ignored), or undefined
+ * when it is not an address literal. (The codec's `canonicalAddress` takes text it trusts and throws otherwise.)
+ */
+export function canonicalIP(text: string): string | undefined {
   const a = addressValue(text.trim());
   return a === undefined ? undefined : formatAddressValue(a.family, a.value);
 }

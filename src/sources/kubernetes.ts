@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { KubeClient } from '../k8s/client.ts';
 import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
-import type { Clock } from '../../bgp/index.ts';
+import type { Clock } from '../../bgp/main-thread.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import { CONFIG_KINDS, HERALD_PLURALS, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';

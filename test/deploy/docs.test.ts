@@ -8,7 +8,7 @@ import { existsSync, globSync, readFileSync, readdirSync, statSync } from 'node:
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { ReasonCode as VipReason } from '../../src/controller/reasons.ts';
-import { ReasonCode as HealthReason } from '../../src/health/types.ts';
+import { HealthCode as HealthReason } from '../../src/health/types.ts';
 import { renderKustomization } from './kustomize.ts';
 import { grantedPermissions } from './k8s-schema.ts';
 

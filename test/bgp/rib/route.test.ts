@@ -1,11 +1,12 @@
 // Route identity: canonical prefix parsing (bgp/rib/route.ts). Bad input gets a RouteError naming the problem.
 import t from 'tap';
-import { formatIPv6, parseIPv6, parsePrefix, routeKey } from '../../../bgp/rib/route.ts';
+import { formatIPv6 } from '../../../bgp/codec/nlri.ts';
+import { parseIPv6, parseRoutePrefix, routeLabel } from '../../../bgp/rib/route.ts';
 
 t.test('IPv4 prefixes', async (t) => {
-  t.equal(parsePrefix('10.0.0.0/8', 'ipv4-unicast').v4, 0x0a000000);
-  t.equal(parsePrefix('0.0.0.0/0', 'ipv4-unicast').v4, 0);
-  t.equal(parsePrefix('255.255.255.255/32', 'ipv4-unicast').v4, 0xffffffff);
+  t.equal(parseRoutePrefix('10.0.0.0/8', 'ipv4-unicast').v4, 0x0a000000);
+  t.equal(parseRoutePrefix('0.0.0.0/0', 'ipv4-unicast').v4, 0);
+  t.equal(parseRoutePrefix('255.255.255.255/32', 'ipv4-unicast').v4, 0xffffffff);
   const bad: [string, RegExp][] = [
     ['10.0.0.1/8', /host bits/],
     ['10.0.0/24', /not an IPv4/],
@@ -19,19 +20,19 @@ t.test('IPv4 prefixes', async (t) => {
     ['10.0.0.0', /without length/],
     ['2001:db8::/32', /not an IPv4/],
   ];
-  for (const [p, re] of bad) t.throws(() => parsePrefix(p, 'ipv4-unicast'), { name: 'RouteError', message: re }, p);
+  for (const [p, re] of bad) t.throws(() => parseRoutePrefix(p, 'ipv4-unicast'), { name: 'RouteError', message: re }, p);
 });
 
 t.test('IPv6 prefixes and RFC 5952 form', async (t) => {
   for (const a of ['::', '::1', '2001:db8::10', '1:2:3:4:5:6:7:8', '1::', 'fe80::1:2']) t.equal(formatIPv6(parseIPv6(a)), a, a);
   // IPv4-mapped addresses in mixed notation (RFC 5952 §5), as the codec and Node's net module print them.
   t.equal(formatIPv6(parseIPv6('::ffff:1.2.3.4')), '::ffff:1.2.3.4');
-  t.equal(parsePrefix('2001:db8::/32', 'ipv6-unicast').length, 32);
-  t.throws(() => parsePrefix('2001:db8::1/32', 'ipv6-unicast'), { message: /host bits/ });
-  t.throws(() => parsePrefix('2001:DB8::/32', 'ipv6-unicast'), { message: /RFC 5952/ });
-  t.throws(() => parsePrefix('2001:db8::/129', 'ipv6-unicast'), { message: /prefix length/ });
-  t.throws(() => parsePrefix('10.0.0.0/8', 'ipv6-unicast'), { message: /not an IPv6/ });
-  t.equal(routeKey({ family: 'ipv6-unicast', prefix: '2001:db8::/32' }), 'ipv6-unicast 2001:db8::/32');
+  t.equal(parseRoutePrefix('2001:db8::/32', 'ipv6-unicast').length, 32);
+  t.throws(() => parseRoutePrefix('2001:db8::1/32', 'ipv6-unicast'), { message: /host bits/ });
+  t.throws(() => parseRoutePrefix('2001:DB8::/32', 'ipv6-unicast'), { message: /RFC 5952/ });
+  t.throws(() => parseRoutePrefix('2001:db8::/129', 'ipv6-unicast'), { message: /prefix length/ });
+  t.throws(() => parseRoutePrefix('10.0.0.0/8', 'ipv6-unicast'), { message: /not an IPv6/ });
+  t.equal(routeLabel({ family: 'ipv6-unicast', prefix: '2001:db8::/32' }), 'ipv6-unicast 2001:db8::/32');
 });
 
 t.test('attribute validation in makeRecord', async (t) => {

@@ -2,8 +2,8 @@
 // canonical prefix text from the codec (so the Speaker accepts the controller's route keys verbatim), and the admin
 // API's prefix filter.
 import t from 'tap';
-import { addressValue, canonicalAddress, canonicalCIDR, formatAddressValue, ipFamilyOf, prefixMatches, routeFamilyOf, toPrefix } from '../../../src/net/address.ts';
-import { parsePrefix } from '../../../bgp/rib/route.ts';
+import { addressValue, canonicalIP, canonicalCIDR, formatAddressValue, ipFamilyOf, prefixMatches, routeFamilyOf, toPrefix } from '../../../src/net/address.ts';
+import { parseRoutePrefix } from '../../../bgp/rib/route.ts';
 
 t.test('controller prefixes are accepted verbatim by the BGP layer', async (t) => {
   const cases: [string, string][] = [
@@ -16,7 +16,7 @@ t.test('controller prefixes are accepted verbatim by the BGP layer', async (t) =
   for (const [input, want] of cases) {
     const p = canonicalCIDR(input);
     t.equal(p.prefix, want, input);
-    t.doesNotThrow(() => parsePrefix(p.prefix, p.family), `${want} is canonical for the Speaker`);
+    t.doesNotThrow(() => parseRoutePrefix(p.prefix, p.family), `${want} is canonical for the Speaker`);
   }
   t.same(toPrefix('2001:db8::7'), { prefix: '2001:db8::7/128', family: 'ipv6-unicast' });
   t.throws(() => toPrefix('not-an-ip'), /not an IP address/);
@@ -36,8 +36,8 @@ t.test('IP families and address values', async (t) => {
   t.equal(formatAddressValue('IPv4', 0x0a000001n), '10.0.0.1');
   t.equal(formatAddressValue('IPv6', 0xffff01020304n), '::ffff:1.2.3.4', 'IPv4-mapped in mixed notation, like the codec');
   t.throws(() => formatAddressValue('IPv4', 1n << 32n), RangeError);
-  t.equal(canonicalAddress(' 2001:DB8:0::1 '), '2001:db8::1');
-  t.equal(canonicalAddress('nope'), undefined);
+  t.equal(canonicalIP(' 2001:DB8:0::1 '), '2001:db8::1');
+  t.equal(canonicalIP('nope'), undefined);
 });
 
 t.test('prefix filter', async (t) => {
