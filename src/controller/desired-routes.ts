@@ -395,7 +395,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
           bad.push({ code: ReasonCode.InvalidAdvertisement, message: `advertisement ${ad.name}: ${(e as Error).message}` });
           continue;
         }
-        const no = admitPrefix(vip.kind, canonicalAddress(vip.address) ?? vip.address, prefix, ad, ctx);
+        const no = admitPrefix(vip.kind, canonicalIP(vip.address) ?? vip.address, prefix, ad, ctx);
         if (no !== undefined) narrowed.push(no);
         else routes.push({ ad, prefix });
       }
