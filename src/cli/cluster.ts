@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { NodeStatus, SessionStatus, VipStatus } from '../crd/status.ts';
 import { STATUS_STALE_MS, nodeStatusSchema } from '../crd/status.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
+import { version } from '../version.ts';
 import { apiErrorText } from '../k8s/forbidden.ts';
 import { HERALD_GROUP, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import { formatDuration, formatTable } from './table.ts';
@@ -34,7 +35,7 @@ function laptopKubeconfig(env: NodeJS.ProcessEnv): string | undefined {
  */
 export async function readNodeStatuses(o: { kubeconfig?: string; namespace: string; env?: NodeJS.ProcessEnv }): Promise<NodeStatusRow[]> {
   const env = o.env ?? process.env;
-  const { kc } = loadKubeConfig(o.kubeconfig ?? laptopKubeconfig(env), env);
+  const { kc } = loadKubeConfig(o.kubeconfig ?? laptopKubeconfig(env), env, { role: 'cli', version: await version() });
   let list: { items?: unknown[] };
   try {
     list = ((await kc.request('GET', heraldCollectionPath('BGPNodeStatus', o.namespace))) ?? {}) as { items?: unknown[] };

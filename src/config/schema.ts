@@ -443,6 +443,12 @@ const sourceSchema = z
     kubernetes: z
       .strictObject({
         kubeconfig: z.string().optional().describe('Kubeconfig path; wins over KUBECONFIG, which wins over in-cluster.'),
+        qps: z
+          .number()
+          .min(0)
+          .optional()
+          .describe("Requests a second to the apiserver, client side (client-go's QPS): default 5 for `herald run`, 20 for `herald controller`; 0: no limit."),
+        burst: z.number().int().min(1).optional().describe("Requests at once beyond `qps` (client-go's Burst): default 10 for `herald run`, 30 for `herald controller`."),
       })
       .optional()
       .describe('Watch Services, EndpointSlices and Nodes in the cluster.'),

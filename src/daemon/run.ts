@@ -24,7 +24,7 @@ import { buildMetricsServer } from '../metrics/server.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
-import type { KubeClient } from '../k8s/client.ts';
+import type { KubeClient, KubeClientOptions } from '../k8s/client.ts';
 import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
 import { version as packageVersion } from '../version.ts';
@@ -105,7 +105,7 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger, files: Secr
  * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, every Node, ServiceCIDRs and
  * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
-async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
+async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -114,12 +114,17 @@ async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: Forb
   const { heraldNamespace, loadKubeConfig } = await import('../k8s/client.ts');
   const { KubernetesSource } = await import('../sources/kubernetes.ts');
   const { SecretCache, apiSecretReader } = await import('../k8s/secrets.ts');
-  const { kc } = loadKubeConfig(cfg.source.kubernetes?.kubeconfig);
+  const k = cfg.source.kubernetes;
+  const limit = { ...(k?.qps !== undefined ? { qps: k.qps } : {}), ...(k?.burst !== undefined ? { burst: k.burst } : {}) };
+  const { kc } = loadKubeConfig(k?.kubeconfig, env, { ...client, limit });
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
   // Every Node (trimmed at ingestion): maxNodesPerVip from a file or a BGPAdvertisement, and the status writer's
   // node counts, need them all (docs/decisions.md "Node watch").
-  return { source: new KubernetesSource({ kc, heraldNamespace: namespace }), kc, secrets, namespace };
+  // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
+  const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
+  const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
+  return { source: new KubernetesSource({ kc, heraldNamespace: namespace, ...watch }), kc, secrets, namespace };
 }
 
 /**
@@ -220,7 +225,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let metricsServer: FastifyInstance | undefined;
   try {
     let namespace: string | undefined;
-    ({ source, kc, secrets, namespace } = await createSource(config, env, forbidden));
+    ({ source, kc, secrets, namespace } = await createSource(config, env, forbidden, { role: 'speaker', version, observer: metrics.kubernetesObserver() }));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {

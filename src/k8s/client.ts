@@ -9,6 +9,12 @@
  * this module does not read itself (`exec` plugins, `auth-provider`, `proxy-url`): for those kubeconfigs it is loaded
  * on first use and sets up each request (`KubeConfig.applyToHTTPSOptions`).
  *
+ * As client-go gives operators: a User-Agent naming Herald, its version and its role (`herald/0.1.0 (speaker)`), a
+ * client-side limit of requests a second (rate-limit.ts), 429 and 5xx answers with `Retry-After` waited out and sent
+ * again (up to {@link MAX_RETRIES} times, client-go rest `checkWait`), and TCP keepalive on every connection so that a
+ * watch on a dead connection (a partitioned node, an apiserver host gone) ends within about a minute
+ * ({@link TCP_KEEPALIVE}), with no client-side inactivity timer shorter than the watch's server-side timeout.
+ *
  * Sources: kubeconfig format (k8s.io/client-go/tools/clientcmd/api/v1 types.go: relative paths are relative to the
  * file; several KUBECONFIG files merge, the first to set a value wins); in-cluster configuration (client-go rest
  * InClusterConfig: KUBERNETES_SERVICE_HOST/PORT, the service account's token and ca.crt; the token file is re-read,
@@ -20,6 +26,10 @@ import type { AgentOptions, RequestOptions as HttpsRequestOptions } from 'node:h
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { http, https } from '../net/node-http.ts';
+import type { ClientRole, RateLimit } from './rate-limit.ts';
+import { DEFAULT_LIMITS, TokenBucket } from './rate-limit.ts';
+
+export type { ClientRole, RateLimit } from './rate-limit.ts';
 
 /** Where the configuration came from. */
 export type KubeConfigOrigin = 'config' | 'env' | 'in-cluster';
@@ -75,6 +85,48 @@ export class ApiError extends Error {
     this.code = code;
     this.body = body;
   }
+}
+
+/**
+ * TCP keepalive of every connection to the apiserver: the first probe after 30 s without a packet, then every 10 s,
+ * and the connection is reset after 3 unanswered probes, so a watch on a dead connection fails within ~60 s (client-go
+ * dials with a 30 s keepalive and pings its HTTP/2 connections; over HTTP/1.1 the kernel's probes do it).
+ */
+export const TCP_KEEPALIVE = Object.freeze({ idleMs: 30_000, intervalMs: 10_000, count: 3 });
+
+/** How many times a request answered 429 (or 5xx) with `Retry-After` is sent again (client-go rest: 10). */
+export const MAX_RETRIES = 10;
+
+/** The longest `Retry-After` honoured, seconds: a larger value is waited this long. */
+export const MAX_RETRY_AFTER_SEC = 300;
+
+/** What a client reports of its requests (metrics: docs/metrics.md `herald_kubernetes_requests_total`). */
+export interface RequestObserver {
+  /**
+   * One answer, or a failure before one: `verb` as audit logs name it (get, list, watch, create, update, patch, delete),
+   * `resource` the plural with its subresource ("bgpnodestatuses/status"), `code` the HTTP status or "error".
+   */
+  readonly onResponse?: (verb: string, resource: string, code: string) => void;
+  /** A request waited `waitMs` for the client-side limit. */
+  readonly onThrottled?: (waitMs: number) => void;
+  /** The apiserver answered 429 or 5xx with `Retry-After`: the request goes again after `waitMs`. */
+  readonly onRetryAfter?: (waitMs: number) => void;
+}
+
+/** Options of {@link KubeClient} (besides where the apiserver is). */
+export interface KubeClientOptions {
+  /** The component (User-Agent, default limits); default 'speaker'. */
+  readonly role?: ClientRole;
+  /** Herald's version for the User-Agent (default "unknown"). */
+  readonly version?: string;
+  /** Requests a second and burst (default: the role's, rate-limit.ts `DEFAULT_LIMITS`); qps 0: no limit. */
+  readonly limit?: Partial<RateLimit>;
+  readonly observer?: RequestObserver;
+}
+
+/** The User-Agent of Herald's requests: `herald/<version> (<role>)`. */
+export function heraldUserAgent(version: string, role: ClientRole): string {
+  return `herald/${version} (${role})`;
 }
 
 /** A request that took longer than its timeout, or a watch that stayed silent that long. */
@@ -171,13 +223,14 @@ function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
  * (several files separated by ':' merge, as kubectl merges them) > the in-cluster service account.
  * @param kubeconfigPath `source.kubernetes.kubeconfig` from Herald's config, if any
  * @param env environment (default `process.env`)
+ * @param options the client's role, version, limit and observer
  * @throws Error naming the file and the problem when a kubeconfig cannot be read or has no usable current context,
  *   or when no kubeconfig is given and the process is not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)
  */
-export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): { kc: KubeClient; origin: KubeConfigOrigin } {
+export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env, options: KubeClientOptions = {}): { kc: KubeClient; origin: KubeConfigOrigin } {
   if (kubeconfigPath) {
     try {
-      return { kc: new KubeClient(fromKubeconfigFiles([kubeconfigPath])), origin: 'config' };
+      return { kc: new KubeClient(fromKubeconfigFiles([kubeconfigPath]), options), origin: 'config' };
     } catch (e) {
       throw new Error(`cannot load kubeconfig ${kubeconfigPath}: ${(e as Error).message}`, { cause: e });
     }
@@ -185,7 +238,7 @@ export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv =
   if (env['KUBECONFIG']) {
     const files = env['KUBECONFIG'].split(':').filter(Boolean);
     try {
-      return { kc: new KubeClient(fromKubeconfigFiles(files)), origin: 'env' };
+      return { kc: new KubeClient(fromKubeconfigFiles(files), options), origin: 'env' };
     } catch (e) {
       throw new Error(`cannot load kubeconfig from KUBECONFIG=${env['KUBECONFIG']}: ${(e as Error).message}`, { cause: e });
     }
@@ -201,7 +254,7 @@ export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv =
   } catch {
     // verified against Node's bundled roots then (an apiserver with a public certificate)
   }
-  return { kc: new KubeClient({ server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, tokenFile: `${SA_DIR}/token`, ...(ca ? { ca } : {}) }), origin: 'in-cluster' };
+  return { kc: new KubeClient({ server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, tokenFile: `${SA_DIR}/token`, ...(ca ? { ca } : {}) }, options), origin: 'in-cluster' };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -224,7 +277,11 @@ export interface RequestOptions {
 /** Options of one watch stream. */
 export interface WatchOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
-  /** Abort the stream after this many ms without a byte (an apiserver or network that hangs). */
+  /**
+   * Abort the stream after this many ms without a byte: a hung apiserver or network. Longer than the watch's
+   * server-side `timeoutSeconds` (the informer's default: that timeout plus 30 s), so a quiet watch is never torn down
+   * by the client; a dead connection is found earlier by TCP keepalive.
+   */
   readonly inactivityMs: number;
   readonly signal?: AbortSignal;
   /** Called once the apiserver answered 200 (the stream is open). */
@@ -236,31 +293,66 @@ interface Delegate {
   applyToHTTPSOptions(opts: HttpsRequestOptions): Promise<void>;
 }
 
+/**
+ * The verb and resource of a request as audit logs and APF name them: GET of a collection is `list` (`watch` with
+ * `?watch=true`), of one object `get`; the resource is the plural, with its subresource ("pods/proxy").
+ */
+export function requestKind(method: string, path: string, watch: boolean): { verb: string; resource: string } {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : parts;
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [plural = '', name, sub] = rest;
+  const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+  const verb = method === 'GET' ? (watch ? 'watch' : name === undefined ? 'list' : 'get') : (verbs[method] ?? method.toLowerCase());
+  return { verb, resource: sub !== undefined ? `${plural}/${sub}` : plural };
+}
+
+/**
+ * The wait an answer asks for: 429 or 5xx with `Retry-After` in whole seconds (client-go rest `checkWait`; an HTTP
+ * date is not read), capped at {@link MAX_RETRY_AFTER_SEC}.
+ * @returns ms to wait, or undefined when the answer asks for none
+ */
+export function retryAfterMs(code: number, retryAfter: string | string[] | undefined): number | undefined {
+  if (code !== 429 && code < 500) return undefined;
+  const text = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  return Math.min(Number(text), MAX_RETRY_AFTER_SEC) * 1000;
+}
+
 /** Requests and watches against one apiserver. See the module comment. */
 export class KubeClient {
   readonly connection: KubeConnection;
+  /** `herald/<version> (<role>)`, sent with every request. */
+  readonly userAgent: string;
   readonly #url: URL;
   readonly #agent: Agent;
+  readonly #bucket: TokenBucket;
+  readonly #observer: RequestObserver;
   #token: { value: string; readAtMs: number } | undefined;
   #delegate: Promise<Delegate> | undefined;
 
-  constructor(connection: KubeConnection) {
+  constructor(connection: KubeConnection, options: KubeClientOptions = {}) {
     this.connection = connection;
     this.#url = new URL(connection.server);
     if (this.#url.protocol !== 'https:' && this.#url.protocol !== 'http:') throw new Error(`server ${connection.server}: only https:// (or http://) URLs are supported`);
+    const role = options.role ?? 'speaker';
+    this.userAgent = heraldUserAgent(options.version ?? 'unknown', role);
+    this.#bucket = new TokenBucket({ ...DEFAULT_LIMITS[role], ...options.limit }, Date.now());
+    this.#observer = options.observer ?? {};
     const tls: AgentOptions = {
       keepAlive: true,
+      keepAliveMsecs: TCP_KEEPALIVE.idleMs,
       ...(connection.ca ? { ca: connection.ca } : {}),
       ...(connection.cert ? { cert: connection.cert } : {}),
       ...(connection.key ? { key: connection.key } : {}),
       ...(connection.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
       ...(connection.tlsServerName ? { servername: connection.tlsServerName } : {}),
     };
-    this.#agent = this.#url.protocol === 'https:' ? new https.Agent(tls) : new http.Agent({ keepAlive: true });
+    this.#agent = this.#url.protocol === 'https:' ? new https.Agent(tls) : new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE.idleMs });
   }
 
   /**
-   * One JSON request.
+   * One JSON request (waiting for the client-side limit first, and again after a `Retry-After`).
    * @param path absolute API path, e.g. "/api/v1/namespaces/default/events"
    * @returns the parsed JSON answer (undefined for an empty body)
    * @throws ApiError for a non-2xx answer (with the apiserver's Status), ApiTimeoutError, or the transport's error
@@ -270,25 +362,30 @@ export class KubeClient {
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     const headers: OutgoingHttpHeaders = { Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}) };
     const timeoutMs = o.timeoutMs ?? 60_000;
-    const res = await this.#send(method, this.#target(path, o.query), headers, body, timeoutMs, o.signal);
-    const chunks: Buffer[] = [];
-    await new Promise<void>((resolveBody, reject) => {
-      const timer = setTimeout(() => res.destroy(new ApiTimeoutError(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolveBody();
-      });
-      res.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
-    const textBody = Buffer.concat(chunks).toString('utf8');
-    const parsed = parseJson(textBody);
-    const code = res.statusCode ?? 0;
-    if (code < 200 || code > 299) throw new ApiError(what, code, parsed);
-    return textBody === '' ? undefined : parsed;
+    const target = this.#target(path, o.query);
+    const kind = requestKind(method, path, false);
+    for (let attempt = 0; ; attempt++) {
+      let res: IncomingMessage;
+      let textBody: string;
+      try {
+        res = await this.#send(method, target, headers, body, timeoutMs, o.signal);
+        textBody = await readBody(res, timeoutMs, what);
+      } catch (e) {
+        this.#observer.onResponse?.(kind.verb, kind.resource, 'error');
+        throw e;
+      }
+      const code = res.statusCode ?? 0;
+      this.#observer.onResponse?.(kind.verb, kind.resource, String(code));
+      const wait = attempt < MAX_RETRIES ? retryAfterMs(code, res.headers['retry-after']) : undefined;
+      if (wait !== undefined) {
+        this.#observer.onRetryAfter?.(wait);
+        await sleep(wait, o.signal);
+        continue;
+      }
+      const parsed = parseJson(textBody);
+      if (code < 200 || code > 299) throw new ApiError(what, code, parsed);
+      return textBody === '' ? undefined : parsed;
+    }
   }
 
   /**
@@ -299,19 +396,31 @@ export class KubeClient {
    */
   async watch(path: string, o: WatchOptions, onEvent: (type: string, object: unknown) => void): Promise<void> {
     const what = `watch ${path}`;
-    const res = await this.#send('GET', this.#target(path, { ...o.query, watch: true }), { Accept: 'application/json' }, undefined, o.inactivityMs, o.signal);
-    const code = res.statusCode ?? 0;
-    if (code !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      throw new ApiError(what, code, parseJson(Buffer.concat(chunks).toString('utf8')));
+    const kind = requestKind('GET', path, true);
+    let res: IncomingMessage;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        res = await this.#send('GET', this.#target(path, { ...o.query, watch: true }), { Accept: 'application/json' }, undefined, o.inactivityMs, o.signal);
+      } catch (e) {
+        this.#observer.onResponse?.(kind.verb, kind.resource, 'error');
+        throw e;
+      }
+      const code = res.statusCode ?? 0;
+      this.#observer.onResponse?.(kind.verb, kind.resource, String(code));
+      if (code === 200) break;
+      const text = await readBody(res, o.inactivityMs, what);
+      const wait = attempt < MAX_RETRIES ? retryAfterMs(code, res.headers['retry-after']) : undefined;
+      if (wait === undefined) throw new ApiError(what, code, parseJson(text));
+      this.#observer.onRetryAfter?.(wait);
+      await sleep(wait, o.signal);
     }
     o.onOpen?.();
     res.setEncoding('utf8');
+    const stream = res;
     await new Promise<void>((resolveStream, reject) => {
       let pending = '';
-      const timer = setTimeout(() => res.destroy(new ApiTimeoutError(`${what}: no data for ${o.inactivityMs} ms`)), o.inactivityMs);
-      const onAbort = () => res.destroy(abortError());
+      const timer = setTimeout(() => stream.destroy(new ApiTimeoutError(`${what}: no data for ${o.inactivityMs} ms`)), o.inactivityMs);
+      const onAbort = () => stream.destroy(abortError());
       o.signal?.addEventListener('abort', onAbort, { once: true });
       const finish = (err?: unknown) => {
         clearTimeout(timer);
@@ -319,7 +428,7 @@ export class KubeClient {
         if (err === undefined) resolveStream();
         else reject(err);
       };
-      res.on('data', (chunk: string) => {
+      stream.on('data', (chunk: string) => {
         timer.refresh();
         pending += chunk;
         let nl = pending.indexOf('\n');
@@ -332,22 +441,22 @@ export class KubeClient {
           if (line.trim() === '') continue;
           const ev = parseJson(line) as { type?: unknown; object?: unknown };
           if (!isDoc(ev) || typeof ev.type !== 'string') {
-            res.destroy(new Error(`${what}: not a watch event: ${line.slice(0, 200)}`));
+            stream.destroy(new Error(`${what}: not a watch event: ${line.slice(0, 200)}`));
             return;
           }
           try {
             onEvent(ev.type, ev.object);
           } catch (e) {
-            res.destroy(e as Error);
+            stream.destroy(e as Error);
             return;
           }
         }
         pending = pending.slice(start);
       });
-      res.on('end', () => finish());
-      res.on('error', (e) => finish(e));
-      res.on('close', () => {
-        if (!res.complete) finish(res.errored ?? new Error(`${what}: connection closed`));
+      stream.on('end', () => finish());
+      stream.on('error', (e) => finish(e));
+      stream.on('close', () => {
+        if (!stream.complete) finish(stream.errored ?? new Error(`${what}: connection closed`));
       });
     });
   }
@@ -377,9 +486,23 @@ export class KubeClient {
     return this.#token.value;
   }
 
+  /** Waits for a token of the client-side limit (given back when the wait is aborted). */
+  async #throttle(signal: AbortSignal | undefined): Promise<void> {
+    const wait = this.#bucket.reserve(Date.now());
+    if (wait <= 0) return;
+    this.#observer.onThrottled?.(wait);
+    try {
+      await sleep(wait, signal);
+    } catch (e) {
+      this.#bucket.cancel();
+      throw e;
+    }
+  }
+
   async #send(method: string, target: string, headers: OutgoingHttpHeaders, body: string | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     if (signal?.aborted) throw abortError();
-    const opts: HttpsRequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers }, agent: this.#agent };
+    await this.#throttle(signal);
+    const opts: HttpsRequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers, 'User-Agent': this.userAgent }, agent: this.#agent };
     if (this.connection.delegate) {
       await (await this.#delegated()).applyToHTTPSOptions(opts);
     } else {
@@ -394,6 +517,7 @@ export class KubeClient {
         signal?.removeEventListener('abort', onAbort);
         resolveRes(res);
       });
+      req.on('socket', (s) => s.setKeepAlive(true, TCP_KEEPALIVE.idleMs, TCP_KEEPALIVE.intervalMs, TCP_KEEPALIVE.count));
       const timer = setTimeout(() => req.destroy(new ApiTimeoutError(`${method} ${target.split('?')[0]} timed out after ${timeoutMs} ms`)), timeoutMs);
       const onAbort = () => req.destroy(abortError());
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -421,6 +545,40 @@ export class KubeClient {
     });
     return this.#delegate;
   }
+}
+
+/** The whole body of an answer as text; fails after `timeoutMs`. */
+async function readBody(res: IncomingMessage, timeoutMs: number, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolveBody, reject) => {
+    const timer = setTimeout(() => res.destroy(new ApiTimeoutError(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      clearTimeout(timer);
+      resolveBody();
+    });
+    res.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Waits `ms`; rejects with an AbortError when `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortError());
+  return new Promise<void>((resolveWait, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolveWait();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function parseJson(s: string): unknown {

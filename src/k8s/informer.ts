@@ -1,21 +1,30 @@
 /**
- * A supervised informer: list, then watch from the list's resourceVersion, for one collection of the Kubernetes API
- * (docs/kubernetes.md "Apiserver outages"), over Herald's API client (client.ts).
+ * A supervised informer: an initial read, then a watch from its resourceVersion, for one collection of the Kubernetes
+ * API (docs/kubernetes.md "Apiserver outages", "What Herald costs the apiserver"), over Herald's API client
+ * (client.ts). As client-go's reflector:
  *
- * - The list is read in pages (`limit`/`continue`, as client-go's reflector does), so the whole collection is never
- *   one string in memory; a page that times out (`listTimeoutMs`) fails the list.
- * - The watch asks for bookmarks and for a server-side timeout of 5–10 minutes (client-go's), and is aborted after
- *   `watchTimeoutMs` (30 s) without a byte, a hung apiserver or network; either way it re-watches at once from the
- *   last resourceVersion (a quiet resource is re-watched every 30 s). A 410 Expired (an ERROR event or an HTTP 410) makes it list again: objects that are gone are
- *   then deleted.
- * - Every other failure (apiserver unreachable, 5xx, 403) is retried with jittered exponential backoff
- *   (`initialBackoffMs` doubling to `maxBackoffMs`, reset when data arrives). The cache is never cleared by an
- *   outage.
+ * - The initial read is a streaming list where the apiserver has it (a watch with `sendInitialEvents=true`,
+ *   KEP-3157): the objects arrive one by one from the watch cache, a BOOKMARK annotated
+ *   `k8s.io/initial-events-end` closes them, and the same stream goes on as the watch: one request, no page ever
+ *   parsed whole. An apiserver that refuses it (400/422: the WatchList feature off) gets a LIST instead, and so does
+ *   one that ends the stream before that bookmark (once). The LIST is served from the watch cache
+ *   (`resourceVersion=0` first, the last resourceVersion after a watch's 410, a quorum read only after a LIST's own
+ *   410), in pages (`limit`/`continue`, pages after the first without a resourceVersion) that time out after
+ *   `listTimeoutMs`.
+ * - The watch asks for bookmarks and for a server-side timeout picked at random in [5, 10) minutes
+ *   (`minWatchTimeoutSec` and twice that), then re-watches at once from the last resourceVersion: each watch reopens
+ *   about every 7.5 minutes. The client never ends a quiet watch sooner: its own silence limit is the server's timeout
+ *   plus 30 s (a hung apiserver), and a dead connection is found by TCP keepalive (client.ts `TCP_KEEPALIVE`).
+ *   A 410 Expired (an ERROR event or an HTTP 410) makes it read the collection again: objects that are gone are then
+ *   deleted.
+ * - Every other failure (apiserver unreachable, 5xx, 403, a 429 after its Retry-After retries) is retried with
+ *   jittered exponential backoff (`initialBackoffMs` doubling to `maxBackoffMs`, reset when data arrives). The cache is
+ *   never cleared by an outage.
  * - The informer keeps no objects of its own: its cache is the source's object store (`InformerCache`), so each
  *   object is held once, trimmed (object-store.ts). An event whose resourceVersion the cache already holds is
  *   dropped.
  *
- * Events: 'add' (obj), 'update' (obj), 'delete' (obj), 'synced' () once after the first full list, 'error' (err)
+ * Events: 'add' (obj), 'update' (obj), 'delete' (obj), 'synced' () once after the first full read, 'error' (err)
  * for every failure (already handled by a retry; for logs), 'restart' (delayMs) when a retry is scheduled.
  * Exceptions of listeners are caught (recorded in `stats.lastError`).
  */
@@ -37,14 +46,15 @@ export interface InformerStats {
   restarts: number;
   /** Errors seen (list or watch). */
   errors: number;
-  /** Successful lists (first sync + relists after 410). */
+  /** Successful initial reads, streamed or listed (first sync + relists after 410). */
   lists: number;
+  /** Of `lists`, those streamed (`sendInitialEvents`); the others were LISTs. */
+  streamedLists: number;
   /** Watch (re)connect attempts. */
   connects: number;
   /**
    * Time the last watch stream opened (the apiserver answered 200). A watch ends after its server-side timeout
-   * (5–10 min) or 30 s without data (`watchTimeoutMs`) and the next one opens, so this stays recent while the watch
-   * works.
+   * (5–10 min) and the next one opens, so this stays within 10 minutes while the watch works.
    */
   lastConnectAtMs: number;
   /** Last add/update/delete/list time. */
@@ -79,8 +89,15 @@ export interface SupervisedInformerOptions {
   maxBackoffMs?: number;
   /** Give up on a list page after this many ms and retry with backoff (default 60000). */
   listTimeoutMs?: number;
-  /** Abort a watch after this many ms without a byte and re-watch at once from the last resourceVersion (default 30000). */
+  /**
+   * Abort a watch after this many ms without a byte and re-watch at once from the last resourceVersion. Default: the
+   * watch's server-side timeout plus {@link WATCH_GRACE_MS}, never shorter (tests set less).
+   */
   watchTimeoutMs?: number;
+  /** The shortest server-side watch timeout, s: each watch asks for a random one in [this, 2 × this) (default 300, client-go's). */
+  minWatchTimeoutSec?: number;
+  /** Try the streaming list first (default true); false: always LIST. */
+  streamingList?: boolean;
   /**
    * Objects per list page (default {@link LIST_PAGE_SIZE}). Smaller than client-go's 500: a page of served objects
    * (managedFields and all) is parsed whole before it is trimmed, and 500 of them made the initial sync's peak RSS
@@ -98,6 +115,23 @@ export interface SupervisedInformerOptions {
 /** A watch that ended without an event soon after it opened is followed by a pause (a server closing at once). */
 const QUICK_WATCH_MS = 1000;
 
+/** How long past its server-side timeout a silent watch is kept before the client gives up on it (a hung apiserver). */
+export const WATCH_GRACE_MS = 30_000;
+
+/** client-go's reflector: 5 minutes, so every watch asks for 5 to 10. */
+export const MIN_WATCH_TIMEOUT_SEC = 300;
+
+/** The annotation of the BOOKMARK that ends a streaming list's initial events (KEP-3157). */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/**
+ * The server-side timeout a watch asks for, s: uniform in [min, 2 × min), so that many clients' re-watches spread
+ * (client-go reflector `watch`: `minWatchTimeout * (rand + 1)`).
+ */
+export function watchTimeoutSeconds(minSec: number, random: number = Math.random()): number {
+  return Math.floor(minSec * (1 + random));
+}
+
 interface ListPage {
   metadata?: { resourceVersion?: string; continue?: string };
   items?: unknown[];
@@ -114,7 +148,14 @@ export class SupervisedInformer extends EventEmitter {
   /** Bumped by every start/stop: a loop whose generation is stale ends. */
   #generation = 0;
   #abort: AbortController | undefined;
+  /** Where the watch goes on from; '' until the initial read is complete (and again after a 410). */
   #resourceVersion = '';
+  /** The resourceVersion the next LIST asks for: "0" (any, the watch cache), the last one known, or "" (quorum). */
+  #listResourceVersion = '0';
+  /** The apiserver serves streaming lists (until it refuses one). */
+  #streaming: boolean;
+  /** The last streaming list ended before its initial events did: the next read is a LIST. */
+  #listOnce = false;
   #backoffMs = 0;
   #restartTimer: TimerHandle | undefined;
   #wakeRestart: (() => void) | undefined;
@@ -124,6 +165,7 @@ export class SupervisedInformer extends EventEmitter {
     restarts: 0,
     errors: 0,
     lists: 0,
+    streamedLists: 0,
     connects: 0,
     lastConnectAtMs: 0,
     lastEventAtMs: 0,
@@ -138,6 +180,7 @@ export class SupervisedInformer extends EventEmitter {
     this.name = opts.name;
     this.#o = opts;
     this.#clock = opts.clock ?? realClock;
+    this.#streaming = opts.streamingList !== false;
   }
 
   /** True once the first full list has been applied; stays true through outages. */
@@ -173,21 +216,34 @@ export class SupervisedInformer extends EventEmitter {
       const abort = new AbortController();
       this.#abort = abort;
       try {
-        if (this.#resourceVersion === '') {
-          try {
-            await this.#list(abort.signal, live);
-          } finally {
-            firstAttempt();
+        let quiet: boolean;
+        if (this.#resourceVersion === '' && this.#streaming && !this.#listOnce) {
+          quiet = await this.#watch(abort.signal, live, firstAttempt);
+        } else {
+          if (this.#resourceVersion === '') {
+            this.#listOnce = false;
+            try {
+              await this.#list(abort.signal, live);
+            } finally {
+              firstAttempt();
+            }
           }
+          firstAttempt();
+          if (!live()) return;
+          quiet = await this.#watch(abort.signal, live, undefined);
         }
-        firstAttempt();
-        if (!live()) return;
-        const quiet = await this.#watch(abort.signal, live);
         if (quiet && live()) await this.#pause(this.#nextBackoff(false), live, false);
       } catch (e) {
         firstAttempt();
         if (!live()) return;
-        if (apiErrorCode(e) === 410) {
+        const code = apiErrorCode(e);
+        if (e instanceof StreamingRefused) {
+          this.#streaming = false; // this apiserver has no streaming list: LIST from now on
+          continue;
+        }
+        if (code === 410) {
+          // A watch's 410: LIST from the last resourceVersion (the watch cache has it); a LIST's own 410: a quorum read.
+          this.#listResourceVersion = e instanceof ListExpired ? '' : this.#resourceVersion || this.#listResourceVersion;
           this.#resourceVersion = '';
           continue;
         }
@@ -202,11 +258,17 @@ export class SupervisedInformer extends EventEmitter {
     let cont: string | undefined;
     let rv = '';
     do {
-      const page = (await this.#o.client.request('GET', this.#o.path, {
-        query: { limit: this.#o.pageSize ?? LIST_PAGE_SIZE, continue: cont, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
-        timeoutMs: this.#o.listTimeoutMs ?? 60_000,
-        signal,
-      })) as ListPage;
+      let page: ListPage;
+      try {
+        page = (await this.#o.client.request('GET', this.#o.path, {
+          // A continued list carries its resourceVersion in the token: the apiserver refuses both.
+          query: { limit: this.#o.pageSize ?? LIST_PAGE_SIZE, continue: cont, resourceVersion: cont === undefined ? this.#listResourceVersion : undefined, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
+          timeoutMs: this.#o.listTimeoutMs ?? 60_000,
+          signal,
+        })) as ListPage;
+      } catch (e) {
+        throw apiErrorCode(e) === 410 ? new ListExpired(e) : e;
+      }
       if (!live()) return;
       for (const item of page.items ?? []) {
         const obj = item as KubeObject;
@@ -216,12 +278,19 @@ export class SupervisedInformer extends EventEmitter {
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont !== undefined);
+    this.#initialReadDone(seen, rv, false);
+  }
+
+  /** After a complete initial read: delete what it did not hold, go on from `rv`, mark synced. */
+  #initialReadDone(seen: ReadonlySet<string>, rv: string, streamed: boolean): void {
     const gone: KubeObject[] = [];
     for (const obj of this.#o.cache.objects()) if (!seen.has(keyText(obj))) gone.push(obj);
     for (const obj of gone) this.#emitObject('delete', obj);
     this.#resourceVersion = rv;
+    this.#listResourceVersion = rv || '0';
     const now = this.#clock.now();
     this.stats.lists++;
+    if (streamed) this.stats.streamedLists++;
     this.stats.lastListAtMs = now;
     this.stats.lastEventAtMs = now;
     this.stats.notServed = false;
@@ -234,50 +303,71 @@ export class SupervisedInformer extends EventEmitter {
   }
 
   /**
-   * One watch from the current resourceVersion until the apiserver ends it.
+   * One watch until the apiserver ends it: from the current resourceVersion, or, with `initialRead`, a streaming list
+   * (the initial events, their closing BOOKMARK, then the watch; `initialRead` is called at that BOOKMARK).
    * @returns true when it ended quickly without delivering anything (the caller pauses before the next one)
-   * @throws ApiError 410 when the resourceVersion is too old (the caller lists again), any other failure
+   * @throws ApiError 410 when the resourceVersion is too old (the caller lists again), StreamingRefused when the
+   *   apiserver refuses a streaming list, any other failure
    */
-  async #watch(signal: AbortSignal, live: () => boolean): Promise<boolean> {
+  async #watch(signal: AbortSignal, live: () => boolean, initialRead: (() => void) | undefined): Promise<boolean> {
     this.stats.connects++;
     const openedAt = this.#clock.now();
-    const seen = { events: 0, error: undefined as ApiError | undefined };
-    // A random server-side timeout spreads the re-watches of many clients (client-go's reflector: 5 to 10 minutes).
-    // 4 to 8 minutes here, so a working watch reopens within the 10 minutes the stale-watch alert allows
-    // (deploy/kubernetes/monitoring/prometheusrule.yaml).
-    const timeoutSeconds = 240 + Math.floor(Math.random() * 240);
-    const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
+    const seen: WatchSeen = { events: 0, error: undefined, initial: initialRead !== undefined ? new Set<string>() : undefined };
+    const timeoutSeconds = watchTimeoutSeconds(this.#o.minWatchTimeoutSec ?? MIN_WATCH_TIMEOUT_SEC);
+    const streaming = initialRead !== undefined ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : {};
+    const query = { ...streaming, resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
     // A watch that opens is allowed: a 403 seen before (e.g. an apiserver just started) is over.
     const onOpen = () => {
       this.stats.forbidden = '';
       this.stats.lastConnectAtMs = this.#clock.now();
     };
+    const inactivityMs = this.#o.watchTimeoutMs ?? timeoutSeconds * 1000 + WATCH_GRACE_MS;
     try {
-      await this.#o.client.watch(this.#o.path, { query, inactivityMs: this.#o.watchTimeoutMs ?? 30_000, signal, onOpen }, (type, object) => {
-        if (live() && seen.error === undefined) this.#onWatchEvent(type, object, seen);
+      await this.#o.client.watch(this.#o.path, { query, inactivityMs, signal, onOpen }, (type, object) => {
+        if (live() && seen.error === undefined) this.#onWatchEvent(type, object, seen, initialRead);
       });
     } catch (e) {
+      const code = apiErrorCode(e);
+      if (initialRead !== undefined && (code === 400 || code === 422)) throw new StreamingRefused(e);
       // Silence for watchTimeoutMs: re-watch at once (the next request's own timeout bounds a hung apiserver).
       if (!(e instanceof ApiTimeoutError)) throw e;
     }
     if (seen.error !== undefined) throw seen.error;
+    if (seen.initial !== undefined && live()) {
+      // Ended before its initial events did: an apiserver that ignores sendInitialEvents, or one that went away.
+      this.#listOnce = true;
+      return false;
+    }
     return seen.events === 0 && this.#clock.now() - openedAt < QUICK_WATCH_MS;
   }
 
-  /** One watch event; an ERROR event (410 Expired, most often) is kept in `seen.error` and ends the watch. */
-  #onWatchEvent(type: string, object: unknown, seen: { events: number; error: ApiError | undefined }): void {
+  /**
+   * One watch event; an ERROR event (410 Expired, most often) is kept in `seen.error` and ends the watch. While
+   * `seen.initial` is set (a streaming list's initial events), the resourceVersion stays '' (a cut stream starts the
+   * read again) and the keys seen are kept, until the BOOKMARK that ends them.
+   */
+  #onWatchEvent(type: string, object: unknown, seen: WatchSeen, initialRead: (() => void) | undefined): void {
     const obj = object as KubeObject;
     switch (type) {
       case 'ADDED':
       case 'MODIFIED':
         seen.events++;
+        seen.initial?.add(keyText(obj));
         this.#deliver(obj);
         break;
       case 'DELETED':
         seen.events++;
+        seen.initial?.delete(keyText(obj));
         if (this.#o.cache.versionOf(obj) !== undefined) this.#emitObject('delete', obj);
         break;
       case 'BOOKMARK':
+        if (seen.initial !== undefined && obj?.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+          const keys = seen.initial;
+          seen.initial = undefined;
+          this.#initialReadDone(keys, obj.metadata?.resourceVersion ?? '', true);
+          initialRead?.();
+          return;
+        }
         break;
       case 'ERROR': {
         const code = (object as { code?: unknown } | undefined)?.code;
@@ -288,7 +378,7 @@ export class SupervisedInformer extends EventEmitter {
         return;
     }
     const rv = obj?.metadata?.resourceVersion;
-    if (rv) this.#resourceVersion = rv;
+    if (rv && seen.initial === undefined) this.#resourceVersion = rv;
     this.#backoffMs = 0;
   }
 
@@ -358,6 +448,31 @@ export class SupervisedInformer extends EventEmitter {
       }, delayMs);
     });
     this.#wakeRestart = undefined;
+  }
+}
+
+/** What one watch has seen so far. */
+interface WatchSeen {
+  events: number;
+  error: ApiError | undefined;
+  /** During a streaming list's initial events: the keys seen. */
+  initial: Set<string> | undefined;
+}
+
+/** The apiserver refused a streaming list (400/422: the WatchList feature is off). */
+class StreamingRefused extends Error {
+  constructor(cause: unknown) {
+    super(`streaming list refused: ${errText(cause)}`, { cause });
+    this.name = 'StreamingRefused';
+  }
+}
+
+/** A LIST answered 410 (its resourceVersion or continue token is too old). */
+class ListExpired extends Error {
+  readonly code = 410;
+  constructor(cause: unknown) {
+    super(errText(cause), { cause });
+    this.name = 'ListExpired';
   }
 }
 

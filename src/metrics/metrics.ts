@@ -68,6 +68,9 @@ export class HeraldMetrics {
   readonly kubernetesLastSync: Gauge<'resource'>;
   readonly kubernetesWatchLastConnect: Gauge<'resource'>;
   readonly kubernetesEventsDropped: Counter<'component' | 'reason'>;
+  readonly kubernetesRequests: Counter<'verb' | 'resource' | 'code'>;
+  readonly kubernetesThrottleWait: Counter;
+  readonly kubernetesRetryAfter: Counter;
   readonly objectStatusWrites: Counter<'kind' | 'result'>;
   readonly statusWriterLeader: Gauge<'lease'>;
   readonly buildInfo: Gauge<'version'>;
@@ -205,7 +208,7 @@ export class HeraldMetrics {
     });
     this.kubernetesWatchLastConnect = new Gauge({
       name: `${PREFIX}kubernetes_watch_last_connect_timestamp_seconds`,
-      help: 'Unix time the last watch stream opened, by resource (a working watch of a quiet resource reopens every 30 s).',
+      help: 'Unix time the last watch stream opened, by resource (a working watch of a quiet resource reopens every 5 to 10 minutes).',
       labelNames: ['resource'],
       registers,
     });
@@ -213,6 +216,22 @@ export class HeraldMetrics {
       name: `${PREFIX}kubernetes_events_dropped_total`,
       help: 'Kubernetes Events lost, by recording component (herald, herald-allocator) and reason (rateLimited, sendFailed).',
       labelNames: ['component', 'reason'],
+      registers,
+    });
+    this.kubernetesRequests = new Counter({
+      name: `${PREFIX}kubernetes_requests_total`,
+      help: 'Requests to the Kubernetes apiserver, by verb (get, list, watch, create, update, patch, delete), resource (plural[/subresource]) and code (HTTP status, or error).',
+      labelNames: ['verb', 'resource', 'code'],
+      registers,
+    });
+    this.kubernetesThrottleWait = new Counter({
+      name: `${PREFIX}kubernetes_client_throttle_wait_seconds_total`,
+      help: 'Time requests to the apiserver waited for the client-side limit (source.kubernetes.qps, burst), seconds.',
+      registers,
+    });
+    this.kubernetesRetryAfter = new Counter({
+      name: `${PREFIX}kubernetes_retry_after_total`,
+      help: 'Answers of the apiserver asking to retry later (429, or 5xx with Retry-After) that Herald waited out before sending the request again.',
       registers,
     });
     this.objectStatusWrites = new Counter({
@@ -352,6 +371,15 @@ export class HeraldMetrics {
   }
 
   /** Where the status writer's leadership is read from at scrape time (undefined: no status writer runs). */
+  /** What a Kubernetes client reports of its requests (src/k8s/client.ts `RequestObserver`), counted here. */
+  kubernetesObserver(): { onResponse(verb: string, resource: string, code: string): void; onThrottled(waitMs: number): void; onRetryAfter(waitMs: number): void } {
+    return {
+      onResponse: (verb, resource, code) => this.kubernetesRequests.inc({ verb, resource, code }),
+      onThrottled: (waitMs) => this.kubernetesThrottleWait.inc(waitMs / 1000),
+      onRetryAfter: () => this.kubernetesRetryAfter.inc(),
+    };
+  }
+
   setStatusWriterProvider(fn: () => { readonly lease: string; isLeader(): boolean } | undefined): void {
     this.statusWriterProvider = fn;
   }

@@ -35,7 +35,10 @@ export interface KubernetesSourceOptions {
   heraldNamespace?: string;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Abort a silent watch after this long, ms (default: its server-side timeout plus 30 s; src/k8s/informer.ts). */
   watchTimeoutMs?: number;
+  /** Each watch asks for a server-side timeout in [this, 2 × this) s (default 300, client-go's). */
+  minWatchTimeoutSec?: number;
   listTimeoutMs?: number;
   /** Objects per list page (default 500). */
   pageSize?: number;
@@ -55,6 +58,7 @@ export class KubernetesSource extends EventEmitter implements Source {
       ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
       ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.watchTimeoutMs !== undefined ? { watchTimeoutMs: opts.watchTimeoutMs } : {}),
+      ...(opts.minWatchTimeoutSec !== undefined ? { minWatchTimeoutSec: opts.minWatchTimeoutSec } : {}),
       ...(opts.listTimeoutMs !== undefined ? { listTimeoutMs: opts.listTimeoutMs } : {}),
       ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
       ...(opts.clock !== undefined ? { clock: opts.clock } : {}),

@@ -8,12 +8,18 @@
  * - `GET <collection>?watch=true&resourceVersion=N`: 200 with headers flushed at once, chunked
  *   body of one JSON event per line; RV unset/"" /"0" sends synthetic ADDED first; an RV older
  *   than the compaction point gets an ERROR 410 (Expired) event then close, or an HTTP 410 when
- *   `expiredAs = 'http'`; DELETED carries the last state stamped with the deletion RV; BOOKMARK on demand;
+ *   `expiredAs = 'http'`; DELETED carries the last state stamped with the deletion RV; BOOKMARK on demand, and
+ *   every `bookmarkEveryMs` on watches that allow them (kube-apiserver's watch cache: about once a minute);
+ *   `timeoutSeconds` ends the stream (`watchEnds` tells who ended each one);
+ * - streaming lists (`sendInitialEvents=true`, KEP-3157): the current objects as ADDED, then a BOOKMARK annotated
+ *   `k8s.io/initial-events-end`, then the changes; without `allowWatchBookmarks=true` and
+ *   `resourceVersionMatch=NotOlderThan`, or with `watchList = false` (the WatchList feature off), 422 Invalid;
+ * - a LIST with both `continue` and `resourceVersion` is refused (400), as kube-apiserver refuses it;
  * - POST (201), PUT (RV precondition → 409), PATCH `application/merge-patch+json` on the object or
  *   the `/status` subresource (other content types → 415), DELETE; `labelSelector` (equality,
  *   `!=`, existence) and `fieldSelector` (metadata.name / metadata.namespace);
  * - faults: `goDown('refuse' | '500' | 'hang')`, `comeBack()`, `hangWatches()`, `closeWatches()`,
- *   `compact()`; `failResource(plural, 403)` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
+ *   `compact()`, `tooManyRequests()` (429 with `Retry-After`, as API Priority and Fairness answers); `failResource(plural, 403)` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
  *   Forbidden Status (reason Forbidden, details {group, kind}, a message naming user, verb, resource and scope) — a
  *   real kube-apiserver refuses even granted calls with 403 for a moment after it starts, until its RBAC
  *   authorizer has read the roles (seen in test/control-plane/outages.test.ts).
@@ -62,6 +68,8 @@ interface WatchConn {
   labelSelector: string | undefined;
   fieldSelector: string | undefined;
   hung: boolean;
+  /** Ended by the server (timeout or fault): set before the response ends. */
+  endedBy?: WatchEnd['by'];
 }
 
 /** One logged request. */
@@ -69,6 +77,16 @@ export interface RequestLog {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** The User-Agent header ('' without one). */
+  userAgent: string;
+}
+
+/** How a watch stream ended: its `timeoutSeconds` ran out, the client closed it, or the server cut it (a fault). */
+export interface WatchEnd {
+  plural: string;
+  by: 'timeout' | 'client' | 'server';
+  /** How long it was open, ms. */
+  openMs: number;
 }
 
 function rtId(rt: { group: string; version: string; plural: string }): string {
@@ -169,6 +187,19 @@ export class FakeApiServer {
   readonly requests: RequestLog[] = [];
   /** List pages answered. */
   listPages = 0;
+  /**
+   * Serve streaming lists (`sendInitialEvents`); false: refuse them (422) as an apiserver without the WatchList
+   * feature; 'ignored': ignore the parameter as apiservers before 1.27 do (the objects, no closing bookmark).
+   */
+  watchList: boolean | 'ignored' = true;
+  /** Send a BOOKMARK this often on every watch that allows them (0: only when `bookmark()` is called). */
+  bookmarkEveryMs = 0;
+  /** Keep every request in `requests` (false for long runs: `count()` then sees nothing). */
+  logRequests = true;
+  /** How every watch stream ended, in order. */
+  readonly watchEnds: WatchEnd[] = [];
+  /** Requests still to answer with 429 (`tooManyRequests`), and the Retry-After they carry. */
+  #throttle: { left: number; retryAfterSec: number | undefined; plural: string | undefined } | undefined;
 
   constructor(types: ResourceType[] = DEFAULT_RESOURCES) {
     for (const t of types) this.registerResource(t);
@@ -226,7 +257,10 @@ export class FakeApiServer {
   async stop(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
-    for (const w of this.#watches) w.res.destroy();
+    for (const w of this.#watches) {
+      w.endedBy = 'server';
+      w.res.destroy();
+    }
     this.#watches.clear();
     for (const r of this.#hungRequests) r.destroy();
     this.#hungRequests.clear();
@@ -260,6 +294,7 @@ export class FakeApiServer {
   /** Close every watch stream: normally (end) or abruptly (destroy). */
   closeWatches(abrupt = false): void {
     for (const w of this.#watches) {
+      w.endedBy = 'server';
       if (abrupt) w.res.destroy();
       else w.res.end();
     }
@@ -276,11 +311,21 @@ export class FakeApiServer {
       this.#failing.set(plural, code);
       for (const w of this.#watches) {
         if (w.rt.plural === plural) {
+          w.endedBy = 'server';
           w.res.destroy();
           this.#watches.delete(w);
         }
       }
     }
+  }
+
+  /**
+   * Answer the next `count` requests (for `plural` only, when given) with 429 Too Many Requests, with
+   * `Retry-After: retryAfterSec` unless it is undefined, as API Priority and Fairness does when a priority level's
+   * queues are full. `count` 0 ends it.
+   */
+  tooManyRequests(o: { count: number; retryAfterSec?: number; plural?: string }): void {
+    this.#throttle = o.count > 0 ? { left: o.count, retryAfterSec: o.retryAfterSec, plural: o.plural } : undefined;
   }
 
   /** Keep every open watch open but silent: changes are no longer delivered to them. */
@@ -395,7 +440,8 @@ export class FakeApiServer {
   #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const u = new URL(req.url ?? '/', 'http://x');
     const query = Object.fromEntries(u.searchParams);
-    this.requests.push({ method: req.method ?? 'GET', path: u.pathname, query });
+    const ua = req.headers['user-agent'] ?? '';
+    if (this.logRequests) this.requests.push({ method: req.method ?? 'GET', path: u.pathname, query, userAgent: ua });
     if (this.#mode === 'hang') {
       this.#hungRequests.add(res);
       res.on('close', () => this.#hungRequests.delete(res));
@@ -445,6 +491,14 @@ export class FakeApiServer {
     const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : ((sub !== undefined ? this.#failing.get(`${rt.plural}/${sub}`) : undefined) ?? this.#failing.get(rt.plural));
     if (failCode === 403) return this.#reply(res, 403, forbidden(rt, method, q, ns, name, sub));
     if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, 'InternalError', `injected failure for ${rt.plural}`));
+    const th = this.#throttle;
+    if (th !== undefined && (th.plural === undefined || th.plural === rt.plural)) {
+      if (--th.left <= 0) this.#throttle = undefined;
+      const text = JSON.stringify(status(429, 'TooManyRequests', 'The server has received too many requests and has asked us to try again later.', { retryAfterSeconds: th.retryAfterSec ?? 0 }));
+      res.writeHead(429, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...(th.retryAfterSec !== undefined ? { 'Retry-After': String(th.retryAfterSec) } : {}) });
+      res.end(text);
+      return;
+    }
     if (name === undefined) {
       if (method === 'GET') return q.watch === 'true' || q.watch === '1' ? this.#watch(res, rt, ns, q) : this.#list(res, rt, ns, q);
       if (method === 'POST') return this.#create(res, rt, ns, body);
@@ -517,6 +571,7 @@ export class FakeApiServer {
     // Pages (`limit`, `continue`): the token is the list's RV and the offset; a compacted RV answers 410, as etcd does.
     let rv = this.#rv;
     let offset = 0;
+    if (q.continue && q.resourceVersion) return this.#reply(res, 400, status(400, 'BadRequest', 'specifying resource version is not allowed when using continue'));
     if (q.continue) {
       const [r, o] = q.continue.split(':').map(Number);
       if (r === undefined || o === undefined || r < this.#compactedRv) return this.#reply(res, 410, status(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.'));
@@ -531,8 +586,20 @@ export class FakeApiServer {
   }
 
   #watch(res: http.ServerResponse, rt: ResourceType, ns: string | undefined, q: Record<string, string>): void {
+    const streaming = q.sendInitialEvents === 'true' && this.watchList !== 'ignored';
+    if (streaming) {
+      // apimachinery ValidateListOptions: the feature gate, then the options a streaming list needs.
+      const why = !this.watchList
+        ? 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'
+        : q.allowWatchBookmarks !== 'true'
+          ? 'allowWatchBookmarks: Required value: allowWatchBookmarks required when sendInitialEvents is specified'
+          : q.resourceVersionMatch !== 'NotOlderThan'
+            ? "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+            : undefined;
+      if (why !== undefined) return this.#reply(res, 422, status(422, 'Invalid', `ListOptions.meta.k8s.io "" is invalid: ${why}`, { group: 'meta.k8s.io', kind: 'ListOptions' }));
+    }
     const rvText = q.resourceVersion ?? '';
-    const from = rvText === '' || rvText === '0' ? undefined : Number(rvText);
+    const from = streaming || rvText === '' || rvText === '0' ? undefined : Number(rvText);
     if (from !== undefined && from < this.#compactedRv) {
       const st = status(410, 'Expired', `too old resource version: ${from} (${this.#compactedRv})`);
       if (this.expiredAs === 'http') return this.#reply(res, 410, st);
@@ -544,17 +611,35 @@ export class FakeApiServer {
     res.flushHeaders();
     const w: WatchConn = { res, rt, ns, labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, hung: false };
     this.#watches.add(w);
-    res.on('close', () => this.#watches.delete(w));
+    const openedAt = Date.now();
+    const bookmarkMark = (extra?: Obj): string => JSON.stringify({ type: 'BOOKMARK', object: { kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion: String(this.#rv), ...extra } } }) + '\n';
+    const timers: NodeJS.Timeout[] = [];
+    res.on('close', () => {
+      this.#watches.delete(w);
+      for (const t of timers) clearTimeout(t);
+      this.watchEnds.push({ plural: rt.plural, by: w.endedBy ?? 'client', openMs: Date.now() - openedAt });
+    });
     if (from === undefined) {
       for (const o of this.#stores.get(rtId(rt))!.values()) this.#send(w, { rv: Number(o.metadata.resourceVersion), type: 'ADDED', object: o });
+      if (streaming) res.write(bookmarkMark({ annotations: { 'k8s.io/initial-events-end': 'true' } }));
     } else {
       for (const ch of this.#history.get(rtId(rt))!) if (ch.rv > from) this.#send(w, ch);
     }
     const timeoutSec = Number(q.timeoutSeconds);
     if (timeoutSec > 0) {
-      const timer = setTimeout(() => res.end(), timeoutSec * 1000);
+      const timer = setTimeout(() => {
+        w.endedBy = 'timeout';
+        res.end();
+      }, timeoutSec * 1000);
       timer.unref();
-      res.on('close', () => clearTimeout(timer));
+      timers.push(timer);
+    }
+    if (this.bookmarkEveryMs > 0 && q.allowWatchBookmarks === 'true') {
+      const every = setInterval(() => {
+        if (!w.hung) res.write(bookmarkMark());
+      }, this.bookmarkEveryMs);
+      every.unref();
+      timers.push(every);
     }
   }
 }

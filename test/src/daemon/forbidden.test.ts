@@ -70,11 +70,12 @@ t.test('403 on a watched resource and on Events: named in status, notReady and t
     throw new Error(`${what}: last status ${JSON.stringify(last)}`);
   };
 
-  // the speaker thread binds the BGP listener a moment after the admin API answers
-  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('list endpointslices')) && !x.notReady.includes('BGP listener not bound yet'), 'EndpointSlice 403 in status');
+  // the speaker thread binds the BGP listener a moment after the admin API answers; the initial read is a streaming
+  // list (a watch), so the refused verb is watch
+  const s = await waitStatus((x) => (x.forbidden ?? []).some((f) => f.startsWith('watch endpointslices')) && !x.notReady.includes('BGP listener not bound yet'), 'EndpointSlice 403 in status');
   t.equal(s.ready, false);
-  t.match(s.notReady, [/^kubernetes source not synced \(EndpointSlice: list endpointslices: HTTP 403: /]);
-  t.match(s.forbidden, [/^list endpointslices: HTTP 403: /]);
+  t.match(s.notReady, [/^kubernetes source not synced \(EndpointSlice: watch endpointslices: HTTP 403: /]);
+  t.match(s.forbidden, [/^watch endpointslices: HTTP 403: /]);
   t.ok(lines.some((l) => l['msg'] === 'source error' && l['level'] === 40 && /403/.test(JSON.stringify(l['err']))), 'the log warns with the 403');
 
   // Allowed again: the source syncs; a Service announced afterwards gets an Event (the first result posts none),
@@ -84,7 +85,7 @@ t.test('403 on a watched resource and on Events: named in status, notReady and t
   api.upsert('services', service('web2', { etp: 'Cluster', lbIPs: ['198.51.100.8'] }));
   api.upsert('endpointslices', slice('web2-1', 'web2', [['10.1.0.2', 'node-b', { ready: true }]]), 'discovery.k8s.io');
   const s2 = await waitStatus((x) => x.ready && (x.forbidden ?? []).some((f) => f.startsWith('create events')), 'ready, Events 403 in status');
-  t.notOk((s2.forbidden ?? []).some((f) => f.startsWith('list endpointslices')), 'the EndpointSlice entry is gone');
+  t.notOk((s2.forbidden ?? []).some((f) => f.startsWith('watch endpointslices')), 'the EndpointSlice entry is gone');
   t.match(s2.forbidden, [/^create events: HTTP 403: /]);
   t.match(formatStatus(s2), /^Forbidden: +create events: HTTP 403: /m, '`herald status` shows it');
   t.ok(lines.some((l) => l['level'] === 40 && l['call'] === 'create events' && /RBAC/.test(String(l['msg']))), 'warned: create events forbidden');

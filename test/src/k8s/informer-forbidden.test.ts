@@ -28,14 +28,15 @@ async function setup(tt: Test) {
 
 const forbiddenOf = (src: KubernetesSource, kind: string) => src.status().resources.find((r) => r.kind === kind)?.forbidden;
 
-t.test('a refused list names verb, resource and the apiserver message; cleared by the next list', async (tt) => {
+t.test('a refused initial read names verb, resource and the apiserver message; cleared by the next read', async (tt) => {
   const { api, src } = await setup(tt);
   api.failResource('endpointslices', 403);
   await src.start();
   await waitFor(() => forbiddenOf(src, 'EndpointSlice') !== undefined, 'EndpointSlice forbidden');
   tt.equal(
     forbiddenOf(src, 'EndpointSlice'),
-    'list endpointslices: HTTP 403: endpointslices.discovery.k8s.io is forbidden: User "system:anonymous" cannot list resource "endpointslices" in API group "discovery.k8s.io" at the cluster scope',
+    'watch endpointslices: HTTP 403: endpointslices.discovery.k8s.io is forbidden: User "system:anonymous" cannot watch resource "endpointslices" in API group "discovery.k8s.io" at the cluster scope',
+    'the initial read is a streaming list: a watch',
   );
   tt.equal(src.synced(), false);
   api.failResource('endpointslices', undefined);

@@ -51,7 +51,8 @@ t.test('initial sync fills the snapshot and sets synced', async (tt) => {
   tt.equal(snap.node('n1')?.metadata?.name, 'n1');
   tt.strictSame([...snap.serviceCIDRs()].map((c) => c.spec?.cidrs), [['10.96.0.0/12']]);
   tt.equal(syncedEvents, 1);
-  tt.equal(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined), 1, 'one list of services');
+  tt.equal(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined), 0, 'no LIST of services: the apiserver streams the list');
+  tt.equal(api.count((r) => r.path === '/api/v1/services'), 1, 'one request for services: the streaming list goes on as the watch');
   const st = src.status();
   tt.equal(st.synced, true);
   tt.strictSame(st.resources.map((r) => [r.kind, r.synced, r.objects]), [['Service', true, 2], ['EndpointSlice', true, 1], ['Node', true, 2], ['ServiceCIDR', true, 1]]);
@@ -90,10 +91,10 @@ for (const mode of ['event', 'http'] as const) {
     api.remove('services', 'data', 'db');
     api.upsert('services', service('new', { lbIPs: ['192.0.2.9'] }));
     api.compact();
-    const listsBefore = api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined);
+    const listsBefore = api.count((r) => r.path === '/api/v1/services' && r.query.sendInitialEvents === 'true');
     api.closeWatches();
     await waitFor(() => src.snapshot().service('data/db') === undefined && src.snapshot().service('default/new') !== undefined, 'relist applied');
-    tt.ok(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined) > listsBefore, 'services relisted');
+    tt.ok(api.count((r) => r.path === '/api/v1/services' && r.query.sendInitialEvents === 'true') > listsBefore, 'services relisted (streamed)');
     tt.ok(changes.includes('service:data/db'));
     tt.ok(src.snapshot().service('default/web'), 'unchanged object kept');
   });
@@ -294,9 +295,9 @@ t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while i
   const connectOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastWatchConnectAtMs ?? 0;
   const eventOf = () => src.status().resources.find((r) => r.kind === 'Node')?.lastEventAtMs ?? 0;
   const first = connectOf();
-  tt.ok(first > 0 && first >= eventOf(), 'the watch opened after the list');
-  // No Node changes: the client ends the watch after watchTimeoutMs without data (1.5 s here, 30 s by default) and
-  // opens the next.
+  tt.ok(first > 0, 'the watch opened');
+  // No Node changes: the client ends the watch after watchTimeoutMs without data (1.5 s here; by default never before
+  // the server's timeout) and opens the next.
   await waitFor(() => connectOf() > first, 'a new watch stream opened');
   tt.ok(eventOf() < connectOf(), 'without any data');
   await api.goDown('500');
@@ -307,12 +308,91 @@ t.test("a quiet resource's watch reopens (lastWatchConnectAtMs advances) while i
   await waitFor(() => connectOf() > down, 'watching again');
 });
 
-t.test(`the initial list is read in pages of ${LIST_PAGE_SIZE} (a served page is parsed whole before it is trimmed)`, async (tt) => {
+t.test(`without streaming lists, the initial LIST is read from the watch cache in pages of ${LIST_PAGE_SIZE} (a served page is parsed whole before it is trimmed)`, async (tt) => {
   const { src, api } = await setup(tt);
+  api.watchList = false;
   for (let i = 0; i < 2 * LIST_PAGE_SIZE + 5; i++) api.upsert('services', service(`s-${i}`, { lbIPs: [`198.51.${i >> 8}.${i & 255}`] }));
   await src.start();
   await waitFor(() => src.synced(), 'synced');
+  tt.equal(api.count((r) => r.path === '/api/v1/services' && r.query.sendInitialEvents === 'true'), 1, 'the streaming list was tried once, and refused');
   const lists = api.requests.filter((r) => r.path === '/api/v1/services' && r.query.watch === undefined);
   tt.strictSame(lists.map((r) => r.query.limit), [String(LIST_PAGE_SIZE), String(LIST_PAGE_SIZE), String(LIST_PAGE_SIZE)], 'three pages for 2 pages and 7 Services');
+  tt.strictSame(lists.map((r) => r.query.resourceVersion), ['0', undefined, undefined], 'the first page from the watch cache (resourceVersion=0); continued pages carry none');
   tt.equal([...src.snapshot().services()].length, 2 * LIST_PAGE_SIZE + 7, 'every Service in the cache');
+  // After a 410, a LIST again (never another refused streaming attempt), from the last resourceVersion.
+  await waitFor(() => api.watchCount('services') === 1, 'watching');
+  api.upsert('services', service('s-late', { lbIPs: ['198.51.100.200'] }));
+  await waitFor(() => src.snapshot().service('default/s-late') !== undefined, 'watched');
+  const lastRv = src.snapshot().service('default/s-late')?.metadata?.resourceVersion;
+  api.hangWatches(); // the client misses what follows, then its resourceVersion is compacted
+  api.upsert('services', service('s-missed', { lbIPs: ['198.51.100.201'] }));
+  api.compact();
+  api.closeWatches();
+  await waitFor(() => api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined) > 3, 'listed again');
+  tt.equal(api.count((r) => r.path === '/api/v1/services' && r.query.sendInitialEvents === 'true'), 1, 'no second streaming attempt');
+  const relist = api.requests.filter((r) => r.path === '/api/v1/services' && r.query.watch === undefined)[3];
+  tt.equal(relist?.query.resourceVersion, lastRv, "the relist after a watch's 410 asks for the last resourceVersion (served by the watch cache)");
+  await waitFor(() => src.snapshot().service('default/s-missed') !== undefined, 'the missed Service listed');
+});
+
+t.test('the streaming list: one request reads every object and goes on as the watch', async (tt) => {
+  const { src, api } = await setup(tt, { serviceCIDRs: false });
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 3, 'synced and watching');
+  const services = api.requests.filter((r) => r.path === '/api/v1/services');
+  tt.equal(services.length, 1, 'one request');
+  tt.match(services[0]?.query, { watch: 'true', sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true', resourceVersion: '' });
+  tt.equal(src.status().resources.find((r) => r.kind === 'Service')?.lists, 1, 'counted as a list');
+  api.upsert('services', service('more', { lbIPs: ['192.0.2.3'] }));
+  await waitFor(() => src.snapshot().service('default/more') !== undefined, 'a change on the same stream');
+  tt.equal(api.count((r) => r.path === '/api/v1/services'), 1, 'still one request');
+});
+
+t.test('an apiserver that ends a streaming list before its closing bookmark gets a LIST instead', async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  api.upsert('services', service('web', { lbIPs: ['192.0.2.1'] }));
+  // Old apiservers ignore sendInitialEvents: the same events without the bookmark, until the watch times out.
+  api.watchList = 'ignored';
+  const src = new KubernetesSource({ kc: kubeConfig(api.url), serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200, minWatchTimeoutSec: 1 });
+  src.on('error', () => {});
+  tt.teardown(async () => {
+    await src.stop();
+    await api.stop();
+  });
+  await src.start();
+  await waitFor(() => src.synced(), 'synced after the fallback LIST');
+  tt.ok(api.count((r) => r.path === '/api/v1/services' && r.query.watch === undefined) >= 1, 'a LIST');
+  tt.ok(src.snapshot().service('default/web'));
+});
+
+t.test('watches live as long as the server lets them: timeoutSeconds in [5, 10) minutes, bookmarks, never ended by the client', async (tt) => {
+  const api = new FakeApiServer();
+  await api.start();
+  api.upsert('nodes', node('n1'));
+  const src = new KubernetesSource({ kc: kubeConfig(api.url), serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200 });
+  src.on('error', () => {});
+  tt.teardown(async () => {
+    await src.stop();
+    await api.stop();
+  });
+  await src.start();
+  await waitFor(() => src.synced() && api.watchCount() === 3, 'watching');
+  const watches = api.requests.filter((r) => r.query.watch === 'true');
+  tt.equal(watches.length, 3);
+  for (const w of watches) {
+    tt.equal(w.query.allowWatchBookmarks, 'true', `${w.path}: bookmarks`);
+    const sec = Number(w.query.timeoutSeconds);
+    tt.ok(sec >= 300 && sec < 600, `${w.path}: timeoutSeconds ${sec} in [300, 600)`);
+  }
+  // A short server-side timeout, and a quiet resource: every watch is ended by the server, none by the client.
+  const quick = new KubernetesSource({ kc: kubeConfig(api.url), serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200, minWatchTimeoutSec: 1 });
+  quick.on('error', () => {});
+  tt.teardown(() => quick.stop());
+  const before = api.watchEnds.length;
+  await quick.start();
+  await waitFor(() => api.watchEnds.length - before >= 6, 'the server ended two rounds of watches');
+  const ends = api.watchEnds.slice(before);
+  tt.strictSame([...new Set(ends.map((e) => e.by))], ['timeout'], 'ended by their timeoutSeconds only');
+  tt.ok(ends.every((e) => e.openMs >= 900), 'each was open for its timeout (>= 1 s)');
 });
