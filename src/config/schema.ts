@@ -408,7 +408,7 @@ export const advertisementSchema = z
       .max(10000, msg('must be an integer 1..10000'))
       .optional()
       .describe(
-        "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. It can be set in the file or a BGPAdvertisement and changed by a reload (the Kubernetes source watches every Node). Default: every eligible node.",
+        "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. It can be set in the file or a BGPAdvertisement and changed by a reload (while it is set, the Kubernetes source reads every Node, not only this node's: docs/decisions.md \"Node watch\" has the cost). Default: every eligible node.",
       ),
   })
   .describe('Which Service addresses to announce, to whom, with which attributes.');

@@ -27,6 +27,8 @@ import { flapControlFromConfig } from '../health/specs.ts';
 import type { KubeClient, KubeClientOptions } from '../k8s/client.ts';
 import type { RunningAllocator } from '../ipam/run.ts';
 import type { Source } from '../sources/source.ts';
+import type { KubernetesSource } from '../sources/kubernetes.ts';
+import { boundsFanOut } from '../controller/steering.ts';
 import { version as packageVersion } from '../version.ts';
 import { Daemon } from './daemon.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
@@ -102,10 +104,11 @@ function readToken(cfg: Config, env: NodeJS.ProcessEnv, log: Logger, files: Secr
 }
 
 /**
- * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, every Node, ServiceCIDRs and
- * Herald's objects in its namespace, src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this node's Node — every
+ * Node while an advertisement sets `maxNodesPerVip` —, ServiceCIDRs and Herald's objects in its namespace,
+ * src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  */
-async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions): Promise<{ source?: Source; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
+async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions, nodeName: string): Promise<{ source?: Source; kube?: KubernetesSource; kc?: KubeClient; secrets?: SecretCache; namespace?: string }> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -119,12 +122,13 @@ async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: Forb
   const { kc } = loadKubeConfig(k?.kubeconfig, env, { ...client, limit });
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
-  // Every Node (trimmed at ingestion): maxNodesPerVip from a file or a BGPAdvertisement, and the status writer's
-  // node counts, need them all (docs/decisions.md "Node watch").
+  // This node's Node by name; every Node (trimmed at ingestion) only while maxNodesPerVip, from the file or a
+  // BGPAdvertisement, needs them (docs/decisions.md "Node watch"). The status writer reads them itself while it leads.
   // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
   const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
   const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
-  return { source: new KubernetesSource({ kc, heraldNamespace: namespace, ...watch }), kc, secrets, namespace };
+  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch });
+  return { source: kube, kube, kc, secrets, namespace };
 }
 
 /**
@@ -214,6 +218,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   });
   let daemon: Daemon;
   let source: Source | undefined;
+  let kube: KubernetesSource | undefined;
   let kc: KubeClient | undefined;
   let secrets: SecretCache | undefined;
   let nodeStatus: NodeStatusWriter | undefined;
@@ -225,14 +230,13 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   let metricsServer: FastifyInstance | undefined;
   try {
     let namespace: string | undefined;
-    ({ source, kc, secrets, namespace } = await createSource(config, env, forbidden, { role: 'speaker', version, observer: metrics.kubernetesObserver() }));
+    ({ source, kube, kc, secrets, namespace } = await createSource(config, env, forbidden, { role: 'speaker', version, observer: metrics.kubernetesObserver() }, identity.nodeName));
     // Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated).
     let onDecisions: ((d: DecisionSet, c: DecisionChanges) => void) | undefined;
     if (kc) {
       const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
       const { AnnouncementEvents } = await import('./service-events.ts');
-      const sink = new KubernetesEventSink(kc, 'herald', identity.nodeName);
-      const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
+      const recorder = new EventRecorder(new KubernetesEventSink(kc, 'herald', identity.nodeName, forbidden), {
         onError: (err, e) => log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
         onDropped: (_e, reason) => metrics.kubernetesEventsDropped.inc({ component: 'herald', reason }),
       });
@@ -373,6 +377,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       try {
         const files = await readSecretFiles(next, daemon.currentConfig);
         daemon.reload(next, files);
+        kube?.setAllNodes(boundsFanOut(next.advertisements));
         secretFiles = files;
         token = readToken(daemon.currentConfig, env, log, secretFiles);
         if (daemon.view.status().lastReload?.ok === false) configFile.forget(); // its routes failed: the same file may be retried

@@ -82,9 +82,8 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   };
   const statusWriter = new KubernetesServiceStatusWriter(o.kc);
   const writer: ServiceStatusWriter = { patchIngress: (s, ips, rv) => forbidden.track('patch services/status', () => statusWriter.patchIngress(s, ips, rv)) };
-  const sink = new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName);
   const elector = new LeaderElector({ identity: o.nodeName, store });
-  const recorder = new EventRecorder({ send: (e) => forbidden.track('create events', () => sink.send(e)) }, {
+  const recorder = new EventRecorder(new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName, forbidden), {
     onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
     onDropped: (_e, reason) => o.onEventDropped?.(reason),
   });

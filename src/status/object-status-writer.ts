@@ -1,8 +1,9 @@
 /**
  * The one writer of `status` on Herald's configuration objects (docs/decisions.md "Status"): every Herald with the
  * Kubernetes source runs for the Lease `herald-status` in Herald's namespace (src/leader/election.ts; its own Lease,
- * not the allocator's); the leader alone reads every BGPNodeStatus (an informer it runs only while it leads) and
- * writes each object's conditions and counts (object-conditions.ts).
+ * not the allocator's); the leader alone reads every BGPNodeStatus and every Node (informers it runs only while it
+ * leads: the other Heralds read their own Node only, docs/decisions.md "Node watch") and writes each object's
+ * conditions and counts (object-conditions.ts).
  *
  * Bounded writes: a pass runs at most once a second after a change (objects, Nodes, node statuses) and every
  * `resyncMs`; it writes only an object whose status differs from what the object carries, and each object at most
@@ -23,6 +24,7 @@ import { HERALD_PLURALS, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import type { InformerCache } from '../k8s/object-store.ts';
 import { HERALD_KEY_PREFIX } from '../k8s/keys.ts';
+import { ObjectStore } from '../k8s/object-store.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { LeaderElector } from '../leader/election.ts';
 import type { LeaseStore } from '../leader/election.ts';
@@ -46,7 +48,7 @@ export interface ObjectStatusWriterOptions {
   readonly namespace: string;
   /** This instance's holder identity: the node name. */
   readonly identity: string;
-  /** The Kubernetes source: the objects and every Node (src/daemon/run.ts watches them all). */
+  /** The Kubernetes source: Herald's objects and the Services (the Nodes are read by the writer while it leads). */
   readonly source: Source;
   /** This node's merge of the objects (src/daemon/daemon.ts `objects().merged`). */
   readonly merged: () => MergedConfig;
@@ -103,6 +105,9 @@ export class ObjectStatusWriter {
   readonly #lastWriteMs = new Map<string, number>();
   #informer: SupervisedInformer | undefined;
   #digests = new NodeDigests();
+  /** Every Node while leading (trimmed: object-store.ts), and its informer. */
+  #nodes = new ObjectStore();
+  #nodeInformer: SupervisedInformer | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #resync: ReturnType<typeof setInterval> | undefined;
   #passing = false;
@@ -110,7 +115,7 @@ export class ObjectStatusWriter {
   #stopped = false;
   #lastProblem = '';
   readonly #onChange = (keys: readonly string[]) => {
-    if (keys.some((k) => k.startsWith('node:') || k.startsWith(HERALD_KEY_PREFIX) || k.startsWith('service:'))) this.#schedule(1000);
+    if (keys.some((k) => k.startsWith(HERALD_KEY_PREFIX) || k.startsWith('service:'))) this.#schedule(1000);
   };
   /** @throws Error from LeaderElector when its timings break client-go's rule (they are the defaults: never). */
   constructor(o: ObjectStatusWriterOptions) {
@@ -137,10 +142,9 @@ export class ObjectStatusWriter {
     return this.#elector.isLeader();
   }
 
-  /** The node-status informer's 403, "list bgpnodestatuses: HTTP 403: ..." (for herald status), if any. */
+  /** The leader's informers' 403s, "list bgpnodestatuses: HTTP 403: ..." (for herald status), if any. */
   forbidden(): string[] {
-    const f = this.#informer?.stats.forbidden ?? '';
-    return f !== '' ? [f] : [];
+    return [this.#informer?.stats.forbidden ?? '', this.#nodeInformer?.stats.forbidden ?? ''].filter((f) => f !== '');
   }
 
   start(): void {
@@ -157,6 +161,7 @@ export class ObjectStatusWriter {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     await this.#elector.stop();
     await this.#informer?.stop();
+    await this.#nodeInformer?.stop();
   }
 
   #now(): number {
@@ -187,6 +192,18 @@ export class ObjectStatusWriter {
     inf.on('error', (err: unknown) => this.#warn('reading the BGPNodeStatus objects', err));
     this.#informer = inf;
     void inf.start();
+    const nodes = new ObjectStore();
+    this.#nodes = nodes;
+    const nodeInf = new SupervisedInformer({ client: this.#o.kc, name: 'nodes', path: '/api/v1/nodes', cache: nodes.cacheOf('Node') });
+    // A Node's heartbeat changes nothing the store keeps: no change key, no pass.
+    const nodeChanged = (keys: string[]) => keys.length > 0 && this.#schedule(1000);
+    nodeInf.on('add', (o: KubeObject) => nodeChanged(nodes.apply('Node', o)));
+    nodeInf.on('update', (o: KubeObject) => nodeChanged(nodes.apply('Node', o)));
+    nodeInf.on('delete', (o: KubeObject) => nodeChanged(nodes.remove('Node', o)));
+    nodeInf.on('synced', () => this.#schedule(0));
+    nodeInf.on('error', (err: unknown) => this.#warn('reading the Nodes', err));
+    this.#nodeInformer = nodeInf;
+    void nodeInf.start();
   }
 
   #follow(): void {
@@ -194,6 +211,9 @@ export class ObjectStatusWriter {
     void this.#informer?.stop();
     this.#informer = undefined;
     this.#digests = new NodeDigests();
+    void this.#nodeInformer?.stop();
+    this.#nodeInformer = undefined;
+    this.#nodes = new ObjectStore();
   }
 
   #schedule(ms: number): void {
@@ -212,14 +232,14 @@ export class ObjectStatusWriter {
 
   /** One pass: compute every object's status, write those that differ and are due. Never throws. */
   async #pass(): Promise<void> {
-    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced()) return;
+    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced() || !this.#nodeInformer?.synced()) return;
     this.#passing = true;
     let deferred = Number.POSITIVE_INFINITY;
     try {
       const snap = this.#o.source.snapshot();
       const objects: ConfigObjects = { BGPPeer: [...snap.heraldObjects('BGPPeer')], BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')], IPAddressPool: [...snap.heraldObjects('IPAddressPool')], BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')] };
       const now = this.#now();
-      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: snap.nodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
+      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: this.#nodes.nodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
       const minMs = this.#o.minIntervalMs ?? 5000;
       for (const u of updates) {
         const key = `${u.kind}/${u.name}`;

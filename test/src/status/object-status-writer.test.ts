@@ -37,7 +37,8 @@ t.test('one writer: conditions written once, not again without a change, a 403 r
   api.upsert(HERALD_PLURALS.BGPNodeStatus, { ...heraldObject('BGPNodeStatus', 'n1', { nodeName: 'n1' }, { ns: NS }), status: { lastUpdate: new Date().toISOString(), sessions: [{ peer: 'tor', source: 'BGPPeer', state: 'Established' }] } }, HERALD_GROUP);
 
   const kc = new KubeClient({ server: api.url, token: 't' });
-  const source = new KubernetesSource({ kc, heraldNamespace: NS, serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200 });
+  // The source reads its own Node only (another node's Herald here): the leader reads every Node itself.
+  const source = new KubernetesSource({ kc, heraldNamespace: NS, nodeName: 'n2', serviceCIDRs: false, initialBackoffMs: 20, maxBackoffMs: 200 });
   await source.start();
   t.teardown(() => source.stop());
   const validated = validateConfig({ bgp: { localAs: 65000 }, source: { kubernetes: {} } });
