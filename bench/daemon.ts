@@ -278,6 +278,32 @@ async function k8sRow(services: number): Promise<K8sRow> {
   }
 }
 
+/** CPU seconds (utime+stime) of each thread of process `pid`, keyed "name/tid". */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${name}/${tid}`, (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** "name 0.12 s, ..." of the threads that used at least 10 ms between `a` and `b`. */
+function threadDelta(a: Map<string, number>, b: Map<string, number>): string {
+  const parts: string[] = [];
+  for (const [k, v] of b) {
+    const d = v - (a.get(k) ?? 0);
+    if (d >= 0.01) parts.push(`${k.slice(0, k.indexOf('/'))} ${d.toFixed(2)}`);
+  }
+  return parts.join(', ');
+}
+
 async function birdCount(bird: Bird): Promise<number> {
   const m = /(\d+) of \d+ routes for \d+ networks in table master4/.exec(await bird.birdc('show route count'));
   return m ? Number(m[1]) : 0;
@@ -341,15 +367,19 @@ async function staticRow(): Promise<StaticRow> {
     if (est !== undefined && est < wall0) throw new Error('BIRD logged an older session');
     await sleep(500);
     // Herald also watches the file: the burst is timed from the write, the SIGHUP makes sure it is read.
+    let c0 = threadCpu(h.pid);
     let r0 = performance.now();
     writeFileSync(file, text(0));
     process.kill(h.pid, 'SIGHUP');
     const withdrawSec = ((await until(bird, 0, h.alive, h.out)) - r0) / 1000;
+    console.log(`withdraw burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}`);
     await sleep(500);
+    c0 = threadCpu(h.pid);
     r0 = performance.now();
     writeFileSync(file, text(N));
     process.kill(h.pid, 'SIGHUP');
     const announceSec = ((await until(bird, N, h.alive, h.out)) - r0) / 1000;
+    console.log(`announce burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}`);
     const hwmEnd = rssMiB(h.pid).hwm;
     const restartSec: number[] = [];
     for (let k = 0; k < RESTARTS; k++) {

@@ -32,8 +32,7 @@ import { capability, keepalive, open, param } from '../test/helpers/wire.ts';
 import { createServer, connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { AdjRibOut } from '../bgp/rib/adj-rib-out.ts';
-import { makeRecord } from '../bgp/rib/record.ts';
-import type { RouteRecord } from '../bgp/rib/record.ts';
+import { RouteTable } from '../bgp/rib/route-table.ts';
 import { sleep } from '../test/helpers/daemon-process.ts';
 
 const N = Number(process.env.N ?? 100_000);
@@ -287,10 +286,9 @@ async function benchSink(): Promise<Result> {
  * 4096-octet messages: the full table (announce) and its withdrawal. Also returns the packing time (ms).
  */
 function heraldBytes(localAddress: string): { announce: Buffer; withdraw: Buffer; packMs: number; withdrawMs: number } {
-  const desired = new Map<string, RouteRecord>();
-  for (const r of generateRoutes(N)) desired.set(r.prefix, makeRecord(r));
-  const rib = new AdjRibOut();
-  rib.setDesired(desired);
+  const table = new RouteTable();
+  const rib = new AdjRibOut(table);
+  rib.setDesired(table.replace(generateRoutes(N)));
   const drain = (): Buffer => {
     const out: Buffer[] = [];
     for (let m = rib.nextMessage(4096); m !== undefined; m = rib.nextMessage(4096)) out.push(m);
@@ -301,7 +299,7 @@ function heraldBytes(localAddress: string): { announce: Buffer; withdraw: Buffer
   const announce = drain();
   const packMs = performance.now() - t;
   t = performance.now();
-  rib.setDesired(new Map());
+  rib.setDesired(table.replace([]));
   const withdraw = drain();
   return { announce, withdraw, packMs, withdrawMs: performance.now() - t };
 }

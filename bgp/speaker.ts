@@ -5,8 +5,9 @@
  * (RFC 8326) and the stop modes (bgp/stop-modes.ts: a restart keeps the routers' forwarding state, a departure moves
  * traffic away first).
  *
- * Data flow: setRoutes(desired) or updateRoutes(changed, removed) → RouteRecords (validated once, shared) → per peer AdjRibOut.setDesired() → the
- * session pulls UPDATEs one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
+ * Data flow: setRoutes(desired) or updateRoutes(changed, removed) → the route table (bgp/rib/route-table.ts: validated
+ * once, columnar, shared by every peer) → its diff to each peer's AdjRibOut.setDesired() → the session pulls UPDATEs
+ * one at a time through the TxSource (bgp/rib/adj-rib-out.ts) while its socket is writable.
  *
  * Events (for metrics and logs):
  * - 'peerState'   { peer, from, to, reason }          every session state change
@@ -33,13 +34,11 @@ import type { Clock } from './clock.ts';
 import type { StateReason } from './fsm/state.ts';
 import { AdjRibOut } from './rib/adj-rib-out.ts';
 import { PackSchedule } from './rib/pack-schedule.ts';
-import { makeRecord } from './rib/record.ts';
-import type { DesiredDiff, RouteRecord } from './rib/record.ts';
+import { RouteTable } from './rib/route-table.ts';
+import type { DesiredDiff } from './rib/route-table.ts';
 import type { ExportedRoute } from './rib/export.ts';
 import type { ExportPeer } from './rib/export.ts';
-import { RouteError } from './rib/route.ts';
-import type { Route, RouteKey } from './rib/route.ts';
-import { attributeSignature } from './rib/export.ts';
+import type { Route } from './rib/route.ts';
 import { Session } from './session/session.ts';
 import { FAMILY_OF_AFI, maxMessageLength } from './session/open-exchange.ts';
 import type { SessionOptions } from './session/session.ts';
@@ -100,8 +99,8 @@ export class Speaker extends EventEmitter {
   readonly bgpIdentifier: string;
   private readonly clock: Clock;
   private readonly peersByName = new Map<string, PeerEntry>();
-  private records = new Map<RouteKey, RouteRecord>();
-  private readonly empty = new Map<RouteKey, RouteRecord>();
+  /** The desired routes: the one full table, shared by every peer's Adj-RIB-Out. */
+  private readonly table = new RouteTable();
   private initialSyncDone = false;
   private gracefulShutdown = false;
   private drained = false;
@@ -167,14 +166,14 @@ export class Speaker extends EventEmitter {
       packing: new PackSchedule(this.clock, () => this.packForNextSession(entry)),
       cfg,
       session: this.createSession(this.sessionOptions(cfg, grOptions)),
-      rib: new AdjRibOut({ onUnsendable: (reason, example) => this.emit('unsentRoutes', { peer: cfg.name, reason, example }) }),
+      rib: new AdjRibOut(this.table, { onUnsendable: (reason, example) => this.emit('unsentRoutes', { peer: cfg.name, reason, example }) }),
       endOfRibReceived: new Set(),
       grOptions,
       restartDone: false,
       lastSession: undefined,
     };
     if (this.initialSyncDone) entry.rib.markInitialSyncDone();
-    entry.rib.setDesired(this.drained ? this.empty : this.records);
+    if (this.drained) entry.rib.withhold(true);
     this.peersByName.set(cfg.name, entry);
     this.attachSession(entry);
     this.bfd.configure(cfg);
@@ -376,44 +375,10 @@ export class Speaker extends EventEmitter {
   /**
    * Replaces the whole desired route set (MetalLB Session.Set style). Every route is validated first; on any
    * malformed route a RouteError listing the problems is thrown and nothing changes. A later duplicate of the
-   * same RouteKey wins. Unchanged routes cost one signature comparison; changed ones are queued per peer.
+   * same prefix wins. Unchanged routes cost one signature lookup; changed ones are queued per peer.
    */
   setRoutes(routes: readonly Route[] | ReadonlyMap<string, Route>): void {
-    const next = new Map<RouteKey, RouteRecord>();
-    const problems: string[] = [];
-    const prev = this.records;
-    const changed: RouteRecord[] = [];
-    let duplicates = false;
-    for (const route of routes.values()) {
-      const key = route.prefix;
-      // a set that does not grow the map replaced an earlier duplicate (one lookup less per route than has())
-      const size = next.size;
-      const old = prev.get(key);
-      if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
-        next.set(key, old);
-        if (next.size === size) duplicates = true;
-        continue;
-      }
-      try {
-        const rec = makeRecord(route);
-        next.set(key, rec);
-        if (next.size === size) duplicates = true;
-        changed.push(rec);
-      } catch (err) {
-        if (err instanceof RouteError) problems.push(err.message);
-        else throw err;
-      }
-    }
-    if (problems.length > 0) {
-      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
-    }
-    const removed: RouteRecord[] = [];
-    if (prev.size + changed.length !== next.size) for (const [key, rec] of prev) if (!next.has(key)) removed.push(rec);
-    this.records = next;
-    if (this.drained) return;
-    // a later duplicate key replaces an earlier one: keep only records still current in `changed`
-    const diff = { changed: duplicates ? changed.filter((r) => next.get(r.key) === r) : changed, removed };
-    for (const entry of this.peersByName.values()) this.giveDesired(entry, next, diff);
+    this.giveDiff(this.table.replace(routes.values()));
   }
 
   /**
@@ -422,55 +387,30 @@ export class Speaker extends EventEmitter {
    * O(changed + removed) — independent of the size of the desired set — so a caller that knows what changed (the
    * daemon, from its controller) pays per change, not per table. A prefix both in `changed` and `removed` ends up
    * removed. Every route is validated first; on any malformed route a RouteError listing the problems is thrown and
-   * nothing changes. An unchanged route (same object or same attribute signature) costs one comparison.
+   * nothing changes. An unchanged route (same attribute signature) costs one lookup.
    */
   updateRoutes(changed: Iterable<Route>, removed: Iterable<string> = []): void {
-    const prev = this.records;
-    const problems: string[] = [];
-    const upserts = new Map<RouteKey, RouteRecord>();
-    for (const route of changed) {
-      const key = route.prefix;
-      const old = prev.get(key);
-      if (old !== undefined && (old.route === route || old.sig === attributeSignature(route))) {
-        upserts.delete(key); // an earlier duplicate in this batch is superseded by the current record
-        continue;
-      }
-      try {
-        upserts.set(key, makeRecord(route));
-      } catch (err) {
-        if (err instanceof RouteError) problems.push(err.message);
-        else throw err;
-      }
-    }
-    if (problems.length > 0) {
-      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
-    }
-    const gone: RouteRecord[] = [];
-    for (const key of removed) {
-      upserts.delete(key);
-      const rec = prev.get(key);
-      if (rec !== undefined) gone.push(rec);
-    }
-    if (upserts.size === 0 && gone.length === 0) return;
-    // In place: every peer's Adj-RIB-Out holds this same map as its desired set (or the empty one while drained),
-    // and is told the diff right below.
-    for (const rec of gone) prev.delete(rec.key);
-    for (const [key, rec] of upserts) prev.set(key, rec);
-    if (this.drained) return;
-    const diff = { changed: [...upserts.values()], removed: gone };
-    for (const entry of this.peersByName.values()) this.giveDesired(entry, prev, diff);
+    this.giveDiff(this.table.update(changed, removed));
   }
 
-  /** Hands a peer's Adj-RIB-Out its new desired set: sent now over a session, packed later without one. */
-  private giveDesired(entry: PeerEntry, desired: ReadonlyMap<RouteKey, RouteRecord>, diff?: DesiredDiff): void {
-    entry.rib.setDesired(desired, diff);
+  /** Tells every peer what changed in the table (a drained peer holds nothing whatever it says). */
+  private giveDiff(diff: DesiredDiff): void {
+    if (diff.changed.length === 0 && diff.removed.length === 0) return;
+    for (const entry of this.peersByName.values()) {
+      entry.rib.setDesired(diff);
+      this.kick(entry);
+    }
+  }
+
+  /** Sends what a peer's Adj-RIB-Out has pending over its session, or packs its table later without one. */
+  private kick(entry: PeerEntry): void {
     if (entry.rib.hasPending()) entry.session.kickTx();
     else if (!entry.rib.active) entry.packing.afterChange();
   }
 
-  /** The desired routes currently set (validated), in insertion order. */
+  /** The desired routes currently set (validated), in table order. */
   routes(): Route[] {
-    return [...this.records.values()].map((r) => r.route);
+    return this.table.routes();
   }
 
   /**
@@ -517,7 +457,10 @@ export class Speaker extends EventEmitter {
 
   private withdrawAll(): void {
     this.drained = true;
-    for (const entry of this.peersByName.values()) this.giveDesired(entry, this.empty);
+    for (const entry of this.peersByName.values()) {
+      entry.rib.withhold(true);
+      this.kick(entry);
+    }
     this.emit('drained', {});
   }
 
@@ -537,7 +480,10 @@ export class Speaker extends EventEmitter {
     this.drained = false;
     this.setGracefulShutdown(false);
     if (!wasDrained) return;
-    for (const entry of this.peersByName.values()) this.giveDesired(entry, this.records);
+    for (const entry of this.peersByName.values()) {
+      entry.rib.withhold(false);
+      this.kick(entry);
+    }
   }
 
   /** True between drain() and undrain(). */

@@ -1,13 +1,14 @@
 /**
- * Adj-RIB-Out of one peer (RFC 4271 §3.2, §9.2): what we want the peer to have (desired), what it has (advertised),
- * and the pending difference, drained one UPDATE at a time by the session's tx pump (pull model, see
- * docs/routes.md): withdrawals first, then announcements grouped by byte-identical encoded attributes, each UPDATE
- * filled up to the negotiated maximum message length, then End-of-RIB per family (RFC 4724 §2) once the first full
- * table is out and `markInitialSyncDone()` was called.
+ * Adj-RIB-Out of one peer (RFC 4271 §3.2, §9.2): what we want the peer to have (the Speaker's route table,
+ * route-table.ts, shared by every peer), what it has (advertised), and the pending difference, drained one UPDATE at
+ * a time by the session's tx pump (pull model, see docs/routes.md): withdrawals first, then announcements grouped by
+ * byte-identical encoded attributes, each UPDATE filled up to the negotiated maximum message length, then End-of-RIB
+ * per family (RFC 4724 §2) once the first full table is out and `markInitialSyncDone()` was called.
  *
- * Latest change per key wins: pending state is keyed by RouteKey, so a route changed twice before it is sent is sent
- * once, and announce-then-withdraw of a route the peer never had sends nothing. A message returned by
- * `nextMessage()` counts as sent (the session hands it to the socket at once).
+ * Latest change per route wins: queued entries are route table slots, checked against the table and what the peer
+ * holds when they are packed, so a route changed twice before it is sent is sent once, and announce-then-withdraw of
+ * a route the peer never had sends nothing. A message returned by `nextMessage()` counts as sent (the session hands
+ * it to the socket at once).
  */
 import type { Family } from '../constants.ts';
 import { describeExport, exportRoute } from './export.ts';
@@ -16,21 +17,20 @@ import { announceCapacity, buildAnnounce, buildWithdraw, encodeGroup, endOfRibMe
 import type { SentInfo } from './packer.ts';
 import { fitsPackedTable } from './packed-table.ts';
 import type { PackedTable } from './packed-table.ts';
-import { diffDesired, makeRecord } from './record.ts';
-import type { DesiredDiff, RouteRecord } from './record.ts';
-import { nlriSize } from './route.ts';
-import type { ParsedPrefix, RouteKey } from './route.ts';
+import type { AttrSet, DesiredDiff, RouteTable } from './route-table.ts';
 
 /** Routes sharing byte-identical encoded attributes toward one peer. */
 interface AttrGroup {
+  /** Its number in this Adj-RIB-Out (1 upwards): what `held` records per slot. */
+  readonly id: number;
   readonly family: Family;
   /** Encoded path attributes (without MP_REACH_NLRI). */
   readonly attrs: Buffer;
   /** IPv6 next hop octets for MP_REACH_NLRI (undefined for IPv4). */
   readonly mpNextHop: Buffer | undefined;
   readonly exported: ExportedAttributes;
-  /** Announcements queued for this group, consumed from `head`; entries are re-validated when packed (lazy cancel). */
-  queue: RouteRecord[];
+  /** Slots queued for announcement with this group, consumed from `head`; re-validated when packed (lazy cancel). */
+  queue: number[];
   head: number;
   /** Entries before `cleanEnd` were queued by a full rebuild at change sequence `cleanSeq`: while no change happened
    *  since, they are known valid and unique, and packing skips their re-check (the initial table's fast path). */
@@ -56,17 +56,23 @@ const FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 /** Withdrawal candidates of one family; same lazy/clean rules as AttrGroup queues. */
 interface WithdrawQueue {
-  queue: RouteRecord[];
+  queue: number[];
   head: number;
   cleanSeq: number;
   cleanEnd: number;
 }
-const EMPTY: ReadonlyMap<RouteKey, RouteRecord> = new Map();
 
-/** A run `queue[from, to)` of routes announced with group `g` and not yet entered in `advertised` (see `deferred`). */
-interface DeferredRun {
+/** What an attribute set exports to toward this peer: a group, or null (not exported, or not encodable: `unsendable`). */
+interface Export {
+  readonly set: AttrSet;
+  readonly g: AttrGroup | null;
+  readonly unsendable: string | undefined;
+}
+
+/** The routes `queue[from, to)` one packed UPDATE announces with group `g`. */
+interface Run {
   readonly g: AttrGroup;
-  readonly queue: readonly RouteRecord[];
+  readonly queue: readonly number[];
   readonly from: number;
   readonly to: number;
 }
@@ -74,70 +80,68 @@ interface DeferredRun {
 /** What the UPDATEs of a packed table leave behind in an Adj-RIB-Out (see `prepare()`). */
 interface PackedState {
   /** `runs[i]`: the routes `messages[i]` announces. */
-  readonly runs: readonly DeferredRun[];
-  readonly groupsBySig: Map<string, AttrGroup | null>;
+  readonly runs: readonly Run[];
+  readonly exports: (Export | undefined)[];
+  readonly unsendableSets: number;
+  readonly groups: AttrGroup[];
   readonly groupsByBytes: Map<string, AttrGroup>;
-  readonly unsendable: Map<string, string>;
-  readonly unsent: ReadonlyMap<RouteKey, string>;
+  readonly unsent: ReadonlyMap<number, string>;
   /** The `onUnsendable` reports of the table, made when a session adopts it: [reason, example prefix]. */
   readonly reports: readonly (readonly [string, string])[];
 }
 
 /**
- * Per-peer Adj-RIB-Out plus UPDATE packing. One instance per peer.
+ * Per-peer Adj-RIB-Out plus UPDATE packing. One instance per peer, all over one RouteTable.
  *
- * Cost model (100,000 routes must pack fast): the desired map is shared with the caller (never copied); a change
- * costs one queue push and two Map lookups; packing a route costs one Map.set (plus two lookups for entries that
- * are not trusted). Queues are cancelled lazily: an entry is re-checked against the current desired/advertised state
- * when it is packed, so a route changed many times is sent once, with its latest attributes. Entries pushed by one
- * batch into an empty queue (the initial table, a burst) are unique and valid when pushed, and are trusted without
- * re-check until the next change (`changeSeq`).
+ * Cost model (100,000 routes must pack fast): what the peer holds is one typed-array entry per slot (the group it was
+ * announced with), so entering or leaving it costs a store, not a Map operation; a change costs one queue push; the
+ * group of an attribute set is looked up once per set. Queues are cancelled lazily: an entry is re-checked against
+ * the table and what the peer holds when it is packed, so a route changed many times is sent once, with its latest
+ * attributes. Entries pushed by one batch into an empty queue (the initial table, a burst) are unique and valid when
+ * pushed, and are trusted without re-check until the next change (`changeSeq`).
  */
 export class AdjRibOut {
+  readonly #table: RouteTable;
+
   /**
-   * `onUnsendable` is called once per session and reason when routes turn out impossible to encode toward this peer
-   * (see UnsentRoutes), with one affected prefix.
+   * `table` holds the desired routes (the Speaker's, shared by every peer; each change of it is given to
+   * `setDesired`). `onUnsendable` is called once per session and reason when routes turn out impossible to encode
+   * toward this peer (see UnsentRoutes), with one affected prefix.
    */
-  constructor(opts: { onUnsendable?: (reason: string, example: string) => void } = {}) {
+  constructor(table: RouteTable, opts: { onUnsendable?: (reason: string, example: string) => void } = {}) {
+    this.#table = table;
     this.onUnsendable = opts.onUnsendable;
   }
 
   /** Export context while the session is Established; undefined otherwise (nothing is pending then). */
   private peer: ExportPeer | undefined;
-  private desired: ReadonlyMap<RouteKey, RouteRecord> = EMPTY;
-  /** What the peer holds: key → the group it was last announced with. Read and written only through `held()`. */
-  private readonly advertised = new Map<RouteKey, AttrGroup>();
-  /**
-   * Announced but not yet entered in `advertised`: runs `queue[from, to)` of group `g`, packed by the initial
-   * table's fast path. Entering 100,000 keys in a Map was most of the CPU time of sending a full table; it is done
-   * by the first `held()` instead, after the table is out. The runs hold distinct keys absent from `advertised`
-   * (see `deferOk`), so `advertisedCount` adds their lengths.
-   */
-  private deferred: DeferredRun[] = [];
-  private deferredCount = 0;
-  /**
-   * `changeSeq` right after `start()` queued the table (-1: none). While no change followed (`deferOk`), every queued
-   * entry is clean, queued into an empty Adj-RIB-Out (distinct keys, none held), and packed entries may be deferred.
-   */
+  /** The peer is to hold nothing, whatever the table says (a drain withdrew everything: `withhold()`). */
+  #withheld = false;
+  /** Per slot: the id of the group the peer holds the route with, 0 when it does not hold it. */
+  #held = new Uint32Array(0);
+  #heldCount = 0;
+  /** The groups of this session, `#groups[id - 1]`. */
+  #groups: AttrGroup[] = [];
+  /** Per attribute set id: what it exports to (checked against the set itself: ids are reused). */
+  #exports: (Export | undefined)[] = [];
+  /** Sets in `#exports` that cannot be encoded toward this peer. */
+  #unsendableSets = 0;
+  private groupsByBytes = new Map<string, AttrGroup>();
+  /** `changeSeq` right after `start()` queued the table (-1: none); see `lastRun`. */
   private startSeq = -1;
   /** Withdrawal candidates per family (re-checked when packed). */
   private readonly withdrawQueue = new Map<Family, WithdrawQueue>(FAMILIES.map((f) => [f, { queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 }]));
   private readonly pendingGroups = new Set<AttrGroup>();
-  /** Keys a ROUTE-REFRESH asked to resend even though the peer has them with the same attributes. */
-  private readonly forced = new Set<RouteKey>();
+  /** Slots a ROUTE-REFRESH asked to resend even though the peer has them with the same attributes. */
+  private readonly forced = new Set<number>();
   private queued = 0;
   /** Incremented by every change that can invalidate queued entries (see AttrGroup.cleanSeq). */
   private changeSeq = 0;
-  /** signature → group, or null when the route is not exported to this peer. */
-  private groupsBySig = new Map<string, AttrGroup | null>();
-  private groupsByBytes = new Map<string, AttrGroup>();
   private readonly eorDue = new Set<Family>();
   private initialSyncDone = false;
-  private readonly scratch: ParsedPrefix[] = [];
-  /** signature → why routes of that signature cannot be encoded toward this peer (their groupsBySig entry is null). */
-  private unsendable = new Map<string, string>();
-  /** Desired routes kept from the peer by `unsendable`: key → reason. */
-  private readonly unsent = new Map<RouteKey, string>();
+  private readonly scratch: number[] = [];
+  /** Desired routes kept from the peer because their attributes cannot be encoded: slot → reason. */
+  private readonly unsent = new Map<number, string>();
   /** Reasons already reported through `onUnsendable` on this session. */
   private readonly reported = new Set<string>();
   private readonly onUnsendable: ((reason: string, example: string) => void) | undefined;
@@ -147,10 +151,12 @@ export class AdjRibOut {
   private packed: PackedTable<PackedState> | undefined;
   /**
    * The packed table the current session is sending, and the index of its next message. Each message sent enters
-   * its run in `deferred`. A change before the last one drops the rest (`clearQueues()`), and what the peer then
-   * lacks is queued as at a fresh start.
+   * its run as held. A change before the last one drops the rest (`clearQueues()`), and what the peer then lacks is
+   * queued as at a fresh start.
    */
   private replay: { readonly table: PackedTable<PackedState>; next: number } | undefined;
+  /** The last announcement packed from clean entries of a fresh start, whole (what `prepare()` keeps per message). */
+  #lastRun: Run | undefined;
   /** Families whose End-of-RIB was sent on the current session. */
   readonly endOfRibSent = new Set<Family>();
   /** Set by every `nextMessage()` that returned a message: what it holds. */
@@ -163,27 +169,32 @@ export class AdjRibOut {
 
   /** Number of routes the peer currently holds from us. */
   get advertisedCount(): number {
-    return this.advertised.size + this.deferredCount;
-  }
-
-  /** `advertised`, with the deferred runs entered first (in the order they were packed). */
-  private held(): Map<RouteKey, AttrGroup> {
-    if (this.deferred.length > 0) {
-      for (const d of this.deferred) for (let i = d.from; i < d.to; i++) this.advertised.set(d.queue[i]!.key, d.g);
-      this.deferred = [];
-      this.deferredCount = 0;
-    }
-    return this.advertised;
-  }
-
-  /** See `startSeq`. */
-  private get deferOk(): boolean {
-    return this.changeSeq === this.startSeq;
+    return this.#heldCount;
   }
 
   /** Number of desired routes (before per-peer export filtering). */
   get desiredCount(): number {
-    return this.desired.size;
+    return this.#withheld ? 0 : this.#table.size;
+  }
+
+  /** `#held` as long as the table's slots (the table grows between changes). */
+  #sync(): Uint32Array {
+    if (this.#held.length < this.#table.capacity) {
+      const next = new Uint32Array(this.#table.capacity);
+      next.set(this.#held);
+      this.#held = next;
+    }
+    return this.#held;
+  }
+
+  /** The peer holds `slot` with `g` from now on. */
+  #hold(slot: number, g: AttrGroup): void {
+    const held = this.#held;
+    if (held[slot] === 0) {
+      this.#heldCount++;
+      this.#table.acquire(slot);
+    }
+    held[slot] = g.id;
   }
 
   /** True when an UPDATE (or End-of-RIB) may be waiting to be sent (queued entries may turn out cancelled). */
@@ -223,19 +234,21 @@ export class AdjRibOut {
     const reports: [string, string][] = [];
     this.heldReports = reports;
     const messages: Buffer[] = [];
+    const runs: Run[] = [];
     try {
       this.start(peer);
       // a fresh start queues announcements only (the peer holds nothing): each call packs one UPDATE of them
       while (this.pendingGroups.size > 0) {
         const m = this.nextMessage(maxLength);
-        if (m === undefined || this.lastSent?.kind !== 'announce') break;
+        // every message's routes must be one run: that is what the replay enters as held
+        if (m === undefined || this.lastSent?.kind !== 'announce' || this.#lastRun === undefined) break;
         messages.push(m);
+        runs.push(this.#lastRun);
       }
       const families = new Set<Family>();
-      for (const rec of this.desired.values()) families.add(rec.family);
-      // every message's routes must be one deferred run: that is what the replay enters as sent
-      if (this.pendingGroups.size === 0 && this.advertised.size === 0 && this.deferred.length === messages.length) {
-        const state: PackedState = { runs: this.deferred, groupsBySig: this.groupsBySig, groupsByBytes: this.groupsByBytes, unsendable: this.unsendable, unsent: new Map(this.unsent), reports };
+      if (!this.#withheld) for (const f of FAMILIES) if (this.#table.familySize(f) > 0) families.add(f);
+      if (this.pendingGroups.size === 0 && runs.length === messages.length) {
+        const state: PackedState = { runs, exports: this.#exports, unsendableSets: this.#unsendableSets, groups: this.#groups, groupsByBytes: this.groupsByBytes, unsent: new Map(this.unsent), reports };
         this.packed = { peer, maxLength, families, messages, state };
       }
     } catch {
@@ -249,15 +262,16 @@ export class AdjRibOut {
   /** Makes the session's state what sending `table` leaves, and sends its UPDATEs first (see `nextMessage()`). */
   private adopt(table: PackedTable<PackedState>): void {
     const st = table.state;
-    this.groupsBySig = st.groupsBySig;
+    this.#exports = st.exports;
+    this.#unsendableSets = st.unsendableSets;
+    this.#groups = st.groups;
     this.groupsByBytes = st.groupsByBytes;
-    this.unsendable = st.unsendable;
-    for (const g of st.groupsByBytes.values()) {
+    for (const g of st.groups) {
       g.queue = [];
       g.head = 0;
       g.cleanEnd = 0;
     }
-    for (const [key, reason] of st.unsent) this.unsent.set(key, reason);
+    for (const [slot, reason] of st.unsent) this.unsent.set(slot, reason);
     if (table.messages.length > 0) this.replay = { table, next: 0 };
     for (const [reason, example] of st.reports) this.report(reason, example);
   }
@@ -284,7 +298,7 @@ export class AdjRibOut {
       w.head = 0;
       w.cleanEnd = 0;
     }
-    for (const g of this.groupsByBytes.values()) {
+    for (const g of this.#groups) {
       g.queue = [];
       g.head = 0;
       g.cleanEnd = 0;
@@ -296,12 +310,16 @@ export class AdjRibOut {
 
   private clearSessionState(): void {
     this.clearQueues();
-    this.advertised.clear();
-    this.deferred = [];
-    this.deferredCount = 0;
-    this.groupsBySig = new Map();
+    const held = this.#held;
+    if (this.#heldCount > 0) {
+      for (let s = 0; s < held.length; s++) if (held[s] !== 0) this.#table.release(s);
+      held.fill(0);
+      this.#heldCount = 0;
+    }
+    this.#groups = [];
+    this.#exports = [];
+    this.#unsendableSets = 0;
     this.groupsByBytes = new Map();
-    this.unsendable = new Map();
     this.unsent.clear();
     this.reported.clear();
     this.eorDue.clear();
@@ -312,12 +330,10 @@ export class AdjRibOut {
   private requeueAll(): void {
     this.clearQueues();
     this.unsent.clear();
-    for (const rec of this.desired.values()) this.schedule(rec);
-    for (const [key, g] of this.held()) {
-      if (this.desired.has(key)) continue;
-      // not desired any more: withdraw (the prefix is rebuilt from the key)
-      this.pushWithdraw(makeRecord({ prefix: key, family: g.family }));
-    }
+    const held = this.#sync();
+    if (!this.#withheld) this.#table.forEachDesired((s) => this.schedule(s));
+    // held, not desired any more (or withheld): withdraw
+    for (let s = 0; s < held.length; s++) if (held[s] !== 0 && (this.#withheld || this.#table.attrOf(s) === undefined)) this.pushWithdraw(s);
     this.markClean(undefined, undefined);
   }
 
@@ -346,36 +362,47 @@ export class AdjRibOut {
   setExportPeer(peer: ExportPeer): void {
     if (this.peer === undefined) return;
     this.peer = peer;
-    this.groupsBySig = new Map();
-    this.unsendable = new Map();
+    this.#exports = [];
+    this.#unsendableSets = 0;
     this.requeueAll();
   }
 
   /**
-   * Replaces the desired set. `next` is kept by reference (the caller must not mutate it afterwards). `diff`, when
-   * the caller computed it once for all peers, saves this peer the comparison. Routes no longer present are
-   * withdrawn if the peer has them, or dropped from the queue if it never had them.
+   * The route table changed by `diff` (route-table.ts). Routes no longer desired are withdrawn if the peer has them,
+   * or dropped from the queue if it never had them.
    */
-  setDesired(next: ReadonlyMap<RouteKey, RouteRecord>, diff?: DesiredDiff): void {
-    const d = diff ?? diffDesired(this.desired, next);
-    this.desired = next;
-    if (d.changed.length === 0 && d.removed.length === 0) return;
+  setDesired(diff: DesiredDiff): void {
+    this.#sync();
+    if (diff.changed.length === 0 && diff.removed.length === 0) return;
     this.packed = undefined;
-    if (this.peer === undefined) return;
+    this.changeSeq++;
+    if (this.peer === undefined || this.#withheld) return;
     // the rest of an adopted table is not sent: queue what the peer lacks now
     if (this.replay !== undefined) return this.requeueAll();
-    this.changeSeq++;
     const before = new Set(this.pendingGroups);
     const wBefore = new Map<WithdrawQueue, boolean>();
     for (const w of this.withdrawQueue.values()) wBefore.set(w, w.head >= w.queue.length);
-    for (const rec of d.changed) this.schedule(rec);
-    for (const rec of d.removed) {
-      if (this.held().has(rec.key)) this.pushWithdraw(rec);
-      if (this.unsent.size > 0) this.unsent.delete(rec.key);
+    for (const s of diff.changed) this.schedule(s);
+    const held = this.#held;
+    for (const s of diff.removed) {
+      if (held[s] !== 0) this.pushWithdraw(s);
+      if (this.unsent.size > 0) this.unsent.delete(s);
     }
     this.markClean(before, wBefore);
     // long queues of cancelled entries (a stuck socket while routes flap): rebuild them
-    if (this.queued > 2 * (this.desired.size + this.advertisedCount) + 10_000) this.requeueAll();
+    if (this.queued > 2 * (this.#table.size + this.#heldCount) + 10_000) this.requeueAll();
+  }
+
+  /**
+   * Whether the peer is to hold nothing whatever the table says (RFC 8326 drain, withdrawal phase): withholding
+   * withdraws what it holds; ending it sends the desired set again.
+   */
+  withhold(on: boolean): void {
+    if (on === this.#withheld) return;
+    this.#withheld = on;
+    this.packed = undefined;
+    if (this.peer !== undefined) this.requeueAll();
+    else this.changeSeq++;
   }
 
   /** RFC 2918 ROUTE-REFRESH: re-send every route of `family` the peer should have. */
@@ -383,13 +410,16 @@ export class AdjRibOut {
     if (this.peer === undefined) return;
     if (this.replay !== undefined) this.requeueAll();
     this.changeSeq++;
-    for (const rec of this.desired.values()) {
-      if (rec.route.family !== family) continue;
-      const g = this.groupFor(rec);
-      if (g === null) continue;
-      if (this.held().get(rec.key) === g) this.forced.add(rec.key);
-      this.pushAnnounce(rec, g);
-    }
+    if (this.#withheld) return;
+    const held = this.#sync();
+    const table = this.#table;
+    table.forEachDesired((s) => {
+      if (table.family(s) !== family) return;
+      const g = this.#target(s);
+      if (g === null) return;
+      if (held[s] === g.id) this.forced.add(s);
+      this.pushAnnounce(s, g);
+    });
   }
 
   /** From now on, End-of-RIB may be sent once the initial table is out (decisions.md: only after the first full sync). */
@@ -400,9 +430,9 @@ export class AdjRibOut {
   /** Desired routes that cannot be sent to this peer, by reason (empty while all can). */
   unsentRoutes(): UnsentRoutes[] {
     const byReason = new Map<string, { reason: string; prefixes: number; example: string }>();
-    for (const [key, reason] of this.unsent) {
+    for (const [slot, reason] of this.unsent) {
       const u = byReason.get(reason);
-      if (u === undefined) byReason.set(reason, { reason, prefixes: 1, example: key });
+      if (u === undefined) byReason.set(reason, { reason, prefixes: 1, example: this.#table.prefixText(slot) });
       else u.prefixes++;
     }
     return [...byReason.values()];
@@ -411,68 +441,76 @@ export class AdjRibOut {
   /** The routes the peer holds from us, with the attributes we sent. */
   advertisedRoutes(): ExportedRoute[] {
     const out: ExportedRoute[] = [];
-    for (const [key, g] of this.held()) out.push(describeExport(key, g.exported));
+    const held = this.#held;
+    for (let s = 0; s < held.length; s++) if (held[s] !== 0) out.push(describeExport(this.#table.prefixText(s), this.#groups[held[s]! - 1]!.exported));
     return out;
   }
 
-  private groupFor(rec: RouteRecord): AttrGroup | null {
-    let g = this.groupsBySig.get(rec.sig);
-    if (g !== undefined) return g;
+  /** What attribute set `set` exports to toward this peer; `slot` names an example route in a report. */
+  #export(set: AttrSet, slot: number): Export {
+    const known = this.#exports[set.id];
+    if (known !== undefined && known.set === set) return known;
     const peer = this.peer;
-    if (peer === undefined) return null;
-    const ex = exportRoute(rec.route, peer);
-    if ('skip' in ex) {
-      g = null;
-    } else {
-      const encoded = encodeGroup(ex, peer.fourOctetAs);
-      if ('unsendable' in encoded) {
-        this.unsendable.set(rec.sig, encoded.unsendable);
-        this.groupsBySig.set(rec.sig, null);
-        this.report(encoded.unsendable, rec.key);
-        return null;
-      }
-      const { attrs, mpNextHop } = encoded;
-      const bytesKey = `${ex.family} ${attrs.toString('latin1')} ${mpNextHop?.toString('latin1') ?? ''}`;
-      g = this.groupsByBytes.get(bytesKey) ?? null;
-      if (g === null) {
-        g = { family: ex.family, attrs, mpNextHop, exported: ex, queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 };
-        this.groupsByBytes.set(bytesKey, g);
-      }
-    }
-    this.groupsBySig.set(rec.sig, g);
-    return g;
+    if (peer === undefined) return { set, g: null, unsendable: undefined }; // nothing is exported without a session
+    if (known?.unsendable !== undefined) this.#unsendableSets--; // the id belonged to a set since dropped
+    const e = this.#exportTo(set, slot, peer);
+    if (e.unsendable !== undefined) this.#unsendableSets++;
+    this.#exports[set.id] = e;
+    return e;
   }
 
-  private pushAnnounce(rec: RouteRecord, g: AttrGroup): void {
+  #exportTo(set: AttrSet, slot: number, peer: ExportPeer): Export {
+    const ex = exportRoute(set.route, peer);
+    if ('skip' in ex) return { set, g: null, unsendable: undefined };
+    const encoded = encodeGroup(ex, peer.fourOctetAs);
+    if ('unsendable' in encoded) {
+      this.report(encoded.unsendable, this.#table.prefixText(slot));
+      return { set, g: null, unsendable: encoded.unsendable };
+    }
+    const { attrs, mpNextHop } = encoded;
+    const bytesKey = `${ex.family} ${attrs.toString('latin1')} ${mpNextHop?.toString('latin1') ?? ''}`;
+    let g = this.groupsByBytes.get(bytesKey);
+    if (g === undefined) {
+      g = { id: this.#groups.length + 1, family: ex.family, attrs, mpNextHop, exported: ex, queue: [], head: 0, cleanSeq: -1, cleanEnd: 0 };
+      this.#groups.push(g);
+      this.groupsByBytes.set(bytesKey, g);
+    }
+    return { set, g, unsendable: undefined };
+  }
+
+  /** The group `slot` should be advertised with now, or null (withdraw / never). */
+  #target(slot: number): AttrGroup | null {
+    if (this.#withheld) return null;
+    const set = this.#table.attrOf(slot);
+    return set === undefined ? null : this.#export(set, slot).g;
+  }
+
+  private pushAnnounce(slot: number, g: AttrGroup): void {
     // a group is in pendingGroups exactly while head < queue.length
-    if (g.queue.push(rec) - g.head === 1) this.pendingGroups.add(g);
+    if (g.queue.push(slot) - g.head === 1) this.pendingGroups.add(g);
     this.queued++;
   }
 
-  private pushWithdraw(rec: RouteRecord): void {
-    this.withdrawQueue.get(rec.route.family)!.queue.push(rec);
+  private pushWithdraw(slot: number): void {
+    this.withdrawQueue.get(this.#table.family(slot))!.queue.push(slot);
     this.queued++;
   }
 
-  /** Queues what `rec` (the current desired record of its key) needs toward this peer. */
-  private schedule(rec: RouteRecord): void {
-    const target = this.groupFor(rec);
-    const adv = this.held().get(rec.key);
+  /** Queues what the desired route in `slot` needs toward this peer. */
+  private schedule(slot: number): void {
+    const set = this.#table.attrOf(slot);
+    const e = set === undefined ? undefined : this.#export(set, slot);
+    const target = e?.g ?? null;
+    const adv = this.#held[slot]!;
     if (target !== null) {
-      if (adv !== target) this.pushAnnounce(rec, target);
-    } else if (adv !== undefined) {
-      this.pushWithdraw(rec);
+      if (adv !== target.id) this.pushAnnounce(slot, target);
+    } else if (adv !== 0) {
+      this.pushWithdraw(slot);
     }
-    if (this.unsendable.size === 0) return;
-    const reason = target === null ? this.unsendable.get(rec.sig) : undefined;
-    if (reason !== undefined) this.unsent.set(rec.key, reason);
-    else this.unsent.delete(rec.key);
-  }
-
-  /** The group a key should be advertised with now, or null (withdraw / never). */
-  private currentTarget(key: RouteKey): AttrGroup | null {
-    const cur = this.desired.get(key);
-    return cur === undefined ? null : this.groupFor(cur);
+    if (this.#unsendableSets === 0 && this.unsent.size === 0) return;
+    const reason = e?.unsendable;
+    if (reason !== undefined) this.unsent.set(slot, reason);
+    else this.unsent.delete(slot);
   }
 
   /**
@@ -482,6 +520,9 @@ export class AdjRibOut {
    */
   nextMessage(maxLength: number): Buffer | undefined {
     if (this.peer === undefined) return undefined;
+    const held = this.#sync();
+    const table = this.#table;
+    this.#lastRun = undefined;
     // an adopted packed table goes first: what is queued later was queued against what it announces
     const replay = this.replay;
     if (replay !== undefined) {
@@ -489,8 +530,7 @@ export class AdjRibOut {
       if (replay.next >= replay.table.messages.length) this.replay = undefined;
       const run = replay.table.state.runs[i]!;
       const buf = replay.table.messages[i]!;
-      this.deferred.push(run);
-      this.deferredCount += run.to - run.from;
+      for (let k = run.from; k < run.to; k++) this.#hold(run.queue[k]!, run.g);
       this.lastSent = { kind: 'announce', family: run.g.family, prefixes: run.to - run.from, bytes: buf.length };
       return buf;
     }
@@ -505,14 +545,14 @@ export class AdjRibOut {
       let i = w.head;
       const cleanEnd = w.cleanSeq === this.changeSeq ? w.cleanEnd : 0;
       for (; i < q.length; i++) {
-        const rec = q[i]!;
+        const s = q[i]!;
         // still valid: the peer has it, and it is not (re-)desired for this peer
-        if (i >= cleanEnd && (!this.held().has(rec.key) || this.currentTarget(rec.key) !== null)) continue;
-        const s = nlriSize(rec);
-        if (used + s > cap) break;
-        used += s;
-        out.push(rec);
-        this.held().delete(rec.key);
+        if (i >= cleanEnd && (held[s] === 0 || this.#target(s) !== null)) continue;
+        const size = table.nlriSize(s);
+        if (used + size > cap) break;
+        used += size;
+        out.push(s);
+        held[s] = 0; // a later entry of the same slot is not sent again; the table is told below
       }
       this.queued -= i - w.head;
       w.head = i;
@@ -522,7 +562,10 @@ export class AdjRibOut {
         w.cleanEnd = 0;
       }
       if (out.length === 0) continue;
-      const buf = buildWithdraw(family, out);
+      const buf = buildWithdraw(family, table, out);
+      // released once written: a slot neither desired nor held is freed
+      this.#heldCount -= out.length;
+      for (const s of out) table.release(s);
       this.lastSent = { kind: 'withdraw', family, prefixes: out.length, bytes: buf.length };
       out.length = 0;
       return buf;
@@ -532,30 +575,25 @@ export class AdjRibOut {
       if (cap < MAX_NLRI_OCTETS) throw new RangeError(`path attributes too long for a ${maxLength}-octet UPDATE`);
       let used = 0;
       const q = g.queue;
-      let i = g.head;
+      const from = g.head;
+      let i = from;
       const cleanEnd = g.cleanSeq === this.changeSeq ? g.cleanEnd : 0;
-      // every entry is clean then (deferOk), so the whole message's NLRI can be entered in `advertised` later
-      const defer = this.deferOk && cleanEnd === q.length;
       for (; i < q.length; i++) {
-        const rec = q[i]!;
-        const key = rec.key;
+        const s = q[i]!;
         if (i >= cleanEnd) {
-          const cur = this.desired.get(key);
-          // lazy cancel: skip entries whose key is gone, changed group, or already sent with this group
-          if (cur === undefined || (cur.sig !== rec.sig && this.groupFor(cur) !== g)) continue;
-          if (this.held().get(key) === g && !(this.forced.size > 0 && this.forced.delete(key))) continue;
+          // lazy cancel: skip entries no longer desired with this group, or already sent with it
+          if (this.#target(s) !== g) continue;
+          if (held[s] === g.id && !(this.forced.size > 0 && this.forced.delete(s))) continue;
         }
-        const s = nlriSize(rec);
-        if (used + s > cap) break;
-        used += s;
-        out.push(rec);
-        if (!defer) this.held().set(key, g);
+        const size = table.nlriSize(s);
+        if (used + size > cap) break;
+        used += size;
+        out.push(s);
+        this.#hold(s, g);
       }
-      if (defer && i > g.head) {
-        this.deferred.push({ g, queue: q, from: g.head, to: i });
-        this.deferredCount += i - g.head;
-      }
-      this.queued -= i - g.head;
+      // a whole run of clean entries of a fresh start: what prepare() keeps with the message
+      if (this.changeSeq === this.startSeq && cleanEnd === q.length && i > from) this.#lastRun = { g, queue: q, from, to: i };
+      this.queued -= i - from;
       g.head = i;
       if (g.head >= q.length) {
         g.queue = [];
@@ -564,7 +602,7 @@ export class AdjRibOut {
         this.pendingGroups.delete(g);
       }
       if (out.length === 0) continue;
-      const buf = buildAnnounce(g.family, g.attrs, g.mpNextHop, out);
+      const buf = buildAnnounce(g.family, g.attrs, g.mpNextHop, table, out);
       this.lastSent = { kind: 'announce', family: g.family, prefixes: out.length, bytes: buf.length };
       out.length = 0;
       return buf;

@@ -9,7 +9,8 @@
  * - End-of-RIB (RFC 4724 §2): an empty IPv4 UPDATE, or an UPDATE holding only an empty MP_UNREACH_NLRI.
  *
  * The attribute block of a group is encoded once (`encodeAttributes`) and copied into each UPDATE of that group;
- * NLRI are written straight from `ParsedPrefix` values, so packing 100,000 routes allocates one Buffer per UPDATE.
+ * NLRI are written straight from the route table's columns (route-table.ts), so packing 100,000 routes allocates one
+ * Buffer per UPDATE.
  * MP_REACH_NLRI / MP_UNREACH_NLRI always use the Extended Length flag (RFC 4271 §4.3 allows it for any length).
  */
 import { AttrFlag, AttrTypeCode, HEADER_LENGTH, MARKER, MessageType } from '../constants.ts';
@@ -17,8 +18,8 @@ import type { Family } from '../constants.ts';
 import type { CodecContext, PathAttribute } from '../codec/types.ts';
 import type { ExportedAttributes } from './export.ts';
 import { encodePathAttributes } from '../codec/attributes.ts';
-import { nlriSize, parseIPv6, writeRoutePrefix } from './route.ts';
-import type { ParsedPrefix } from './route.ts';
+import { parseIPv6 } from './route.ts';
+import type { RouteTable } from './route-table.ts';
 
 /** What one packed UPDATE holds, for counters and events (AdjRibOut's `lastSent`). */
 export interface SentInfo {
@@ -74,12 +75,12 @@ export function announceCapacity(family: Family, attrs: Buffer, mpNextHop: Buffe
 }
 
 /**
- * Builds one withdrawing UPDATE for `prefixes` (all of `family`, total NLRI size within `withdrawCapacity`).
- * An empty list gives the End-of-RIB marker of the family (RFC 4724 §2).
+ * Builds one withdrawing UPDATE for the routes of `table` in `slots` (all of `family`, total NLRI size within
+ * `withdrawCapacity`). No slots give the End-of-RIB marker of the family (RFC 4724 §2).
  */
-export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[]): Buffer {
+export function buildWithdraw(family: Family, table: RouteTable | undefined, slots: readonly number[]): Buffer {
   let nlriLen = 0;
-  for (const p of prefixes) nlriLen += nlriSize(p);
+  for (const s of slots) nlriLen += table!.nlriSize(s);
   const v4 = family === 'ipv4-unicast';
   const len = UPDATE_FIXED + nlriLen + (v4 ? 0 : MP_UNREACH_FIXED);
   const buf = Buffer.allocUnsafe(len);
@@ -87,7 +88,7 @@ export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[])
   let off = BODY_START;
   if (v4) {
     buf.writeUInt16BE(nlriLen, HEADER_LENGTH);
-    for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
+    for (const s of slots) off = table!.writeNlri(buf, off, s);
     buf.writeUInt16BE(0, off);
     off += 2;
   } else {
@@ -101,7 +102,7 @@ export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[])
     buf.writeUInt16BE(2, off); // AFI IPv6
     buf[off + 2] = 1; // SAFI unicast
     off += 3;
-    for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
+    for (const s of slots) off = table!.writeNlri(buf, off, s);
   }
   if (off !== len) throw new Error(`packer bug: withdraw length ${off} != ${len}`);
   return buf;
@@ -109,17 +110,17 @@ export function buildWithdraw(family: Family, prefixes: readonly ParsedPrefix[])
 
 /** The End-of-RIB marker of `family` (RFC 4724 §2): an UPDATE with nothing in it, or an empty MP_UNREACH_NLRI. */
 export function endOfRibMessage(family: Family): Buffer {
-  return buildWithdraw(family, []);
+  return buildWithdraw(family, undefined, []);
 }
 
 /**
- * Builds one announcing UPDATE: the group's encoded `attrs`, then the NLRI (IPv4 in the body; IPv6 inside an
- * MP_REACH_NLRI with `mpNextHop`, placed after the other attributes). The caller keeps the NLRI within
- * `announceCapacity`.
+ * Builds one announcing UPDATE: the group's encoded `attrs`, then the NLRI of the routes of `table` in `slots` (IPv4
+ * in the body; IPv6 inside an MP_REACH_NLRI with `mpNextHop`, placed after the other attributes). The caller keeps
+ * the NLRI within `announceCapacity`.
  */
-export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer | undefined, prefixes: readonly ParsedPrefix[]): Buffer {
+export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer | undefined, table: RouteTable, slots: readonly number[]): Buffer {
   let nlriLen = 0;
-  for (const p of prefixes) nlriLen += nlriSize(p);
+  for (const s of slots) nlriLen += table.nlriSize(s);
   const v4 = family === 'ipv4-unicast';
   const nh = mpNextHop ?? Buffer.alloc(0);
   if (!v4 && nh.length === 0) throw new RangeError('IPv6 announce needs a next hop');
@@ -144,7 +145,7 @@ export function buildAnnounce(family: Family, attrs: Buffer, mpNextHop: Buffer |
     off += nh.copy(buf, off);
     buf[off++] = 0; // Reserved
   }
-  for (const p of prefixes) off = writeRoutePrefix(buf, off, p);
+  for (const s of slots) off = table.writeNlri(buf, off, s);
   if (off !== len) throw new Error(`packer bug: announce length ${off} != ${len}`);
   return buf;
 }

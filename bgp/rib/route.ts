@@ -5,9 +5,10 @@
  * RFC 5952 form). The text is unique across the two families (only IPv6 text has a colon, and the prefix is checked
  * against the route's family), so no second key string is built per route; `routeLabel()` gives the
  * "family prefix" form for display. Prefixes are parsed once into a compact `ParsedPrefix` (an IPv4 address as a
- * uint32, an IPv6 address as 16 octets) that the packer writes as NLRI (RFC 4271 §4.3, RFC 4760 §5) without building
- * per-route Buffers. (The codec's `parsePrefix` and `writeNlri`, bgp/codec/nlri.ts, read and write prefix text of
- * messages; these are the Speaker's stricter, faster forms for the routes it is given.)
+ * uint32, an IPv6 address as 16 octets) that the route table (route-table.ts) keeps in its columns and the packer
+ * writes as NLRI (RFC 4271 §4.3, RFC 4760 §5) without building per-route Buffers. (The codec's `parsePrefix` and
+ * `writeNlri`, bgp/codec/nlri.ts, read and write prefix text of messages; `parseRoutePrefix` is the Speaker's
+ * stricter form for the routes it is given.)
  */
 import type { Family, Origin } from '../constants.ts';
 import type { ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
@@ -159,26 +160,4 @@ export function parseRoutePrefix(prefix: string, family: Family): ParsedPrefix {
     return { family, length, v4: 0, v6 };
   }
   throw new RouteError(`unsupported family ${JSON.stringify(family)}`);
-}
-
-/** Octets this prefix takes as an NLRI entry: 1 length octet + ceil(length/8) (RFC 4271 §4.3). */
-export function nlriSize(p: ParsedPrefix): number {
-  return 1 + ((p.length + 7) >> 3);
-}
-
-/** Writes the prefix as an NLRI entry at `off` in `buf`; returns the new offset. */
-export function writeRoutePrefix(buf: Buffer, off: number, p: ParsedPrefix): number {
-  const n = (p.length + 7) >> 3;
-  buf[off++] = p.length;
-  if (p.v6 === undefined) {
-    const v = p.v4;
-    if (n > 0) buf[off++] = v >>> 24;
-    if (n > 1) buf[off++] = (v >>> 16) & 0xff;
-    if (n > 2) buf[off++] = (v >>> 8) & 0xff;
-    if (n > 3) buf[off++] = v & 0xff;
-  } else {
-    p.v6.copy(buf, off, 0, n);
-    off += n;
-  }
-  return off;
 }

@@ -3,8 +3,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { AdjRibOut } from '../../../bgp/rib/adj-rib-out.ts';
-import { makeRecord } from '../../../bgp/rib/record.ts';
-import type { RouteRecord } from '../../../bgp/rib/record.ts';
+import { RouteTable } from '../../../bgp/rib/route-table.ts';
+import { attributeSignature } from '../../../bgp/rib/export.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
 import { decodeUpdate } from './wire-decode.ts';
@@ -13,13 +13,25 @@ import type { DecodedUpdate } from './wire-decode.ts';
 const families = new Set(['ipv4-unicast', 'ipv6-unicast'] as const);
 const peer: ExportPeer = { name: 'p', localAs: 65000, peerAs: 65001, fourOctetAs: true, families, localAddress: '127.0.0.2', nextHopIPv6: '2001:db8::1' };
 
-function records(routes: Route[]): Map<string, RouteRecord> {
-  const m = new Map<string, RouteRecord>();
-  for (const r of routes) {
-    const rec = makeRecord(r);
-    m.set(rec.key, rec);
-  }
+/** A desired set: prefix → the route (a later duplicate wins, as in the Speaker) and its attribute signature. */
+type Desired = Map<string, { key: string; route: Route; sig: string }>;
+function records(routes: Route[]): Desired {
+  const m: Desired = new Map();
+  for (const r of routes) m.set(r.prefix, { key: r.prefix, route: r, sig: attributeSignature(r) });
   return m;
+}
+
+/** Each Adj-RIB-Out under test over its own route table, as the Speaker has one (bgp/speaker.ts). */
+const tables = new WeakMap<AdjRibOut, RouteTable>();
+function newRib(opts?: ConstructorParameters<typeof AdjRibOut>[1]): AdjRibOut {
+  const table = new RouteTable();
+  const rib = new AdjRibOut(table, opts);
+  tables.set(rib, table);
+  return rib;
+}
+/** The whole desired set replaced, as Speaker.setRoutes does: the table's diff goes to the Adj-RIB-Out. */
+function desire(rib: AdjRibOut, set: Desired): void {
+  rib.setDesired(tables.get(rib)!.replace([...set.values()].map((r) => r.route)));
 }
 
 /** Pulls every pending message; returns them decoded, in order. */
@@ -51,8 +63,8 @@ const host = (i: number): Route => ({ prefix: `10.0.${(i >> 8) & 255}.${i & 255}
 const host6 = (i: number): Route => ({ prefix: `2001:db8::${i.toString(16)}/128`, family: 'ipv6-unicast' });
 
 t.test('initial table: announcements grouped by attributes, then End-of-RIB only after markInitialSyncDone', async (t) => {
-  const rib = new AdjRibOut();
-  rib.setDesired(records([host(1), host(2), { ...host(3), med: 5 }, host6(1)]));
+  const rib = newRib();
+  desire(rib, records([host(1), host(2), { ...host(3), med: 5 }, host6(1)]));
   t.equal(rib.nextMessage(4096), undefined, 'nothing before the session is up');
   rib.start(peer);
   const msgs = flush(rib, 4096);
@@ -71,14 +83,14 @@ t.test('initial table: announcements grouped by attributes, then End-of-RIB only
 });
 
 t.test('withdrawals first; latest change wins; announce-then-withdraw of a never-sent route sends nothing', async (t) => {
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.markInitialSyncDone();
   rib.start(peer);
-  rib.setDesired(records([host(1), host(2)]));
+  desire(rib, records([host(1), host(2)]));
   flush(rib, 4096);
-  rib.setDesired(records([host(2), { ...host(3), med: 1 }]));
-  rib.setDesired(records([host(2), { ...host(3), med: 2 }, host(4)]));
-  rib.setDesired(records([host(2), { ...host(3), med: 3 }]));
+  desire(rib, records([host(2), { ...host(3), med: 1 }]));
+  desire(rib, records([host(2), { ...host(3), med: 2 }, host(4)]));
+  desire(rib, records([host(2), { ...host(3), med: 3 }]));
   const msgs = flush(rib, 4096);
   t.same(msgs.map((m) => [m.withdrawn, m.announced]), [
     [['ipv4-unicast 10.0.0.1/32'], []],
@@ -88,24 +100,24 @@ t.test('withdrawals first; latest change wins; announce-then-withdraw of a never
 });
 
 t.test('withdraw queued, then the route comes back unchanged before sending: nothing is sent', async (t) => {
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.start(peer);
-  rib.setDesired(records([host(1), host(2)]));
+  desire(rib, records([host(1), host(2)]));
   flush(rib, 4096);
-  rib.setDesired(records([host(2)]));
-  rib.setDesired(records([host(1), host(2)]));
+  desire(rib, records([host(2)]));
+  desire(rib, records([host(1), host(2)]));
   t.same(flush(rib, 4096), [], 'no withdraw, no announce');
   t.equal(rib.advertisedCount, 2);
-  rib.setDesired(records([host(2)]));
-  rib.setDesired(records([{ ...host(1), med: 9 }, host(2)]));
+  desire(rib, records([host(2)]));
+  desire(rib, records([{ ...host(1), med: 9 }, host(2)]));
   t.same(flush(rib, 4096).map((m) => [m.withdrawn, m.announced]), [[[], ['ipv4-unicast 10.0.0.1/32']]], 'changed: one announce, no withdraw');
 });
 
 t.test('packing: 100,000 /32 fill 4096-octet and 65535-octet UPDATEs; session reset resends everything', async (t) => {
   const routes: Route[] = [];
   for (let i = 0; i < 100_000; i++) routes.push({ prefix: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}/32`, family: 'ipv4-unicast' });
-  const rib = new AdjRibOut();
-  rib.setDesired(records(routes));
+  const rib = newRib();
+  desire(rib, records(routes));
   rib.start(peer);
   const small = flush(rib, 4096);
   const n = small.reduce((s, m) => s + m.announced.length, 0);
@@ -120,16 +132,16 @@ t.test('packing: 100,000 /32 fill 4096-octet and 65535-octet UPDATEs; session re
   t.equal(big.reduce((s, m) => s + m.announced.length, 0), 100_000, 'full resend after reset');
   t.ok(big.every((m) => m.length <= 65535));
   t.equal(big.length, Math.ceil(100_000 / Math.floor((65535 - 23 - 20) / 5)));
-  rib.setDesired(new Map());
+  desire(rib, records([]));
   const w = flush(rib, 4096);
   t.equal(w.reduce((s, m) => s + m.withdrawn.length, 0), 100_000, 'withdraw all');
   t.equal(w[0]!.withdrawn.length, Math.floor((4096 - 23) / 5));
 });
 
 t.test('route refresh resends the family; export context change resends changed routes only', async (t) => {
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.start(peer);
-  rib.setDesired(records([host(1), host6(1)]));
+  desire(rib, records([host(1), host6(1)]));
   flush(rib, 4096);
   rib.refresh('ipv6-unicast');
   t.same(flush(rib, 4096).map((m) => m.announced), [['ipv6-unicast 2001:db8::1/128']]);
@@ -143,12 +155,12 @@ t.test('route refresh resends the family; export context change resends changed 
 });
 
 t.test('IPv6 withdraw via MP_UNREACH_NLRI; families not negotiated are not sent', async (t) => {
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.start({ ...peer, families: new Set(['ipv6-unicast'] as const) });
-  rib.setDesired(records([host(1), host6(1), host6(2)]));
+  desire(rib, records([host(1), host6(1), host6(2)]));
   const a = flush(rib, 4096);
   t.same(a.flatMap((m) => m.announced), ['ipv6-unicast 2001:db8::1/128', 'ipv6-unicast 2001:db8::2/128']);
-  rib.setDesired(records([host(1)]));
+  desire(rib, records([host(1)]));
   const w = flush(rib, 4096);
   t.same(w.map((m) => [m.withdrawn, m.attrs.has(15)]), [[['ipv6-unicast 2001:db8::1/128', 'ipv6-unicast 2001:db8::2/128'], true]]);
 });
@@ -172,14 +184,14 @@ t.test('property: packer and diff invariants over random change sequences', asyn
     fc.property(fc.array(fc.tuple(setArb, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 5 }), fc.constantFrom(4096, 65535, 120), (steps, bigMax) => {
       runs++;
       const max = bigMax;
-      const rib = new AdjRibOut();
+      const rib = newRib();
       rib.markInitialSyncDone();
       rib.start(peer);
       const table = new Map<string, string>();
       let eorSeen = 0;
       for (const [set, flushNow, resetSession] of steps) {
         const recs = records(set);
-        rib.setDesired(recs);
+        desire(rib, recs);
         if (resetSession) {
           // session flap: the peer forgot everything; the rebuilt queue takes the trusted fast path
           rib.reset();
@@ -248,9 +260,9 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
     fc.property(fc.array(routeArb, { maxLength: 400 }), fc.array(stepArb, { maxLength: 12 }), (initial, steps) => {
       runs++;
       const max = 120; // a few NLRI per UPDATE: many partial states
-      const rib = new AdjRibOut();
+      const rib = newRib();
       let recs = records(initial);
-      rib.setDesired(recs);
+      desire(rib, recs);
       let exportPeer: ExportPeer = peer;
       rib.start(exportPeer);
       const table = new Map<string, string>();
@@ -260,7 +272,7 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
       for (const step of steps) {
         if (step.kind === 'set') {
           recs = records(step.routes);
-          rib.setDesired(recs);
+          desire(rib, recs);
         } else if (step.kind === 'send') {
           for (let k = 0; k < step.n; k++) {
             const m = rib.nextMessage(max);
@@ -278,7 +290,7 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
           else rib.prepare({ ...exportPeer, localAddress: '127.0.0.4' }, max);
           if (step.routes !== undefined) {
             recs = records(step.routes);
-            rib.setDesired(recs);
+            desire(rib, recs);
           }
           rib.start(exportPeer, max);
         } else if (step.kind === 'refresh') {
@@ -308,13 +320,13 @@ t.test('property: partial drains interleaved with changes; what the peer holds i
 
 t.test('cross-check: the codec decodes every packed UPDATE strictly, with the exported attributes', async (t) => {
   const { decodeMessageDetailed } = await import('../../../bgp/codec/message.ts');
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.markInitialSyncDone();
   rib.start({ ...peer, fourOctetAs: false, localAs: 4200000001 });
   const routes: Route[] = [];
   for (let i = 0; i < 3000; i++) routes.push({ ...host(i), communities: [i % 3], largeCommunities: [[1, 2, i % 2]], med: 1 });
   for (let i = 1; i < 300; i++) routes.push(host6(i));
-  rib.setDesired(records(routes));
+  desire(rib, records(routes));
   const ctx = { fourOctetAs: false, extendedMessage: false, addPath: {} };
   const seen = new Set<string>();
   let n = 0;
@@ -338,10 +350,10 @@ t.test('cross-check: the codec decodes every packed UPDATE strictly, with the ex
 });
 
 t.test('largest allowed attributes still fit a 4096-octet UPDATE (IPv6, AS4_PATH, iBGP, all attributes)', async (t) => {
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.start({ ...peer, peerAs: 65000, localAs: 65000, fourOctetAs: false });
   const big: Route = { ...host6(1), med: 1, localPref: 1, communities: new Array(250).fill(7), largeCommunities: new Array(233).fill([1, 2, 3]) };
-  rib.setDesired(records([big, { ...host6(2), ...big, prefix: '2001:db8::2/128' }]));
+  desire(rib, records([big, { ...host6(2), ...big, prefix: '2001:db8::2/128' }]));
   const msgs = flush(rib, 4096);
   t.equal(msgs.flatMap((m) => m.announced).length, 2);
   t.ok(msgs.every((m) => m.length <= 4096));
@@ -351,9 +363,9 @@ t.test('a next hop the encoder rejects keeps only its own routes back, says why,
   // Regression (issue 19): an IPv6 next hop with a zone id passed the export rules (isIPv6 accepts zones) and threw in
   // the encoder; the throw ended the session with Cease / Out of Resources before any route, IPv4 included, was sent.
   const reported: [string, string][] = [];
-  const rib = new AdjRibOut({ onUnsendable: (reason, example) => reported.push([reason, example]) });
+  const rib = newRib({ onUnsendable: (reason, example) => reported.push([reason, example]) });
   const zoned: ExportPeer = { ...peer, nextHopIPv6: 'fe80::1%eth0' };
-  rib.setDesired(records([host(1), host(2), host6(1), host6(2), { ...host6(3), nextHop: '2001:db8::99' }]));
+  desire(rib, records([host(1), host(2), host6(1), host6(2), { ...host6(3), nextHop: '2001:db8::99' }]));
   rib.start(zoned);
   const table = new Map<string, string>();
   apply(table, flush(rib, 4096));
@@ -364,7 +376,7 @@ t.test('a next hop the encoder rejects keeps only its own routes back, says why,
 
   // one of them goes away, one more comes: the count follows, nothing is reported twice
   const next = records([host(1), host(2), host6(2), { ...host6(3), nextHop: '2001:db8::99' }, host6(4)]);
-  rib.setDesired(next);
+  desire(rib, next);
   apply(table, flush(rib, 4096));
   t.same(rib.unsentRoutes(), [{ reason, prefixes: 2, example: '2001:db8::2/128' }]);
   t.equal(reported.length, 1);
@@ -396,15 +408,15 @@ t.test('packed table: prepare() packs what start() would send; a fitting session
   for (let i = 0; i < 3000; i++) routes.push({ ...host(i), ...(i % 3 === 0 ? { med: 7 } : {}) });
   routes.push(host6(1), host6(2));
   const recs = records(routes);
-  const fresh = new AdjRibOut();
+  const fresh = newRib();
   fresh.markInitialSyncDone();
-  fresh.setDesired(recs);
+  desire(fresh, recs);
   fresh.start(peer);
   const want = rawFlush(fresh, 4096);
 
-  const rib = new AdjRibOut();
+  const rib = newRib();
   rib.markInitialSyncDone();
-  rib.setDesired(recs);
+  desire(rib, recs);
   rib.prepare(peer, 4096);
   t.equal(rib.active, false, 'prepare() leaves no session');
   t.equal(rib.nextMessage(4096), undefined, 'and sends nothing');
@@ -434,27 +446,27 @@ t.test('packed table: another context, message length or desired set packs afres
     ['2-octet AS numbers', { ...peer, fourOctetAs: false }, 4096, () => {}],
     ['extended messages', peer, 65535, () => {}],
     ['graceful shutdown', { ...peer, gracefulShutdown: true }, 4096, () => {}],
-    ['a changed desired set', peer, 4096, (rib) => rib.setDesired(records([host(1), { ...host(3), med: 6 }]))],
+    ['a changed desired set', peer, 4096, (rib) => desire(rib, records([host(1), { ...host(3), med: 6 }]))],
   ];
   for (const [what, actual, max, between] of cases) {
-    const rib = new AdjRibOut();
-    rib.setDesired(recs);
+    const rib = newRib();
+    desire(rib, recs);
     rib.prepare(peer, 4096);
     between(rib);
     rib.start(actual, max);
     const table = new Map<string, string>();
     const msgs = flush(rib, max);
     apply(table, msgs);
-    const check = new AdjRibOut();
-    check.setDesired(rib.desiredCount === recs.size ? recs : records([host(1), { ...host(3), med: 6 }]));
+    const check = newRib();
+    desire(check, rib.desiredCount === recs.size ? recs : records([host(1), { ...host(3), med: 6 }]));
     check.start(actual);
     const expected = new Map<string, string>();
     apply(expected, flush(check, max));
     t.same([...table.entries()].sort(), [...expected.entries()].sort(), `${what}: what a fresh start sends`);
   }
   // an IPv6 family negotiated or not changes nothing for an IPv4-only table
-  const rib = new AdjRibOut();
-  rib.setDesired(recs);
+  const rib = newRib();
+  desire(rib, recs);
   rib.prepare(peer, 4096);
   const packedFirst = (() => {
     rib.start({ ...peer, families: new Set(['ipv4-unicast'] as const) }, 4096);
@@ -467,15 +479,15 @@ t.test('packed table: another context, message length or desired set packs afres
 
 t.test('packed table: changes while it is being sent are sent after it; the peer ends with the desired set', async (t) => {
   const recs = records([host(1), host(2), host(3), host(4), { ...host(5), med: 1 }]);
-  const rib = new AdjRibOut();
-  rib.setDesired(recs);
+  const rib = newRib();
+  desire(rib, recs);
   rib.prepare(peer, 120); // a few NLRI per UPDATE
   rib.start(peer, 120);
   const table = new Map<string, string>();
   apply(table, [decodeUpdate(rib.nextMessage(120)!)]);
   t.equal(rib.advertisedCount, table.size);
   const next = records([host(2), { ...host(4), med: 9 }, { ...host(5), med: 1 }, host(6)]);
-  rib.setDesired(next);
+  desire(rib, next);
   apply(table, flush(rib, 120));
   t.same([...table.keys()].sort(), [...next.keys()].sort(), 'removed routes withdrawn, new and changed ones sent');
   t.equal(rib.advertisedCount, next.size);
@@ -488,9 +500,9 @@ t.test('packed table: changes while it is being sent are sent after it; the peer
 
 t.test('packed table: routes that cannot be encoded are reported when a session adopts the table, not before', async (t) => {
   const reported: [string, string][] = [];
-  const rib = new AdjRibOut({ onUnsendable: (reason, example) => reported.push([reason, example]) });
+  const rib = newRib({ onUnsendable: (reason, example) => reported.push([reason, example]) });
   const zoned: ExportPeer = { ...peer, nextHopIPv6: 'fe80::1%eth0' };
-  rib.setDesired(records([host(1), host6(1)]));
+  desire(rib, records([host(1), host6(1)]));
   rib.prepare(zoned, 4096);
   t.same(reported, [], 'nothing reported without a session');
   rib.start(zoned, 4096);
@@ -506,8 +518,8 @@ t.test('packed table: routes that cannot be encoded are reported when a session 
 
 t.test('packed table: prepare() never throws; what fails to pack fails at session start as without it', async (t) => {
   // 40 octets leave no room for an NLRI after the header and the attributes: nextMessage() throws RangeError
-  const rib = new AdjRibOut();
-  rib.setDesired(records([host(1)]));
+  const rib = newRib();
+  desire(rib, records([host(1)]));
   t.doesNotThrow(() => rib.prepare(peer, 40), 'prepare() keeps nothing and returns');
   t.equal(rib.active, false);
   rib.start(peer, 40);

@@ -4,7 +4,7 @@ import { attributeSignature, exportRoute } from '../../../bgp/rib/export.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
 import { MAX_AS_PATH_PREPEND, RouteError } from '../../../bgp/rib/route.ts';
-import { makeRecord } from '../../../bgp/rib/record.ts';
+import { validateRoute } from '../../../bgp/rib/route-table.ts';
 import { encodeAttributes } from '../../../bgp/rib/packer.ts';
 
 const both = new Set(['ipv4-unicast', 'ipv6-unicast'] as const);
@@ -98,7 +98,7 @@ t.test('AS_PATH encoding: 2-octet vs 4-octet (RFC 6793)', async (t) => {
 
 t.test('a route with a bad AS path prepend is refused naming the field', async (t) => {
   for (const bad of [-1, 1.5, 255, Number.NaN]) {
-    t.throws(() => makeRecord({ ...r4, asPathPrepend: bad }), new RouteError(`192.0.2.10/32: AS path prepend must be an integer 0..${MAX_AS_PATH_PREPEND}, got ${bad}`), String(bad));
+    t.throws(() => validateRoute({ ...r4, asPathPrepend: bad }), new RouteError(`192.0.2.10/32: AS path prepend must be an integer 0..${MAX_AS_PATH_PREPEND}, got ${bad}`), String(bad));
   }
-  t.equal(makeRecord({ ...r4, asPathPrepend: MAX_AS_PATH_PREPEND }).route.asPathPrepend, 254);
+  t.equal(validateRoute({ ...r4, asPathPrepend: MAX_AS_PATH_PREPEND }).asPathPrepend, 254);
 });

@@ -6,8 +6,7 @@ import { decodeMessageDetailed } from '../../../bgp/codec/message.ts';
 import * as ec from '../../../bgp/codec/ext-communities.ts';
 import type { CodecContext, PathAttribute } from '../../../bgp/codec/types.ts';
 import { AdjRibOut } from '../../../bgp/rib/adj-rib-out.ts';
-import { diffDesired, makeRecord } from '../../../bgp/rib/record.ts';
-import type { RouteRecord } from '../../../bgp/rib/record.ts';
+import { RouteTable, validateRoute } from '../../../bgp/rib/route-table.ts';
 import { attributeSignature, exportRoute } from '../../../bgp/rib/export.ts';
 import type { ExportPeer } from '../../../bgp/rib/export.ts';
 import type { Route } from '../../../bgp/rib/route.ts';
@@ -23,9 +22,6 @@ const lbNonTransitive = ec.linkBandwidth(65000, 125_000, false);
 const lb = (bytesPerSecond: number) => ec.linkBandwidth(65000, bytesPerSecond);
 const rt6 = ec.ipv6AddressSpecific(ec.ExtCommunitySubtype.RouteTarget, '2001:db8::1', 100);
 
-function records(routes: Route[]): Map<string, RouteRecord> {
-  return new Map(routes.map((r) => [r.prefix, makeRecord(r)]));
-}
 
 function attrsOf(route: Route, peer: ExportPeer): PathAttribute[] {
   const res = exportRoute(route, peer);
@@ -72,13 +68,13 @@ t.test('export: the IPv6 Address Specific attribute (type 25) in type-code order
 
 t.test('routes: malformed extended communities are rejected with a RouteError naming the field', async (t) => {
   const base: Route = { prefix: '192.0.2.10/32', family: 'ipv4-unicast' };
-  t.throws(() => makeRecord({ ...base, extendedCommunities: [{ type: 0, subtype: 2, value: Buffer.alloc(7) }] }), new RouteError('192.0.2.10/32: extended communities must be 8 octets'));
+  t.throws(() => validateRoute({ ...base, extendedCommunities: [{ type: 0, subtype: 2, value: Buffer.alloc(7) }] }), new RouteError('192.0.2.10/32: extended communities must be 8 octets'));
   t.throws(
-    () => makeRecord({ ...base, ipv6ExtendedCommunities: [{ type: 0, subtype: 2, value: Buffer.alloc(19) }] }),
+    () => validateRoute({ ...base, ipv6ExtendedCommunities: [{ type: 0, subtype: 2, value: Buffer.alloc(19) }] }),
     new RouteError('192.0.2.10/32: IPv6 address specific extended communities must be 20 octets'),
   );
   const many = Array.from({ length: 191 }, () => rt6); // 3820 octets
-  t.throws(() => makeRecord({ ...base, ipv6ExtendedCommunities: many }), /communities take 3820 octets; at most 3800/);
+  t.throws(() => validateRoute({ ...base, ipv6ExtendedCommunities: many }), /communities take 3820 octets; at most 3800/);
 });
 
 t.test('signature: equal communities share one, a different link bandwidth or IPv6 community does not', async (t) => {
@@ -92,13 +88,13 @@ t.test('signature: equal communities share one, a different link bandwidth or IP
 });
 
 t.test('packer: byte-identical attributes share an UPDATE; one route whose link bandwidth changes is re-sent alone', async (t) => {
-  const rib = new AdjRibOut();
+  const table = new RouteTable();
+  const rib = new AdjRibOut(table);
   rib.start(ebgp);
   const routes: Route[] = [];
   for (let i = 1; i <= 6; i++) routes.push({ prefix: `192.0.2.${i}/32`, family: 'ipv4-unicast', extendedCommunities: [rt, lb(i <= 4 ? 3e6 : 1e6)] });
   routes.push({ prefix: '2001:db8::7/128', family: 'ipv6-unicast', extendedCommunities: [lb(1e6)], ipv6ExtendedCommunities: [rt6] });
-  const first = records(routes);
-  rib.setDesired(first);
+  rib.setDesired(table.replace(routes));
   const msgs = drain(rib);
   t.same(msgs.map((m) => m.nlri), [['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32', '192.0.2.4/32'], ['192.0.2.5/32', '192.0.2.6/32'], ['2001:db8::7/128']]);
   const bandwidths = msgs.map((m) => {
@@ -111,10 +107,9 @@ t.test('packer: byte-identical attributes share an UPDATE; one route whose link 
 
   // One node's endpoint count changes: only that VIP's route changes signature, only it is re-announced.
   const changed = routes.map((r) => (r.prefix === '192.0.2.2/32' ? { ...r, extendedCommunities: [rt, lb(2e6)] } : r));
-  const next = records(changed);
-  const diff = diffDesired(first, next);
-  t.same(diff.changed.map((r) => r.key), ['192.0.2.2/32'], 'diff: one changed route');
-  rib.setDesired(next, diff);
+  const diff = table.replace(changed);
+  t.same(diff.changed.map((s) => table.prefixText(s)), ['192.0.2.2/32'], 'diff: one changed route');
+  rib.setDesired(diff);
   const again = drain(rib);
   t.same(again.map((m) => m.nlri), [['192.0.2.2/32']], 're-announced alone');
   t.same(rib.advertisedRoutes().find((r) => r.prefix === '192.0.2.2/32')?.extendedCommunities?.map((c) => ec.linkBandwidthOf(c)?.bytesPerSecond), [undefined, 2e6]);

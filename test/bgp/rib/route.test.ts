@@ -35,15 +35,15 @@ t.test('IPv6 prefixes and RFC 5952 form', async (t) => {
   t.equal(routeLabel({ family: 'ipv6-unicast', prefix: '2001:db8::/32' }), 'ipv6-unicast 2001:db8::/32');
 });
 
-t.test('attribute validation in makeRecord', async (t) => {
-  const { makeRecord } = await import('../../../bgp/rib/record.ts');
+t.test('attribute validation in validateRoute', async (t) => {
+  const { validateRoute: makeRecord } = await import('../../../bgp/rib/route-table.ts');
   const base = { prefix: '10.0.0.0/8', family: 'ipv4-unicast' as const };
   t.throws(() => makeRecord({ ...base, communities: [(65001 << 16) + 100] }), { name: 'RouteError', message: /communities/ }, 'negative community (a << overflow)');
   t.throws(() => makeRecord({ ...base, med: -1 }), { message: /MED/ });
   t.throws(() => makeRecord({ ...base, localPref: 1.5 }), { message: /LOCAL_PREF/ });
   t.throws(() => makeRecord({ ...base, largeCommunities: [[1, 2, 2 ** 32]] }), { message: /large/ });
   t.throws(() => makeRecord({ ...base, nextHop: 'x' }), { message: /next hop/ });
-  t.equal(makeRecord({ ...base, communities: [65001 * 65536 + 100], med: 0 }).key, '10.0.0.0/8');
+  t.equal(makeRecord({ ...base, communities: [65001 * 65536 + 100], med: 0 }).prefix, '10.0.0.0/8');
   t.throws(() => makeRecord({ ...base, communities: new Array(951).fill(1) }), { message: /fit a 4096-octet UPDATE/ }, 'too many communities');
   t.ok(makeRecord({ ...base, communities: new Array(950).fill(1), largeCommunities: [] }), '950 communities fit');
 });

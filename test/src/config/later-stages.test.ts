@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { makeRecord } from '../../../bgp/rib/record.ts';
+import { validateRoute } from '../../../bgp/rib/route-table.ts';
 import { MAX_COMMUNITY_OCTETS as SPEAKER_MAX_COMMUNITY_OCTETS } from '../../../bgp/rib/route.ts';
 import { main } from '../../../src/cli/main.ts';
 import { MAX_COMMUNITY_OCTETS } from '../../../src/config/schema.ts';
@@ -102,13 +102,13 @@ t.test('communities that do not fit one UPDATE are refused (the speaker would re
   t.match(adv.err, /advertisements\[0\]\.largeCommunities: communities take 3804 octets/);
   const ext = await check(stringify({ ...base, routes: [{ prefix: '10.0.0.3/32', extendedCommunities: Array.from({ length: 476 }, (_, i) => `rt:65000:${i}`) }] }));
   t.match(ext.err, /routes\[0\]\.extendedCommunities: communities take 3808 octets/, 'extended communities count 8 octets each');
-  // The boundary is the speaker's: the route the schema accepts is one makeRecord accepts, and one more is not.
+  // The boundary is the speaker's: the route the schema accepts is one the speaker accepts, and one more is not.
   const accepted = validateConfig({ ...base, routes: [{ prefix: '10.0.0.2/32', communities: ok }] });
   t.ok(accepted.ok);
-  if (accepted.ok) t.doesNotThrow(() => makeRecord(staticRoute(accepted.config.routes[0]!)));
+  if (accepted.ok) t.doesNotThrow(() => validateRoute(staticRoute(accepted.config.routes[0]!)));
   const refused = validateConfig({ ...base, routes: [{ prefix: '10.0.0.1/32', communities: many }] }, { fastPath: false });
   t.notOk(refused.ok);
-  t.throws(() => makeRecord(staticRoute({ prefix: '10.0.0.1/32', communities: many })), /communities take/);
+  t.throws(() => validateRoute(staticRoute({ prefix: '10.0.0.1/32', communities: many })), /communities take/);
 });
 
 t.test('a TCP MD5 key longer than Linux takes is refused where it is read (config check warns, names the source)', async (t) => {
