@@ -339,7 +339,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   }
   if (metricsAt) {
     try {
-      metricsServer = await buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }) });
+      metricsServer = await buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }), onRefused: (reason) => metrics.metricsRefused.inc({ reason }) });
       await metricsServer.listen({ host: metricsAt.address, port: metricsAt.port });
       const a = metricsServer.server.address();
       log.info({ address: metricsAt.address, port: typeof a === 'object' && a ? a.port : metricsAt.port }, 'metrics listening');

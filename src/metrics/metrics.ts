@@ -71,6 +71,7 @@ export class HeraldMetrics {
   readonly kubernetesRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly kubernetesThrottleWait: Counter;
   readonly kubernetesRetryAfter: Counter;
+  readonly metricsRefused: Counter<'reason'>;
   readonly objectStatusWrites: Counter<'kind' | 'result'>;
   readonly statusWriterLeader: Gauge<'lease'>;
   readonly buildInfo: Gauge<'version'>;
@@ -232,6 +233,12 @@ export class HeraldMetrics {
     this.kubernetesRetryAfter = new Counter({
       name: `${PREFIX}kubernetes_retry_after_total`,
       help: 'Answers of the apiserver asking to retry later (429, or 5xx with Retry-After) that Herald waited out before sending the request again.',
+      registers,
+    });
+    this.metricsRefused = new Counter({
+      name: `${PREFIX}metrics_refused_total`,
+      help: 'Requests and connections the metrics-only listener refused, by reason: rate (over its request rate, answered 429) or connections (over its connection cap, closed at once).',
+      labelNames: ['reason'],
       registers,
     });
     this.objectStatusWrites = new Counter({
