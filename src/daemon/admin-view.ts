@@ -14,7 +14,12 @@ import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, Sta
 import type { DecisionSet } from './health-gate.ts';
 import { routeView } from './mapping.ts';
 import type { PeerSet } from './peer-set.ts';
-import type { QuarantinedObject } from '../controller/quarantine.ts';
+import type { Quarantine } from '../controller/quarantine.ts';
+import type { ConfigInForce } from './config-in-force.ts';
+import type { DrainControl } from './drain.ts';
+import type { InitialSync } from './initial-sync.ts';
+import type { ListenerRetry } from './listener-retry.ts';
+import type { RouteAssembly } from './route-assembly.ts';
 import type { SpeakerLike } from './speaker-like.ts';
 
 /**
@@ -46,29 +51,19 @@ export function refusedInputs(services: readonly ServiceView[]): Map<string, num
 
 /** What the view reads from the daemon's lifecycle, and the actions it forwards. */
 export interface DaemonLifecycle {
-  localAs(): number;
-  /** Why the daemon is not ready (empty when ready). */
-  notReady(): string[];
+  /** Why the speaker thread died, once it has. */
+  speakerFailure(): string | undefined;
   stopping(): boolean;
-  /** Routes in the desired set. */
-  desiredRoutes(): number;
-  /** Prefixes whose attribute change waits for the rate limit, and when it goes out (clock ms). */
-  heldAttributeChanges(): ReadonlyMap<string, number>;
-  lastReload(): StatusView['lastReload'];
   /** Kubernetes calls refused with 403 until they succeed ("call: apiserver message"). */
   forbidden(): string[];
-  /** Objects treated as absent, with the reason (src/controller/quarantine.ts). */
-  quarantined(): readonly QuarantinedObject[];
   /** @throws NotFoundError for a peer that does not run */
   resetPeer(name: string, soft: boolean): Promise<void>;
   /** The operator's drain (`reason` is recorded with it); resolves with what was done. */
   drain(reason?: string): Promise<string>;
   undrain(): Promise<string>;
-  /** The sources holding this node drained, as texts (empty when not drained). */
-  drainSources(): readonly string[];
 }
 
-/** Options of {@link AdminView}. */
+/** Options of {@link AdminView}: the stages it reads. */
 export interface AdminViewOptions {
   version: string;
   identity: RuntimeIdentity;
@@ -80,6 +75,16 @@ export interface AdminViewOptions {
   health: HealthLike;
   metrics: HeraldMetrics;
   source: Source | undefined;
+  /** The configuration in force (this node's AS number) and the last reload. */
+  inForce: Pick<ConfigInForce, 'config' | 'merged' | 'lastReload'>;
+  /** The routes in the desired set, and the attribute changes the rate limit holds back. */
+  assembly: Pick<RouteAssembly, 'size' | 'held'>;
+  /** What holds the node drained, or keeps its drain unknown. */
+  drains: Pick<DrainControl, 'sources' | 'unknown'>;
+  /** Objects treated as absent, with the reason (src/controller/quarantine.ts). */
+  quarantine: Pick<Quarantine, 'list'>;
+  listener: Pick<ListenerRetry, 'problem'>;
+  initialSync: Pick<InitialSync, 'done'>;
   daemon: DaemonLifecycle;
 }
 
@@ -95,30 +100,51 @@ export class AdminView implements DaemonView {
     return !this.#o.daemon.stopping();
   }
 
+  /** Why the daemon is not ready (empty when ready): what `/readyz` and `herald status` show. */
+  notReady(): string[] {
+    const o = this.#o;
+    const out: string[] = [];
+    const failure = o.daemon.speakerFailure();
+    if (failure !== undefined) out.push(failure);
+    const listener = o.listener.problem();
+    if (listener !== undefined) out.push(listener);
+    const source = o.source?.status();
+    if (source && !source.synced) {
+      // Name what keeps each resource from syncing (e.g. a 403: the RBAC rule to add).
+      const why = source.resources.filter((r) => !r.synced && (r.forbidden ?? r.lastError) !== '').map((r) => `${r.kind}: ${r.forbidden ?? r.lastError}`);
+      out.push(`${source.type} source not synced${why.length > 0 ? ` (${why.join('; ')})` : ''}`);
+    }
+    const held = o.drains.unknown;
+    if (held !== undefined) out.push(held);
+    if (!o.initialSync.done) out.push('initial route computation pending');
+    if (o.daemon.stopping()) out.push('shutting down');
+    return out;
+  }
+
   status(): StatusView {
     const o = this.#o;
-    const notReady = o.daemon.notReady();
+    const notReady = this.notReady();
     const peers = o.speaker.peers();
     const now = o.clock.now();
     const s: StatusView = {
       version: o.version,
       node: o.identity.nodeName,
       routerId: o.identity.routerId,
-      localAs: o.daemon.localAs(),
+      localAs: o.inForce.merged.override?.localAs ?? o.inForce.config.bgp.localAs,
       startedAt: new Date(o.startedAtMs).toISOString(),
       uptimeSec: Math.round(now - o.startedAtMs) / 1000,
       ready: notReady.length === 0,
       notReady,
       drained: o.speaker.draining,
-      drain: [...o.daemon.drainSources()],
+      drain: [...o.drains.sources],
       peers: { configured: peers.length, established: peers.filter((p) => p.state === 'Established').length },
-      routes: { desired: o.daemon.desiredRoutes() },
+      routes: { desired: o.assembly.size },
     };
-    const lastReload = o.daemon.lastReload();
+    const lastReload = o.inForce.lastReload;
     if (lastReload) s.lastReload = lastReload;
-    const forbidden = o.daemon.forbidden();
+    const forbidden = [...(o.source?.status().resources ?? []).flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...o.daemon.forbidden()];
     if (forbidden.length > 0) s.forbidden = forbidden;
-    const quarantined = o.daemon.quarantined();
+    const quarantined = o.quarantine.list();
     if (quarantined.length > 0) s.quarantined = quarantined.map((q) => ({ kind: q.kind, name: q.name, reason: q.reason, since: new Date(q.since).toISOString() }));
     return s;
   }
@@ -142,7 +168,7 @@ export class AdminView implements DaemonView {
   services(): ServiceView[] {
     // The gate's decisions already have the view's shape (read-only; no copy of the decisions per request).
     const list = [...this.#o.decisions.services()];
-    const held = this.#o.daemon.heldAttributeChanges();
+    const held = this.#o.assembly.held();
     return held.size === 0 ? list : list.map((s) => withHeld(s, held));
   }
 
@@ -192,7 +218,7 @@ export class AdminView implements DaemonView {
       }
     }
     // drained: what holds the node drained (the daemon keeps it current), or the speaker's own drain.
-    metrics.drained.set(this.#o.daemon.drainSources().length > 0 || speaker.draining ? 1 : 0);
+    metrics.drained.set(this.#o.drains.sources.length > 0 || speaker.draining ? 1 : 0);
     return metrics.text();
   }
 }

@@ -114,6 +114,23 @@ export class PeerSet {
     this.#clock = opts.clock;
   }
 
+  /**
+   * Follow the speaker's events about the peers: session and BFD states (then `onChange`: this node's status shows
+   * them), UPDATE send times, routes it could not send.
+   */
+  follow(speaker: Pick<SpeakerLike, 'on'>, onChange: () => void): void {
+    speaker.on('peerState', (e: PeerStateEvent) => {
+      this.observe(e);
+      onChange();
+    });
+    speaker.on('updateSent', (e: UpdateSentEvent) => this.observeUpdateSent(e));
+    speaker.on('bfdState', (e: BfdStateEvent) => {
+      this.observeBfd(e);
+      onChange();
+    });
+    speaker.on('unsentRoutes', (e: UnsentRoutesEvent) => this.observeUnsent(e));
+  }
+
   /** True when a peer of that name runs. */
   has(name: string): boolean {
     return this.#applied.has(name);

@@ -4,6 +4,7 @@
  * *departure* moves the traffic away first (the node is drained or leaving service). Pure.
  */
 import type { StopMode } from '../../bgp/main-thread.ts';
+import type { Config } from '../config/schema.ts';
 
 /** `shutdown.onTerm`: `auto` decides by the node's state; `restart` and `departure` force the mode. */
 export type OnTerm = 'auto' | 'restart' | 'departure';
@@ -39,5 +40,53 @@ export function decideStopMode(i: StopInputs): StopDecision {
     why: i.kubernetes
       ? 'not drained and the node is not departing: a rolling update, pod deletion or liveness kill'
       : 'not drained (standalone: a stop is a restart unless drained)',
+  };
+}
+
+/**
+ * The RFC 8326 wait of a departure or a drain: whether some peer enables graceful shutdown, and the largest
+ * `gracefulShutdown.waitTime` among those that do (seconds; 0 when none does).
+ */
+export function gracefulWait(cfg: Pick<Config, 'peers'>): { graceful: boolean; waitTimeSec: number } {
+  let graceful = false;
+  let waitTimeSec = 0;
+  for (const p of cfg.peers) {
+    if (p.gracefulShutdown?.enabled) {
+      graceful = true;
+      waitTimeSec = Math.max(waitTimeSec, p.gracefulShutdown.waitTime);
+    }
+  }
+  return { graceful, waitTimeSec };
+}
+
+/** What the daemon's shutdown looks at besides the configuration. */
+export interface StopState {
+  /** What asked for the stop (`SIGTERM`, `admin API failed`, ...). */
+  readonly reason: string;
+  readonly drained: string | undefined;
+  readonly departing: string | undefined;
+  /** The operator's drain has withdrawn everything already. */
+  readonly withdrawn: boolean;
+  /** Some session is Established (with none, a departure has no traffic to move: no wait). */
+  readonly established: boolean;
+}
+
+/** A stop: what the speaker is told, and the log line that says which mode and why. */
+export interface StopPlan {
+  readonly stop: { mode: StopMode; message: string; waitTimeSec?: number };
+  readonly log: Record<string, unknown>;
+  readonly line: string;
+}
+
+/** The stop the configuration and the node's state call for (decideStopMode, gracefulWait). Pure. */
+export function stopPlan(cfg: Pick<Config, 'peers' | 'shutdown' | 'source'>, s: StopState): StopPlan {
+  const { mode, why } = decideStopMode({ onTerm: cfg.shutdown.onTerm, kubernetes: cfg.source?.kubernetes !== undefined, drained: s.drained, departing: s.departing });
+  const g = gracefulWait(cfg);
+  const waitTimeSec = g.graceful && s.established ? g.waitTimeSec : 0;
+  const departure = { waitTimeSec, drainedAlready: s.withdrawn, ...(waitTimeSec !== g.waitTimeSec ? { skippedWait: 'no Established session' } : {}) };
+  return {
+    stop: { mode, message: mode === 'restart' ? `herald restarting (${s.reason})` : `herald leaving: ${why}`, ...(mode === 'departure' ? { waitTimeSec } : {}) },
+    log: { reason: s.reason, mode, why, ...(mode === 'departure' ? departure : {}) },
+    line: `stopping (${s.reason}): ${mode}: ${why}`,
   };
 }

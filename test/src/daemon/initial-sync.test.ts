@@ -6,6 +6,7 @@ import { FakeClock } from '../../../bgp/index.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { Daemon } from '../../../src/daemon/daemon.ts';
+import { InitialSync } from '../../../src/daemon/initial-sync.ts';
 import { HealthManager } from '../../../src/health/manager.ts';
 import type { CheckSpec, ProbeResult } from '../../../src/health/types.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
@@ -57,4 +58,45 @@ t.test('End-of-RIB waits for kube-proxy node health (scope node) before the firs
   t.ok(probes.some((p) => p.kind === 'kube-proxy-node'), 'the node check was probed');
   t.same(speaker.last, ['198.51.100.1/32'], 'the VIP is announced once the node check passed');
   t.ok(speaker.calls.includes('markInitialSyncDone'), 'and End-of-RIB follows it');
+});
+
+// InitialSync on its own (src/daemon/initial-sync.ts): End-of-RIB once, after a complete set with no pending check,
+// or once the wait for pending checks has run out (the slowest check's rise × interval + timeout, plus 2 s).
+t.test('InitialSync: at once without pending checks, once only', async (t) => {
+  const clock = new FakeClock(0);
+  let done = 0;
+  const sync = new InitialSync({ markDone: () => done++, recheck: () => undefined, log: pino({ level: 'silent' }), clock });
+  t.equal(sync.done, false);
+  sync.observe(0, [], 3);
+  t.equal(sync.done, true);
+  sync.observe(0, [], 3);
+  t.equal(done, 1, 'End-of-RIB is marked once');
+});
+
+t.test('InitialSync: pending checks hold it until their first verdict or the bounded wait', async (t) => {
+  const clock = new FakeClock(0);
+  let done = 0;
+  let rechecks = 0;
+  const sync = new InitialSync({ markDone: () => done++, recheck: () => rechecks++, log: pino({ level: 'silent' }), clock });
+  // rise 2 × interval 1 s + timeout 1 s = 3 s, plus the 2 s margin: 5 s.
+  const spec = { rise: 2, intervalSec: 1, timeoutSec: 1 } as CheckSpec;
+  sync.observe(1, [spec], 3);
+  t.equal(sync.done, false, 'a pending check holds it');
+  clock.advance(4999);
+  t.equal(rechecks, 0);
+  sync.observe(1, [spec], 3);
+  t.equal(sync.done, false, 'still within the wait');
+  clock.advance(1);
+  t.equal(rechecks, 1, 'the pipeline is asked to run again when the wait runs out');
+  sync.observe(1, [spec], 3);
+  t.equal(sync.done, true, 'the wait ran out: End-of-RIB goes');
+  t.equal(done, 1);
+
+  const early = new InitialSync({ markDone: () => done++, recheck: () => rechecks++, log: pino({ level: 'silent' }), clock });
+  early.observe(1, [spec], 3);
+  early.observe(0, [spec], 3);
+  t.equal(early.done, true, 'the first verdict ends the wait early');
+  early.stop();
+  clock.advance(10_000);
+  t.equal(rechecks, 1, 'no recheck after it is done');
 });

@@ -1,4 +1,4 @@
-// Herald's objects reaching the sessions the way a file reload does (src/daemon/daemon.ts `#applyObjects`): only what
+// Herald's objects reaching the sessions the way a file reload does (src/daemon/config-in-force.ts): only what
 // changed; per-peer nodeSelectors and local AS; a node's override; a label move moves the session; Secrets of
 // passwordSecret peers; a status-only change of an object costs nothing.
 import t from 'tap';

@@ -1,0 +1,200 @@
+/**
+ * The components that read or write the cluster (components.ts), shared by `herald run` and `herald controller`:
+ * the source of objects (manifests, or the apiserver with Herald's objects and the peers' Secrets), the status
+ * writer of the configuration objects (src/status/object-status-writer.ts, Lease `herald-status`) and the LoadBalancer
+ * allocator (src/ipam/run.ts, Lease `herald-allocator`). Each loads its modules only when the configuration needs it.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.ts';
+import type { KubeClient, KubeClientOptions } from '../k8s/client.ts';
+import { ForbiddenCalls } from '../k8s/forbidden.ts';
+import type { SecretCache } from '../k8s/secrets.ts';
+import type { RunningAllocator } from '../ipam/run.ts';
+import type { HeraldMetrics } from '../metrics/metrics.ts';
+import type { KubernetesSource } from '../sources/kubernetes.ts';
+import type { Source } from '../sources/source.ts';
+import { boundsFanOut } from '../controller/steering.ts';
+import type { ObjectStatusWriter } from '../status/object-status-writer.ts';
+import type { Component } from './components.ts';
+import type { InForce } from './config-in-force.ts';
+
+/** Kubernetes calls refused by RBAC: warned once each, shown in `herald status` until they succeed. */
+export function forbiddenCalls(log: Logger): ForbiddenCalls {
+  return new ForbiddenCalls({
+    onForbidden: (c) => log.warn({ call: c.call, err: c.message }, 'Kubernetes API call forbidden (403): grant it in the RBAC rules (deploy/kubernetes/rbac.yaml)'),
+    onAllowed: (call) => log.info({ call }, 'Kubernetes API call allowed again'),
+  });
+}
+
+/** The source of objects, and with the apiserver its client, the Secrets' cache and Herald's namespace. */
+export interface SourceParts {
+  readonly source?: Source;
+  /** The source, when it is the apiserver's (its Node watch follows the configuration: `setAllNodes`). */
+  readonly kube?: KubernetesSource;
+  readonly kc?: KubeClient;
+  readonly secrets?: SecretCache;
+  readonly namespace?: string;
+}
+
+/**
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this node's Node — every
+ * Node while an advertisement sets `maxNodesPerVip` —, ServiceCIDRs and Herald's objects in its namespace,
+ * src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
+ * @param client the client's role, version and observer (User-Agent, metrics)
+ */
+export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions, nodeName: string): Promise<SourceParts> {
+  if (!cfg.source) return {};
+  if (cfg.source.manifests !== undefined) {
+    const { ManifestSource } = await import('../sources/manifests.ts');
+    return { source: new ManifestSource({ dir: cfg.source.manifests }) };
+  }
+  const { heraldNamespace, loadKubeConfig } = await import('../k8s/client.ts');
+  const { KubernetesSource } = await import('../sources/kubernetes.ts');
+  const { SecretCache, apiSecretReader } = await import('../k8s/secrets.ts');
+  const k = cfg.source.kubernetes;
+  const limit = { ...(k?.qps !== undefined ? { qps: k.qps } : {}), ...(k?.burst !== undefined ? { burst: k.burst } : {}) };
+  const { kc } = loadKubeConfig(k?.kubeconfig, env, { ...client, limit });
+  const namespace = heraldNamespace(env);
+  const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
+  // This node's Node by name; every Node (trimmed at ingestion) only while maxNodesPerVip, from the file or a
+  // BGPAdvertisement, needs them (docs/decisions.md "Node watch"). The status writer reads them itself while it leads.
+  // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
+  const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
+  const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
+  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch });
+  return { source: kube, kube, kc, secrets, namespace };
+}
+
+/**
+ * The source as a component: its errors logged and its watch restarts counted from the start; the source itself is
+ * started by whoever reads it first (the daemon's controller) and stopped by it; the Secrets' cache stops here.
+ */
+export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: HeraldMetrics }): Component {
+  const { source } = parts;
+  // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
+  source?.on('error', (...args: unknown[]) => o.log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
+  source?.on('restart', (kind: string) => o.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
+  return {
+    name: 'source',
+    start: () => undefined,
+    stop: () => parts.secrets?.stop(),
+  };
+}
+
+/** Options of {@link objectStatusComponent}. */
+export interface ObjectStatusOptions {
+  readonly kc: KubeClient;
+  readonly namespace: string;
+  /** This instance's holder identity of the Lease `herald-status`. */
+  readonly identity: string;
+  readonly source: Source;
+  /** The configuration in force: the merge whose verdicts the conditions show, the pools whose usage they count. */
+  readonly inForce: InForce;
+  readonly loadBalancerClass: string | undefined;
+  readonly forbidden: ForbiddenCalls;
+  readonly log: Logger;
+  readonly metrics: HeraldMetrics;
+}
+
+/** The elected writer of the configuration objects' conditions (src/status/object-status-writer.ts). */
+export interface ObjectStatusComponent extends Component {
+  /** Its node-status informer's 403 (for `herald status`). */
+  forbidden(): string[];
+  /** True while this instance holds the Lease (and so writes). */
+  isLeader(): boolean;
+}
+
+/** See {@link ObjectStatusComponent}; the writer is built here, elected from its start. */
+export async function objectStatusComponent(o: ObjectStatusOptions): Promise<ObjectStatusComponent> {
+  const { ObjectStatusWriter } = await import('../status/object-status-writer.ts');
+  const { poolUsage } = await import('../ipam/usage.ts');
+  const { parsePool } = await import('../ipam/pool.ts');
+  const writer: ObjectStatusWriter = new ObjectStatusWriter({
+    kc: o.kc,
+    namespace: o.namespace,
+    identity: o.identity,
+    source: o.source,
+    merged: () => o.inForce.merged,
+    // Pools in force are valid (the schema checked their addresses); usage as the allocator counts it.
+    poolUsage: () => poolUsage(o.source.snapshot().services(), (o.inForce.config.pools ?? []).map((p, i) => parsePool(p, i)), o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
+    forbidden: o.forbidden,
+    log: o.log,
+    onWrite: (kind, result) => o.metrics.objectStatusWrites.inc({ kind, result }),
+  });
+  o.metrics.setStatusWriterProvider(() => writer);
+  return {
+    name: 'object status',
+    start: () => writer.start(),
+    stop: () => writer.stop().catch(() => undefined),
+    forbidden: () => writer.forbidden(),
+    isLeader: () => writer.isLeader(),
+  };
+}
+
+/** Options of {@link allocatorComponent}. */
+export interface AllocatorOptions {
+  readonly kc: KubeClient | undefined;
+  readonly source: Source | undefined;
+  /** The configuration in force: the pools (the file's and IPAddressPool objects'), read at every pass. */
+  readonly inForce: InForce;
+  /** This instance's holder identity of the Lease `herald-allocator`. */
+  readonly identity: string;
+  readonly loadBalancerClass: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+  readonly forbidden: ForbiddenCalls;
+  readonly log: Logger;
+  readonly metrics: HeraldMetrics;
+}
+
+/** The LoadBalancer allocator: started once the configuration in force has a pool (`check` after each change). */
+export interface AllocatorComponent extends Component {
+  /** The configuration in force may have changed: start the allocator if it now has a pool. */
+  check(): void;
+}
+
+/**
+ * LoadBalancer IPAM needs the apiserver (it writes Service status): pools with another source are reported and
+ * ignored. With it, the allocator starts once the configuration in force (the file's pools and IPAddressPool
+ * objects) has a pool, and reads the pools in force at every pass.
+ */
+export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
+  let allocator: RunningAllocator | undefined;
+  let started = false;
+  let stopped = false;
+  const startOnce = async () => {
+    const { kc, source } = o;
+    if (!started || stopped || allocator !== undefined || !kc || !source || (o.inForce.config.pools ?? []).length === 0) return;
+    try {
+      const { startAllocator } = await import('../ipam/run.ts');
+      if (stopped || allocator !== undefined) return;
+      allocator = startAllocator({
+        kc,
+        source,
+        pools: () => o.inForce.config.pools ?? [],
+        nodeName: o.identity,
+        log: o.log,
+        env: o.env,
+        forbidden: o.forbidden,
+        onEventDropped: (reason) => o.metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
+        ...(o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
+      });
+      const a = allocator;
+      o.metrics.setAllocatorProvider(() => a);
+    } catch (err) {
+      o.log.error({ err: (err as Error).message }, 'cannot start the LoadBalancer allocator; announcing continues');
+    }
+  };
+  return {
+    name: 'allocator',
+    async start() {
+      started = true;
+      if ((o.inForce.config.pools ?? []).length > 0 && !o.kc) o.log.warn('pools are configured but need source.kubernetes: no LoadBalancer addresses are allocated');
+      await startOnce();
+    },
+    check: () => void startOnce(),
+    async stop() {
+      stopped = true;
+      await allocator?.stop().catch(() => undefined);
+    },
+  };
+}
