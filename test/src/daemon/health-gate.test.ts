@@ -17,7 +17,7 @@ import { FakeHealth, FakeSource } from './fakes.ts';
 import { node, service, slice } from '../../helpers/k8s-objects.ts';
 
 function cfg(data: object): Config {
-  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, source: { manifests: '/nonexistent' }, ...data });
+  const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, source: { manifests: '/nonexistent' }, allowedPrefixes: ['192.0.2.0/24'], ...data });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.config;
 }
