@@ -4,7 +4,8 @@
 #
 #   herald  a root filesystem extracted from the Debian packages of deploy/image/debian-packages (mmdebstrap), the
 #           Node.js 24 binary of the `node` npm package (the devDependency setup.sh installs, symbols stripped),
-#           `npm ci --omit=dev` (pruned of what Node never loads: type declarations, source maps, docs, tests), the
+#           `npm ci --omit=dev` (pruned of what Node never loads: type declarations, source maps, docs, tests; without
+#           LEFT_OUT below), the
 #           application (the files git tracks under bin/ bgp/ src/ tools/) and Node's compile cache, filled at build
 #           time through the entrypoint deploy/herald as the DaemonSet's user (uid 1000). Four layers, the ones that
 #           change least first: Debian, Node, node_modules, the application.
@@ -45,6 +46,10 @@ PACKAGES=$ROOT/deploy/image/debian-packages
 VERSION=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json | head -1)
 NODE=$ROOT/node_modules/node/bin/node
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+# Production dependencies the image leaves out (docs/decisions.md "The image leaves @kubernetes/client-node out"):
+# client-node reads only the kubeconfigs whose credential plugins (exec, auth-provider) are not in the image either;
+# in a pod Herald uses the ServiceAccount. About 34 MiB with the 71 packages only it needs. The SBOM lists what is in.
+LEFT_OUT=(@kubernetes/client-node)
 # Debian packages this script needs on the building machine.
 TOOLS=(podman buildah mmdebstrap runc uidmap containernetworking-plugins skopeo binutils)
 
@@ -146,14 +151,19 @@ archive_digest() {
 
 node_modules_dir() {
   # The pruned production node_modules, built once per lockfile and pruning rules (PRUNE: bump it when they change).
-  local key dir PRUNE=2
-  key=$( (cat package-lock.json; echo "prune $PRUNE") | sha256sum | cut -c1-16)
+  local key dir PRUNE=3
+  key=$( (cat package-lock.json; echo "prune $PRUNE ${LEFT_OUT[*]}") | sha256sum | cut -c1-16)
   dir=$CACHE/node_modules-$key
   if [ ! -d "$dir/node_modules" ]; then
     log "npm ci --omit=dev (cached as $dir)"
     rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
     cp package.json package-lock.json "$dir.tmp/"
     (cd "$dir.tmp" && PATH=$(dirname "$NODE"):$PATH npm ci --omit=dev --no-audit --no-fund --loglevel=error >&2)
+    # The dependencies the image leaves out, with the packages only they need (npm works that out from the
+    # lockfile; --no-save leaves package.json and the lockfile as they are).
+    log "leaving out ${LEFT_OUT[*]}"
+    (cd "$dir.tmp" && PATH=$(dirname "$NODE"):$PATH npm uninstall --no-save --offline --omit=dev --no-audit --no-fund \
+      --loglevel=error "${LEFT_OUT[@]}" >&2)
     # What Node never loads at run time: type declarations, source maps, TypeScript sources (Node strips no types
     # under node_modules), docs, the other libc's prebuilt koffi, tests and examples. Licence texts stay.
     find "$dir.tmp/node_modules" -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \
@@ -233,19 +243,21 @@ build_herald() {
     exec chroot --userspec=1000:1000 "$1" /bin/busybox env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp HERALD_HOME=/app \
       NODE_ENV=production NODE_COMPILE_CACHE=/app/.compile-cache herald warm-compile-cache --reproducible
   ' sh "$merged" >&2
-  # Every production dependency loads in the image (nothing the pruning removed was needed).
+  # Every production dependency but the ones left out loads in the image (nothing the pruning removed was needed).
   unshare --mount --fork sh -c '
     set -e
     mount -t proc proc "$1/proc"
-    exec chroot --userspec=1000:1000 "$1" /bin/busybox env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp \
+    exec chroot --userspec=1000:1000 "$1" /bin/busybox env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp LEFT_OUT="$2" \
       node --input-type=module -e "
         import { readFileSync } from \"node:fs\";
         import { createRequire } from \"node:module\";
         const req = createRequire(\"/app/package.json\");
-        const deps = Object.keys(JSON.parse(readFileSync(\"/app/package.json\", \"utf8\")).dependencies);
+        const out = process.env.LEFT_OUT.split(\" \");
+        const deps = Object.keys(JSON.parse(readFileSync(\"/app/package.json\", \"utf8\")).dependencies).filter((d) => !out.includes(d));
         for (const d of deps) await import(req.resolve(d));
-        console.log(\"image: every production dependency loads (\" + deps.length + \")\");"
-  ' sh "$merged" >&2
+        for (const d of out) { try { req.resolve(d); throw new Error(d + \" is in the image\"); } catch (e) { if (e.code !== \"MODULE_NOT_FOUND\") throw e; } }
+        console.log(\"image: every production dependency loads (\" + deps.length + \"); left out: \" + out.join(\" \"));"
+  ' sh "$merged" "${LEFT_OUT[*]}" >&2
   mkdir -p "$app/app"
   cp -a "$merged/app/.compile-cache" "$app/app/.compile-cache"
 
@@ -310,6 +322,7 @@ finish() {
     echo "  size: $((size / 1048576)) MiB uncompressed ($size bytes), $(($(stat -c %s "$archive") / 1048576)) MiB archive (gzip): $archive"
     echo "  layers: $(podman image inspect --format '{{len .RootFS.Layers}}' "$tag")"
     sed 's/^/  /' "$OUT/$name.summary.sbom"
+    [ -z "$modules" ] || echo "  left out: ${LEFT_OUT[*]} (docs/decisions.md \"The image leaves @kubernetes/client-node out\")"
   } >"$OUT/$name.summary"
   rm -f "$OUT/$name.summary.sbom"
   cat "$OUT/$name.summary"

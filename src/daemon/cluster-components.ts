@@ -18,6 +18,38 @@ import type { ObjectStatusWriter } from '../status/object-status-writer.ts';
 import type { Component } from './components.ts';
 import type { InForce } from './config-in-force.ts';
 
+/**
+ * How long a stop waits for the Leases to be given up (ms), at the source's stop, the last: meanwhile the components
+ * stopped between (the BGP sessions) have stopped. Well inside the DaemonSet's terminationGracePeriodSeconds (45 s).
+ */
+export const LEASE_RELEASE_MS = 3000;
+
+/**
+ * The Lease releases of a stop (the status writer's, the allocator's): begun when their components stop, without
+ * holding the stops after them (the BGP sessions end whatever the apiserver does), and awaited, for at most
+ * {@link LEASE_RELEASE_MS}, by the source's stop, which then closes the Kubernetes client, so that a request the
+ * apiserver never answers cannot hold the exit until the kubelet's SIGKILL (docs/decisions.md "Stop modes").
+ */
+export class LeaseReleases {
+  readonly #pending: Promise<unknown>[] = [];
+
+  /** A release begun (its failure is the elector's to report). */
+  begin(release: Promise<unknown>): void {
+    this.#pending.push(release.catch(() => undefined));
+  }
+
+  /** True when every release begun has ended within `ms`; false when the time ran out first. */
+  async ended(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([Promise.all(this.#pending).then(() => true as const), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
 /** Kubernetes calls refused by RBAC: warned once each, shown in `herald status` until they succeed. */
 export function forbiddenCalls(log: Logger): ForbiddenCalls {
   return new ForbiddenCalls({
@@ -67,9 +99,10 @@ export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidde
 
 /**
  * The source as a component: its errors logged and its watch restarts counted from the start; the source itself is
- * started by whoever reads it first (the daemon's controller) and stopped by it; the Secrets' cache stops here.
+ * started by whoever reads it first (the daemon's controller) and stopped by it; the Secrets' cache stops here. Its
+ * stop, the last, waits for the Lease releases (at most {@link LEASE_RELEASE_MS}) and closes the Kubernetes client.
  */
-export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: HeraldMetrics }): Component {
+export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: HeraldMetrics; releases: LeaseReleases }): Component {
   const { source } = parts;
   // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
   source?.on('error', (...args: unknown[]) => o.log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
@@ -77,7 +110,13 @@ export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: H
   return {
     name: 'source',
     start: () => undefined,
-    stop: () => parts.secrets?.stop(),
+    async stop() {
+      parts.secrets?.stop();
+      if (!(await o.releases.ended(LEASE_RELEASE_MS))) {
+        o.log.warn({ waitedMs: LEASE_RELEASE_MS }, 'Leases not released: the apiserver did not answer in time (other nodes take them over when they expire)');
+      }
+      parts.kc?.close();
+    },
   };
 }
 
@@ -94,6 +133,8 @@ export interface ObjectStatusOptions {
   readonly forbidden: ForbiddenCalls;
   readonly log: Logger;
   readonly metrics: HeraldMetrics;
+  /** Where its stop begins the Lease release (awaited by the source's stop). */
+  readonly releases: LeaseReleases;
 }
 
 /** The elected writer of the configuration objects' conditions (src/status/object-status-writer.ts). */
@@ -125,7 +166,7 @@ export async function objectStatusComponent(o: ObjectStatusOptions): Promise<Obj
   return {
     name: 'object status',
     start: () => writer.start(),
-    stop: () => writer.stop().catch(() => undefined),
+    stop: () => o.releases.begin(writer.stop()),
     forbidden: () => writer.forbidden(),
     isLeader: () => writer.isLeader(),
   };
@@ -144,6 +185,8 @@ export interface AllocatorOptions {
   readonly forbidden: ForbiddenCalls;
   readonly log: Logger;
   readonly metrics: HeraldMetrics;
+  /** Where its stop begins the Lease release (awaited by the source's stop). */
+  readonly releases: LeaseReleases;
 }
 
 /** The LoadBalancer allocator: started once the configuration in force has a pool (`check` after each change). */
@@ -192,9 +235,9 @@ export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
       await startOnce();
     },
     check: () => void startOnce(),
-    async stop() {
+    stop() {
       stopped = true;
-      await allocator?.stop().catch(() => undefined);
+      if (allocator) o.releases.begin(allocator.stop());
     },
   };
 }

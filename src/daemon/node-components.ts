@@ -5,9 +5,10 @@
  *   source · admin API · metrics listener · state file · pipeline (speaker thread, controller, health gate, route
  *   assembly, peers) · node status · object status · allocator · configuration watcher
  *
- * and stopped in the reverse order: the configuration watcher first (a reload in progress finishes), the writers, then
- * the pipeline (the speaker's stop in the mode the node's state calls for), the state file's last heartbeat after it,
- * the listeners, and the Secrets' cache last. Building them is what can fail before anything runs (a password file,
+ * and stopped in the reverse order: the configuration watcher first (a reload in progress finishes), the writers
+ * (whose Lease releases go on beside the stops after them), then the pipeline (the speaker's stop in the mode the
+ * node's state calls for), the state file's last heartbeat after it, the listeners, and the source last: the Secrets'
+ * cache, the Lease releases waited for at most 3 s, the Kubernetes client closed (docs/decisions.md "Stop modes"). Building them is what can fail before anything runs (a password file,
  * a kubeconfig): {@link buildNode} then releases what it built and throws.
  */
 import type { Logger } from 'pino';
@@ -28,7 +29,7 @@ import type { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { buildMetricsServer } from '../metrics/server.ts';
 import type { NodeStatusWriter } from '../status/node-status.ts';
-import { allocatorComponent, createSource, forbiddenCalls, objectStatusComponent, sourceComponent } from './cluster-components.ts';
+import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, objectStatusComponent, sourceComponent } from './cluster-components.ts';
 import type { ObjectStatusComponent, SourceParts } from './cluster-components.ts';
 import { configWatcher, heartbeatComponent, listenerComponent } from './components.ts';
 import type { Component, ConfigWatcher } from './components.ts';
@@ -145,8 +146,9 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       secretFiles,
     });
     if (cluster) nodeStatus = await nodeStatusWriter(i, cluster, daemon, () => source?.snapshot().node(identity.nodeName)?.metadata?.uid, forbidden);
-    if (cluster && source) objectStatus = await objectStatusComponent({ ...cluster, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics });
-    const allocator = allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics });
+    const releases = new LeaseReleases();
+    if (cluster && source) objectStatus = await objectStatusComponent({ ...cluster, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases });
+    const allocator = allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases });
     allocatorRef.check = () => allocator.check();
     log.info({ version: i.version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
 
@@ -171,7 +173,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       },
     });
     const components: Component[] = [
-      sourceComponent(parts, { log, metrics }),
+      sourceComponent(parts, { log, metrics, releases }),
       listenerComponent({ name: 'admin API', logged: 'admin API', at: config.admin, build: () => buildAdminServer({ view: daemon.view, token: () => token, logger: log.child({ component: 'admin' }) }), log }),
       ...(i.metricsAt ? [listenerComponent({ name: 'metrics listener', logged: 'metrics', fields: 'metrics.address, metrics.port', at: i.metricsAt, build: () => buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }), onRefused: (reason) => metrics.metricsRefused.inc({ reason }) }), log })] : []),
       heartbeatComponent({ stateDir: () => config.stateDir, intervalMs: i.heartbeatIntervalMs ?? 5000, log }),

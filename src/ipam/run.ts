@@ -102,7 +102,10 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     pass();
   });
   elector.on('stopped', () => log.warn('stopped leading the allocator'));
-  elector.on('error', (err: unknown) => log.warn({ err: (err as Error).message }, 'leader election error'));
+  let stopping = false; // a stop closes the client under its last requests: nothing is retried
+  elector.on('error', (err: unknown) => {
+    if (!stopping) log.warn({ err: (err as Error).message }, 'leader election error');
+  });
   const onChange = (keys: readonly string[]) => {
     if (keys.some((k) => !k.startsWith('node:'))) pass();
   };
@@ -118,6 +121,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
     usage: () => poolUsage(o.source.snapshot().services(), poolsNow(), o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     stop: async () => {
+      stopping = true;
       clearInterval(timer);
       o.source.off('change', onChange);
       o.source.off('synced', pass);

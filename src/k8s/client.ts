@@ -7,7 +7,8 @@
  * and API, ~86 MiB of RSS and ~1 s of CPU per process, most of a DaemonSet's memory budget (docs/benchmarks.md
  * "Kubernetes client"). Herald needs five calls and a list/watch. client-node is still what reads the credentials
  * this module does not read itself (`exec` plugins, `auth-provider`, `proxy-url`): for those kubeconfigs it is loaded
- * on first use and sets up each request (`KubeConfig.applyToHTTPSOptions`).
+ * on first use and sets up each request (`KubeConfig.applyToHTTPSOptions`). The container image leaves it out
+ * (docs/decisions.md "The image leaves @kubernetes/client-node out"): there such a kubeconfig is refused at start.
  *
  * As client-go gives operators: a User-Agent naming Herald, its version and its role (`herald/0.1.0 (speaker)`), a
  * client-side limit of requests a second (rate-limit.ts), 429 and 5xx answers with `Retry-After` waited out and sent
@@ -129,6 +130,14 @@ export function heraldUserAgent(version: string, role: ClientRole): string {
   return `herald/${version} (${role})`;
 }
 
+/** A request made after {@link KubeClient.close} (the daemon is stopping): it never reached the apiserver. */
+export class KubeClientClosedError extends Error {
+  constructor(what: string) {
+    super(`${what}: not sent, the Kubernetes client is closed (Herald is stopping)`);
+    this.name = 'KubeClientClosedError';
+  }
+}
+
 /** A request that took longer than its timeout, or a watch that stayed silent that long. */
 export class ApiTimeoutError extends Error {
   constructor(message: string) {
@@ -170,6 +179,19 @@ function fileOrData(d: Doc, field: string, baseFile: string): Buffer | undefined
   return path === undefined ? undefined : readFileSync(isAbsolute(path) ? path : resolve(dirname(baseFile), path));
 }
 
+/**
+ * Whether @kubernetes/client-node can be loaded: the workstation install has it, the container image leaves it out
+ * (docs/decisions.md "The image leaves @kubernetes/client-node out"). Resolves the name only; loads nothing.
+ */
+function clientNodeInstalled(): boolean {
+  try {
+    import.meta.resolve('@kubernetes/client-node');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The connection described by the current context of the kubeconfig files (merged in order: the first wins). */
 function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
   const clusters = new Map<string, { value: Doc; file: string }>();
@@ -196,7 +218,13 @@ function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
   const server = text(cluster.value, 'server');
   if (server === undefined) throw new Error(`cluster "${clusterName}" has no server`);
   const u = user?.value ?? {};
-  const delegate = u['exec'] !== undefined || u['auth-provider'] !== undefined || cluster.value['proxy-url'] !== undefined;
+  const needs = [...(u['exec'] !== undefined ? [`user "${userName}" has an exec credential plugin`] : []), ...(u['auth-provider'] !== undefined ? [`user "${userName}" has an auth-provider`] : []), ...(cluster.value['proxy-url'] !== undefined ? [`cluster "${clusterName}" has a proxy-url`] : [])];
+  const delegate = needs.length > 0;
+  if (delegate && !clientNodeInstalled()) {
+    throw new Error(
+      `${needs.join(' and ')}, which Herald reads only through @kubernetes/client-node, and this installation leaves it out (the container image does: docs/decisions.md "The image leaves @kubernetes/client-node out"); in a pod use the in-cluster ServiceAccount (no kubeconfig), else a kubeconfig with a token, tokenFile or client certificate`,
+    );
+  }
   const tokenFile = text(u, 'tokenFile');
   const username = text(u, 'username');
   const token = text(u, 'token');
@@ -330,6 +358,8 @@ export class KubeClient {
   readonly #observer: RequestObserver;
   #token: { value: string; readAtMs: number } | undefined;
   #delegate: Promise<Delegate> | undefined;
+  /** Aborted by close(): ends the waits (client-side limit, `Retry-After`) of the requests under way. */
+  readonly #closing = new AbortController();
 
   constructor(connection: KubeConnection, options: KubeClientOptions = {}) {
     this.connection = connection;
@@ -379,7 +409,7 @@ export class KubeClient {
       const wait = attempt < MAX_RETRIES ? retryAfterMs(code, res.headers['retry-after']) : undefined;
       if (wait !== undefined) {
         this.#observer.onRetryAfter?.(wait);
-        await sleep(wait, o.signal);
+        await sleep(wait, this.#orClosing(o.signal));
         continue;
       }
       const parsed = parseJson(textBody);
@@ -412,7 +442,7 @@ export class KubeClient {
       const wait = attempt < MAX_RETRIES ? retryAfterMs(code, res.headers['retry-after']) : undefined;
       if (wait === undefined) throw new ApiError(what, code, parseJson(text));
       this.#observer.onRetryAfter?.(wait);
-      await sleep(wait, o.signal);
+      await sleep(wait, this.#orClosing(o.signal));
     }
     o.onOpen?.();
     res.setEncoding('utf8');
@@ -461,9 +491,19 @@ export class KubeClient {
     });
   }
 
-  /** Close idle connections (open watches end when their signal aborts). */
+  /**
+   * Ends every connection, idle or in use: a request still waiting for the apiserver, for the client-side limit or
+   * out a `Retry-After` fails at once (with the transport's error or an AbortError), and every later request throws {@link KubeClientClosedError} without connecting. A stopping
+   * daemon calls it last, so an apiserver that does not answer never holds its exit (src/daemon/run.ts).
+   */
   close(): void {
+    this.#closing.abort();
     this.#agent.destroy();
+  }
+
+  /** `signal`, or the client closing, whichever aborts first. */
+  #orClosing(signal: AbortSignal | undefined): AbortSignal {
+    return signal === undefined ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal]);
   }
 
   #target(path: string, query: RequestOptions['query']): string {
@@ -492,7 +532,7 @@ export class KubeClient {
     if (wait <= 0) return;
     this.#observer.onThrottled?.(wait);
     try {
-      await sleep(wait, signal);
+      await sleep(wait, this.#orClosing(signal));
     } catch (e) {
       this.#bucket.cancel();
       throw e;
@@ -502,6 +542,7 @@ export class KubeClient {
   async #send(method: string, target: string, headers: OutgoingHttpHeaders, body: string | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     if (signal?.aborted) throw abortError();
     await this.#throttle(signal);
+    if (this.#closing.signal.aborted) throw new KubeClientClosedError(`${method} ${target.split('?')[0]}`);
     const opts: HttpsRequestOptions = { method, protocol: this.#url.protocol, hostname: this.#url.hostname.replace(/^\[|\]$/g, ''), port: this.#url.port || (this.#url.protocol === 'https:' ? 443 : 80), path: target, headers: { ...headers, 'User-Agent': this.userAgent }, agent: this.#agent };
     if (this.connection.delegate) {
       await (await this.#delegated()).applyToHTTPSOptions(opts);

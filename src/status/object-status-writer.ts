@@ -170,6 +170,7 @@ export class ObjectStatusWriter {
 
   /** Logs `err` at warn level once per distinct message (a 403 is logged by `forbidden` already, but kept here too). */
   #warn(what: string, err: unknown): void {
+    if (this.#stopped) return; // a stop closes the client under its last requests: nothing is retried
     const problem = `${what}: ${apiErrorText(err)}`;
     if (problem !== this.#lastProblem) this.#o.log.warn({ err: apiErrorText(err) }, `${what} failed (retried; warned once)`);
     this.#lastProblem = problem;

@@ -43,3 +43,53 @@ t.test('in-cluster when nothing else is given', async (tt) => {
   tt.equal(r.origin, 'in-cluster');
   tt.equal(r.kc.connection.server, 'https://[fd00::1]:6443');
 });
+
+t.test('close(): a request the apiserver never answers fails at once, and later requests are not sent (a stop never waits for the apiserver)', async (tt) => {
+  const { createServer } = await import('node:http');
+  const { KubeClient, KubeClientClosedError } = await import('../../../src/k8s/client.ts');
+  let received = 0;
+  const server = createServer(() => void received++); // accepts, never answers
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as { port: number }).port;
+  const kc = new KubeClient({ server: `http://127.0.0.1:${port}` });
+  const pending = kc.request('GET', '/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-status', { timeoutMs: 60_000 });
+  while (received === 0) await new Promise((r) => setTimeout(r, 10));
+  const started = Date.now();
+  kc.close();
+  await tt.rejects(pending, /socket hang up|aborted/, 'the request in flight fails when the client closes');
+  tt.ok(Date.now() - started < 10_000, 'at once, not after its 60 s timeout');
+  await tt.rejects(kc.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-status', { body: {} }), KubeClientClosedError, 'a later request (a Lease release) is not sent');
+  tt.equal(received, 1, 'nothing more reached the server');
+});
+
+t.test('an exec credential plugin: the connection delegates to @kubernetes/client-node, whose token each request carries', async (tt) => {
+  const { createServer } = await import('node:http');
+  const seen: (string | undefined)[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    res.setHeader('Content-Type', 'application/json');
+    res.end('{"kind":"Namespace"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const dir = await mkdtemp(join(tmpdir(), 'herald-kc-exec-'));
+  tt.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'kubeconfig');
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec-plugin' } });
+  await writeFile(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:${(server.address() as { port: number }).port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", ${JSON.stringify(`echo '${credential}'`)}], interactiveMode: Never}}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`,
+  );
+  const { kc } = loadKubeConfig(file, {});
+  tt.same(kc.connection.delegate, [file], 'the kubeconfig is handed to client-node (installed here; the image leaves it out and refuses it: test/deploy/image.test.ts)');
+  tt.same(await kc.request('GET', '/api/v1/namespaces/default'), { kind: 'Namespace' });
+  tt.same(seen, ['Bearer from-exec-plugin'], "the request carries the exec plugin's token");
+  kc.close();
+});
