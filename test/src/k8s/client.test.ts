@@ -61,6 +61,22 @@ t.test('close(): a request the apiserver never answers fails at once, and later 
   tt.ok(Date.now() - started < 10_000, 'at once, not after its 60 s timeout');
   await tt.rejects(kc.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-status', { body: {} }), KubeClientClosedError, 'a later request (a Lease release) is not sent');
   tt.equal(received, 1, 'nothing more reached the server');
+
+  // A request waiting out a Retry-After (429) ends too, not after its wait.
+  const busy = createServer((_req, res) => {
+    res.writeHead(429, { 'Retry-After': '120', 'Content-Type': 'application/json' });
+    res.end('{"kind":"Status","code":429}');
+  });
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  tt.teardown(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+  let retryAfter = 0;
+  const kc2 = new KubeClient({ server: `http://127.0.0.1:${(busy.address() as { port: number }).port}` }, { observer: { onRetryAfter: () => void retryAfter++ } });
+  const waiting = kc2.request('GET', '/api/v1/nodes');
+  while (retryAfter === 0) await new Promise((r) => setTimeout(r, 10));
+  const closedAt = Date.now();
+  kc2.close();
+  await tt.rejects(waiting, { name: 'AbortError' }, 'the Retry-After wait ends when the client closes');
+  tt.ok(Date.now() - closedAt < 10_000, 'at once, not after 120 s');
 });
 
 t.test('an exec credential plugin: the connection delegates to @kubernetes/client-node, whose token each request carries', async (tt) => {
