@@ -38,7 +38,7 @@ const CONTAINERS_CONF = join(root, 'scripts/containers.conf');
 const DIGEST_FILE = join(root, 'dist/image/herald.digest');
 const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const IMAGE = `localhost/herald:${VERSION}`;
-const VIP = '198.51.100.40';
+const VIP = '203.0.113.40'; // inside the ConfigMap's allowedPrefixes (checked below)
 const HERALD_AS = 64512; // the ConfigMap's bgp.localAs
 const PASSWORD = 'image-test-md5';
 
@@ -182,6 +182,7 @@ t.test('the image runs as the DaemonSet runs it: config check, routes in BIRD, n
   writeKubeconfig(join(kubeDir, 'kubeconfig'), api.url);
   chmodSync(join(kubeDir, 'kubeconfig'), 0o644);
 
+  t.ok(((config['allowedPrefixes'] ?? []) as string[]).includes('203.0.113.0/24'), `the ConfigMap's allowedPrefixes hold ${VIP}`);
   const peer = (config['peers'] as Record<string, unknown>[])[0] as Record<string, unknown>;
   const bird = await Bird.start(
     bgpProtocol({ name: protoName(nodeName), local: birdIp, localPort: birdPort, localAs: Number(peer['peerAs']), neighbor: nodeIp, neighborPort: 179, neighborAs: HERALD_AS, passive: true, holdTimeSec: 30, families: ['ipv4'], trace: true, extra: `  password "${PASSWORD}";\n  graceful restart on;\n  graceful restart time 120;` }),

@@ -17,19 +17,20 @@ import { node, service, slice } from '../helpers/k8s-objects.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 import { ROOT, loopbackBlock, pathsFor, protoName, startHerald, startKubeProxies, waitHeraldUp, withLogs, writeKubeconfig } from './harness.ts';
 
-const VIP = '198.51.100.41';
+const VIP = '203.0.113.41'; // inside the ConfigMap's allowedPrefixes (203.0.113.0/24)
 const PASSWORD = 'stop-test-md5';
 
-/** The first peer of deploy/kubernetes/configmap.yaml's herald.yaml, and its bgp.localAs. */
-function shippedPeer(): { peer: Record<string, unknown>; localAs: number } {
+/** The first peer of deploy/kubernetes/configmap.yaml's herald.yaml, its bgp.localAs and allowedPrefixes. */
+function shippedPeer(): { peer: Record<string, unknown>; localAs: number; allowedPrefixes: string[] } {
   const cm = parse(readFileSync(join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8')) as { data: Record<string, string> };
-  const config = parse(cm.data['herald.yaml'] ?? '') as { bgp: { localAs: number }; peers: Record<string, unknown>[] };
-  return { peer: config.peers[0]!, localAs: config.bgp.localAs };
+  const config = parse(cm.data['herald.yaml'] ?? '') as { bgp: { localAs: number }; peers: Record<string, unknown>[]; allowedPrefixes?: string[] };
+  return { peer: config.peers[0]!, localAs: config.bgp.localAs, allowedPrefixes: config.allowedPrefixes ?? [] };
 }
 
 if (!missingPrerequisite({ bird2: birdAvailable() })) {
   t.test('SIGTERM with an apiserver that does not answer: a prompt restart, the route kept in BIRD', { timeout: 240_000 }, async (t) => {
-    const { peer, localAs } = shippedPeer();
+    const { peer, localAs, allowedPrefixes } = shippedPeer();
+    t.ok(allowedPrefixes.some((p) => p.startsWith('203.0.113.')), `the ConfigMap allows ${VIP} (allowedPrefixes ${allowedPrefixes.join(', ')})`);
     t.ok(typeof peer['password'] === 'object' && (peer['gracefulRestart'] as { enabled?: boolean })?.enabled && (peer['gracefulShutdown'] as { enabled?: boolean })?.enabled, "the ConfigMap's peer has TCP MD5, graceful restart and graceful shutdown");
     const block = loopbackBlock();
     const nodeIp = `${block}1`;
@@ -59,7 +60,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const { name: _name, address: _address, port: _port, ...settings } = peer;
     const h = await startHerald({
       node: { name: 'node-a', ip: nodeIp }, heraldAs: localAs, bird: { ip: birdIp, port: birdPort, as: Number(peer['peerAs']) }, source: { kubernetes: { kubeconfig } }, kubeProxyPort: kp.port,
-      peer: { ...settings, password: { file: join(dir, 'password') } }, env: { POD_NAMESPACE: 'herald-system' },
+      peer: { ...settings, password: { file: join(dir, 'password') } }, config: { allowedPrefixes }, env: { POD_NAMESPACE: 'herald-system' },
     });
     t.teardown(() => h.proc.stop(5000));
     await waitHeraldUp(h);
