@@ -278,6 +278,10 @@ async function k8sRow(services: number): Promise<K8sRow> {
   }
 }
 
+/** `performance.now()` time `t` as CLOCK_MONOTONIC µs (the clock of V8's CPU profiles), for reading a profile's window. */
+const monoOffsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+const mono = (t: number): string => (monoOffsetUs + t * 1000).toFixed(0);
+
 /** CPU seconds (utime+stime) of each thread of process `pid`, keyed "name/tid". */
 function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
@@ -372,14 +376,14 @@ async function staticRow(): Promise<StaticRow> {
     writeFileSync(file, text(0));
     process.kill(h.pid, 'SIGHUP');
     const withdrawSec = ((await until(bird, 0, h.alive, h.out)) - r0) / 1000;
-    console.log(`withdraw burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}`);
+    console.log(`withdraw burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}; monotonic µs ${mono(r0)}–${mono(performance.now())}`);
     await sleep(500);
     c0 = threadCpu(h.pid);
     r0 = performance.now();
     writeFileSync(file, text(N));
     process.kill(h.pid, 'SIGHUP');
     const announceSec = ((await until(bird, N, h.alive, h.out)) - r0) / 1000;
-    console.log(`announce burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}`);
+    console.log(`announce burst: thread CPU s: ${threadDelta(c0, threadCpu(h.pid))}; monotonic µs ${mono(r0)}–${mono(performance.now())}`);
     const hwmEnd = rssMiB(h.pid).hwm;
     const restartSec: number[] = [];
     for (let k = 0; k < RESTARTS; k++) {

@@ -324,22 +324,55 @@ export class ConfigFile {
 
 /**
  * Puts `prev`'s route object in `next` wherever a route (same prefix) is unchanged, so that the daemon, which maps
- * one config route object to one Speaker route, rebuilds only the routes that changed (src/daemon/daemon.ts).
+ * one config route object to one Speaker route, rebuilds only the routes that changed (src/daemon/route-assembly.ts).
+ * Routes in the same places from either end are compared in place; only the middle between is matched by prefix
+ * (issue 34: a reload that empties or fills a big table, or edits a few lines of it, builds no map of all of it).
  */
 function* reuseUnchangedRoutes(prev: Config, next: Config): Steps<void> {
-  if (prev.routes.length === 0) return;
-  const byPrefix = new Map<string, Config['routes'][number]>();
-  for (let i = 0; i < prev.routes.length; i++) {
-    if (i % ROUTES_PER_CHUNK === 0) yield;
-    const r = prev.routes[i] as Config['routes'][number];
-    byPrefix.set(r.prefix, r);
+  const old = prev.routes;
+  const now = next.routes;
+  const same = (i: number, j: number): boolean => {
+    const a = old[j]!;
+    const b = now[i]!;
+    if (a.prefix !== b.prefix || !sameRoute(a, b)) return false;
+    now[i] = a;
+    return true;
+  };
+  let start = 0;
+  const lim = Math.min(old.length, now.length);
+  for (; start < lim; start++) {
+    if (start % ROUTES_PER_CHUNK === 0) yield;
+    if (!same(start, start)) break;
   }
-  for (let i = 0; i < next.routes.length; i++) {
-    if (i % ROUTES_PER_CHUNK === 0) yield;
-    const r = next.routes[i] as Config['routes'][number];
-    const old = byPrefix.get(r.prefix);
-    if (old !== undefined && isDeepStrictEqual(old, r)) next.routes[i] = old;
+  let endOld = old.length;
+  let endNow = now.length;
+  for (let k = 0; endOld > start && endNow > start; k++) {
+    if (k % ROUTES_PER_CHUNK === 0) yield;
+    if (!same(endNow - 1, endOld - 1)) break;
+    endOld--;
+    endNow--;
   }
+  if (endOld === start || endNow === start) return;
+  const byPrefix = new Map<string, number>();
+  for (let j = start; j < endOld; j++) {
+    if (j % ROUTES_PER_CHUNK === 0) yield;
+    byPrefix.set(old[j]!.prefix, j);
+  }
+  for (let i = start; i < endNow; i++) {
+    if (i % ROUTES_PER_CHUNK === 0) yield;
+    const j = byPrefix.get(now[i]!.prefix);
+    if (j !== undefined) same(i, j);
+  }
+}
+
+/** Two static routes of the same prefix are the same: a bare prefix (the common case) is compared without a walk. */
+function sameRoute(a: Config['routes'][number], b: Config['routes'][number]): boolean {
+  const bare = (r: object): boolean => {
+    for (const k in r) if (k !== 'prefix') return false;
+    return true;
+  };
+  if (bare(a) && bare(b)) return true;
+  return isDeepStrictEqual(a, b);
 }
 
 /**

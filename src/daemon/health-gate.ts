@@ -82,7 +82,7 @@ interface ServiceState {
 /** A run's output while it is built. */
 interface MutableOutput extends GateOutput {
   readonly services: Map<string, readonly RouteContribution[]>;
-  readonly staticRoutes: StaticRouteConfig[];
+  staticRoutes: readonly StaticRouteConfig[];
   readonly decisionsChanged: string[];
   readonly touched: Set<string>;
 }
@@ -99,6 +99,8 @@ export class HealthGate implements DecisionSet {
   readonly #log: Logger;
   #inputs: GateInputs;
   #inputsChanged = true;
+  /** Whether some static route of `#inputs` has a health check (undefined: not looked at since `configure`). */
+  #staticChecked: boolean | undefined;
   #configSpecs: CheckSpec[] = [];
   readonly #services = new Map<string, ServiceState>();
   #sortedKeys: string[] | undefined;
@@ -136,6 +138,7 @@ export class HealthGate implements DecisionSet {
   configure(inputs: GateInputs): void {
     this.#inputs = inputs;
     this.#inputsChanged = true;
+    this.#staticChecked = undefined;
   }
 
   /**
@@ -291,17 +294,31 @@ export class HealthGate implements DecisionSet {
     st.announced = announced;
   }
 
-  /** Gate every static route (they are few): unchecked ones always pass. */
+  /**
+   * Gate every static route: unchecked ones always pass. Without any check, the config's own list is the output (a
+   * static table of 100,000 routes costs one lookup per run, and route assembly sees the same objects in the same
+   * places).
+   */
   #gateStaticRoutes(out: MutableOutput): void {
+    const routes = this.#inputs.routes;
+    this.#staticChecked ??= routes.some((r) => r.healthCheck !== undefined);
+    if (!this.#staticChecked) {
+      out.staticRoutes = routes;
+      for (const g of this.#staticAnnounced) out.touched.add(g);
+      this.#staticAnnounced = new Set();
+      return;
+    }
+    const passing: StaticRouteConfig[] = [];
     const announced = new Set<string>();
-    for (const r of this.#inputs.routes) {
+    for (const r of routes) {
       if (r.healthCheck) {
         const g = gateKeyText(routeGate(r.prefix));
         if (!this.#health.gate(g).pass) continue;
         announced.add(g);
       }
-      out.staticRoutes.push(r);
+      passing.push(r);
     }
+    out.staticRoutes = passing;
     for (const g of this.#staticAnnounced) out.touched.add(g);
     for (const g of announced) out.touched.add(g);
     this.#staticAnnounced = announced;

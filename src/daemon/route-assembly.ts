@@ -2,11 +2,17 @@
  * Route assembly (docs/architecture.md): the last stage before the Speaker. It holds the route pieces of every
  * owner (each Service's gated pieces, the service CIDRs' pieces), merges them per prefix (src/controller/
  * route-merge.ts), adds the static routes that passed their gates (a static route wins over a Service VIP with the
- * same prefix), maps each merged route to a Speaker Route once (mapping.ts), and hands the Speaker either the whole
- * desired set (`flush(true)`: start, reload, a full recompute) or exactly what changed (`updateRoutes`).
+ * same prefix), maps each merged route to a Speaker Route once (mapping.ts), and hands the Speaker what changed
+ * (`updateRoutes`): the Speaker thread holds the one full table (bgp/rib/route-table.ts). Only the first flush hands
+ * over the whole set (`setRoutes`), and a flush after one whose hand-over threw (the next one heals it).
  *
  * Incremental: only the prefixes of owners that changed are merged again, an unchanged merged route keeps its
- * object and its Speaker Route, so one EndpointSlice change costs O(prefixes it touches) here.
+ * object and its Speaker Route, so one EndpointSlice change costs O(prefixes it touches) here. Static routes are
+ * diffed as lists against those last handed over: the same config objects in the same places cost a comparison each
+ * and make no Route (a reload keeps the objects of unchanged routes, src/config/load.ts), and only the changed middle
+ * of two lists is matched by prefix, so a reload that empties or fills a table of 100,000 routes builds no second
+ * table of them. The static routes by prefix (to let them win over Service routes) are indexed only once Service
+ * routes need it.
  *
  * Attribute changes are rate-limited per prefix (`attributeChangeInterval`, docs/traffic-steering.md "Rate limit"):
  * a Service route already handed over whose attributes change (a link bandwidth that follows the endpoints of a
@@ -15,6 +21,7 @@
  * that sends it). So each prefix changes at most once per interval, and no value waits longer than one interval.
  * First announcements, withdrawals and static routes are never held.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock, Route, TimerHandle } from '../../bgp/main-thread.ts';
 import { realClock } from '../../bgp/main-thread.ts';
 import type { DesiredRoute, RouteContribution } from '../controller/route-merge.ts';
@@ -48,6 +55,59 @@ export interface RouteAssemblyOptions {
 const CIDR_OWNER = 'cidr';
 const serviceOwner = (service: string): string => `service:${service}`;
 
+/** The static routes of `next` as Speaker Routes, and what changed since `prev` (handed over as `prevRoutes`). */
+interface StaticDiff {
+  /** One Route per entry of `next`, in order. */
+  readonly routes: readonly Route[];
+  /** Routes new or of another config object than before. */
+  readonly changed: readonly Route[];
+  /** Prefixes no longer among them. */
+  readonly removed: readonly string[];
+}
+
+/**
+ * Diffs two static route lists: the same object at the same place (from either end) is unchanged and keeps its
+ * Route; the rest in the middle is matched by prefix (a route equal to the one handed over is unchanged too), without
+ * a map when one side of it is empty.
+ */
+function diffStatic(prev: readonly StaticRouteConfig[], prevRoutes: readonly Route[], next: readonly StaticRouteConfig[]): StaticDiff {
+  const n0 = prev.length;
+  const n1 = next.length;
+  let a = 0;
+  const lim = Math.min(n0, n1);
+  while (a < lim && prev[a] === next[a]) a++;
+  let e0 = n0;
+  let e1 = n1;
+  while (e0 > a && e1 > a && prev[e0 - 1] === next[e1 - 1]) {
+    e0--;
+    e1--;
+  }
+  if (a === n0 && a === n1) return { routes: prevRoutes, changed: [], removed: [] };
+  const routes = new Array<Route>(n1);
+  for (let i = 0; i < a; i++) routes[i] = prevRoutes[i]!;
+  for (let i = e1, j = e0; i < n1; i++, j++) routes[i] = prevRoutes[j]!;
+  const changed: Route[] = [];
+  const removed: string[] = [];
+  if (e0 === a) {
+    for (let i = a; i < e1; i++) changed.push((routes[i] = staticRoute(next[i]!)));
+  } else if (e1 === a) {
+    for (let j = a; j < e0; j++) removed.push(prevRoutes[j]!.prefix);
+  } else {
+    const old = new Map<string, number>();
+    for (let j = a; j < e0; j++) old.set(prevRoutes[j]!.prefix, j);
+    for (let i = a; i < e1; i++) {
+      const made = staticRoute(next[i]!);
+      const j = old.get(made.prefix);
+      if (j !== undefined) old.delete(made.prefix);
+      // the same route from another config object (a file parsed again, an object merged again) is no change
+      if (j !== undefined && (prev[j] === next[i] || isDeepStrictEqual(prevRoutes[j], made))) routes[i] = prevRoutes[j]!;
+      else changed.push((routes[i] = made));
+    }
+    for (const j of old.values()) removed.push(prevRoutes[j]!.prefix);
+  }
+  return { routes, changed, removed };
+}
+
 /** See the module comment. */
 export class RouteAssembly {
   readonly #sink: RouteSink;
@@ -59,18 +119,17 @@ export class RouteAssembly {
   readonly #merged = new Map<string, { d: DesiredRoute; route: Route }>();
   /** Prefixes whose owners' pieces changed (merged again at the next flush) or whose held change is due. */
   readonly #dirty = new Set<string>();
-  /**
-   * Prefixes whose static route changed since the last flush (new, another object, gone); `'all'`: every prefix of
-   * `#static`, set when `setStatic` replaced an empty set (100,000 new routes need no per-prefix bookkeeping: a full
-   * flush takes the static routes whole, an incremental one walks `#static`).
-   */
-  #staticDirty: Set<string> | 'all' = new Set();
-  /** Static routes passing their gates, by prefix. */
-  #static = new Map<string, Route>();
-  /** The Speaker Route made from each config object of the last `setStatic` (made once while the object stays). */
-  #staticRoutes = new Map<StaticRouteConfig, Route>();
-  /** The desired set last handed to the sink, by prefix. */
-  #desired = new Map<string, Route>();
+  /** Static routes passing their gates now (the last `setStatic`), in config order. */
+  #static: readonly StaticRouteConfig[] = [];
+  /** The static routes last handed over, and the Speaker Route made from each (same order). */
+  #handedStatic: readonly StaticRouteConfig[] = [];
+  #handedStaticRoutes: readonly Route[] = [];
+  /** The handed-over static Routes by prefix: built once Service routes need it, then kept up to date. */
+  #staticIndex: Map<string, Route> | undefined;
+  /** The merged routes last handed over, by prefix (prefixes without a static route). */
+  readonly #handedMerged = new Map<string, Route>();
+  /** The whole set goes at the next flush: nothing was handed over yet, or the last hand-over threw. */
+  #whole = true;
   /** When each prefix's merged route was last handed over (first announcement or attribute change), clock ms. */
   readonly #sentAt = new Map<string, number>();
   /** The merged route last handed over per prefix (while it is a merged one, not a static one). */
@@ -111,7 +170,7 @@ export class RouteAssembly {
 
   /** Number of routes in the desired set last handed over. */
   get size(): number {
-    return this.#desired.size;
+    return this.#handedStaticRoutes.length + this.#handedMerged.size;
   }
 
   /** Replace the pieces of Service "ns/name" (empty: it announces nothing). Same array as before: no-op. */
@@ -125,97 +184,105 @@ export class RouteAssembly {
   }
 
   /**
-   * The static routes that pass their gates now, in config order. Only prefixes whose static route changed (new,
-   * another object, gone) are merged again.
+   * The static routes that pass their gates now, in config order (the list is kept as given, not copied). What
+   * changed is found at the next flush.
    */
   setStatic(routes: readonly StaticRouteConfig[]): void {
-    const prev = this.#static;
-    const made = this.#staticRoutes;
-    const next = new Map<string, Route>();
-    const nextMade = new Map<StaticRouteConfig, Route>();
-    if (this.#staticDirty === 'all') this.#staticDirty = new Set(prev.keys());
-    const dirty = prev.size === 0 && this.#staticDirty.size === 0 ? undefined : this.#staticDirty;
-    for (const r of routes) {
-      const route = made.get(r) ?? staticRoute(r);
-      nextMade.set(r, route);
-      next.set(route.prefix, route);
-      if (dirty !== undefined && prev.get(route.prefix) !== route) dirty.add(route.prefix);
-    }
-    if (dirty === undefined) {
-      if (next.size > 0) this.#staticDirty = 'all';
-    } else {
-      for (const p of prev.keys()) if (!next.has(p)) dirty.add(p);
-    }
-    this.#static = next;
-    this.#staticRoutes = nextMade;
+    this.#static = routes;
   }
 
   /**
-   * Merge what changed and hand it to the sink: the whole desired set when `full`, else the changed and removed
-   * routes (nothing when nothing changed).
+   * Merge what changed and hand it to the sink: the changed and removed routes (nothing when nothing changed), or the
+   * whole set at the first flush. `full` looks at every merged prefix again, not only those whose pieces changed.
    */
   flush(full: boolean): FlushResult {
-    const changed: Route[] = [];
-    const removed: string[] = [];
     const now = this.#clock.now();
     for (const [p, at] of this.#held) if (at <= now) this.#dirty.add(p);
     for (const p of this.#dirty) this.#merge(p);
+    const changed: Route[] = [];
+    const removed: string[] = [];
+    // Static routes: what changed in their list; they win over merged routes of their prefix and are never held.
+    const sd = diffStatic(this.#handedStatic, this.#handedStaticRoutes, this.#static);
+    const look = new Set(this.#dirty);
     if (full) {
-      const desired = new Map<string, Route>();
-      const statics = this.#static;
-      for (const e of this.#merged.values()) if (!statics.has(e.route.prefix)) desired.set(e.route.prefix, this.#next(e.route.prefix, e.route, now));
-      // Static routes win and are never held: what was kept for a merged route of their prefix goes below.
-      for (const r of statics.values()) desired.set(r.prefix, r);
-      for (const p of this.#sentAt.keys()) if (!desired.has(p) || statics.has(p)) this.#sentAt.delete(p);
-      for (const p of this.#sentMerged.keys()) if (!desired.has(p) || statics.has(p)) this.#sentMerged.delete(p);
-      for (const p of this.#held.keys()) if (!desired.has(p) || statics.has(p)) this.#held.delete(p);
-      this.#desired = desired;
-      this.#dirty.clear();
-      this.#staticDirty = new Set();
-      this.#sink.setRoutes(desired);
-      this.#arm();
-      return { routes: desired.size, changed: desired.size, removed: 0, held: this.#held.size };
+      for (const p of this.#merged.keys()) look.add(p);
+      for (const p of this.#handedMerged.keys()) look.add(p);
     }
-    for (const p of this.#staticDirty === 'all' ? this.#static.keys() : this.#staticDirty) this.#dirty.add(p);
-    this.#staticDirty = new Set();
-    for (const p of this.#dirty) {
-      const wanted = this.#static.get(p) ?? this.#merged.get(p)?.route;
-      const prev = this.#desired.get(p);
+    for (const p of sd.removed) {
+      if (this.#merged.has(p)) look.add(p); // a merged route takes the prefix back
+      else removed.push(p);
+    }
+    for (const r of sd.changed) {
+      changed.push(r);
+      this.#handedMerged.delete(r.prefix);
+      this.#forget(r.prefix);
+    }
+    const index = look.size > 0 || this.#staticIndex !== undefined ? this.#indexStatic(sd) : undefined;
+    for (const p of look) {
+      if (index?.has(p) === true) {
+        this.#forget(p);
+        continue;
+      }
+      const wanted = this.#merged.get(p)?.route;
+      const prev = this.#handedMerged.get(p);
       if (wanted === undefined) {
-        this.#held.delete(p);
-        this.#sentAt.delete(p);
-        this.#sentMerged.delete(p);
+        this.#forget(p);
         if (prev === undefined) continue;
-        this.#desired.delete(p);
+        this.#handedMerged.delete(p);
         removed.push(p);
         continue;
       }
-      const next = this.#next(p, wanted, now);
+      const next = this.#next(p, wanted, prev, now);
       if (next === prev) continue;
-      this.#desired.set(p, next);
+      this.#handedMerged.set(p, next);
       changed.push(next);
     }
     this.#dirty.clear();
-    if (changed.length > 0 || removed.length > 0) this.#sink.updateRoutes(changed, removed);
+    this.#handedStatic = this.#static;
+    this.#handedStaticRoutes = sd.routes;
+    const whole = this.#whole;
+    try {
+      if (whole) this.#sink.setRoutes([...sd.routes, ...this.#handedMerged.values()]);
+      else if (changed.length > 0 || removed.length > 0) this.#sink.updateRoutes(changed, removed);
+    } catch (err) {
+      this.#whole = true; // the next flush hands over everything again
+      throw err;
+    }
+    this.#whole = false;
     this.#arm();
-    return { routes: this.#desired.size, changed: changed.length, removed: removed.length, held: this.#held.size };
+    const routes = this.size;
+    return whole ? { routes, changed: routes, removed: 0, held: this.#held.size } : { routes, changed: changed.length, removed: removed.length, held: this.#held.size };
+  }
+
+  /** The static routes of `sd` by prefix, when they are indexed already or Service routes need them. */
+  #indexStatic(sd: StaticDiff): Map<string, Route> | undefined {
+    let index = this.#staticIndex;
+    if (index === undefined) {
+      if (sd.routes.length === 0) return undefined;
+      index = new Map();
+      for (const r of sd.routes) index.set(r.prefix, r);
+      this.#staticIndex = index;
+      return index;
+    }
+    for (const p of sd.removed) index.delete(p);
+    for (const r of sd.changed) index.set(r.prefix, r);
+    return index;
+  }
+
+  /** Drops the rate-limit bookkeeping of a prefix that has no merged route handed over any more. */
+  #forget(prefix: string): void {
+    this.#sentAt.delete(prefix);
+    this.#sentMerged.delete(prefix);
+    this.#held.delete(prefix);
   }
 
   /**
-   * The route to hand over for `prefix` now: `wanted`, or the route handed over before while an attribute change of
-   * a Service route is held by the rate limit (see the module comment).
+   * The merged route to hand over for `prefix` now: `wanted`, or `prev` (handed over before) while an attribute
+   * change is held by the rate limit (see the module comment).
    */
-  #next(prefix: string, wanted: Route, now: number): Route {
-    const prev = this.#desired.get(prefix);
+  #next(prefix: string, wanted: Route, prev: Route | undefined, now: number): Route {
     if (wanted === prev) {
       this.#held.delete(prefix); // changed back before its interval ended: nothing to send
-      return wanted;
-    }
-    if (this.#static.get(prefix) === wanted) {
-      // Static routes are the operator's own and never held.
-      this.#sentAt.delete(prefix);
-      this.#sentMerged.delete(prefix);
-      this.#held.delete(prefix);
       return wanted;
     }
     const last = this.#sentAt.get(prefix);
@@ -276,7 +343,6 @@ export class RouteAssembly {
   /** Merge the pieces of one prefix again; an unchanged result keeps its objects. */
   #merge(prefix: string): void {
     const byOwner = this.#owners.get(prefix);
-    if (byOwner === undefined && this.#merged.size === 0) return; // a static prefix, nothing merged anywhere
     const list: RouteContribution[] = [];
     if (byOwner) for (const l of byOwner.values()) for (const c of l) list.push(c);
     if (list.length === 0) {

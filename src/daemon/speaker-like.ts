@@ -60,8 +60,8 @@ export interface SpeakerLike extends EventEmitter {
   updatePeer(cfg: PeerConfig): void;
   /** Cease / Peer De-configured (RFC 4486 subcode 3), then forget the peer. */
   removePeer(name: string): Promise<void>;
-  /** Replace the whole desired set. */
-  setRoutes(routes: ReadonlyMap<string, Route>): void;
+  /** Replace the whole desired set (a later duplicate of a prefix wins). */
+  setRoutes(routes: readonly Route[]): void;
   /** Change the desired set: `changed` routes are added or replaced, `removed` prefixes withdrawn. */
   updateRoutes(changed: readonly Route[], removed: readonly string[]): void;
   /** The first complete desired set is in place: End-of-RIB may follow (RFC 4724 §4.1). */

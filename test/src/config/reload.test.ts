@@ -97,9 +97,9 @@ class StubSpeaker extends EventEmitter implements SpeakerLike {
   addPeer(_cfg: SpeakerPeerConfig) {}
   updatePeer(_cfg: SpeakerPeerConfig) {}
   async removePeer(_name: string) {}
-  setRoutes(routes: ReadonlyMap<string, Route>) {
+  setRoutes(routes: readonly Route[]) {
     if (this.failing) throw new Error('2 invalid route(s): 10.6.0.0/24: next hop cannot be encoded');
-    this.routes = routes.size;
+    this.routes = routes.length;
   }
   updateRoutes(changed: readonly Route[], removed: readonly string[]) {
     if (this.failing) throw new Error('2 invalid route(s): 10.6.0.0/24: next hop cannot be encoded');

@@ -62,10 +62,10 @@ export class FakeSpeaker extends EventEmitter implements SpeakerLike {
   }
   /** Called with the whole table after every change. */
   onChange: ((routes: Route[]) => void) | undefined;
-  setRoutes(routes: ReadonlyMap<string, Route>) {
-    this.order.push(`setRoutes ${routes.size}`);
-    this.routesSet.push([...routes.values()]);
-    this.current = new Map([...routes.values()].map((r) => [r.prefix, r]));
+  setRoutes(routes: readonly Route[]) {
+    this.current = new Map(routes.map((r) => [r.prefix, r]));
+    this.order.push(`setRoutes ${this.current.size}`);
+    this.routesSet.push([...this.current.values()]);
     this.onChange?.([...this.current.values()]);
   }
   updateRoutes(changed: readonly Route[], removed: readonly string[]) {
