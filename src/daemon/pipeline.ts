@@ -136,7 +136,8 @@ export class Pipeline {
   }
 
   /**
-   * One pass: candidates → health gate → route assembly → speaker. Never throws; a failure makes the next pass full.
+   * One pass: candidates → health gate → route assembly → speaker. Never throws; a failure makes the next pass full,
+   * and it hands the Speaker the whole set.
    * @param o.full recompute everything, whatever changed (start)
    * @returns false when it failed (logged; the previous routes stay announced)
    */
@@ -173,6 +174,7 @@ export class Pipeline {
     } catch (err) {
       log.error({ err, why }, 'reconcile failed; previous routes stay announced');
       this.#runError = err instanceof Error ? err.message : String(err);
+      assembly.handOverWhole(); // the next pass heals whatever this one left half done
       return false;
     } finally {
       metrics.reconcileDuration.observe((performance.now() - t0) / 1000);

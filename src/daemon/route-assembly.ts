@@ -4,7 +4,7 @@
  * route-merge.ts), adds the static routes that passed their gates (a static route wins over a Service VIP with the
  * same prefix), maps each merged route to a Speaker Route once (mapping.ts), and hands the Speaker what changed
  * (`updateRoutes`): the Speaker thread holds the one full table (bgp/rib/route-table.ts). Only the first flush hands
- * over the whole set (`setRoutes`), and a flush after one whose hand-over threw (the next one heals it).
+ * over the whole set (`setRoutes`), and the flush after a failed pass or a hand-over that threw (it heals them).
  *
  * Incremental: only the prefixes of owners that changed are merged again, an unchanged merged route keeps its
  * object and its Speaker Route, so one EndpointSlice change costs O(prefixes it touches) here. Static routes are
@@ -171,6 +171,11 @@ export class RouteAssembly {
   /** Number of routes in the desired set last handed over. */
   get size(): number {
     return this.#handedStaticRoutes.length + this.#handedMerged.size;
+  }
+
+  /** The next flush hands over the whole set (after a failed pass: what the Speaker holds is then set again). */
+  handOverWhole(): void {
+    this.#whole = true;
   }
 
   /** Replace the pieces of Service "ns/name" (empty: it announces nothing). Same array as before: no-op. */

@@ -206,3 +206,48 @@ t.test('property: the sink, fed by full and incremental flushes, always holds wh
   );
   t.equal(runs, 300);
 });
+
+t.test('static routes are diffed as lists: nothing for the same objects, the change for a reload that empties, fills or edits them', async (t) => {
+  const cfgRoutes = (prefixes: string[]) => {
+    const r = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, routes: prefixes.map((prefix) => ({ prefix })) });
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.config.routes;
+  };
+  const s = sink();
+  const a = new RouteAssembly(s);
+  const list = cfgRoutes(['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32']);
+  a.setStatic(list);
+  t.same(a.flush(true), { routes: 3, changed: 3, removed: 0, held: 0 });
+  t.equal(s.calls[0]?.kind, 'set', 'the first flush hands over the whole set');
+  a.setStatic([...list]);
+  t.same(a.flush(true), { routes: 3, changed: 0, removed: 0, held: 0 }, 'the same objects in the same places: nothing');
+  t.equal(s.calls.length, 1);
+  a.setStatic([]);
+  t.same(a.flush(true), { routes: 0, changed: 0, removed: 3, held: 0 });
+  t.same(s.calls.at(-1), { kind: 'update', changed: [], removed: ['192.0.2.1/32', '192.0.2.2/32', '192.0.2.3/32'] }, 'emptied: every prefix withdrawn');
+  a.setStatic(list);
+  t.same(a.flush(true), { routes: 3, changed: 3, removed: 0, held: 0 }, 'filled again: every route');
+  const [inserted] = cfgRoutes(['192.0.2.9/32']);
+  a.setStatic([list[0]!, inserted!, list[2]!]);
+  t.same(a.flush(false), { routes: 3, changed: 1, removed: 1, held: 0 });
+  t.same(s.calls.at(-1), { kind: 'update', changed: [{ prefix: '192.0.2.9/32', family: 'ipv4-unicast' }], removed: ['192.0.2.2/32'] }, 'an edit in the middle: only it');
+  a.setStatic(cfgRoutes(['192.0.2.1/32', '192.0.2.9/32', '192.0.2.3/32']));
+  t.same(a.flush(false), { routes: 3, changed: 0, removed: 0, held: 0 }, 'the same routes from a file parsed again: no change');
+});
+
+t.test('a hand-over that throws, or a failed pass, makes the next flush hand over the whole set', async (t) => {
+  const s = sink();
+  let failing = true;
+  const a = new RouteAssembly({ setRoutes: s.setRoutes, updateRoutes: (c, r) => (failing ? (() => { throw new Error('encoder refused'); })() : s.updateRoutes(c, r)) });
+  a.setStatic(staticRoutes);
+  a.flush(true);
+  a.setService('ns/a', [piece('192.0.2.1/32', 'ns/a')]);
+  t.throws(() => a.flush(false), /encoder refused/);
+  failing = false;
+  t.same(a.flush(false), { routes: 2, changed: 2, removed: 0, held: 0 });
+  t.same(s.calls.at(-1)?.kind, 'set', 'the whole set again after the throw');
+  a.handOverWhole();
+  a.flush(false);
+  t.same(s.calls.at(-1)?.kind, 'set', 'and when asked (a failed pass)');
+  t.equal(s.calls.length, 3);
+});
