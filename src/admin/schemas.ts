@@ -156,6 +156,7 @@ const vipAttributesSchema = {
     communities: strList,
     largeCommunities: strList,
     heldUntil: { type: 'string', description: 'ISO 8601: these attributes go out then (attributeChangeInterval); the peers still have the previous ones' },
+    withheld: { ...strList, description: 'What the Services behind the prefix asked for that is not sent, and why' },
   },
 } as const;
 

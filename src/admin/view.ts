@@ -134,6 +134,8 @@ export interface VipAttributesView {
    * `attributeChangeInterval`). Absent: the peers have these.
    */
   heldUntil?: string;
+  /** What the Services behind the prefix asked for that is not sent, and why (docs/decisions.md "Path attributes from Services"). */
+  withheld?: string[];
 }
 
 /** One VIP of a Service on this node. */

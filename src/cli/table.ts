@@ -167,6 +167,7 @@ function describeSteering(a: VipAttributesView): string {
   if (a.communities) out.push(`communities ${a.communities.join(' ')}`);
   if (a.largeCommunities) out.push(`large communities ${a.largeCommunities.join(' ')}`);
   if (a.heldUntil !== undefined) out.push(`held by attributeChangeInterval until ${a.heldUntil} (the peers have the previous attributes)`);
+  for (const w of a.withheld ?? []) out.push(`withheld: ${w}`);
   return `${a.advertisement} → ${a.prefix}: ${out.join('; ') || 'no attributes'}`;
 }
 

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { Family } from '../../bgp/main-thread.ts';
 import { MAX_COMMUNITY_OCTETS, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
+import { parseCommunityRange, parseLargeCommunityRange, reachesWellKnown } from '../net/community-ranges.ts';
 import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
@@ -348,6 +349,48 @@ export const staticRouteSchema = z
   })
   .describe('A statically configured route.');
 
+/** The message of `parse`'s error for `input`, else `fallback`. */
+function parseError(parse: (text: string) => unknown, fallback: string): (iss: { input?: unknown }) => string {
+  return (iss) => {
+    if (typeof iss.input !== 'string') return fallback;
+    try {
+      parse(iss.input);
+      return fallback;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+}
+
+/**
+ * What an advertisement lets Services add with the path-attribute annotations (docs/decisions.md "Path attributes from
+ * Services"): nothing unless listed here.
+ */
+const serviceAttributes = z
+  .strictObject({
+    communities: z
+      .array(z.string().max(64).refine((t) => parses(parseCommunityRange, t), { error: parseError(parseCommunityRange, 'must be a community "ASN:VALUE" or a range "ASN:LO-HI"') }))
+      .max(256, msg('must list at most 256 communities and ranges'))
+      .optional()
+      .describe('Standard communities a Service may add with herald.io/communities: "ASN:VALUE" or a range "ASN:LO-HI" (0..65535 each). Never a well-known one (65535:x: no-export, blackhole, graceful-shutdown, ...): those are set by the operator only.'),
+    largeCommunities: z
+      .array(z.string().max(64).refine((t) => parses(parseLargeCommunityRange, t), { error: parseError(parseLargeCommunityRange, 'must be a large community "G:L1:L2" or a range "G:L1:LO-HI"') }))
+      .max(256, msg('must list at most 256 large communities and ranges'))
+      .optional()
+      .describe('Large communities a Service may add with herald.io/large-communities: "GLOBAL:LOCAL1:LOCAL2" or a range of the last part "GLOBAL:LOCAL1:LO-HI".'),
+    med: z.boolean().optional().describe("true: a Service's herald.io/med replaces this advertisement's MED. Default: refused."),
+    maxPrepend: z
+      .number(msg('must be an integer 0..10'))
+      .int(msg('must be an integer 0..10'))
+      .min(0, msg('must be an integer 0..10'))
+      .max(10, msg('must be an integer 0..10'))
+      .optional()
+      .describe('The most extra copies of the local AS a Service may ask for with herald.io/as-path-prepend. Default 0: refused.'),
+  })
+  .describe(
+    "Which path attributes Services may set through this advertisement with the herald.io/ annotations (docs/traffic-steering.md). Absent: none; a Service's annotations are then refused with the reason AttributeNotAllowed and the VIP is announced with this advertisement's attributes.",
+  );
+
 /** A list of CIDRs an operator allows (top level, and on an advertisement where it narrows). */
 const allowedPrefixes = z.array(cidr).max(1024, msg('must list at most 1024 CIDRs'));
 
@@ -396,6 +439,7 @@ export const advertisementSchema = z
       .describe(
         'For VIPs whose traffic policy is Cluster (announced from every eligible node): routers prefer the nodes with a ready local endpoint, the others stay as fallback (a higher MED, a longer AS path). Set med, prependOthers or both.',
       ),
+    serviceAttributes: serviceAttributes.optional(),
     allowedPrefixes: allowedPrefixes
       .optional()
       .describe(
@@ -816,6 +860,11 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
     if (a.serviceSelector !== undefined && a.serviceSelectors !== undefined) add(['advertisements', i, 'serviceSelector'], 'set serviceSelector or serviceSelectors, not both');
     const why = communitiesProblem(a);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
+    a.serviceAttributes?.communities?.forEach((c, j) => {
+      if (reachesWellKnown(parseCommunityRange(c))) {
+        add(['advertisements', i, 'serviceAttributes', 'communities', j], `${c} reaches into the well-known communities (65535:x), which never come from a Service: set them in this advertisement's communities`);
+      }
+    });
     a.allowedPrefixes?.forEach((c, j) => {
       const hostBits = hostBitsProblem(c);
       if (hostBits !== undefined) add(['advertisements', i, 'allowedPrefixes', j], hostBits);

@@ -16,10 +16,21 @@
  *
  * Anything refused is never announced and gets the reason `PrefixNotAllowed` (API, CLI, BGPNodeStatus), a Warning
  * Event on the Service (service-events.ts) and the metric `herald_tenant_inputs_refused`.
+ *
+ * Path attributes (docs/decisions.md "Path attributes from Services"). A Service's herald.io/ attribute annotations
+ * (service-attributes.ts) apply only through an advertisement whose `serviceAttributes` lists what it accepts; each
+ * annotation is taken whole or refused whole (`AttributeNotAllowed`), and a refused one leaves the VIP announced with
+ * the advertisement's attributes. A well-known community (65535:x) never comes from an annotation, whatever the list.
+ * What is admitted still applies to a prefix only when every piece behind it carries the same (route-merge.ts).
  */
+import { parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import { AddressSpace } from '../net/address-space.ts';
+import type { CommunityRange, LargeCommunityRange } from '../net/community-ranges.ts';
+import { inCommunityRanges, inLargeCommunityRanges, isWellKnownCommunity, parseCommunityRange, parseLargeCommunityRange } from '../net/community-ranges.ts';
 import type { Reason } from './reasons.ts';
 import { ReasonCode, sharedReason } from './reasons.ts';
+import type { ServiceAttributeName, ServiceAttributes } from './service-attributes.ts';
+import { ServiceAttributeAnnotation } from './service-attributes.ts';
 
 /** The operator's policy in the controller's context (desired-routes.ts `DesiredRoutesContext`), as configured. */
 export interface AdmissionInputs {
@@ -31,10 +42,24 @@ export interface AdmissionInputs {
   readonly serviceCIDRs?: readonly string[] | undefined;
 }
 
-/** What an advertisement adds to the policy: its own `allowedPrefixes`, which only narrow. */
+/**
+ * What an advertisement lets Services set with the path-attribute annotations (config `serviceAttributes`): nothing
+ * that is not listed. Entries of the community lists are values or ranges (src/net/community-ranges.ts).
+ */
+export interface ServiceAttributesPolicy {
+  readonly communities?: readonly string[] | undefined;
+  readonly largeCommunities?: readonly string[] | undefined;
+  /** true: herald.io/med may replace the advertisement's MED. */
+  readonly med?: boolean | undefined;
+  /** The most extra copies of the local AS herald.io/as-path-prepend may ask for (absent: 0). */
+  readonly maxPrepend?: number | undefined;
+}
+
+/** What an advertisement adds to the policy: its own `allowedPrefixes`, which only narrow, and `serviceAttributes`. */
 export interface AdvertisementAdmission {
   readonly name: string;
   readonly allowedPrefixes?: readonly string[] | undefined;
+  readonly serviceAttributes?: ServiceAttributesPolicy | undefined;
 }
 
 /** The kinds of address admission tells apart. */
@@ -133,3 +158,114 @@ export function admitPrefix(kind: AdmittedKind, address: string, prefix: string,
     advertisement: ad.name,
   };
 }
+
+/** An advertisement's `serviceAttributes` with its community lists parsed. */
+interface AttributesPolicy {
+  readonly communities: readonly CommunityRange[] | undefined;
+  readonly largeCommunities: readonly LargeCommunityRange[] | undefined;
+  readonly med: boolean;
+  readonly maxPrepend: number;
+}
+
+const attributePolicies = new WeakMap<ServiceAttributesPolicy, AttributesPolicy>();
+const NO_POLICY: AttributesPolicy = { communities: undefined, largeCommunities: undefined, med: false, maxPrepend: 0 };
+
+/** Entries parsed; one that does not parse (the config refuses those) allows nothing: fail closed. */
+function ranges<T>(list: readonly string[] | undefined, parse: (text: string) => T): T[] | undefined {
+  if (list === undefined) return undefined;
+  const out: T[] = [];
+  for (const text of list) {
+    try {
+      out.push(parse(text));
+    } catch {
+      // validated by the config schema
+    }
+  }
+  return out;
+}
+
+function attributesPolicyOf(ad: AdvertisementAdmission): AttributesPolicy {
+  const p = ad.serviceAttributes;
+  if (p === undefined) return NO_POLICY;
+  let c = attributePolicies.get(p);
+  if (c === undefined) {
+    c = { communities: ranges(p.communities, parseCommunityRange), largeCommunities: ranges(p.largeCommunities, parseLargeCommunityRange), med: p.med === true, maxPrepend: p.maxPrepend ?? 0 };
+    attributePolicies.set(p, c);
+  }
+  return c;
+}
+
+/** What {@link admitAttributes} lets through of a Service's attributes, and why the rest is refused. */
+export interface AdmittedAttributes {
+  /** The attributes this advertisement sends for the Service (a subset of what it asked for; `{}` for none). */
+  readonly attributes: ServiceAttributes;
+  /** One AttributeNotAllowed reason per refused annotation, naming the advertisement. */
+  readonly refused: readonly Reason[];
+}
+
+const NOTHING: ServiceAttributes = Object.freeze({});
+const NOTHING_ADMITTED: AdmittedAttributes = Object.freeze({ attributes: NOTHING, refused: [] });
+
+/** The value of a community text (the annotation parser accepted it), or undefined. */
+function communityValue(text: string): number | undefined {
+  try {
+    return parseCommunity(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Service's path attributes (its annotations as they apply: steering.ts `ServiceAnnotations.attributes`) that
+ * advertisement `ad` accepts. Each attribute is admitted whole or refused whole.
+ */
+export function admitAttributes(asked: ServiceAttributes, ad: AdvertisementAdmission): AdmittedAttributes {
+  if (asked.communities === undefined && asked.largeCommunities === undefined && asked.med === undefined && asked.asPathPrepend === undefined) return NOTHING_ADMITTED;
+  const policy = attributesPolicyOf(ad);
+  const out: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } = {};
+  const refused: Reason[] = [];
+  const refuse = (name: ServiceAttributeName, why: string) =>
+    refused.push({ code: ReasonCode.AttributeNotAllowed, message: `${ANNOTATION_OF[name]}: ${why}; advertisement ${ad.name} announces the VIP with its own ${TEXT[name]}`, advertisement: ad.name });
+  const notListed = (name: ServiceAttributeName, field: string) => refuse(name, `advertisement ${ad.name} accepts none from Services (it sets no serviceAttributes.${field})`);
+
+  if (asked.communities !== undefined) {
+    const values = asked.communities.map((c) => [c, communityValue(c)] as const);
+    const wellKnown = values.filter(([, v]) => v !== undefined && isWellKnownCommunity(v)).map(([c]) => c);
+    if (wellKnown.length > 0) refuse('communities', `${wellKnown.join(', ')} ${wellKnown.length === 1 ? 'is a well-known community' : 'are well-known communities'} (65535:x), which never come from a Service`);
+    else if (policy.communities === undefined) notListed('communities', 'communities');
+    else {
+      const allowed = policy.communities;
+      const outside = values.filter(([, v]) => v === undefined || !inCommunityRanges(v, allowed)).map(([c]) => c);
+      if (outside.length > 0) refuse('communities', `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not in serviceAttributes.communities of advertisement ${ad.name} (${ad.serviceAttributes?.communities?.join(', ') || 'empty'})`);
+      else out.communities = asked.communities;
+    }
+  }
+  if (asked.largeCommunities !== undefined) {
+    if (policy.largeCommunities === undefined) notListed('largeCommunities', 'largeCommunities');
+    else {
+      const allowed = policy.largeCommunities;
+      const outside = asked.largeCommunities.filter((c) => !inLargeCommunityRanges(parseLargeCommunity(c), allowed));
+      if (outside.length > 0) refuse('largeCommunities', `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not in serviceAttributes.largeCommunities of advertisement ${ad.name} (${ad.serviceAttributes?.largeCommunities?.join(', ') || 'empty'})`);
+      else out.largeCommunities = asked.largeCommunities;
+    }
+  }
+  if (asked.med !== undefined) {
+    if (policy.med) out.med = asked.med;
+    else notListed('med', 'med: true');
+  }
+  if (asked.asPathPrepend !== undefined) {
+    if (asked.asPathPrepend <= policy.maxPrepend) out.asPathPrepend = asked.asPathPrepend;
+    else if (policy.maxPrepend === 0) notListed('asPathPrepend', 'maxPrepend');
+    else refuse('asPathPrepend', `${asked.asPathPrepend} extra copies of the local AS, more than serviceAttributes.maxPrepend ${policy.maxPrepend} of advertisement ${ad.name}`);
+  }
+  return { attributes: Object.keys(out).length === 0 ? NOTHING : out, refused };
+}
+
+const ANNOTATION_OF: Readonly<Record<ServiceAttributeName, string>> = {
+  communities: ServiceAttributeAnnotation.Communities,
+  largeCommunities: ServiceAttributeAnnotation.LargeCommunities,
+  med: ServiceAttributeAnnotation.Med,
+  asPathPrepend: ServiceAttributeAnnotation.AsPathPrepend,
+};
+
+const TEXT: Readonly<Record<ServiceAttributeName, string>> = { communities: 'communities', largeCommunities: 'large communities', med: 'MED', asPathPrepend: 'AS path' };

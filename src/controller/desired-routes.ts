@@ -49,10 +49,10 @@ import type { HealthCause, Reason } from './reasons.ts';
 import { ReasonCode, sharedReason, sharedReasons } from './reasons.ts';
 import type { DesiredRoute, RouteContribution } from './route-merge.ts';
 import { mergeRoutes } from './route-merge.ts';
-import type { AdmissionInputs } from './admission.ts';
-import { admitAddress, admitPrefix } from './admission.ts';
+import type { AdmissionInputs, ServiceAttributesPolicy } from './admission.ts';
+import { admitAddress, admitAttributes, admitPrefix } from './admission.ts';
 import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
-import { boundsFanOut, clusterNodes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
+import { boundsFanOut, clusterNodes, describeAttributes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
 import { nodesWithUsableEndpoints } from './endpoints.ts';
 
 /** Kinds of address an advertisement can select. */
@@ -100,6 +100,8 @@ export interface Advertisement {
   maxNodesPerVip?: number;
   /** CIDRs this advertisement may announce inside; they only narrow the allowed space (admission.ts). */
   allowedPrefixes?: string[];
+  /** What Services may set with the path-attribute annotations through this advertisement (admission.ts); absent: nothing. */
+  serviceAttributes?: ServiceAttributesPolicy;
 }
 
 /** Inputs besides the snapshot, all from the configuration (the admission policy's among them: admission.ts). */
@@ -437,10 +439,13 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       annotations,
       localAs: ctx.localAs ?? 0,
     };
+    const refusedAttributes: Reason[] = [];
     for (const { ad, prefix } of routes) {
       const peers = peersOf(ad);
       const c = route(prefix, routeFamilyOf(family), ad, key);
-      const steered = steer(c, ad, steering);
+      // Admission of the Service's path attributes: only what this advertisement accepts goes with its piece.
+      const admitted = admitAttributes(annotations.attributes, ad);
+      const steered = steer(c, ad, steering, admitted.attributes);
       if (steered.attributes !== undefined) (attributes ??= []).push(steered.attributes);
       if (!steered.chosen) {
         for (const r of steered.reasons) notChosen.push(r);
@@ -449,6 +454,9 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       contributions.push(c);
       reasons.push({ code: ReasonCode.Advertised, message: `advertisement ${ad.name} announces ${prefix} to ${peers === 'all' ? 'all peers' : peers.join(', ')}`, advertisement: ad.name });
       for (const r of steered.reasons) reasons.push(r);
+      const sent = describeAttributes(admitted.attributes);
+      if (sent !== '') reasons.push({ code: ReasonCode.ServiceAttributes, message: `annotations accepted by advertisement ${ad.name}: ${sent}`, advertisement: ad.name });
+      for (const r of admitted.refused) refusedAttributes.push(r);
     }
     const announced = contributions.length > 0;
     if (!announced && notChosen.length > 0) {
@@ -459,8 +467,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       vips.push({ decision: d, candidate: false, contributions: NO_CONTRIBUTIONS, endpoints: counts, othersCanServe: false });
       continue;
     }
-    if (announced && annotations.applied !== undefined) reasons.push(annotations.applied);
-    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: exact(announced ? [...reasons, ...annotations.notes, ...notChosen, ...narrowed, ...bad] : bad) };
+    const d: VipDecision = { address: vip.address, kind: vip.kind, announced, reasons: exact(announced ? [...reasons, ...annotations.notes, ...refusedAttributes, ...notChosen, ...narrowed, ...bad] : bad) };
     if (attributes !== undefined) d.attributes = exact(attributes);
     decision.vips.push(d);
     vips.push({ decision: d, candidate: true, contributions: exact(contributions), endpoints: counts, othersCanServe: policy === 'Local' && counts.total > counts.local });

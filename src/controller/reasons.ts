@@ -27,6 +27,16 @@ export const ReasonCode = {
    * aggregation would widen past it (admission.ts): never announced.
    */
   PrefixNotAllowed: 'PrefixNotAllowed',
+  /**
+   * A path-attribute annotation the advertisement does not accept (no serviceAttributes for it, a value outside its
+   * list, a well-known community): not sent; the VIP is announced with the advertisement's attributes (admission.ts).
+   */
+  AttributeNotAllowed: 'AttributeNotAllowed',
+  /**
+   * An admitted Service attribute not on the wire: the Services behind the prefix do not all ask for the same, or it
+   * does not fit one UPDATE (route-merge.ts; shown by the admin API, src/daemon/admin-view.ts `onTheWire`).
+   */
+  AttributeNotSent: 'AttributeNotSent',
   NoAdvertisement: 'NoAdvertisement',
   NoReadyEndpoint: 'NoReadyEndpoint',
   NoLocalReadyEndpoint: 'NoLocalReadyEndpoint',
@@ -105,7 +115,7 @@ export function handlesVip(vip: { readonly announced: boolean; readonly reasons:
  * Codes of refused tenant input (admission.ts): each is a Warning Event on the Service (src/daemon/service-events.ts)
  * and counted by `herald_tenant_inputs_refused` (docs/security.md).
  */
-export const REFUSAL_CODES: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.PrefixNotAllowed]);
+export const REFUSAL_CODES: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.PrefixNotAllowed, ReasonCode.AttributeNotAllowed]);
 
 /** Most distinct shared reasons held (then the table starts again, see `sharedReason`). */
 export const MAX_SHARED_REASONS = 4096;

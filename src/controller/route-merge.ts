@@ -1,13 +1,23 @@
 /**
  * Route pieces and how they merge. Every (VIP or service CIDR, advertisement) pair that is announced contributes one
  * `RouteContribution`; identical prefixes (several Services sharing an IP, several advertisements, an aggregation
- * length that folds VIPs together) merge into one `DesiredRoute`: peers union ('all' wins), communities union,
- * highest LOCAL_PREF, lowest MED, fewest AS path prepends, and the link bandwidths of the VIPs behind the prefix added
- * up (docs/kubernetes.md "Which routes", docs/decisions.md "Services sharing an IP", docs/traffic-steering.md).
+ * length that folds VIPs together) merge into one `DesiredRoute`: peers union ('all' wins), the advertisements'
+ * communities union, highest LOCAL_PREF, lowest MED, fewest AS path prepends, and the link bandwidths of the VIPs
+ * behind the prefix added up (docs/kubernetes.md "Which routes", docs/decisions.md "Services sharing an IP",
+ * docs/traffic-steering.md).
+ *
+ * What Services ask for with their annotations (admitted by admission.ts, `fromService`) is never a union across
+ * Services: an attribute goes out only when every piece behind the prefix carries the same value of it (so one
+ * tenant's community never rides on another tenant's route), and it then replaces (MED, prepend) or joins
+ * (communities) the advertisements'. An attribute set that would not fit one UPDATE keeps the advertisements'
+ * attributes and leaves the Services' out; nothing is left out silently: `withheld` says what and why
+ * (docs/decisions.md "Path attributes from Services").
  */
 import type { Family } from '../../bgp/main-thread.ts';
 import { MAX_COMMUNITY_OCTETS, parseCommunity } from '../../bgp/main-thread.ts';
+import { isWellKnownCommunity } from '../net/community-ranges.ts';
 import { MAX_LINK_BANDWIDTH } from './link-bandwidth.ts';
+import type { ServiceAttributeName, ServiceAttributes } from './service-attributes.ts';
 
 /** A VIP's link bandwidth on this node (weighting: endpoints, docs/traffic-steering.md). */
 export interface LinkBandwidthPiece {
@@ -40,6 +50,11 @@ export interface RouteContribution {
   linkBandwidth?: LinkBandwidthPiece;
   service?: string;
   advertisement: string;
+  /**
+   * What the Service's annotations add, as the advertisement admitted it (admission.ts); MED and prepend include
+   * locality's offsets. Sent only when every piece of the prefix carries the same (see the module comment).
+   */
+  fromService?: ServiceAttributes;
 }
 
 /** One route this node wants announced. */
@@ -60,6 +75,8 @@ export interface DesiredRoute {
   services: string[];
   /** Names of the advertisements behind it, sorted. */
   advertisements: string[];
+  /** What Services asked for that this route does not carry, and why (absent: everything asked for is sent). */
+  withheld?: string[];
 }
 
 /** Route order: IPv4 unicast first, then by prefix string. */
@@ -102,7 +119,7 @@ export function mergePrefix(list: readonly RouteContribution[]): DesiredRoute {
     if (first.med !== undefined) r.med = first.med;
     if (first.asPathPrepend !== undefined && first.asPathPrepend > 0) r.asPathPrepend = first.asPathPrepend;
     if (first.linkBandwidth !== undefined) r.linkBandwidth = { asn: first.linkBandwidth.asn, bytesPerSecond: first.linkBandwidth.bytesPerSecond };
-    return fitCommunities(r);
+    return first.fromService === undefined ? fitCommunities(r, NO_SERVICE_ATTRIBUTES, []) : withServiceAttributes(r, first.fromService, []);
   }
   let peers: Set<string> | 'all' = new Set();
   const comm = new Set<string>();
@@ -139,26 +156,94 @@ export function mergePrefix(list: readonly RouteContribution[]): DesiredRoute {
     for (const b of bandwidths.values()) sum += b;
     r.linkBandwidth = { asn, bytesPerSecond: Math.min(Math.fround(sum), MAX_LINK_BANDWIDTH) };
   }
-  return fitCommunities(r);
+  if (!list.some((c) => c.fromService !== undefined)) return fitCommunities(r, NO_SERVICE_ATTRIBUTES, []);
+  const agreed = agreedServiceAttributes(r.prefix, list);
+  return withServiceAttributes(r, agreed.attributes, agreed.withheld);
 }
 
-/** Octets of community values a route carries as the speaker counts them (4 per distinct community, 12 per large, 8 for the link bandwidth). */
-function communityOctets(r: DesiredRoute, distinct: number): number {
-  return 4 * distinct + 12 * r.largeCommunities.length + (r.linkBandwidth !== undefined ? 8 : 0);
+const NO_SERVICE_ATTRIBUTES: ServiceAttributes = Object.freeze({});
+const ATTRIBUTE_NAMES: readonly ServiceAttributeName[] = ['communities', 'largeCommunities', 'med', 'asPathPrepend'];
+const ANNOTATION_TEXT: Readonly<Record<ServiceAttributeName, string>> = {
+  communities: 'herald.io/communities',
+  largeCommunities: 'herald.io/large-communities',
+  med: 'herald.io/med',
+  asPathPrepend: 'herald.io/as-path-prepend',
+};
+
+/** A value of one Service attribute as text ('none' when the piece has none), for comparing and for messages. */
+function attributeText(a: ServiceAttributes | undefined, name: ServiceAttributeName): string {
+  const v = a?.[name];
+  if (v === undefined) return 'none';
+  return typeof v === 'number' ? String(v) : sortedUnique(v).join(' ');
 }
 
 /**
- * Keeps a merged route within the octets the speaker accepts (MAX_COMMUNITY_OCTETS): the config validates every
- * advertisement alone, but the communities of several advertisements and of Services' annotations sharing one prefix
- * could add up beyond it, and the speaker would refuse the whole route set. Then the last large communities and then
- * the last standard ones (in sorted order) are left off, so the route still goes out (docs/traffic-steering.md).
+ * The Service attributes every piece of the prefix carries with the same value; the others are withheld, with the
+ * pieces' values in the reason (never a union across Services).
  */
-function fitCommunities(r: DesiredRoute): DesiredRoute {
-  if (communityOctets(r, r.communities.length) <= MAX_COMMUNITY_OCTETS) return r;
-  const distinct = (list: readonly string[]): number => new Set(list.map((c) => parseCommunity(c))).size;
-  const standard = distinct(r.communities);
-  while (r.largeCommunities.length > 0 && communityOctets(r, standard) > MAX_COMMUNITY_OCTETS) r.largeCommunities.pop();
-  while (r.communities.length > 0 && communityOctets(r, distinct(r.communities)) > MAX_COMMUNITY_OCTETS) r.communities.pop();
+function agreedServiceAttributes(prefix: string, list: readonly RouteContribution[]): { attributes: ServiceAttributes; withheld: string[] } {
+  const out: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } = {};
+  const withheld: string[] = [];
+  for (const name of ATTRIBUTE_NAMES) {
+    if (list.every((c) => c.fromService?.[name] === undefined)) continue;
+    const texts = list.map((c) => attributeText(c.fromService, name));
+    if (texts.every((x) => x === texts[0]) && texts[0] !== 'none') {
+      Object.assign(out, { [name]: (list[0] as RouteContribution).fromService?.[name] });
+      continue;
+    }
+    const asks = [...new Set(list.map((c, i) => `${c.service ?? 'service CIDR'} (${c.advertisement}): ${texts[i]}`))].sort();
+    withheld.push(`${ANNOTATION_TEXT[name]} not sent on ${prefix}: not every Service and advertisement behind it asks for the same (${asks.slice(0, 4).join('; ')}${asks.length > 4 ? `; ${asks.length - 4} more` : ''})`);
+  }
+  return { attributes: out, withheld };
+}
+
+/** `r` (the advertisements' attributes merged) with the Services' agreed attributes added, fitted to one UPDATE. */
+function withServiceAttributes(r: DesiredRoute, a: ServiceAttributes, withheld: string[]): DesiredRoute {
+  if (a.med !== undefined) r.med = a.med;
+  if (a.asPathPrepend !== undefined) {
+    if (a.asPathPrepend > 0) r.asPathPrepend = a.asPathPrepend;
+    else delete r.asPathPrepend;
+  }
+  return fitCommunities(r, a, withheld);
+}
+
+/** Octets of community values as the speaker counts them (4 per distinct community, 12 per large, 8 for the link bandwidth). */
+function communityOctets(communities: readonly string[], large: readonly string[], linkBandwidth: boolean): number {
+  return 4 * new Set(communities.map((c) => parseCommunity(c))).size + 12 * large.length + (linkBandwidth ? 8 : 0);
+}
+
+/**
+ * Puts the Services' agreed communities (`a`) beside the advertisements' on `r`, within the octets the speaker accepts
+ * (MAX_COMMUNITY_OCTETS): the config checks every advertisement alone, but several advertisements and Services sharing
+ * one prefix could add up beyond it, and the speaker would refuse the whole route. Then the Services' communities are
+ * left out (the advertisements' go out); if the advertisements' alone do not fit, their well-known communities
+ * (NO_EXPORT, ...) are kept and the others left out from the end. Every omission is in `withheld`.
+ */
+function fitCommunities(r: DesiredRoute, a: ServiceAttributes, withheld: string[]): DesiredRoute {
+  const lb = r.linkBandwidth !== undefined;
+  const serviceCommunities = a.communities ?? [];
+  const serviceLarge = a.largeCommunities ?? [];
+  const all = serviceCommunities.length > 0 ? sortedUnique([...r.communities, ...serviceCommunities]) : r.communities;
+  const allLarge = serviceLarge.length > 0 ? sortedUnique([...r.largeCommunities, ...serviceLarge]) : r.largeCommunities;
+  if (communityOctets(all, allLarge, lb) <= MAX_COMMUNITY_OCTETS) {
+    r.communities = all;
+    r.largeCommunities = allLarge;
+  } else {
+    if (serviceCommunities.length > 0 || serviceLarge.length > 0) {
+      const asked = [...serviceCommunities, ...serviceLarge].join(' ');
+      withheld.push(`the Services' communities (${asked}) not sent on ${r.prefix}: with the advertisements' they exceed the ${MAX_COMMUNITY_OCTETS} octets of communities one UPDATE carries; the advertisements' are sent`);
+    }
+    if (communityOctets(r.communities, r.largeCommunities, lb) > MAX_COMMUNITY_OCTETS) {
+      const dropped: string[] = [];
+      while (r.largeCommunities.length > 0 && communityOctets(r.communities, r.largeCommunities, lb) > MAX_COMMUNITY_OCTETS) dropped.push(r.largeCommunities.pop() as string);
+      const wellKnown = r.communities.filter((c) => isWellKnownCommunity(parseCommunity(c)));
+      const others = r.communities.filter((c) => !isWellKnownCommunity(parseCommunity(c)));
+      while (others.length > 0 && communityOctets([...wellKnown, ...others], r.largeCommunities, lb) > MAX_COMMUNITY_OCTETS) dropped.push(others.pop() as string);
+      r.communities = sortedUnique([...wellKnown, ...others]);
+      withheld.push(`the advertisements' communities ${dropped.join(' ')} not sent on ${r.prefix}: together they exceed the ${MAX_COMMUNITY_OCTETS} octets of communities one UPDATE carries (well-known ones are always kept)`);
+    }
+  }
+  if (withheld.length > 0) r.withheld = withheld;
   return r;
 }
 
@@ -166,8 +251,11 @@ const sameList = (a: readonly (string | number)[], b: readonly (string | number)
 
 /** Whether two merged routes are equal field by field (an unchanged route keeps its object: consumers compare identity). */
 export function sameRoute(a: DesiredRoute, b: DesiredRoute): boolean {
-  return sameAttributes(a, b) && sameList(a.services, b.services) && sameList(a.advertisements, b.advertisements);
+  return sameAttributes(a, b) && sameList(a.services, b.services) && sameList(a.advertisements, b.advertisements) && sameList(a.withheld ?? [], b.withheld ?? []);
 }
+
+/** Keys of a merged route that go on the wire (not the Services, advertisements and omissions behind it). */
+const wireKeys = (r: DesiredRoute): number => Object.keys(r).length - (r.withheld !== undefined ? 1 : 0);
 
 /** Whether two merged routes announce the same thing: equal but for the Services and advertisements behind them. */
 export function sameAttributes(a: DesiredRoute, b: DesiredRoute): boolean {
@@ -182,6 +270,6 @@ export function sameAttributes(a: DesiredRoute, b: DesiredRoute): boolean {
     (a.peers === 'all' || b.peers === 'all' ? a.peers === b.peers : sameList(a.peers, b.peers)) &&
     sameList(a.communities, b.communities) &&
     sameList(a.largeCommunities, b.largeCommunities) &&
-    Object.keys(a).length === Object.keys(b).length
+    wireKeys(a) === wireKeys(b)
   );
 }

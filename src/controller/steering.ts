@@ -14,8 +14,10 @@
  * - Locality (`locality`, Cluster policy only): a node without a usable local endpoint adds `med` to the MED and
  *   `prependOthers` copies of the local AS toward eBGP peers; a node with one sends the MED alone (0 when none), so
  *   routers prefer it and keep the others as fallback.
- * - Per-Service annotations (service-attributes.ts): communities and large communities are added to the
- *   advertisement's, MED and AS path prepend replace the advertisement's. A bad annotation never blocks a VIP (it
+ * - Per-Service annotations (service-attributes.ts), as far as the advertisement admits them (admission.ts): kept
+ *   apart from the advertisement's attributes on the route piece (`fromService`); when every piece of the prefix
+ *   carries the same, communities and large communities join the advertisement's, MED and AS path prepend replace
+ *   the advertisement's (route-merge.ts). A bad annotation never blocks a VIP (it
  *   says nothing about whether this node can serve it): the attribute keeps the last good value this controller saw
  *   for that Service; with none (a Service first seen with it, or after a restart) it is as if the annotation were
  *   absent, the advertisement's value. Either way an InvalidAnnotation reason names the annotation and the fix
@@ -111,12 +113,10 @@ export interface ServiceAnnotations {
   readonly errors: readonly AnnotationError[];
   /** One InvalidAnnotation reason per error, saying what is sent instead. Never blocking. */
   readonly notes: readonly Reason[];
-  /** The ServiceAttributes reason naming what is in force, when anything is. */
-  readonly applied: Reason | undefined;
 }
 
 /** A Service without path-attribute annotations (most of them): one shared object. */
-export const NO_ANNOTATIONS: ServiceAnnotations = Object.freeze({ attributes: Object.freeze({}), unknown: [], errors: [], notes: [], applied: undefined });
+export const NO_ANNOTATIONS: ServiceAnnotations = Object.freeze({ attributes: Object.freeze({}), unknown: [], errors: [], notes: [] });
 
 const ATTRIBUTE_NAMES: readonly ServiceAttributeName[] = ['communities', 'largeCommunities', 'med', 'asPathPrepend'];
 
@@ -170,13 +170,11 @@ export function serviceAnnotations(annotations: Readonly<Record<string, string>>
       notes.push({ code: ReasonCode.InvalidAnnotation, message: text });
     }
   }
-  const summary = describeAttributes(attributes);
   return {
     attributes,
     unknown: ATTRIBUTE_NAMES.filter((n) => unknown.includes(n)),
     errors: parsed.errors,
     notes,
-    applied: summary === '' ? undefined : { code: ReasonCode.ServiceAttributes, message: `annotations: ${summary}` },
   };
 }
 
@@ -235,13 +233,6 @@ export interface Steered {
 
 const NOT_STEERED: Steered = Object.freeze({ chosen: true, reasons: [], attributes: undefined });
 
-/** The annotations' attributes on `c`: communities added, MED and prepend replacing the advertisement's. */
-function annotate(c: RouteContribution, a: ServiceAttributes): void {
-  if (a.communities !== undefined) c.communities = [...c.communities, ...a.communities];
-  if (a.largeCommunities !== undefined) c.largeCommunities = [...c.largeCommunities, ...a.largeCommunities];
-  if (a.med !== undefined) c.med = a.med;
-  if (a.asPathPrepend !== undefined) c.asPathPrepend = a.asPathPrepend;
-}
 
 /** The nodes that may announce the VIP through `ad`, ranked: the rendezvous choice of at most `ad.maxNodesPerVip`. */
 function choose(ad: Advertisement, s: SteeringContext, preferLocal: boolean): { eligible: number; nodes: string[] } {
@@ -264,11 +255,12 @@ function choose(ad: Advertisement, s: SteeringContext, preferLocal: boolean): { 
 
 /**
  * Applies the steering of `ad` to the route piece `c` of one VIP (mutates `c`, a fresh object of this VIP).
+ * @param admitted the Service's annotation attributes `ad` accepts (admission.ts `admitAttributes`): kept apart from
+ *   the advertisement's in `c.fromService` (route-merge.ts sends them only when every piece of the prefix agrees)
  * @returns whether this node announces it, the reasons, and the view entry. Never throws for valid advertisements.
  */
-export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContext): Steered {
-  const a = s.annotations.attributes;
-  const annotated = s.annotations !== NO_ANNOTATIONS && (a.communities !== undefined || a.largeCommunities !== undefined || a.med !== undefined || a.asPathPrepend !== undefined);
+export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContext, admitted: ServiceAttributes = NO_ANNOTATIONS.attributes): Steered {
+  const annotated = admitted.communities !== undefined || admitted.largeCommunities !== undefined || admitted.med !== undefined || admitted.asPathPrepend !== undefined;
   const locality = !s.local && ad.locality?.preferLocal === true ? ad.locality : undefined;
   // locality under the Local policy changes nothing: every node announcing the VIP has a local endpoint.
   if (ad.maxNodesPerVip === undefined && ad.weighting === undefined && locality === undefined && !annotated) return NOT_STEERED;
@@ -288,7 +280,8 @@ export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContex
     }
     reasons.push({ code: ReasonCode.Chosen, message: `among the ${choice.nodes.length} node(s) chosen for this VIP (${of}: ${choice.nodes.join(', ')})` });
   }
-  if (annotated) annotate(c, a);
+  // The Service's attributes as they go out with this piece: MED and prepend replace the advertisement's.
+  const own: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } | undefined = annotated ? { ...admitted } : undefined;
   if (ad.weighting === 'endpoints') {
     if (s.local) {
       const per = ad.bandwidthPerEndpoint ?? DEFAULT_BANDWIDTH_PER_ENDPOINT;
@@ -309,18 +302,31 @@ export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContex
     if (s.counts.local > 0) {
       view.locality = 'preferred';
       if (locality.med !== undefined) c.med = c.med ?? 0;
-      reasons.push({ code: ReasonCode.LocalityPreferred, message: `preferred: ${s.counts.local} ready local endpoint(s)${c.med !== undefined ? ` (MED ${c.med})` : ''}, advertisement ${ad.name}` });
+      const med = own?.med ?? c.med;
+      reasons.push({ code: ReasonCode.LocalityPreferred, message: `preferred: ${s.counts.local} ready local endpoint(s)${med !== undefined ? ` (MED ${med})` : ''}, advertisement ${ad.name}` });
     } else {
       view.locality = 'fallback';
-      if (locality.med !== undefined) c.med = Math.min(MAX_MED, (c.med ?? 0) + locality.med);
-      if (locality.prependOthers !== undefined) c.asPathPrepend = (c.asPathPrepend ?? 0) + locality.prependOthers;
-      const how = [c.med !== undefined ? `MED ${c.med}` : '', locality.prependOthers !== undefined ? `AS path prepended ${c.asPathPrepend} time(s) toward eBGP peers` : ''].filter((x) => x !== '').join(', ');
+      if (locality.med !== undefined) {
+        c.med = Math.min(MAX_MED, (c.med ?? 0) + locality.med);
+        if (own?.med !== undefined) own.med = Math.min(MAX_MED, own.med + locality.med);
+      }
+      if (locality.prependOthers !== undefined) {
+        c.asPathPrepend = (c.asPathPrepend ?? 0) + locality.prependOthers;
+        if (own?.asPathPrepend !== undefined) own.asPathPrepend += locality.prependOthers;
+      }
+      const med = own?.med ?? c.med;
+      const how = [med !== undefined ? `MED ${med}` : '', locality.prependOthers !== undefined ? `AS path prepended ${own?.asPathPrepend ?? c.asPathPrepend} time(s) toward eBGP peers` : ''].filter((x) => x !== '').join(', ');
       reasons.push({ code: ReasonCode.LocalityFallback, message: `fallback: no ready local endpoint on node ${s.node.name} (${how}), so routers prefer the nodes with one; advertisement ${ad.name}` });
     }
   }
-  if (c.med !== undefined) view.med = c.med;
-  if (c.asPathPrepend !== undefined && c.asPathPrepend > 0) view.asPathPrepend = c.asPathPrepend;
-  if (c.communities.length > 0) view.communities = [...c.communities];
-  if (c.largeCommunities.length > 0) view.largeCommunities = [...c.largeCommunities];
+  if (own !== undefined) c.fromService = own;
+  const med = own?.med ?? c.med;
+  const prepend = own?.asPathPrepend ?? c.asPathPrepend;
+  const communities = [...c.communities, ...(own?.communities ?? [])];
+  const large = [...c.largeCommunities, ...(own?.largeCommunities ?? [])];
+  if (med !== undefined) view.med = med;
+  if (prepend !== undefined && prepend > 0) view.asPathPrepend = prepend;
+  if (communities.length > 0) view.communities = communities;
+  if (large.length > 0) view.largeCommunities = large;
   return { chosen: true, reasons, attributes: view };
 }

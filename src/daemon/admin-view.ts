@@ -7,10 +7,12 @@ import type { Clock } from '../../bgp/main-thread.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
 import type { HealthLike } from '../health/types.ts';
 import type { HandledVip, HeraldMetrics } from '../metrics/metrics.ts';
-import { handlesVip, REFUSAL_CODES } from '../controller/reasons.ts';
+import { handlesVip, ReasonCode, REFUSAL_CODES } from '../controller/reasons.ts';
+import type { DesiredRoute } from '../controller/route-merge.ts';
+import { isDeepStrictEqual } from 'node:util';
 import type { Source } from '../sources/source.ts';
 import { prefixMatches } from '../net/address.ts';
-import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView } from '../admin/view.ts';
+import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView, VipAttributesView, VipView } from '../admin/view.ts';
 import type { DecisionSet } from './health-gate.ts';
 import { routeView } from './mapping.ts';
 import type { PeerSet } from './peer-set.ts';
@@ -77,8 +79,8 @@ export interface AdminViewOptions {
   source: Source | undefined;
   /** The configuration in force (this node's AS number) and the last reload. */
   inForce: Pick<ConfigInForce, 'config' | 'merged' | 'lastReload'>;
-  /** The routes in the desired set, and the attribute changes the rate limit holds back. */
-  assembly: Pick<RouteAssembly, 'size' | 'held'>;
+  /** The routes in the desired set, the attribute changes the rate limit holds back, and what each prefix carries. */
+  assembly: Pick<RouteAssembly, 'size' | 'held' | 'wireRoute'>;
   /** What holds the node drained, or keeps its drain unknown. */
   drains: Pick<DrainControl, 'sources' | 'unknown'>;
   /** Objects treated as absent, with the reason (src/controller/quarantine.ts). */
@@ -167,7 +169,8 @@ export class AdminView implements DaemonView {
 
   services(): ServiceView[] {
     // The gate's decisions already have the view's shape (read-only; no copy of the decisions per request).
-    const list = [...this.#o.decisions.services()];
+    const route = (prefix: string) => this.#o.assembly.wireRoute(prefix);
+    const list = this.#o.decisions.services().map((s) => onTheWire(s, route));
     const held = this.#o.assembly.held();
     return held.size === 0 ? list : list.map((s) => withHeld(s, held));
   }
@@ -221,6 +224,41 @@ export class AdminView implements DaemonView {
     metrics.drained.set(this.#o.drains.sources.length > 0 || speaker.draining ? 1 : 0);
     return metrics.text();
   }
+}
+
+/**
+ * `s` with each announced steering entry (`VipView.attributes`) showing what its prefix carries on the wire: the
+ * merged route's communities, MED and prepend (every advertisement's, and the Services' only where they all agree:
+ * route-merge.ts), and `withheld`, what was asked for and is not sent, with why; such a VIP gets an AttributeNotSent
+ * reason per note (docs/decisions.md "Path attributes from Services"). `s` itself when every entry shows the wire.
+ * @param routeOf the merged route handed over for a prefix
+ */
+export function onTheWire(s: ServiceView, routeOf: (prefix: string) => DesiredRoute | undefined): ServiceView {
+  let vips: VipView[] | undefined;
+  s.vips.forEach((v, i) => {
+    if (v.attributes === undefined || !v.attributes.some((a) => a.announced)) return;
+    const notes = new Set<string>();
+    let changed = false;
+    const attributes = v.attributes.map((a) => {
+      const r = a.announced ? routeOf(a.prefix) : undefined;
+      if (r === undefined) return a;
+      for (const w of r.withheld ?? []) notes.add(w);
+      const wire: VipAttributesView = { ...a };
+      for (const k of ['communities', 'largeCommunities', 'med', 'asPathPrepend'] as const) delete wire[k];
+      if (r.med !== undefined) wire.med = r.med;
+      if (r.asPathPrepend !== undefined) wire.asPathPrepend = r.asPathPrepend;
+      if (r.communities.length > 0) wire.communities = [...r.communities];
+      if (r.largeCommunities.length > 0) wire.largeCommunities = [...r.largeCommunities];
+      if (r.withheld !== undefined) wire.withheld = [...r.withheld];
+      if (isDeepStrictEqual(wire, a)) return a;
+      changed = true;
+      return wire;
+    });
+    if (!changed && notes.size === 0) return;
+    vips ??= [...s.vips];
+    vips[i] = { ...v, attributes, reasons: [...v.reasons, ...[...notes].map((message) => ({ code: ReasonCode.AttributeNotSent, message }))] };
+  });
+  return vips === undefined ? s : { ...s, vips };
 }
 
 /**

@@ -168,6 +168,15 @@ export class RouteAssembly {
     this.#timer = undefined;
   }
 
+  /**
+   * The merged route of `prefix` when one was handed over for it (no static route takes its place); undefined
+   * otherwise. What `herald services` shows as on the wire (admin-view.ts `onTheWire`; a change the rate limit holds
+   * shows with its `heldUntil`).
+   */
+  wireRoute(prefix: string): DesiredRoute | undefined {
+    return this.#handedMerged.has(prefix) ? this.#merged.get(prefix)?.d : undefined;
+  }
+
   /** Number of routes in the desired set last handed over. */
   get size(): number {
     return this.#handedStaticRoutes.length + this.#handedMerged.size;

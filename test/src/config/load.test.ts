@@ -194,6 +194,21 @@ t.test('allowedPrefixes: CIDRs without host bits, at the top level and on an adv
   t.ok(validateConfig({ ...base, allowedPrefixes: ['203.0.113.0/24', '2001:db8::/48'], advertisements: [{ name: 'a', allowedPrefixes: ['203.0.113.0/25'] }] }).ok);
 });
 
+t.test('serviceAttributes: values and ranges, never the well-known communities', async (t) => {
+  const structure = Object.fromEntries(
+    errors({ ...base, advertisements: [{ name: 'a', serviceAttributes: { communities: ['64512:9-1', 'x'], largeCommunities: ['1:2:3-1'], maxPrepend: 11 } }] }).map((e) => [e.path, e.message]),
+  );
+  t.match(structure['advertisements[0].serviceAttributes.communities[0]'], /the range is reversed \(did you mean 64512:1-9\?\)/);
+  t.match(structure['advertisements[0].serviceAttributes.communities[1]'], /is not a community "ASN:VALUE" or a range "ASN:LO-HI"/);
+  t.match(structure['advertisements[0].serviceAttributes.largeCommunities[0]'], /the range is reversed/);
+  t.match(structure['advertisements[0].serviceAttributes.maxPrepend'], /integer 0\.\.10/);
+  const wellKnown = Object.fromEntries(errors({ ...base, advertisements: [{ name: 'a', serviceAttributes: { communities: ['64512:1', 'no-export', '65535:0-10'] } }] }).map((e) => [e.path, e.message]));
+  t.match(wellKnown['advertisements[0].serviceAttributes.communities[1]'], /reaches into the well-known communities \(65535:x\), which never come from a Service/);
+  t.match(wellKnown['advertisements[0].serviceAttributes.communities[2]'], /reaches into the well-known communities/);
+  t.equal(Object.keys(wellKnown).length, 2);
+  t.ok(validateConfig({ ...base, advertisements: [{ name: 'a', serviceAttributes: { communities: ['64512:100-199'], largeCommunities: ['64500:1:0-99'], med: true, maxPrepend: 3 } }] }).ok);
+});
+
 t.test('a prefix that is no CIDR says why (trial 2026-12-02: every bad prefix got the same message)', async (t) => {
   const errs = errors({
     ...base,

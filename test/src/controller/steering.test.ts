@@ -7,6 +7,7 @@ import { ObjectStore } from '../../../src/k8s/object-store.ts';
 import type { Advertisement, DesiredResult, DesiredRoutesContext, ServiceCandidates, VipDecision } from '../../../src/controller/desired-routes.ts';
 import { computeDesiredRoutes, decideService } from '../../../src/controller/desired-routes.ts';
 import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
+import { mergeRoutes } from '../../../src/controller/route-merge.ts';
 import type { EpSpec } from '../../helpers/k8s-objects.ts';
 import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
@@ -193,7 +194,8 @@ t.test('property: removing one Node moves only the VIPs it announced', async (t)
 // ---------------------------------------------------------------------------------------------
 
 t.test('annotations: valid ones apply; a bad one is reported alone and never withdraws the VIP', async (t) => {
-  const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], communities: ['65000:1'], med: 5 };
+  // The advertisement accepts what these Services ask for (admission.ts; refusals: test/src/controller/service-attributes-admission.test.ts).
+  const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], communities: ['65000:1'], med: 5, serviceAttributes: { communities: ['65000:0-99'], largeCommunities: ['65000:1:0-9'], med: true, maxPrepend: 2 } };
   const ctx: DesiredRoutesContext = { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] };
   const me = evaluateNode(node('node-a'), 'node-a');
   const eps = slice('web-1', 'web', on('node-a', 1, 1));
@@ -202,18 +204,19 @@ t.test('annotations: valid ones apply; a bad one is reported alone and never wit
     s.metadata = { ...s.metadata, annotations };
     return s;
   };
-  const route = (c: ServiceCandidates) => c.contributions.find((x) => x.prefix === `${VIP}/32`);
+  // The route as it goes out: the advertisement's attributes and the Service's, merged (route-merge.ts).
+  const route = (c: ServiceCandidates) => mergeRoutes(c.contributions).find((x) => x.prefix === `${VIP}/32`);
   const lb = (c: ServiceCandidates) => c.decision.vips.find((v) => v.kind === 'loadBalancer') as VipDecision;
 
-  const good = decideService(svc({ 'herald.io/communities': '65000:7 no-export', 'herald.io/large-communities': '65000:1:2', 'herald.io/med': '50', 'herald.io/as-path-prepend': '2' }), [eps], me, ctx);
-  t.strictSame(route(good)?.communities, ['65000:1', '65000:7', 'no-export'], 'added to the advertisement\'s');
+  const good = decideService(svc({ 'herald.io/communities': '65000:7 65000:8', 'herald.io/large-communities': '65000:1:2', 'herald.io/med': '50', 'herald.io/as-path-prepend': '2' }), [eps], me, ctx);
+  t.strictSame(route(good)?.communities, ['65000:1', '65000:7', '65000:8'], 'added to the advertisement\'s');
   t.strictSame(route(good)?.largeCommunities, ['65000:1:2']);
   t.equal(route(good)?.med, 50, 'replaces the advertisement\'s');
   t.equal(route(good)?.asPathPrepend, 2);
-  t.match(lb(good).reasons.find((r) => r.code === 'ServiceAttributes')?.message, 'annotations: communities 65000:7 no-export; large communities 65000:1:2; MED 50; AS path prepend 2 toward eBGP peers');
+  t.match(lb(good).reasons.find((r) => r.code === 'ServiceAttributes')?.message, 'annotations accepted by advertisement lb: communities 65000:7 65000:8; large communities 65000:1:2; MED 50; AS path prepend 2 toward eBGP peers');
 
   // Two bad annotations next to two good ones, with the good values known from before.
-  const edited = decideService(svc({ 'herald.io/communities': '65000:7 no-export', 'herald.io/large-communities': '65000:1:2', 'herald.io/med': 'fifty', 'herald.io/as-path-prepend': '99' }), [eps], me, ctx, { previous: good });
+  const edited = decideService(svc({ 'herald.io/communities': '65000:7 65000:8', 'herald.io/large-communities': '65000:1:2', 'herald.io/med': 'fifty', 'herald.io/as-path-prepend': '99' }), [eps], me, ctx, { previous: good });
   t.equal(lb(edited).announced, true, 'still announced');
   t.equal(route(edited)?.med, 50, 'the last good MED');
   t.equal(route(edited)?.asPathPrepend, 2, 'the last good prepend');

@@ -53,7 +53,7 @@ function make() {
     metrics,
     source,
     inForce: { config, get merged() { return { config, origins: new Map(), verdicts: [], ...(st.override ? { override: st.override } : {}) }; }, lastReload: undefined },
-    assembly: { size: 7, held: () => st.held },
+    assembly: { size: 7, held: () => st.held, wireRoute: () => undefined },
     drains: { get sources() { return st.drainSources; }, get unknown() { return st.drainUnknown; } },
     quarantine: { list: () => st.quarantined },
     listener: { problem: () => st.listener },

@@ -82,3 +82,47 @@ t.test("guard: the file's allowedPrefixes, and a BGPAdvertisement object's allow
   const vip = daemon.view.services().find((s) => s.service === 'default/web')?.vips.find((v) => v.address === '203.0.113.99');
   t.match(vip?.reasons.find((r) => r.code === 'PrefixNotAllowed')?.message, 'advertisement external: 203.0.113.99 is outside its allowedPrefixes (203.0.113.0/28)');
 });
+
+t.test('guard (issue 35 N7): the services view shows what is on the wire, and what was asked for but withheld, with why', async (t) => {
+  const source = new FakeSource();
+  let speaker!: FakeSpeaker;
+  const config = cfg({
+    allowedPrefixes: ['203.0.113.0/24'],
+    attributeChangeInterval: 0,
+    advertisements: [{ name: 'lb', communities: ['64512:1'], serviceAttributes: { communities: ['64512:0-999'], med: true } }],
+  });
+  const daemon = new Daemon(config, { nodeName: 'node-a', routerId: '10.0.0.1', nodeIps: ['127.0.0.1'] }, {
+    createSpeaker: (opts) => (speaker = new FakeSpeaker(opts)),
+    health: new FakeHealth(),
+    source,
+    logger: pino({ level: 'silent' }),
+    metrics: new HeraldMetrics({ version: 'test', defaultMetrics: false }),
+    version: 'test',
+    restarting: false,
+    env: {},
+  });
+  t.teardown(() => daemon.shutdown('test'));
+  const shared = (name: string, annotations: Record<string, string>, i: number) => {
+    const s = service(name, { lbIPs: ['203.0.113.10'], clusterIPs: [`10.96.0.${10 + i}`] });
+    s.metadata = { ...s.metadata, annotations };
+    return s;
+  };
+  source.store.apply('Node', node('node-a'));
+  source.store.apply('Service', shared('a', { 'herald.io/communities': '64512:666', 'herald.io/med': '7' }, 0));
+  source.store.apply('Service', shared('b', { 'herald.io/communities': '64512:7', 'herald.io/med': '7' }, 1));
+  source.store.apply('EndpointSlice', slice('a-1', 'a', [['10.1.0.1', 'node-a']]));
+  source.store.apply('EndpointSlice', slice('b-1', 'b', [['10.1.0.2', 'node-a']]));
+  await daemon.start();
+  source.isSynced = true;
+  source.emit('synced');
+  await daemon.idle();
+  await daemon.idle();
+  const sent = speaker.current.get('203.0.113.10/32');
+  t.strictSame(sent?.communities, [64512 * 65536 + 1], "on the wire: the advertisement's community only");
+  t.equal(sent?.med, 7, 'the MED both Services ask for');
+  const vip = daemon.view.services().find((s) => s.service === 'default/a')?.vips.find((v) => v.kind === 'loadBalancer');
+  const entry = vip?.attributes?.[0];
+  t.strictSame([entry?.communities, entry?.med], [['64512:1'], 7], 'the view shows the wire, not what the Service asked for');
+  t.match(entry?.withheld?.[0], /herald\.io\/communities not sent on 203\.0\.113\.10\/32: not every Service and advertisement behind it asks for the same/);
+  t.ok(vip?.reasons.some((r) => r.code === 'AttributeNotSent'), 'a reason the CLI and BGPNodeStatus show');
+});

@@ -162,11 +162,11 @@ t.test('herald_tenant_inputs_refused counts refused VIPs by reason; a refused VI
   m.setVipsProvider(() => handledVips(services));
   m.setRefusalsProvider(() => refusedInputs(services));
   const samples = parseExposition((await m.text()).body).samples;
-  t.same(samples.filter((x) => x.name === 'herald_tenant_inputs_refused').map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 3]]);
+  t.same(samples.filter((x) => x.name === 'herald_tenant_inputs_refused').map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 3], ['AttributeNotAllowed', 0]]);
   t.same(samples.filter((x) => x.name === 'herald_vip_announced').map((x) => [x.labels['address'], x.value]), [['198.51.100.1', 1]], 'a tenant cannot add series with addresses Herald refuses');
   m.setRefusalsProvider(() => refusedInputs([]));
   const none = parseExposition((await m.text()).body).samples.filter((x) => x.name === 'herald_tenant_inputs_refused');
-  t.same(none.map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 0]], 'zero, not absent, once nothing is refused');
+  t.same(none.map((x) => [x.labels['reason'], x.value]), [['PrefixNotAllowed', 0], ['AttributeNotAllowed', 0]], 'zero, not absent, once nothing is refused');
 });
 
 t.test('herald_status_writer_leader: absent without a status writer, then 1 while it leads', async (t) => {
