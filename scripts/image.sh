@@ -26,6 +26,11 @@
 #
 # Usage: scripts/image.sh [herald|bird|all]      (default all; as root, or it re-runs itself with sudo)
 #        scripts/image.sh check                  exit 0 when this machine can build (prints why not otherwise)
+#        scripts/image.sh pin [REPOSITORY]       the release step: the manifests take the image just built by digest
+#                                                (scripts/image-pin.ts writes IMAGE.digest into deploy/kubernetes's
+#                                                kustomization `images:` and the chart's `image.digest`; REPOSITORY,
+#                                                default ghcr.io/herald-bgp/herald, where it was pushed; no root
+#                                                needed; HERALD_DEPLOY_DIR edits another copy of deploy/)
 #
 # Caches outside the clone, in ${HERALD_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/image}: the downloaded
 # .deb files and the pruned node_modules (per lockfile). Warm, a build takes well under a minute per image.
@@ -34,6 +39,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+
+if [ "${1:-}" = pin ]; then
+  OUT=${HERALD_IMAGE_OUT:-$ROOT/dist/image}
+  [ -s "$OUT/herald.digest" ] || { echo "image pin: no $OUT/herald.digest: build the image first (sudo bash scripts/image.sh herald)" >&2; exit 1; }
+  exec "$ROOT/node_modules/node/bin/node" "$ROOT/scripts/image-pin.ts" --digest "$(cat "$OUT/herald.digest")" \
+    ${2:+--repository "$2"} --deploy "${HERALD_DEPLOY_DIR:-$ROOT/deploy}"
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   exec sudo --preserve-env=SOURCE_DATE_EPOCH,HERALD_IMAGE_OUT,HERALD_IMAGE_CACHE,XDG_CACHE_HOME,HOME bash "$0" "$@"
@@ -350,5 +362,5 @@ case "${1:-all}" in
       rm -rf "$work"
     done
     log "done in $((SECONDS - start)) s" ;;
-  *) echo "usage: scripts/image.sh [herald|bird|all|check]" >&2; exit 2 ;;
+  *) echo "usage: scripts/image.sh [herald|bird|all|check] | pin [REPOSITORY]" >&2; exit 2 ;;
 esac

@@ -30,9 +30,12 @@ export function runHelm(helm: string, args: string[]): { status: number | null; 
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** `helm template herald deploy/helm/herald -n herald-system` with extra args, parsed; throws with helm's error. */
-export function helmTemplate(helm: string, extra: string[] = []): KubeDoc[] {
-  const r = runHelm(helm, ['template', 'herald', chartDir, '--namespace', 'herald-system', ...extra]);
+/**
+ * `helm template herald deploy/helm/herald -n herald-system` with extra args, parsed; throws with helm's error.
+ * @param chart another copy of the chart (default deploy/helm/herald)
+ */
+export function helmTemplate(helm: string, extra: string[] = [], chart = chartDir): KubeDoc[] {
+  const r = runHelm(helm, ['template', 'herald', chart, '--namespace', 'herald-system', ...extra]);
   if (r.status !== 0) throw new Error(`helm template ${extra.join(' ')} failed: ${r.stderr}`);
   const out: KubeDoc[] = [];
   for (const d of parseAllDocuments(r.stdout)) {

@@ -23,6 +23,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/* Herald's image: by digest when image.digest is set (scripts/image.sh pin writes it), else by tag. */}}
+{{- define "herald.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "herald.serviceAccountName" -}}
 {{- .Values.serviceAccount.name | default (include "herald.fullname" .) -}}
 {{- end -}}
