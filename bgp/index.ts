@@ -74,6 +74,10 @@
 // (its own public entry, bgp/codec/index.ts, for programs that need only the codec)
 export * from './codec/index.ts';
 
+// --- Memory, worker entry (also in main-thread.ts) ---
+export { collectGarbage, MemoryReducer, THREAD_ENTRY_URL } from './main-thread.ts';
+export type { MemoryReducerOptions } from './main-thread.ts';
+
 // --- Wire: framing, reading, writing ---
 export { MessageFramer } from './wire/framer.ts';
 export { ByteReader } from './wire/reader.ts';

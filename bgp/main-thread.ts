@@ -7,6 +7,15 @@
  * library's whole surface.
  */
 
+// --- Memory: a full collection after a big change (the speaker thread's and the daemon's) ---
+export { collectGarbage, MemoryReducer } from './memory.ts';
+export type { MemoryReducerOptions } from './memory.ts';
+/**
+ * The entry of Herald's threads and parse workers (Node's compile cache on, then the module given as the last
+ * `argv`): bgp/thread-entry.js.
+ */
+export const THREAD_ENTRY_URL: URL = new URL('./thread-entry.js', import.meta.url);
+
 // --- Time: the one Clock of both layers ---
 export { FakeClock, realClock } from './clock.ts';
 export type { Clock, TimerHandle } from './clock.ts';

@@ -10,6 +10,7 @@ import type { Speaker } from '../speaker.ts';
 import { answer, errorData } from '../worker-rpc.ts';
 import type { ChannelEnd } from '../worker-rpc.ts';
 import type { CallHandlers, CallMessage, EventMessage, SpeakerEvents, ThreadMessage } from './protocol.ts';
+import { MemoryReducer } from '../memory.ts';
 import { decodePrefixes, decodeRouteBatch, encodeRouteBatch, wireExportedRoute } from './route-batch.ts';
 
 /** A view at least this often (ms). */
@@ -17,16 +18,28 @@ export const VIEW_INTERVAL_MS = 1000;
 /** After UPDATEs, a view at most this often (ms). */
 const VIEW_AFTER_UPDATES_MS = 100;
 
-/** The Speaker's handler of each call. */
-function handlers(speaker: Speaker): CallHandlers {
+/**
+ * The Speaker's handler of each call. Route sets replaced or dropped are noted in `memory`: after a big change this
+ * thread gives the dead table's memory back once it is quiet (bgp/memory.ts).
+ */
+function handlers(speaker: Speaker, memory: MemoryReducer): CallHandlers {
+  let lastSetCount = 0;
   return {
     ready: () => speaker.ready(),
     listen: () => speaker.listen(),
     addPeer: (cfg) => speaker.addPeer(cfg),
     updatePeer: (cfg) => speaker.updatePeer(cfg),
     removePeer: (name) => speaker.removePeer(name),
-    setRoutes: (batch) => speaker.setRoutes(decodeRouteBatch(batch)),
-    updateRoutes: (changed, removed) => speaker.updateRoutes(decodeRouteBatch(changed), decodePrefixes(removed)),
+    setRoutes: (batch) => {
+      speaker.setRoutes(decodeRouteBatch(batch));
+      memory.note(lastSetCount + batch.count);
+      lastSetCount = batch.count;
+    },
+    updateRoutes: (changed, removed) => {
+      const prefixes = decodePrefixes(removed);
+      speaker.updateRoutes(decodeRouteBatch(changed), prefixes);
+      memory.note(changed.count + prefixes.length);
+    },
     markInitialSyncDone: () => speaker.markInitialSyncDone(),
     drain: (opts) => speaker.drain(opts),
     undrain: () => speaker.undrain(),
@@ -44,7 +57,8 @@ function handlers(speaker: Speaker): CallHandlers {
 
 /** Serves `speaker` on `port` until `stop()`. */
 export function serveSpeaker(port: ChannelEnd<CallMessage, ThreadMessage[]>, speaker: Speaker): { stop(): void } {
-  const calls = handlers(speaker);
+  const memory = new MemoryReducer();
+  const calls = handlers(speaker, memory);
   let outbox: ThreadMessage[] = [];
   let transfer: ArrayBuffer[] = [];
   let flushing = false;
@@ -116,6 +130,7 @@ export function serveSpeaker(port: ChannelEnd<CallMessage, ThreadMessage[]>, spe
     stop: () => {
       clearInterval(interval);
       clearTimeout(viewTimer);
+      memory.stop();
     },
   };
 }

@@ -8,8 +8,10 @@
  *
  * Cost (docs/operations.md, "Limits"): the file is read only if it is a regular file of at most
  * {@link DEFAULT_CONFIG_MAX_BYTES} (`HERALD_CONFIG_MAX_BYTES`); a big `routes:` list takes the fast path of
- * routes-block.ts; parsing and validation run in slices (slices.ts) so that a reload never holds the event loop for
- * long; {@link ConfigFile} skips a reload whose file content (SHA-256) is the one it read last.
+ * routes-block.ts; a file of 128 KiB or more is parsed and validated in a parse worker whose memory is capped at what
+ * the pod has free (parse-worker.ts), a smaller one in slices (slices.ts), so that a reload never holds the event
+ * loop for long nor runs the daemon out of memory; {@link ConfigFile} skips a reload whose file content (SHA-256) is
+ * the one it read last.
  */
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -21,9 +23,10 @@ import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSch
 import { unknownFieldMessage } from './field-names.ts';
 import { InputReadError, readFailure, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
+import { ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from './parse-worker.ts';
 import { runSliced, runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
-import { LineIndex, parseSingleDocument, problemText } from './yaml.ts';
+import { LineIndex, parseJsonText, parseSingleDocument, problemText } from './yaml.ts';
 import type { YamlProblem } from './yaml.ts';
 
 /** Result of validating a configuration. */
@@ -208,10 +211,15 @@ function yamlErrors(problems: readonly YamlProblem[]): ConfigResult {
   return { ok: false, errors: problems.map((p) => ({ path: '(yaml)', message: problemText(p) })) };
 }
 
-/** The YAML data of a configuration text: the routes fast path when the file allows it, else the library whole. */
+/**
+ * The YAML data of a configuration text: JSON.parse for a JSON text, the routes fast path when the file allows it,
+ * else the library whole.
+ */
 export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{ ok: true; data: unknown } | { ok: false; problems: YamlProblem[] }> {
   const index = new LineIndex(text);
   if (opts.fastPath !== false) {
+    const json = parseJsonText(text, index);
+    if (json !== undefined) return json.ok ? { ok: true, data: json.value } : json;
     const split = yield* parseWithRoutesBlock(text, index);
     if (split !== undefined) return split;
   }
@@ -253,6 +261,8 @@ export interface ConfigFileOptions {
   env?: NodeJS.ProcessEnv;
   /** Size limit, bytes (default: {@link configMaxBytes}). */
   maxBytes?: number;
+  /** A file of at least this many bytes is parsed in a parse worker (default {@link PARSE_IN_WORKER_BYTES}; tests). */
+  parseInWorkerBytes?: number;
 }
 
 /**
@@ -309,11 +319,21 @@ export class ConfigFile {
     this.#lastHash = hash;
     this.parses++;
     const last = this.#last;
+    let parsed: ConfigResult | undefined;
+    if (bytes.length >= (this.#opts.parseInWorkerBytes ?? PARSE_IN_WORKER_BYTES)) {
+      // A big file is parsed where running out of memory cannot end this process (parse-worker.ts).
+      try {
+        parsed = await runParseJob<Uint8Array, ConfigResult>(new URL('./config-parse-job.ts', import.meta.url), bytes, { what: 'the configuration file', fix: 'write its routes: list one simple mapping per line (`- prefix: ...`), without anchors or a %YAML header, which takes the fast path: docs/operations.md "Limits"', ...(this.#opts.env ? { env: this.#opts.env } : {}) });
+      } catch (err) {
+        if (err instanceof ParseMemoryError) throw new ConfigError(this.path, [{ path: '(file)', message: err.message }]);
+        throw err;
+      }
+    }
     const r = await runSliced(
       (function* () {
-        const parsed = yield* parseConfigSteps(bytes.toString('utf8'));
-        if (parsed.ok && last !== undefined) yield* reuseUnchangedRoutes(last, parsed.config);
-        return parsed;
+        const result = parsed ?? (yield* parseConfigSteps(bytes.toString('utf8')));
+        if (result.ok && last !== undefined) yield* reuseUnchangedRoutes(last, result.config);
+        return result;
       })(),
     );
     if (!r.ok) throw new ConfigError(this.path, r.errors);

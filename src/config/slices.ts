@@ -4,9 +4,9 @@
  * `herald config check`) or in slices of a few milliseconds with the event loop turning in between
  * ({@link runSliced}: the daemon, whose BGP keepalives and hold timers must not wait behind a parse).
  *
- * Slices rather than a worker thread: the parsed objects are used on the main thread, and a worker would hold a
- * second copy of them (its own heap, then a structured clone) — the memory budget is the tighter one
- * (docs/operations.md, "Limits").
+ * Slices for small input: the parsed objects are used on the main thread, and a worker would hold a second copy of
+ * them (its own heap, then a structured clone). Input of 128 KiB or more, where the parse itself may need more memory
+ * than the pod has, goes to a parse worker whose heap is capped (parse-worker.ts; docs/operations.md, "Limits").
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 

@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { SpeakerThread } from '../../bgp/main-thread.ts';
+import { MemoryReducer } from '../../bgp/main-thread.ts';
 import { buildAdminServer } from '../admin/server.ts';
 import type { Config, ListenerAddress } from '../config/schema.ts';
 import type { RuntimeIdentity } from '../config/load.ts';
@@ -98,6 +99,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
   const { config, identity, env, log, metrics } = i;
   // Password and token files, read ahead by the bounded reader (never a blocking read on this thread).
   let secretFiles = await readSecretFiles(config);
+  const memory = new MemoryReducer();
   // Graceful Restart: did we run within the restart window?
   const windowSec = Math.max(0, ...config.peers.map((p) => (p.gracefulRestart?.enabled ? p.gracefulRestart.restartTime : 0)));
   const restart = readRestartInfo(config.stateDir, windowSec, Date.now());
@@ -163,7 +165,10 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       target: {
         reload: async (next) => {
           const files = await readSecretFiles(next, daemon.currentConfig);
+          const before = daemon.currentConfig.routes.length;
           daemon.reload(next, files);
+          // The replaced configuration's objects go back to the system once this thread is quiet (bgp/memory.ts).
+          memory.note(before + next.routes.length);
           parts.kube?.setAllNodes(boundsFanOut(next.advertisements));
           secretFiles = files;
           token = readToken(daemon.currentConfig, env, log, secretFiles);

@@ -12,7 +12,8 @@ import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import { CONFIG_KINDS, HERALD_API_VERSION } from '../k8s/herald-kinds.ts';
 import { runSync } from '../config/slices.ts';
 import type { Steps } from '../config/slices.ts';
-import { LineIndex, YAML_OPTIONS, composeDocuments, yamlProblem } from '../config/yaml.ts';
+import { LineIndex, YAML_OPTIONS, composeDocuments, parseJsonText, yamlProblem } from '../config/yaml.ts';
+import type { YamlProblem } from '../config/yaml.ts';
 import type { FileError } from './source.ts';
 
 /** The kinds a manifest source reads; other kinds are ignored (Herald's own only with apiVersion herald.io/v1alpha1). */
@@ -41,6 +42,38 @@ export function* parseManifestSteps(path: string, text: string): Steps<ManifestP
   const index = new LineIndex(text);
   const objects: ParsedObject[] = [];
   let error: FileError | undefined;
+  /** Takes one document's data (from `line`, when known); false (with `error` set) stops the file. */
+  const take = (data: unknown, line: number | undefined): boolean => {
+    const fail = (message: string): false => {
+      error = line === undefined ? { path, message } : { path, line, column: 1, message };
+      return false;
+    };
+    if (data === null || data === undefined) return true; // empty document
+    if (typeof data !== 'object' || Array.isArray(data)) return fail('document is not a mapping (expected a Kubernetes object)');
+    const items = (data as { kind?: unknown }).kind === 'List' ? ((data as { items?: unknown }).items ?? []) : [data];
+    if (!Array.isArray(items)) return fail('kind List: items is not a sequence');
+    for (const item of items) {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail('List item is not a mapping');
+      const kind = (item as KubeObject).kind;
+      if (typeof kind !== 'string' || !MANIFEST_KINDS.has(kind)) continue;
+      const o = item as KubeObject;
+      if (HERALD_KINDS.has(kind) && o.apiVersion !== HERALD_API_VERSION) continue; // e.g. MetalLB's BGPPeer
+      if (typeof o.metadata?.name !== 'string' || o.metadata.name === '') return fail(`${kind} without metadata.name`);
+      if ((kind === 'Service' || kind === 'EndpointSlice') && !o.metadata.namespace) o.metadata.namespace = 'default';
+      objects.push({ kind: kind as ResourceKind, obj: o });
+    }
+    return true;
+  };
+  // `kubectl get -o json` and other JSON: JSON.parse, at a small part of the YAML library's memory (config/yaml.ts).
+  const json = parseJsonText(text, index);
+  if (json !== undefined) {
+    if (!json.ok) {
+      const p = json.problems[0] as YamlProblem;
+      return { error: { path, message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) } };
+    }
+    take(json.value, 1);
+    return error !== undefined ? { error } : { objects };
+  }
   yield* composeDocuments(
     text,
     (doc) => {
@@ -50,27 +83,18 @@ export function* parseManifestSteps(path: string, text: string): Steps<ManifestP
         error = { path, message: p.message, ...(p.line !== undefined ? { line: p.line, column: p.column ?? 1 } : {}) };
         return false;
       }
-      const data: unknown = doc.toJS();
-      if (data === null || data === undefined) return true; // empty document
       const start = doc.contents?.range?.[0];
-      const fail = (message: string): false => {
-        error = start === undefined ? { path, message } : { path, line: index.position(start).line, column: 1, message };
+      const line = start === undefined ? undefined : index.position(start).line;
+      let data: unknown;
+      try {
+        // The library refuses a document that uses aliases more than 100 times (an alias bomb would expand to
+        // gigabytes): that document is this file's error, like a syntax error (issue 35 N1).
+        data = doc.toJS();
+      } catch (e) {
+        error = line === undefined ? { path, message: `document not usable: ${(e as Error).message}` } : { path, line, column: 1, message: `document not usable: ${(e as Error).message}` };
         return false;
-      };
-      if (typeof data !== 'object' || Array.isArray(data)) return fail('document is not a mapping (expected a Kubernetes object)');
-      const items = (data as { kind?: unknown }).kind === 'List' ? ((data as { items?: unknown }).items ?? []) : [data];
-      if (!Array.isArray(items)) return fail('kind List: items is not a sequence');
-      for (const item of items) {
-        if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail('List item is not a mapping');
-        const kind = (item as KubeObject).kind;
-        if (typeof kind !== 'string' || !MANIFEST_KINDS.has(kind)) continue;
-        const o = item as KubeObject;
-        if (HERALD_KINDS.has(kind) && o.apiVersion !== HERALD_API_VERSION) continue; // e.g. MetalLB's BGPPeer
-        if (typeof o.metadata?.name !== 'string' || o.metadata.name === '') return fail(`${kind} without metadata.name`);
-        if ((kind === 'Service' || kind === 'EndpointSlice') && !o.metadata.namespace) o.metadata.namespace = 'default';
-        objects.push({ kind: kind as ResourceKind, obj: o });
       }
-      return true;
+      return take(data, line);
     },
     YAML_OPTIONS,
   );

@@ -17,7 +17,9 @@
  * device (directly or through a symlink) is skipped and reported, never opened for a blocking read
  * (src/config/read.ts) — of at most `maxFileBytes` (8 MiB), each within `readTimeoutMs`; a file
  * whose bytes (SHA-256) did not change is not parsed again, and parsing runs in slices of ~10 ms
- * (manifest-parse.ts) so that BGP timers keep running during a big file.
+ * (manifest-parse.ts), a file of 128 KiB or more in a parse worker whose memory is capped at what the pod has free
+ * (src/config/parse-worker.ts), so that neither a big file nor one that does not fit stops the daemon. A file that
+ * cannot be parsed (a YAML error, an alias bomb, too big to fit) is reported and the scan goes on.
  */
 import { EventEmitter } from 'node:events';
 import { watch as fsWatch } from 'node:fs';
@@ -25,10 +27,12 @@ import type { FSWatcher } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MemoryReducer } from '../../bgp/main-thread.ts';
 import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import { InputReadError, readRegularFile } from '../config/read.ts';
 import { runSliced } from '../config/slices.ts';
+import { ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from '../config/parse-worker.ts';
 import { objectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import { MANIFEST_KINDS, parseManifestSteps } from './manifest-parse.ts';
@@ -56,6 +60,10 @@ export interface ManifestSourceOptions {
   maxFileBytes?: number;
   /** Deadline of reading one file, ms (default {@link DEFAULT_MANIFEST_READ_TIMEOUT_MS}). */
   readTimeoutMs?: number;
+  /** A file of at least this many bytes is parsed in a parse worker (default {@link PARSE_IN_WORKER_BYTES}; tests). */
+  parseInWorkerBytes?: number;
+  /** Environment for the pod's memory limit (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 const KINDS = MANIFEST_KINDS;
@@ -84,6 +92,8 @@ export class ManifestSource extends EventEmitter implements Source {
   #dirError = '';
   /** Aborted by stop(): ends a parse in progress. */
   #abort = new AbortController();
+  /** Gives the memory of replaced objects back after a big change (bgp/memory.ts). */
+  readonly #memory = new MemoryReducer();
   /** Completed scans (for tests/metrics). */
   scans = 0;
 
@@ -115,6 +125,7 @@ export class ManifestSource extends EventEmitter implements Source {
     this.#interval = undefined;
     this.#debounce = undefined;
     await this.#scanning;
+    this.#memory.stop();
   }
 
   synced(): boolean {
@@ -244,19 +255,23 @@ export class ManifestSource extends EventEmitter implements Source {
       if (prev && prev.hash === hash && !prevErr) continue;
       let r: ManifestParse;
       try {
-        r = await runSliced(parseManifestSteps(path, bytes.toString('utf8')), { signal: this.#abort.signal });
-      } catch {
-        return; // stopped during the parse
+        r = await this.#parse(path, bytes);
+      } catch (e) {
+        if (this.#abort.signal.aborted) return; // stopped during the parse
+        // Anything else is this file's problem, never the end of the scan (issue 35 N1): its last good version stays.
+        r = { error: { path, message: e instanceof ParseMemoryError ? e.message : `cannot parse: ${(e as Error).message}` } };
       }
       if ('error' in r) {
         report(r.error);
         continue;
       }
+      this.#memory.note((prev?.objects.length ?? 0) + r.objects.length);
       this.#files.set(path, { hash, objects: r.objects });
       changed = true;
     }
     for (const path of [...this.#files.keys()]) {
       if (!seen.has(path)) {
+        this.#memory.note(this.#files.get(path)?.objects.length ?? 0);
         this.#files.delete(path);
         changed = true;
       }
@@ -268,6 +283,20 @@ export class ManifestSource extends EventEmitter implements Source {
       this.#synced = true;
       this.emit('synced');
     }
+  }
+
+  /**
+   * One file's objects: a big file in a parse worker (src/config/parse-worker.ts: running out of memory ends the
+   * worker, not the daemon), a small one here in slices.
+   */
+  async #parse(path: string, bytes: Buffer): Promise<ManifestParse> {
+    if (bytes.length < (this.#opts.parseInWorkerBytes ?? PARSE_IN_WORKER_BYTES)) return runSliced(parseManifestSteps(path, bytes.toString('utf8')), { signal: this.#abort.signal });
+    return runParseJob<{ path: string; bytes: Uint8Array }, ManifestParse>(new URL('./manifest-parse-job.ts', import.meta.url), { path, bytes }, {
+      what: 'this manifest file',
+      fix: 'split it into several files, or its kind: List into several documents',
+      signal: this.#abort.signal,
+      ...(this.#opts.env ? { env: this.#opts.env } : {}),
+    });
   }
 
   #emitError(e: FileError): void {

@@ -115,3 +115,50 @@ t.test('a big file is parsed in slices: the event loop keeps running', async (tt
   tt.equal(src.status().resources.find((r) => r.kind === 'Service')?.objects, 10_000);
   tt.ok(ticks >= 5, `a 20 ms timer fired ${ticks} times during the parse`);
 });
+
+/** An alias bomb: 9 levels of 10 aliases, a billion strings once expanded. */
+const ALIAS_BOMB = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: lol}
+data:
+  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+${Array.from({ length: 8 }, (_, i) => `  ${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`).join('\n')}
+`;
+
+// Issue 35 N1: "Excessive alias count" thrown by the YAML library ended the scan silently: every later file was
+// ignored, and a VIP stayed announced after its only endpoint went unready.
+t.test('an alias bomb is that file\'s error, with its line; the scan goes on and later edits act', async (tt) => {
+  const dir = await tempDir(tt);
+  await writeFile(join(dir, 'a-bomb.yaml'), `${NODE('n0')}---\n${ALIAS_BOMB}`);
+  await writeFile(join(dir, 'z-node.yaml'), NODE('n1'));
+  const src = new ManifestSource({ dir, watch: false, rescanIntervalMs: 0 });
+  const errors: FileError[] = [];
+  src.on('error', (e: FileError) => errors.push(e));
+  await withTimeout(src.start(), 20_000, 'the first scan');
+  tt.teardown(() => src.stop());
+  tt.match(src.status().fileErrors, [{ path: join(dir, 'a-bomb.yaml'), line: 7, message: /^document not usable: Excessive alias count indicates a resource exhaustion attack/ }]);
+  tt.equal(src.snapshot().node('n1')?.status?.conditions?.[0]?.status, 'True', 'the file after it is read');
+  await writeFile(join(dir, 'z-node.yaml'), NODE('n1', 'False'));
+  await withTimeout(src.rescan(), 20_000, 'a later scan');
+  tt.equal(src.snapshot().node('n1')?.status?.conditions?.[0]?.status, 'False', 'and a later edit acts');
+  tt.equal(errors.length, 1, 'reported once');
+});
+
+/** A `kind: List` of `n` Services in flow style, which the YAML library parses whole. */
+const flowList = (n: number): string => `{apiVersion: v1, kind: List, items: [${Array.from({ length: n }, (_, i) => `{apiVersion: v1, kind: Service, metadata: {name: s${i}, namespace: big}, spec: {type: LoadBalancer, clusterIP: 10.96.${(i >> 8) & 255}.${i & 255}}}`).join(', ')}]}\n`;
+
+// Issue 35 N2: one big document (a 2 MB List, a 4.4 MB EndpointSlice) ran the daemon out of memory (exit 134).
+t.test('a file too big to parse in the memory left is refused, the others are read; JSON Lists take JSON.parse', async (tt) => {
+  const dir = await tempDir(tt);
+  await writeFile(join(dir, 'big.yaml'), flowList(8000));
+  const items = Array.from({ length: 8000 }, (_, i) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: `j${i}`, namespace: 'big' }, spec: { type: 'LoadBalancer', clusterIP: `10.97.${(i >> 8) & 255}.${i & 255}` } }));
+  await writeFile(join(dir, 'json.yaml'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2));
+  await writeFile(join(dir, 'n.yaml'), NODE('n1'));
+  const limit = Math.round(process.memoryUsage.rss() / 1048576) + 32 + 48 + 40;
+  const src = new ManifestSource({ dir, watch: false, rescanIntervalMs: 0, parseInWorkerBytes: 64 * 1024, env: { HERALD_MEMORY_LIMIT_MIB: String(limit) } });
+  await withTimeout(src.start(), 120_000, 'the first scan');
+  tt.teardown(() => src.stop());
+  tt.match(src.status().fileErrors, [{ path: join(dir, 'big.yaml'), message: /^not parsed: this manifest file needs more memory to parse than this pod has free: the memory limit of \d+ MiB \(HERALD_MEMORY_LIMIT_MIB\) with \d+ MiB in use, which leaves a parse \d+ MiB, and the parse ran out of it \(split it into several files, or its kind: List into several documents, or raise the container's memory limit\)$/ }]);
+  tt.equal(src.snapshot().node('n1')?.metadata?.name, 'n1', 'the small file is read');
+  tt.equal([...src.snapshot().services()].filter((s) => s.metadata?.name?.startsWith('j')).length, 8000, `the JSON List of the same size (${Math.round(JSON.stringify(items).length / 1024)} KiB) is read`);
+});
