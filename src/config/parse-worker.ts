@@ -24,7 +24,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { THREAD_ENTRY_URL } from '../../bgp/main-thread.ts';
-import { readSmallFileSync } from './read.ts';
+import { memoryLimitMiB } from '../../bin/node-settings.js';
 
 /** Input of at least this many bytes is parsed in a worker (below it: at most a few MiB on the calling thread). */
 export const PARSE_IN_WORKER_BYTES = 128 * 1024;
@@ -52,48 +52,19 @@ export class ParseMemoryError extends Error {
 /** The container's memory limit and where it was found, or undefined when the process has none. */
 export interface MemoryLimit {
   mib: number;
-  /** "HERALD_MEMORY_LIMIT_MIB" or the cgroup file read. */
+  /** "HERALD_MEMORY_LIMIT_MIB" or "the cgroup". */
   source: string;
 }
 
-/** A cgroup file's limit in MiB, or undefined for "max", v1's "unlimited" (about 2^63) or an unreadable file. */
-function cgroupLimitMib(path: string): number | undefined {
-  try {
-    const v = readSmallFileSync(path, { maxBytes: 64 }).trim();
-    if (!/^\d{1,13}$/.test(v)) return undefined;
-    const mib = Math.floor(Number(v) / 1048576);
-    return mib > 0 ? mib : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * The memory limit of this process's container: `HERALD_MEMORY_LIMIT_MIB` when set (what deploy/herald sizes V8's
- * heap from), else the limit of this process's cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`, the process's
- * own cgroup from /proc/self/cgroup, then the mount's root as a container sees it), else undefined.
+ * The memory limit of this process's container: `HERALD_MEMORY_LIMIT_MIB` when set, else the smallest limit of this
+ * process's cgroup and its ancestors (bin/node-settings.js `memoryLimitMiB`, which also sizes the daemon's own heap),
+ * else undefined.
  */
 export function memoryLimit(env: NodeJS.ProcessEnv = process.env): MemoryLimit | undefined {
-  const v = env[MEMORY_LIMIT_ENV];
-  if (v !== undefined && /^\d+$/.test(v.trim()) && Number(v) > 0) return { mib: Number(v), source: MEMORY_LIMIT_ENV };
-  let own = '';
-  try {
-    own = readSmallFileSync('/proc/self/cgroup', { maxBytes: 64 * 1024 });
-  } catch {
-    // not Linux
-  }
-  const candidates: string[] = [];
-  for (const line of own.split('\n')) {
-    const [, controllers = '', path = ''] = line.split(':');
-    if (controllers === '') candidates.push(`/sys/fs/cgroup${path}/memory.max`);
-    if (controllers.split(',').includes('memory')) candidates.push(`/sys/fs/cgroup/memory${path}/memory.limit_in_bytes`);
-  }
-  candidates.push('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes');
-  for (const path of candidates) {
-    const mib = cgroupLimitMib(path.replace(/\/+/g, '/'));
-    if (mib !== undefined) return { mib, source: path };
-  }
-  return undefined;
+  const mib = memoryLimitMiB(env);
+  if (mib === undefined) return undefined;
+  return { mib, source: env[MEMORY_LIMIT_ENV] !== undefined && env[MEMORY_LIMIT_ENV] !== '' ? MEMORY_LIMIT_ENV : 'the cgroup' };
 }
 
 /** The heap a parse worker may have now, and what it was derived from. */
