@@ -121,6 +121,8 @@ export function benchHeraldConfig(o: { peerIp: string; peerPort: number; nodeIp:
     peers: [{ name: 'rec', address: o.peerIp, port: o.peerPort, peerAs: PEER_AS, localAddress: o.nodeIp, holdTime: 90, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] }],
     source: { kubernetes: { kubeconfig: o.kubeconfig } },
     kubeProxy: { healthzPort: o.healthzPort, checkServices: false },
+    // the VIPs (vipOf) are the operator's to announce (docs/security.md: none without pools or allowedPrefixes)
+    allowedPrefixes: ['10.200.0.0/16'],
     healthChecks: { interval: 1, timeout: 0.5, rise: 1, fall: 3 },
     flapControl: { holdDown: 0, penalty: 0 },
     admin: { address: '127.0.0.1', port: o.adminPort },

@@ -128,6 +128,7 @@ async function flips(): Promise<void> {
       source: { manifests },
       // The node check (/healthz) goes to the same server, which always answers 200 there.
       kubeProxy: { enabled: true, healthzPort: hs.port, checkServices: true },
+      allowedPrefixes: [`${VIP}/32`],
       healthChecks: { interval: intervalSec, timeout: Math.min(0.5, intervalSec), rise, fall },
       flapControl: { holdDown: 0, penalty: 0 },
       admin: { address: '127.0.0.1', port: adminPort },

@@ -65,7 +65,7 @@ async function birdCount(bird: Bird): Promise<number> {
 }
 
 /** Polls BIRD back to back until `pred(count)`; returns the wall time (ms) of the poll that saw it. */
-async function pollUntil(bird: Bird, pred: (n: number) => boolean, timeoutMs: number): Promise<number> {
+export async function pollUntil(bird: Bird, pred: (n: number) => boolean, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   while (Date.now() < deadline) {
@@ -105,7 +105,8 @@ function vmHwmMiB(pid: number | undefined): number {
 /** BIRD log timestamps with µs, for `establishedAt`. */
 export const TIMEFORMAT = 'timeformat log "%F %T.%6f";\n';
 let pairN = 0;
-function pair(): { bird: string; sender: string } {
+/** A fresh pair of loopback addresses: the receiving BIRD's (`.2`) and the sender's (`.1`). */
+export function pair(): { bird: string; sender: string } {
   pairN++;
   const b = 200 + (process.pid % 50);
   return { bird: `127.${b}.${pairN}.2`, sender: `127.${b}.${pairN}.1` };
@@ -162,14 +163,14 @@ async function benchHerald(): Promise<Result> {
 }
 
 /** OPEN of a trivial peer: AS `as` (2-octet), hold time 240 s, Multiprotocol IPv4 unicast and 4-octet AS (RFC 5492). */
-function trivialOpen(as: number, id: string): Buffer {
+export function trivialOpen(as: number, id: string): Buffer {
   const asBytes = Buffer.alloc(4);
   asBytes.writeUInt32BE(as);
   return open({ as, holdTime: 240, id, params: [param(2, capability(1, [0, 1, 0, 1])), param(2, capability(65, asBytes))] });
 }
 
 /** Counts the IPv4 NLRI of a stream of BGP messages (RFC 4271 §4.3): announced and withdrawn prefixes. */
-class NlriCounter {
+export class NlriCounter {
   announced = 0;
   withdrawn = 0;
   bytes = 0;
