@@ -1,7 +1,8 @@
 /**
  * Kubernetes Events on a Service (rate-limited by the EventRecorder):
  * - when this node's announcement of one of its VIPs changes: `Announced` and `Withdrawn` (Normal); the message names
- *   the node, the VIP and, for a withdrawal, the reason chain (e.g. HealthCheckFailing, NoLocalReadyEndpoint);
+ *   the node, the VIP and, for a withdrawal, the reason chain (e.g. NoLocalReadyEndpoint; a failing health check by its
+ *   codes only: `eventText`);
  * - when Herald refuses something the Service asks for (admission.ts: `PrefixNotAllowed`): a Warning with that code as
  *   its reason, once when the refusal appears. Every node reaches the same refusal from the same inputs, so only the
  *   node `refusals()` names posts them (in a cluster, the holder of the status writer's Lease).
@@ -11,8 +12,19 @@
  */
 import type { ServiceEvent } from '../events/recorder.ts';
 import type { ServiceDecision } from '../controller/desired-routes.ts';
-import { REFUSAL_CODES } from '../controller/reasons.ts';
+import { ReasonCode, REFUSAL_CODES } from '../controller/reasons.ts';
 import type { DecisionChanges, DecisionSet } from './health-gate.ts';
+
+/**
+ * A reason as an Event on the Service says it. A failing health check is named by its codes only (`HealthCheckFailing
+ * (UnexpectedStatus)`), never with what the probed target answered: the Event is read by the Service's tenant, and
+ * the answer of a host on the node network is none of their business (docs/security.md). The admin API keeps it.
+ */
+function eventText(r: { code: string; message: string; causes?: readonly { code: string }[] }): string {
+  if (r.code !== ReasonCode.HealthCheckFailing) return `${r.code}: ${r.message}`;
+  const codes = [...new Set((r.causes ?? []).map((c) => c.code))];
+  return codes.length > 0 ? `${r.code} (${codes.join(', ')})` : r.code;
+}
 
 /** Options of {@link AnnouncementEvents}. */
 export interface AnnouncementEventsOptions {
@@ -61,7 +73,7 @@ export class AnnouncementEvents {
         if (v.announced) announced.push(v.address);
         if (v.kind === 'clusterIP' && !v.announced && !was) continue; // ClusterIPs not selected by any advertisement: no noise
         if (this.primed && was !== v.announced) {
-          const why = v.reasons.filter((r) => !['Advertised', 'LocalReadyEndpoint', 'ReadyEndpoint'].includes(r.code)).map((r) => `${r.code}: ${r.message}`).join('; ');
+          const why = v.reasons.filter((r) => !['Advertised', 'LocalReadyEndpoint', 'ReadyEndpoint'].includes(r.code)).map(eventText).join('; ');
           this.sink.record(
             v.announced
               ? { service: s.service, type: 'Normal', reason: 'Announced', message: `node ${this.nodeName} announces ${v.address} (${v.kind})` }

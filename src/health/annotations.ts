@@ -7,17 +7,18 @@
  * | `herald.io/health-check-port`            | port number 1-65535 (required)                    |
  * | `herald.io/health-check-path`            | HTTP path starting with `/` (http/https; default `/`) |
  * | `herald.io/health-check-expected-status` | list of statuses and ranges, `"200,204"`, `"200-299"` (default 200-399) |
- * | `herald.io/health-check-interval`        | seconds, fractions allowed (`"0.5"`, `"2s"`, `"500ms"`) |
- * | `herald.io/health-check-timeout`         | seconds, as above                                 |
+ * | `herald.io/health-check-interval`        | seconds, at least 1 (`"1"`, `"2.5"`, `"2s"`, `"1500ms"`) |
+ * | `herald.io/health-check-timeout`         | seconds, at least 0.1 and at most the interval     |
  * | `herald.io/health-check-rise`            | integer 1-100                                     |
  * | `herald.io/health-check-fall`            | integer 1-100                                     |
- * | `herald.io/health-check-address`         | IP address to probe instead of the local endpoints |
  *
- * Any other `herald.io/health-check-*` annotation is an error (catches typos).
+ * Tenants write these (docs/security.md): a check probes only the Service's own ready endpoints on this node, never an
+ * address the Service names (`herald.io/health-check-address` is refused; an operator's `routes[].healthCheck` may
+ * name a host), and no faster than once a second (issue 35 N8). Any other `herald.io/health-check-*` annotation is an
+ * error (catches typos).
  */
 import type { AnnotationError } from '../k8s/annotations.ts';
 import type { CheckTiming } from './types.ts';
-import { ipFamilyOf } from '../net/address.ts';
 
 export const ANNOTATION_PREFIX = 'herald.io/health-check-';
 
@@ -31,8 +32,15 @@ export const HealthAnnotation = {
   Timeout: 'herald.io/health-check-timeout',
   Rise: 'herald.io/health-check-rise',
   Fall: 'herald.io/health-check-fall',
-  Address: 'herald.io/health-check-address',
 } as const;
+
+/** The annotation that named an address to probe: refused (a Service's check probes its own endpoints only). */
+export const REMOVED_ADDRESS_ANNOTATION = 'herald.io/health-check-address';
+
+/** Shortest interval of a check a Service asks for, seconds (issue 35 N8). */
+export const MIN_ANNOTATION_INTERVAL_SEC = 1;
+/** Shortest timeout of a check a Service asks for, seconds. */
+export const MIN_ANNOTATION_TIMEOUT_SEC = 0.1;
 
 /** A check described by annotations, before targets are known. */
 export interface AnnotationCheck extends CheckTiming {
@@ -40,8 +48,6 @@ export interface AnnotationCheck extends CheckTiming {
   port: number;
   path?: string;
   expectedStatus?: number[];
-  /** Probe this address instead of the Service's local endpoints. */
-  address?: string;
 }
 
 export type AnnotationParse = { ok: true; check: AnnotationCheck | null } | { ok: false; errors: AnnotationError[] };
@@ -105,7 +111,13 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
   const known = new Set<string>(Object.values(HealthAnnotation));
   const present = Object.keys(a).filter((k) => k.startsWith(ANNOTATION_PREFIX));
   for (const k of present) {
-    if (!known.has(k)) {
+    if (k === REMOVED_ADDRESS_ANNOTATION) {
+      errors.push({
+        annotation: k,
+        value: a[k],
+        message: "is not accepted: a Service's health check probes only its own ready endpoints on this node (or kube-proxy's healthCheckNodePort); remove it",
+      });
+    } else if (!known.has(k)) {
       errors.push({ annotation: k, value: a[k], message: `unknown annotation; known: ${[...known].map((x) => x.slice(ANNOTATION_PREFIX.length)).join(', ')} (prefix ${ANNOTATION_PREFIX})` });
     }
   }
@@ -143,15 +155,23 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
     if (!isHttp) throw new Error('applies only to http and https checks');
     return parseStatusList(v);
   });
-  const intervalSec = field(HealthAnnotation.Interval, parseSeconds) ?? defaults.intervalSec;
-  const timeoutSec = field(HealthAnnotation.Timeout, parseSeconds) ?? defaults.timeoutSec;
+  const floor = (min: number, what: string) => (v: string): number => {
+    const sec = parseSeconds(v);
+    if (sec < min) throw new Error(`must be at least ${min} s (the shortest ${what} a Service may ask for), got ${JSON.stringify(v)}`);
+    return sec;
+  };
+  const interval = field(HealthAnnotation.Interval, floor(MIN_ANNOTATION_INTERVAL_SEC, 'interval'));
+  const timeout = field(HealthAnnotation.Timeout, floor(MIN_ANNOTATION_TIMEOUT_SEC, 'timeout'));
+  const intervalSec = interval ?? defaults.intervalSec;
+  const timeoutSec = timeout ?? defaults.timeoutSec;
+  // Compared once both are good: a value refused above is not compared again.
+  const asked = (v: number | undefined, name: string) => v !== undefined || a[name] === undefined;
+  if (timeoutSec > intervalSec && (interval !== undefined || timeout !== undefined) && asked(interval, HealthAnnotation.Interval) && asked(timeout, HealthAnnotation.Timeout)) {
+    const own = a[HealthAnnotation.Timeout] !== undefined ? HealthAnnotation.Timeout : HealthAnnotation.Interval;
+    errors.push({ annotation: own, value: a[own], message: `timeout ${timeoutSec} s must not exceed the interval ${intervalSec} s` });
+  }
   const rise = field(HealthAnnotation.Rise, (v) => parseInteger(v, 1, 100)) ?? defaults.rise;
   const fall = field(HealthAnnotation.Fall, (v) => parseInteger(v, 1, 100)) ?? defaults.fall;
-  const address = field(HealthAnnotation.Address, (v) => {
-    const ip = v.trim();
-    if (ipFamilyOf(ip) === undefined) throw new Error(`must be an IPv4 or IPv6 address, got ${JSON.stringify(v)}`);
-    return ip;
-  });
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,
@@ -164,7 +184,6 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
       fall,
       ...(path !== undefined ? { path } : {}),
       ...(expectedStatus !== undefined ? { expectedStatus } : {}),
-      ...(address !== undefined ? { address } : {}),
     },
   };
 }

@@ -11,7 +11,8 @@ import type { AnnotationCheck } from './annotations.ts';
 import type { FlapControlParams } from './flap-damper.ts';
 import type { CheckSpec, CheckTiming, InvalidCheckCode } from './types.ts';
 import { HealthCode } from './types.ts';
-import { ipFamilyOf } from '../net/address.ts';
+import { BlockList } from 'node:net';
+import { addressValue, ipFamilyOf } from '../net/address.ts';
 
 /**
  * Default timing (config `healthChecks`): interval 5 s, timeout 2 s, rise 2, fall 3.
@@ -76,17 +77,56 @@ export function kubeProxyNodeCheck(o: { nodeIPs: string | readonly string[]; por
   return { key: o.key ?? 'kube-proxy-node', gate: '', scope: 'node', kind: 'kube-proxy-node', hosts, port: o.port ?? DEFAULT_KUBE_PROXY_HEALTHZ_PORT, path: '/healthz', ...(o.timing ?? DEFAULT_CHECK_TIMING) };
 }
 
+/** Addresses no Service endpoint may make Herald probe from the host network (docs/security.md). */
+const NOT_PROBED = (() => {
+  const b = new BlockList();
+  b.addSubnet('0.0.0.0', 8, 'ipv4'); // "this network", the unspecified address
+  b.addSubnet('127.0.0.0', 8, 'ipv4'); // loopback
+  b.addSubnet('169.254.0.0', 16, 'ipv4'); // link-local, cloud metadata
+  b.addSubnet('224.0.0.0', 4, 'ipv4'); // multicast
+  b.addAddress('255.255.255.255', 'ipv4'); // limited broadcast
+  b.addAddress('::', 'ipv6');
+  b.addAddress('::1', 'ipv6');
+  b.addSubnet('fe80::', 10, 'ipv6');
+  b.addSubnet('ff00::', 8, 'ipv6');
+  return b;
+})();
+
+/** ::ffff:0:0/96, IPv4-mapped IPv6 addresses: the IPv4 rules through another door (apart: BlockList maps them). */
+const isMapped = (address: string): boolean => {
+  const v = addressValue(address);
+  return v?.family === 'IPv6' && v.value >> 32n === 0xffffn;
+};
+
 /**
- * A per-Service check from annotations ({@link parseHealthAnnotations}).
- * @param localEndpoints the Service's ready local endpoint IPs (used when the check has no `address`)
- * @returns the spec, or null when there is nothing to probe (no address and no local endpoint)
+ * Why an endpoint address is not probed (unspecified, loopback, link-local, multicast, broadcast, IPv4-mapped, a zone
+ * id, not an address), or undefined when it may be: the address rules of the config's next hops and node addresses.
+ */
+export function unprobedAddress(address: string): string | undefined {
+  const family = ipFamilyOf(address);
+  if (family === undefined) return address.includes('%') ? 'an address with a zone id' : 'not an IP address';
+  return isMapped(address) || NOT_PROBED.check(address, family === 'IPv4' ? 'ipv4' : 'ipv6') ? 'an unspecified, loopback, link-local, multicast, broadcast or IPv4-mapped address' : undefined;
+}
+
+/**
+ * A per-Service check from annotations ({@link parseHealthAnnotations}): it probes the Service's own ready endpoints
+ * on this node, and nothing else (docs/security.md).
+ * @param localEndpoints the Service's ready local endpoint IPs
+ * @returns the spec; an invalid spec (fail closed) when every local endpoint is an address Herald does not probe
+ *   ({@link unprobedAddress}); null when there is no local endpoint to probe
  */
 export function serviceAnnotationCheck(o: { gate: string; check: AnnotationCheck; localEndpoints: readonly string[]; key?: string }): CheckSpec | null {
-  const hosts = o.check.address !== undefined ? [o.check.address] : [...new Set(o.localEndpoints)];
-  if (hosts.length === 0) return null;
+  const all = [...new Set(o.localEndpoints)];
+  if (all.length === 0) return null;
+  const key = o.key ?? `annotation:${o.gate}`;
+  const hosts = all.filter((a) => unprobedAddress(a) === undefined);
+  if (hosts.length === 0) {
+    const first = all[0] as string;
+    return invalidCheck(key, o.gate, `no local endpoint Herald may probe: ${JSON.stringify(first)} is ${unprobedAddress(first)}${all.length > 1 ? `, and so are the other ${all.length - 1}` : ''}`);
+  }
   const c = o.check;
   return {
-    key: o.key ?? `annotation:${o.gate}`,
+    key,
     gate: o.gate,
     kind: c.kind,
     hosts,

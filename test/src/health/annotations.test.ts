@@ -16,15 +16,18 @@ t.test('valid annotations', async (t) => {
   const rows: Array<{ in: Record<string, string>; out: unknown }> = [
     { in: { type: 'tcp', port: '8080' }, out: { kind: 'tcp', port: 8080, ...D } },
     {
-      in: { type: 'HTTP', port: '80', path: '/ready', 'expected-status': '200,204', interval: '0.5', timeout: '250ms', rise: '3', fall: '1' },
-      out: { kind: 'http', port: 80, path: '/ready', expectedStatus: [200, 204], intervalSec: 0.5, timeoutSec: 0.25, rise: 3, fall: 1 },
+      in: { type: 'HTTP', port: '80', path: '/ready', 'expected-status': '200,204', interval: '1', timeout: '250ms', rise: '3', fall: '1' },
+      out: { kind: 'http', port: 80, path: '/ready', expectedStatus: [200, 204], intervalSec: 1, timeoutSec: 0.25, rise: 3, fall: 1 },
     },
     {
-      in: { type: 'https', port: '443', 'expected-status': '200-202, 204', interval: '2s', address: 'fd00::10' },
-      out: { kind: 'https', port: 443, expectedStatus: [200, 201, 202, 204], address: 'fd00::10', intervalSec: 2, timeoutSec: 2, rise: 2, fall: 3 },
+      in: { type: 'https', port: '443', 'expected-status': '200-202, 204', interval: '2s' },
+      out: { kind: 'https', port: 443, expectedStatus: [200, 201, 202, 204], intervalSec: 2, timeoutSec: 2, rise: 2, fall: 3 },
     },
+    // The floors themselves are allowed: 1 s, 100 ms, a timeout equal to the interval.
+    { in: { type: 'tcp', port: '80', interval: '1000ms', timeout: '0.1' }, out: { kind: 'tcp', port: 80, intervalSec: 1, timeoutSec: 0.1, rise: 2, fall: 3 } },
+    { in: { type: 'tcp', port: '80', interval: '3', timeout: '3s' }, out: { kind: 'tcp', port: 80, intervalSec: 3, timeoutSec: 3, rise: 2, fall: 3 } },
   ];
-  t.equal(rows.length, 3);
+  t.equal(rows.length, 5);
   for (const row of rows) {
     const r = parseHealthAnnotations(A(row.in), D);
     t.same(r, { ok: true, check: row.out }, JSON.stringify(row.in));
@@ -47,11 +50,19 @@ t.test('bad values: one clear error per bad annotation', async (t) => {
     { in: { type: 'tcp', port: '80', interval: '1m' }, errs: [['interval', /number of seconds/]] },
     { in: { type: 'tcp', port: '80', timeout: '-1' }, errs: [['timeout', /number of seconds/]] },
     { in: { type: 'tcp', port: '80', rise: '0', fall: '1.5' }, errs: [['rise', /1-100/], ['fall', /1-100/]] },
-    { in: { type: 'tcp', port: '80', address: 'node-1' }, errs: [['address', /IPv4 or IPv6 address/]] },
     { in: { type: 'tcp', port: '80', intervall: '1' }, errs: [['intervall', /unknown annotation/]] },
     { in: { port: '80' }, errs: [['type', /is required when other/]] },
+    // Tenants write these (docs/security.md): no address of their choosing, no faster than once a second (issue 35 N8).
+    { in: { type: 'tcp', port: '80', address: '127.0.0.77' }, errs: [['address', /is not accepted: a Service's health check probes only its own ready endpoints on this node/]] },
+    { in: { type: 'tcp', port: '80', interval: '0.0000001' }, errs: [['interval', /must be at least 1 s \(the shortest interval a Service may ask for\)/]] },
+    { in: { type: 'tcp', port: '80', interval: '0.2' }, errs: [['interval', /at least 1 s/]] },
+    { in: { type: 'tcp', port: '80', interval: '1', timeout: '1ms' }, errs: [['timeout', /must be at least 0\.1 s/]] },
+    { in: { type: 'tcp', port: '80', interval: '2', timeout: '3' }, errs: [['timeout', /timeout 3 s must not exceed the interval 2 s/]] },
+    // A timeout above the operator's default interval (5 s) is refused too; so is an interval below its default timeout (2 s).
+    { in: { type: 'tcp', port: '80', timeout: '6' }, errs: [['timeout', /timeout 6 s must not exceed the interval 5 s/]] },
+    { in: { type: 'tcp', port: '80', interval: '1.5' }, errs: [['interval', /timeout 2 s must not exceed the interval 1\.5 s/]] },
   ];
-  t.equal(rows.length, 17);
+  t.equal(rows.length, 23);
   for (const row of rows) {
     const r = parseHealthAnnotations(A(row.in), D);
     t.equal(r.ok, false, JSON.stringify(row.in));
