@@ -91,7 +91,9 @@ export type { ExportedRoute } from './rib/export.ts';
 
 // --- Speaker, session, clock ---
 export { Speaker } from './speaker.ts';
-export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+export type { PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+export { BFD_OPTIONS, GRACEFUL_RESTART_OPTIONS, PEER_OPTIONS, changeOf, changedFields, inRange, rangeText, resetsSession } from './peer-config.ts';
+export type { BfdSessionSettings, PeerBfdConfig, PeerConfig, PeerGracefulRestart, PeerOption, PeerOptionChange, SubOption } from './peer-config.ts';
 export { peerEnding } from './stop-modes.ts';
 export type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 export { Session, WITHOUT_NOTIFICATION } from './session/session.ts';
@@ -105,8 +107,7 @@ export type { StateReason } from './fsm/state.ts';
 export { BfdHandle } from './bfd/handle.ts';
 export type { BfdClient } from './bfd/handle.ts';
 export type { BfdPeerConfig, BfdSessionInfo } from './bfd/engine.ts';
-export { DEFAULT_BFD_DETECT_MULTIPLIER, DEFAULT_BFD_INTERVAL_MS } from './bfd/peers.ts';
-export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+export type { BfdStateEvent, PeerBfdStatus } from './bfd/peers.ts';
 export { BfdDiag, decodeControlPacket, describeDiag, encodeControlPacket } from './bfd/packet.ts';
 export type { BfdState, ControlPacket } from './bfd/packet.ts';
 

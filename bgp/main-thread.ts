@@ -26,7 +26,10 @@ export { SpeakerThread } from './speaker-thread/thread.ts';
 export type { SpeakerEvents, SpeakerThreadOptions } from './speaker-thread/protocol.ts';
 
 // --- The Speaker's vocabulary: peers, routes, states, stop modes (types, and the limits of a route) ---
-export type { PeerConfig, PeerStatus, SpeakerOptions } from './speaker-types.ts';
+export type { PeerStatus, SpeakerOptions } from './speaker-types.ts';
+// a peer's configuration: its type, defaults, ranges, and what a change of each option does
+export { BFD_OPTIONS, GRACEFUL_RESTART_OPTIONS, PEER_OPTIONS, changeOf, changedFields, inRange, rangeText, resetsSession } from './peer-config.ts';
+export type { BfdSessionSettings, PeerBfdConfig, PeerConfig, PeerGracefulRestart, PeerOption, PeerOptionChange, SubOption } from './peer-config.ts';
 export type { Route } from './rib/route.ts';
 export { MAX_AS_PATH_PREPEND, MAX_COMMUNITY_OCTETS } from './rib/route.ts';
 export type { ExportedRoute } from './rib/export.ts';
@@ -34,7 +37,7 @@ export type { UnsentRoutes } from './rib/adj-rib-out.ts';
 export type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 export { describeReason } from './fsm/state.ts';
 export type { StateReason } from './fsm/state.ts';
-export type { BfdStateEvent, PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+export type { BfdStateEvent, PeerBfdStatus } from './bfd/peers.ts';
 
 // --- The codec's vocabulary: families, NOTIFICATION names, address, prefix and community text ---
 export type { Family } from './constants.ts';

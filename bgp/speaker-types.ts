@@ -1,7 +1,7 @@
 /**
- * The Speaker's public types: a peer's configuration (PeerConfig), the Speaker's options, what it needs from a
- * session and a listener (PeerSession, PeerListener: the seams bgp/session/ implements), and a peer's status
- * (PeerStatus, for the admin API and metrics). The Speaker itself is bgp/speaker.ts, which re-exports these.
+ * The Speaker's public types: its options, what it needs from a session and a listener (PeerSession, PeerListener:
+ * the seams bgp/session/ implements), and a peer's status (PeerStatus, for the admin API and metrics). A peer's
+ * configuration, PeerConfig, is bgp/peer-config.ts's. The Speaker itself is bgp/speaker.ts, which re-exports these.
  */
 import type { EventEmitter } from 'node:events';
 import type { Family } from './constants.ts';
@@ -11,56 +11,10 @@ import type { StateReason } from './fsm/state.ts';
 import type { CeaseRequest, SessionOptions, StopRequest, TxSource } from './session/session.ts';
 import type { AcceptingSession } from './session/listener.ts';
 import type { BfdClient } from './bfd/handle.ts';
-import type { PeerBfdConfig, PeerBfdStatus } from './bfd/peers.ts';
+import type { PeerBfdStatus } from './bfd/peers.ts';
 import type { UnsentRoutes } from './rib/adj-rib-out.ts';
 
-/** One configured BGP neighbour. Durations in seconds. */
-export interface PeerConfig {
-  /** Unique name (logs, metrics, route.peers). */
-  readonly name: string;
-  /** The peer's address (IPv4 or IPv6). */
-  readonly address: string;
-  /** The peer's TCP port (default 179). */
-  readonly port?: number;
-  readonly peerAs: number;
-  /** Our AS number on this session (default: the Speaker's `localAs`). */
-  readonly localAs?: number;
-  /** Our BGP Identifier on this session, dotted quad (default: the Speaker's `bgpIdentifier`). */
-  readonly bgpIdentifier?: string;
-  /** Local address to bind/dial from; also the default next hop of its family. */
-  readonly localAddress?: string;
-  readonly localPort?: number;
-  /** Hold time offered in OPEN (default 90; 0 = none). */
-  readonly holdTimeSec?: number;
-  readonly keepaliveTimeSec?: number;
-  /** Base ConnectRetry time (default 120; the session backs off exponentially). */
-  readonly connectRetryTimeSec?: number;
-  /** Wait for the peer to connect (never dial). */
-  readonly passive?: boolean;
-  /** RFC 2385 TCP MD5 password. */
-  readonly md5Password?: string;
-  /** eBGP multihop TTL. */
-  readonly ebgpMultihop?: number;
-  /** RFC 5082 GTSM. */
-  readonly ttlSecurity?: boolean;
-  /** Families offered in the OPEN (default both unicast families). */
-  readonly families?: readonly Family[];
-  /** Next hop for IPv4 routes toward this peer (default: the session's local address if IPv4). */
-  readonly nextHopIPv4?: string;
-  /** Next hop for IPv6 routes; required to send IPv6 routes over an IPv4 session. */
-  readonly nextHopIPv6?: string;
-  /**
-   * RFC 4724 capability: restart time (default 120 s) and the RFC 8538 N bit (`notification`, default true: a Cease
-   * other than Hard Reset keeps graceful restart); `false` = do not advertise graceful restart.
-   */
-  readonly gracefulRestart?: { readonly restartTimeSec?: number; readonly notification?: boolean } | false;
-  /** Offer RFC 8654 extended messages (default true). */
-  readonly extendedMessage?: boolean;
-  /** Maximum prefixes accepted from the peer (exceeded → Cease 1). */
-  readonly maxPrefixes?: number;
-  /** BFD for this peer (absent: none). Changing it never resets the BGP session. */
-  readonly bfd?: PeerBfdConfig;
-}
+export type { PeerConfig } from './peer-config.ts';
 
 /** Options of the Speaker. */
 export interface SpeakerOptions {

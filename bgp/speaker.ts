@@ -46,6 +46,7 @@ import { peerEnding } from './stop-modes.ts';
 import type { PeerEnding, StopMode, StopOutcome } from './stop-modes.ts';
 import { BgpListener } from './session/listener.ts';
 import { peerStatus } from './peer-status.ts';
+import { changedFields, GRACEFUL_RESTART_OPTIONS, PEER_OPTIONS, resetsSession } from './peer-config.ts';
 import { BfdHandle } from './bfd/handle.ts';
 import { PeerBfd } from './bfd/peers.ts';
 import type { BfdStateEvent } from './bfd/peers.ts';
@@ -54,7 +55,6 @@ import type { BfdStateEvent } from './bfd/peers.ts';
 export type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 import type { PeerConfig, PeerListener, PeerSession, PeerStatus, SpeakerOptions } from './speaker-types.ts';
 
-const DEFAULT_RESTART_TIME_SEC = 120;
 /** How often a departure looks whether the withdrawals are out (ms of clock time). */
 const SEND_POLL_MS = 20;
 
@@ -69,7 +69,7 @@ function unmapIPv4(addr: string | undefined): string | undefined {
   const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
   return m ? m[1] : addr;
 }
-const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
+const DEFAULT_FAMILIES: readonly Family[] = PEER_OPTIONS.families.default;
 
 interface PeerEntry {
   cfg: PeerConfig;
@@ -85,9 +85,6 @@ interface PeerEntry {
   /** When the table is packed for the next session while there is none (see `packForNextSession`). */
   readonly packing: PackSchedule;
 }
-
-/** Fields of PeerConfig that do not need a new session when they change (bfd: a BFD Poll Sequence does it). */
-const EXPORT_ONLY_FIELDS = new Set<keyof PeerConfig>(['nextHopIPv4', 'nextHopIPv6', 'bfd']);
 
 /**
  * Herald's BGP speaker. See the module comment for the data flow and events. Methods never throw for a peer's
@@ -209,11 +206,11 @@ export class Speaker extends EventEmitter {
   private grOptionsFor(c: PeerConfig, restartDone: boolean): PeerEntry['grOptions'] {
     if (c.gracefulRestart === false) return undefined;
     return {
-      restartTimeSec: c.gracefulRestart?.restartTimeSec ?? DEFAULT_RESTART_TIME_SEC,
+      restartTimeSec: c.gracefulRestart?.restartTimeSec ?? GRACEFUL_RESTART_OPTIONS.restartTimeSec.default,
       // R bit only until our first End-of-RIB to this peer went out after a restart (RFC 4724 §3, §4.1)
       restarting: this.restarting && !restartDone,
       forwardingPreserved: true,
-      notification: c.gracefulRestart?.notification ?? true,
+      notification: c.gracefulRestart?.notification ?? GRACEFUL_RESTART_OPTIONS.notification.default,
     };
   }
 
@@ -227,16 +224,16 @@ export class Speaker extends EventEmitter {
       remotePort: c.port ?? BGP_PORT,
       localAddress: c.localAddress,
       localPort: c.localPort,
-      holdTimeSec: c.holdTimeSec ?? 90,
+      holdTimeSec: c.holdTimeSec ?? PEER_OPTIONS.holdTimeSec.default,
       keepaliveTimeSec: c.keepaliveTimeSec,
-      connectRetryTimeSec: c.connectRetryTimeSec ?? 120,
-      passive: c.passive ?? false,
+      connectRetryTimeSec: c.connectRetryTimeSec ?? PEER_OPTIONS.connectRetryTimeSec.default,
+      passive: c.passive ?? PEER_OPTIONS.passive.default,
       md5Password: c.md5Password,
       ebgpMultihop: c.ebgpMultihop,
       ttlSecurity: c.ttlSecurity,
       families: [...(c.families ?? DEFAULT_FAMILIES)],
       gracefulRestart: gr,
-      extendedMessage: c.extendedMessage ?? true,
+      extendedMessage: c.extendedMessage ?? PEER_OPTIONS.extendedMessage.default,
       maxPrefixes: c.maxPrefixes,
       clock: this.clock,
     };
@@ -321,20 +318,16 @@ export class Speaker extends EventEmitter {
   }
 
   /**
-   * Changes a peer's configuration. Only the export-only fields (nextHopIPv4, nextHopIPv6) changed: the session stays
-   * up and changed routes are re-announced. Anything else: the session is closed with Cease 6 (Other Configuration
-   * Change, RFC 4486) and a new one started. Throws Error for an unknown peer.
+   * Changes a peer's configuration; what each changed field does is its row of PEER_OPTIONS (bgp/peer-config.ts). Only
+   * `export` and `bfd` fields changed (next hops, BFD): the session stays up, changed routes are re-announced and the
+   * BFD session is reconfigured. Anything else: the session is closed with Cease 6 (Other Configuration Change,
+   * RFC 4486) and a new one started. Throws Error for an unknown peer.
    */
   updatePeer(cfg: PeerConfig): void {
     const entry = this.mustGet(cfg.name);
     if (cfg.localAs !== undefined) checkAs(cfg.localAs);
     const old = entry.cfg;
-    const keys = new Set([...Object.keys(old), ...Object.keys(cfg)] as (keyof PeerConfig)[]);
-    let sessionChange = false;
-    for (const k of keys) {
-      if (EXPORT_ONLY_FIELDS.has(k)) continue;
-      if (JSON.stringify(old[k]) !== JSON.stringify(cfg[k])) sessionChange = true;
-    }
+    const sessionChange = resetsSession(changedFields(old, cfg));
     entry.cfg = cfg;
     this.bfd.configure(cfg);
     if (!sessionChange) {

@@ -20,6 +20,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock.ts';
+import type { BfdSessionSettings } from '../peer-config.ts';
 import { canonicalAddress } from '../codec/nlri.ts';
 import { decodeControlPacket } from './packet.ts';
 import type { BfdDiscardReason } from './packet.ts';
@@ -28,25 +29,12 @@ import type { BfdSessionChange, BfdSessionParameters, BfdSessionStatus } from '.
 import { BFD_MULTIHOP_PORT, BFD_SINGLE_HOP_PORT } from './udp.ts';
 import type { BfdReceiveSocket, BfdSendSocket, BfdTransport, TtlCheck, TtlRule, UdpEndpoint } from './udp.ts';
 
-/** One BFD session as a client asks for it. Intervals in milliseconds. */
-export interface BfdPeerConfig {
-  /** The peer's address (IPv4 or IPv6, no zone). */
-  readonly remoteAddress: string;
-  /** Our address for this session (source of our packets, bind address of the receiving socket); default any. */
-  readonly localAddress?: string;
-  /** RFC 5883 multihop (port 4784) instead of RFC 5881 single-hop (port 3784, TTL 255 required). */
-  readonly multihop: boolean;
-  /** bfd.DesiredMinTxInterval once Up, ms. */
-  readonly transmitIntervalMs: number;
-  /** bfd.RequiredMinRxInterval, ms. */
-  readonly receiveIntervalMs: number;
-  /** bfd.DetectMult, 1..255. */
-  readonly detectMultiplier: number;
-  /** Passive role: wait for the peer's first packet. */
-  readonly passive: boolean;
-  /** Multihop only: discard packets from the peer with a TTL / Hop Limit below this (1..255). */
-  readonly minimumTtl?: number;
-}
+/**
+ * One BFD session as a client asks for it: a peer's BFD settings with every default applied (bgp/peer-config.ts,
+ * intervals in milliseconds), and the addresses: the peer's (IPv4 or IPv6, no zone), ours (source of our packets,
+ * bind address of the receiving socket; default any).
+ */
+export type BfdPeerConfig = BfdSessionSettings & { readonly remoteAddress: string; readonly localAddress?: string };
 
 /** A session's status as the engine reports it. */
 export interface BfdSessionInfo extends BfdSessionStatus {

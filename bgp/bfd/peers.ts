@@ -9,32 +9,13 @@
  * purpose, e.g. a graceful restart), and our own AdminDown.
  */
 import type { Clock } from '../clock.ts';
+import { BFD_OPTIONS } from '../peer-config.ts';
+import type { PeerBfdConfig } from '../peer-config.ts';
 import type { BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 import type { BfdClient } from './handle.ts';
 import { describeDiag } from './packet.ts';
 import type { BfdState } from './packet.ts';
 import type { BfdSessionChange } from './session.ts';
-
-/** Default Desired Min TX / Required Min RX Interval, ms (MetalLB's BFDProfile and FRR use 300). */
-export const DEFAULT_BFD_INTERVAL_MS = 300;
-/** Default Detect Mult (MetalLB, FRR). */
-export const DEFAULT_BFD_DETECT_MULTIPLIER = 3;
-
-/** A peer's BFD settings (RFC 5880 §6.8.1 variables; names as MetalLB's BFDProfile). Intervals in milliseconds. */
-export interface PeerBfdConfig {
-  /** bfd.DesiredMinTxInterval once Up (default 300 ms). */
-  readonly transmitIntervalMs?: number;
-  /** bfd.RequiredMinRxInterval (default 300 ms). */
-  readonly receiveIntervalMs?: number;
-  /** bfd.DetectMult (default 3). */
-  readonly detectMultiplier?: number;
-  /** Wait for the peer's first packet (default false). */
-  readonly passive?: boolean;
-  /** RFC 5883 multihop (UDP 4784) instead of RFC 5881 single-hop (UDP 3784, TTL 255 required). Default: ebgpMultihop > 1. */
-  readonly multihop?: boolean;
-  /** Multihop only: drop the peer's packets with a TTL / Hop Limit below this (default: no check). */
-  readonly minimumTtl?: number;
-}
 
 /** The part of a Speaker peer this module reads. */
 export interface BfdPeer {
@@ -124,10 +105,10 @@ export class PeerBfd {
       remoteAddress: p.address,
       ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : {}),
       multihop: b.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1),
-      transmitIntervalMs: b.transmitIntervalMs ?? DEFAULT_BFD_INTERVAL_MS,
-      receiveIntervalMs: b.receiveIntervalMs ?? DEFAULT_BFD_INTERVAL_MS,
-      detectMultiplier: b.detectMultiplier ?? DEFAULT_BFD_DETECT_MULTIPLIER,
-      passive: b.passive ?? false,
+      transmitIntervalMs: b.transmitIntervalMs ?? BFD_OPTIONS.transmitIntervalMs.default,
+      receiveIntervalMs: b.receiveIntervalMs ?? BFD_OPTIONS.receiveIntervalMs.default,
+      detectMultiplier: b.detectMultiplier ?? BFD_OPTIONS.detectMultiplier.default,
+      passive: b.passive ?? BFD_OPTIONS.passive.default,
       ...(b.minimumTtl !== undefined ? { minimumTtl: b.minimumTtl } : {}),
     };
   }

@@ -12,6 +12,7 @@ import { DEFAULT_CONTEXT } from '../codec/types.ts';
 import type { Capability, CodecContext, OpenMessage } from '../codec/types.ts';
 import { negotiateHoldTime } from '../fsm/fsm.ts';
 import type { FsmConfig } from '../fsm/fsm.ts';
+import { PEER_OPTIONS } from '../peer-config.ts';
 import type { SessionOptions } from './options.ts';
 
 /** AFI/SAFI of each family Herald speaks. */
@@ -23,7 +24,6 @@ export const FAMILY_AFI_SAFI: Record<Family, { afi: number; safi: number }> = {
 /** The family of "AFI/SAFI" (e.g. "2/1" → ipv6-unicast), for the families Herald speaks; the inverse of FAMILY_AFI_SAFI. */
 export const FAMILY_OF_AFI: Readonly<Record<string, Family>> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
 
-const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 /**
  * Our OPEN from the options (built for each connection: the R bit can change between them): Multiprotocol per
@@ -31,7 +31,7 @@ const DEFAULT_FAMILIES: readonly Family[] = ['ipv4-unicast', 'ipv6-unicast'];
  * 4-octet AS.
  */
 export function localOpen(o: SessionOptions, holdTimeSec: number): OpenMessage {
-  const families = o.families ?? DEFAULT_FAMILIES;
+  const families = o.families ?? PEER_OPTIONS.families.default;
   const caps: Capability[] = [];
   for (const f of families) caps.push({ type: 'Multiprotocol', ...FAMILY_AFI_SAFI[f] });
   caps.push({ type: 'RouteRefresh' });

@@ -5,6 +5,7 @@ import type { Family } from '../constants.ts';
 import { parseIdentifier } from '../codec/open.ts';
 import type { Clock } from '../clock.ts';
 import type { FsmConfig } from '../fsm/fsm.ts';
+import { inRange, PEER_OPTIONS, rangeText } from '../peer-config.ts';
 
 /** Configuration of one peer session. Durations in seconds. */
 export interface SessionOptions {
@@ -53,14 +54,13 @@ export interface SessionOptions {
 }
 
 /**
- * The FSM configuration of a session (hold time default 90 s). Throws RangeError for a hold time of 1 or 2 seconds
- * or outside 0..65535 (RFC 4271 §4.2) and for a BGP Identifier that is not a dotted quad.
+ * The FSM configuration of a session (hold time default 90 s, bgp/peer-config.ts). Throws RangeError for a hold
+ * time of 1 or 2 seconds or outside 0..65535 (RFC 4271 §4.2) and for a BGP Identifier that is not a dotted quad.
  */
 export function fsmConfigOf(options: SessionOptions): FsmConfig {
-  const holdTimeSec = options.holdTimeSec ?? 90;
-  if (holdTimeSec === 1 || holdTimeSec === 2 || holdTimeSec < 0 || holdTimeSec > 65535) {
-    throw new RangeError(`holdTimeSec must be 0 or 3..65535 (RFC 4271 §4.2), got ${holdTimeSec}`);
-  }
+  const hold = PEER_OPTIONS.holdTimeSec;
+  const holdTimeSec = options.holdTimeSec ?? hold.default;
+  if (!inRange(hold, holdTimeSec)) throw new RangeError(`holdTimeSec must be ${rangeText(hold)} (RFC 4271 §4.2), got ${holdTimeSec}`);
   parseIdentifier(options.bgpIdentifier);
   const passive = options.passive ?? false;
   return options.keepaliveTimeSec !== undefined ? { holdTimeSec, passive, keepaliveTimeSec: options.keepaliveTimeSec } : { holdTimeSec, passive };

@@ -58,6 +58,7 @@ import { FsmTimers } from './timers.ts';
 import { TxPump } from './tx-pump.ts';
 import type { TxSource } from './tx-pump.ts';
 import { applySocketOptions, dial, TransportError, ttlOptions } from './transport.ts';
+import { PEER_OPTIONS } from '../peer-config.ts';
 import type { DialOptions } from './transport.ts';
 
 export type { CeaseRequest, StopRequest } from './cease.ts';
@@ -113,7 +114,7 @@ export class Session extends EventEmitter implements PeerSession {
     this.options = options;
     this.clock = options.clock ?? realClock;
     this.restart = new Restart(this.clock, {
-      connectRetryTimeSec: options.connectRetryTimeSec ?? 120,
+      connectRetryTimeSec: options.connectRetryTimeSec ?? PEER_OPTIONS.connectRetryTimeSec.default,
       baseMs: options.connectRetryBaseMs ?? 1000,
       ...(options.random ? { random: options.random } : {}),
     });

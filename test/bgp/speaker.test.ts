@@ -321,6 +321,18 @@ t.test('updatePeer: next hop change keeps the session; other changes restart it 
   t.same(speaker.peers(), []);
 });
 
+t.test('updatePeer: a field bgp/peer-config.ts does not classify resets the session (the safe side)', async (t) => {
+  const { speaker, sessions } = setup();
+  speaker.addPeer({ name: 'u', address: '127.0.0.2', peerAs: 65001 });
+  const u = sessions[0]!;
+  u.establish();
+  // an option added to PeerConfig by a caller that knows it, unknown to the table: never taken as export only
+  const withUnknown = Object.assign({ name: 'u', address: '127.0.0.2', peerAs: 65001 }, { someFutureOption: 7 });
+  speaker.updatePeer(withUnknown);
+  t.same(u.stopped, [{ subcode: 6 }], 'Cease 6: the session restarts');
+  t.equal(sessions.length, 2, 'new session');
+});
+
 t.test('setRoutes: a later duplicate key wins; unchanged routes are not resent', async (t) => {
   const { speaker, sessions } = setup();
   speaker.addPeer({ name: 'p', address: '127.0.0.2', peerAs: 65001 });
