@@ -4,11 +4,11 @@
  * objects, so the published contract is the enforced one.
  */
 
-const str = { type: 'string' } as const;
-const int = { type: 'integer' } as const;
-const num = { type: 'number' } as const;
-const bool = { type: 'boolean' } as const;
-const strList = { type: 'array', items: str } as const;
+export const str = { type: 'string' } as const;
+export const int = { type: 'integer' } as const;
+export const num = { type: 'number' } as const;
+export const bool = { type: 'boolean' } as const;
+export const strList = { type: 'array', items: str } as const;
 
 /** Every error body: `{statusCode, error, message}`. */
 export const errorSchema = {
@@ -55,68 +55,6 @@ export const statusSchema = {
       type: 'array',
       description: 'Objects the controller cannot use, treated as absent (an EndpointSlice: its endpoints count as not ready)',
       items: { type: 'object', properties: { kind: str, name: str, reason: str, since: str } },
-    },
-  },
-} as const;
-
-const counts = { type: 'object', additionalProperties: int } as const;
-
-export const peerViewSchema = {
-  type: 'object',
-  required: ['name', 'address', 'port', 'localAs', 'peerAs', 'state', 'messages', 'prefixes', 'flaps'],
-  properties: {
-    name: str,
-    address: str,
-    port: int,
-    localAs: int,
-    peerAs: int,
-    state: { type: 'string', description: 'Idle, Connect, Active, OpenSent, OpenConfirm or Established (RFC 4271 §8)' },
-    uptimeSec: { type: 'number', description: 'Seconds since Established' },
-    since: str,
-    negotiated: {
-      type: 'object',
-      properties: {
-        holdTimeSec: int,
-        keepaliveTimeSec: num,
-        families: strList,
-        fourOctetAs: bool,
-        extendedMessage: bool,
-        routeRefresh: bool,
-        gracefulRestart: bool,
-        peerBgpIdentifier: str,
-      },
-    },
-    lastError: {
-      type: 'object',
-      properties: { kind: str, code: int, subcode: int, description: str, message: str, at: str },
-    },
-    messages: { type: 'object', properties: { sent: counts, received: counts } },
-    prefixes: { type: 'object', properties: { sent: int, received: int } },
-    flaps: int,
-    unsentRoutes: {
-      type: 'array',
-      description: 'Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the other routes are sent',
-      items: { type: 'object', properties: { reason: str, prefixes: int, example: str } },
-    },
-    bfd: {
-      type: 'object',
-      description: "The peer's BFD session (RFC 5880), when BFD is on for it; intervals in ms",
-      properties: {
-        state: { type: 'string', description: 'AdminDown, Down, Init or Up' },
-        remoteState: str,
-        diagnostic: str,
-        multihop: bool,
-        localDiscriminator: int,
-        remoteDiscriminator: int,
-        transmitIntervalMs: num,
-        detectionTimeMs: num,
-        ttlCheck: str,
-        ttlCheckReason: str,
-        error: str,
-        stateChanges: int,
-        upSince: str,
-        lastDown: { type: 'object', properties: { at: str, diagnostic: str, remoteState: str, detectionTimeMs: num } },
-      },
     },
   },
 } as const;

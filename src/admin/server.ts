@@ -16,6 +16,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { DaemonView } from './view.ts';
 import { NotFoundError } from './view.ts';
 import * as S from './schemas.ts';
+import { peerViewSchema } from './peer-view.ts';
 import { lazySchemaController } from './lazy-compilers.ts';
 import { addressBits, ipFamilyOf } from '../net/address.ts';
 import { http } from '../net/node-http.ts';
@@ -76,7 +77,7 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     url: '/api/v1/peers',
     summary: 'Every configured peer with session state, uptime, negotiated capabilities, last error and counters.',
-    response: { 200: { type: 'array', items: S.peerViewSchema } },
+    response: { 200: { type: 'array', items: peerViewSchema } },
     handler: async (view) => view.peers(),
   },
   {
@@ -84,7 +85,7 @@ export const ROUTES: RouteDef[] = [
     url: '/api/v1/peers/:name',
     summary: 'One peer by name.',
     params: S.peerNameParams,
-    response: { 200: S.peerViewSchema },
+    response: { 200: peerViewSchema },
     handler: async (view, req) => {
       const { name } = req.params as Params;
       const p = view.peers().find((x) => x.name === name);

@@ -6,83 +6,8 @@
  * Durations are seconds, timestamps ISO 8601 strings (UTC).
  */
 
-/** Why a session last went down, or the NOTIFICATION last exchanged. */
-export interface PeerErrorView {
-  /** StateReason kind: notificationSent, notificationReceived, holdTimerExpired, transportError, ...; unsentRoutes while routes cannot be sent. */
-  kind: string;
-  /** NOTIFICATION error code / subcode (RFC 4271 §4.5), when one was sent or received. */
-  code?: number;
-  subcode?: number;
-  /** Name of code/subcode, e.g. "Cease / Administrative Shutdown". */
-  description?: string;
-  /** Shutdown communication (RFC 9003) or transport error text. */
-  message?: string;
-  /** When it happened. */
-  at?: string;
-}
-
-/** One BGP neighbour as the operator sees it. */
-export interface PeerView {
-  name: string;
-  address: string;
-  port: number;
-  localAs: number;
-  peerAs: number;
-  /** RFC 4271 §8 state name: Idle, Connect, Active, OpenSent, OpenConfirm, Established. */
-  state: string;
-  /** Seconds since the session reached Established (absent when not Established). */
-  uptimeSec?: number;
-  /** Since when the session is in its current state. */
-  since?: string;
-  /** Negotiated parameters (absent before OPEN exchange). */
-  negotiated?: {
-    holdTimeSec: number;
-    keepaliveTimeSec: number;
-    /** Families both sides carry, e.g. ["ipv4-unicast"]. */
-    families: string[];
-    fourOctetAs: boolean;
-    extendedMessage: boolean;
-    routeRefresh: boolean;
-    gracefulRestart: boolean;
-    peerBgpIdentifier?: string;
-  };
-  lastError?: PeerErrorView;
-  /** Messages by type (open, update, notification, keepalive, routeRefresh). */
-  messages: { sent: Record<string, number>; received: Record<string, number> };
-  /** Prefixes in our Adj-RIB-Out toward the peer (sent) and NLRI the peer announced (received). */
-  prefixes: { sent: number; received: number };
-  /** Times the session left Established. */
-  flaps: number;
-  /** The peer's BFD session (RFC 5880), when BFD is on for it. */
-  bfd?: PeerBfdView;
-  /** Desired routes that cannot be encoded toward this peer (e.g. an IPv6 next hop with a zone id), by reason; the others are sent. */
-  unsentRoutes?: { reason: string; prefixes: number; example: string }[];
-}
-
-/** A peer's BFD session. Intervals in milliseconds. */
-export interface PeerBfdView {
-  /** RFC 5880 state: AdminDown, Down, Init or Up; remoteState as the router last reported it. */
-  state: string;
-  remoteState: string;
-  /** Why our state last changed (RFC 5880 §4.1 Diag), e.g. "Control Detection Time Expired". */
-  diagnostic: string;
-  multihop: boolean;
-  localDiscriminator: number;
-  remoteDiscriminator: number;
-  /** Negotiated interval of our packets. */
-  transmitIntervalMs: number;
-  /** Silence after which the session is declared down. */
-  detectionTimeMs: number;
-  /** kernel (TTL checked), none (multihop without minimumTtl) or unavailable (see ttlCheckReason). */
-  ttlCheck: string;
-  ttlCheckReason?: string;
-  /** Why the session cannot run (its sockets), when it cannot. */
-  error?: string;
-  stateChanges: number;
-  upSince?: string;
-  /** The last time it left Up; a failure (not AdminDown) resets BGP with Cease / BFD Down. */
-  lastDown?: { at: string; diagnostic: string; remoteState: string; detectionTimeMs: number };
-}
+export type { PeerBfdView, PeerErrorView, PeerView } from './peer-view.ts';
+import type { PeerView } from './peer-view.ts';
 
 /** One route of a peer's Adj-RIB-Out, with the attributes as sent. */
 export interface RouteView {

@@ -13,8 +13,8 @@
  */
 import { BlockList } from 'node:net';
 import { z } from 'zod';
-import type { Family } from '../../bgp/main-thread.ts';
-import { MAX_COMMUNITY_OCTETS, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
+import type { Family, SubOption } from '../../bgp/main-thread.ts';
+import { BFD_OPTIONS, GRACEFUL_RESTART_OPTIONS, inRange, MAX_COMMUNITY_OCTETS, parseCommunity, parseLargeCommunity, PEER_OPTIONS, rangeText } from '../../bgp/main-thread.ts';
 import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
 import { parseCommunityRange, parseLargeCommunityRange, reachesWellKnown } from '../net/community-ranges.ts';
 import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
@@ -79,14 +79,22 @@ const positiveSeconds = (max = MAX_SECONDS) =>
 /** Non-negative number of seconds up to `max`, fractions allowed. */
 const nonNegativeSeconds = (max = MAX_SECONDS) =>
   z.number(msg('must be a number of seconds')).min(0, msg('must be >= 0 (seconds)')).max(max, msg(`must be at most ${max} (seconds)`));
-/** Whole seconds 1..65535 (the range of the hold time, RFC 4271 §4.2). */
-const wholeSeconds = z
-  .number(msg('must be an integer number of seconds 1..65535'))
-  .int(msg('must be an integer number of seconds 1..65535'))
-  .min(1, msg('must be an integer number of seconds 1..65535'))
-  .max(65535, msg('must be an integer number of seconds 1..65535'));
-
-const positiveInt = z.number(msg('must be a positive integer')).int(msg('must be a positive integer')).min(1, msg('must be a positive integer')).max(MAX_U32, msg('must be a positive integer'));
+/**
+ * An integer option of a peer, its range from bgp/peer-config.ts; `what(range)` is the message ("must be a TTL
+ * (integer 1..255)"). A range with holes (`not`: the hold time) is a refinement, any other min/max (so that the JSON
+ * Schema and the CRDs carry it).
+ */
+function integerOption(o: SubOption, what: (range: string) => string) {
+  const range = rangeText(o);
+  if (range === undefined || o.min === undefined || o.max === undefined) throw new Error('integerOption: an option with a range');
+  const m = msg(what(range));
+  const n = z.number(m).int(m);
+  return o.not !== undefined && o.not.length > 0 ? n.refine((v) => inRange(o, v), m) : n.min(o.min, m).max(o.max, m);
+}
+/** A time option in whole seconds ("must be an integer number of seconds 1..65535"). */
+const wholeSeconds = (o: SubOption) => integerOption(o, (r) => `must be an integer number of seconds ${r}`);
+/** A TTL option ("must be a TTL (integer 1..255)"). */
+const ttl = (o: SubOption) => integerOption(o, (r) => `must be a TTL (integer ${r})`);
 /** Consecutive probe results (rise, fall): 1..100. */
 const probeCount = z.number(msg('must be an integer 1..100')).int(msg('must be an integer 1..100')).min(1, msg('must be an integer 1..100')).max(100, msg('must be an integer 1..100'));
 
@@ -217,38 +225,20 @@ const passwordSecret = z
   })
   .describe("TCP MD5 signature password (RFC 2385) from a Secret in Herald's namespace, read through the apiserver (needs the kubernetes source).");
 
-const holdTime = z
-  .number(msg('must be 0 or 3..65535 (seconds)'))
-  .int(msg('must be 0 or 3..65535 (seconds)'))
-  .refine((v) => v === 0 || (v >= 3 && v <= 65535), msg('must be 0 or 3..65535 (seconds)'));
+/** A BFD interval in milliseconds (bgp/peer-config.ts BFD_OPTIONS). */
+const bfdInterval = (o: SubOption) => integerOption(o, (r) => `must be an integer number of milliseconds ${r}`);
 
-const bfdInterval = z
-  .number(msg('must be an integer number of milliseconds 10..60000'))
-  .int(msg('must be an integer number of milliseconds 10..60000'))
-  .min(10, msg('must be an integer number of milliseconds 10..60000'))
-  .max(60000, msg('must be an integer number of milliseconds 10..60000'));
-
-/** A peer's BFD settings; names and defaults as MetalLB's BFDProfile (intervals in milliseconds). */
+/** A peer's BFD settings; names as MetalLB's BFDProfile (intervals in milliseconds), defaults and ranges bgp/'s. */
 const bfdSchema = z.strictObject({
   enabled: z.boolean().default(false),
-  transmitInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we send once Up (bfd.DesiredMinTxInterval); 1000 until Up.'),
-  receiveInterval: bfdInterval.default(300).describe('Milliseconds: the fastest we accept packets (bfd.RequiredMinRxInterval).'),
-  detectMultiplier: z
-    .number(msg('must be an integer 2..255'))
-    .int(msg('must be an integer 2..255'))
-    .min(2, msg('must be an integer 2..255'))
-    .max(255, msg('must be an integer 2..255'))
-    .default(3)
+  transmitInterval: bfdInterval(BFD_OPTIONS.transmitIntervalMs).default(BFD_OPTIONS.transmitIntervalMs.default).describe('Milliseconds: the fastest we send once Up (bfd.DesiredMinTxInterval); 1000 until Up.'),
+  receiveInterval: bfdInterval(BFD_OPTIONS.receiveIntervalMs).default(BFD_OPTIONS.receiveIntervalMs.default).describe('Milliseconds: the fastest we accept packets (bfd.RequiredMinRxInterval).'),
+  detectMultiplier: integerOption(BFD_OPTIONS.detectMultiplier, (r) => `must be an integer ${r}`)
+    .default(BFD_OPTIONS.detectMultiplier.default)
     .describe('Packets missed before the session is declared down (bfd.DetectMult).'),
-  passive: z.boolean().default(false).describe('Wait for the router to send first.'),
+  passive: z.boolean().default(BFD_OPTIONS.passive.default).describe('Wait for the router to send first.'),
   multihop: z.boolean().optional().describe('RFC 5883 multihop (UDP 4784) instead of RFC 5881 single-hop (UDP 3784, TTL 255 required); default: true when ebgpMultihop is 2 or more.'),
-  minimumTtl: z
-    .number(msg('must be a TTL (integer 1..255)'))
-    .int(msg('must be a TTL (integer 1..255)'))
-    .min(1, msg('must be a TTL (integer 1..255)'))
-    .max(255, msg('must be a TTL (integer 1..255)'))
-    .optional()
-    .describe("Multihop only: drop the router's BFD packets that arrive with a lower TTL (default: no check)."),
+  minimumTtl: ttl(BFD_OPTIONS.minimumTtl).optional().describe("Multihop only: drop the router's BFD packets that arrive with a lower TTL (default: no check)."),
 });
 
 export const peerSchema = z
@@ -258,44 +248,36 @@ export const peerSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, msg('must be 1..63 characters of letters, digits, "_", "." or "-", starting with a letter or digit'))
       .describe('Unique name of the peer (used in logs, metrics, the admin API and route filters).'),
     address: ipAddress.describe("The peer's IP address."),
-    port: port.default(179).describe("The peer's TCP port."),
+    port: port.default(PEER_OPTIONS.port.default).describe("The peer's TCP port."),
     peerAs: asNumber.describe("The peer's AS number. Equal to the local AS makes an iBGP session."),
     localAs: asNumber.optional().describe("Our AS number on this session (default: the node's, bgp.localAs unless a BGPNodeConfigOverride sets it)."),
     localAddress: ipAddress.optional().describe('Our source address for the session; also the default NEXT_HOP.'),
-    holdTime: holdTime.default(90).describe('Hold time offered in OPEN, seconds: 0 (no keepalives) or 3..65535 (RFC 4271 §4.2).'),
-    keepaliveTime: wholeSeconds
+    holdTime: integerOption(PEER_OPTIONS.holdTimeSec, (r) => `must be ${r} (seconds)`).default(PEER_OPTIONS.holdTimeSec.default).describe('Hold time offered in OPEN, seconds: 0 (no keepalives) or 3..65535 (RFC 4271 §4.2).'),
+    keepaliveTime: wholeSeconds(PEER_OPTIONS.keepaliveTimeSec)
       .optional()
       .describe('Seconds between KEEPALIVEs; default one third of the negotiated hold time. Must be below holdTime.'),
-    connectRetryTime: wholeSeconds
-      .default(120)
+    connectRetryTime: wholeSeconds(PEER_OPTIONS.connectRetryTimeSec)
+      .default(PEER_OPTIONS.connectRetryTimeSec.default)
       .describe('Base ConnectRetry time, seconds (exponential backoff with jitter, capped).'),
-    passive: z.boolean().default(false).describe('Never dial; wait for the peer to connect (needs bgp.listen).'),
+    passive: z.boolean().default(PEER_OPTIONS.passive.default).describe('Never dial; wait for the peer to connect (needs bgp.listen).'),
     password: passwordSource.optional(),
     passwordSecret: passwordSecret.optional(),
-    ebgpMultihop: z
-      .number(msg('must be a TTL (integer 1..255)'))
-      .int(msg('must be a TTL (integer 1..255)'))
-      .min(1, msg('must be a TTL (integer 1..255)'))
-      .max(255, msg('must be a TTL (integer 1..255)'))
+    ebgpMultihop: ttl(PEER_OPTIONS.ebgpMultihop)
       .optional()
       .describe('IP TTL of our packets for an eBGP peer several hops away.'),
-    ttlSecurity: z.boolean().default(false).describe('GTSM (RFC 5082): send TTL 255 and require received TTL 255.'),
+    ttlSecurity: z.boolean().default(PEER_OPTIONS.ttlSecurity.default).describe('GTSM (RFC 5082): send TTL 255 and require received TTL 255.'),
     families: z
       .array(z.enum(FAMILIES, msg('must be ipv4-unicast or ipv6-unicast')))
       .min(1, msg('must list at least one family'))
-      .default(['ipv4-unicast', 'ipv6-unicast'])
+      .default([...PEER_OPTIONS.families.default])
       .describe('Address families offered in OPEN (Multiprotocol capability, RFC 4760).'),
     nextHop: ipv4Address.optional().describe('NEXT_HOP for IPv4 routes to this peer (default: the session local address).'),
     nextHopV6: ipv6Address.optional().describe('Next hop for IPv6 routes to this peer; required to send IPv6 routes over an IPv4 session.'),
     gracefulRestart: z
       .strictObject({
         enabled: z.boolean().default(false),
-        restartTime: z
-          .number(msg('must be 0..4095 (seconds)'))
-          .int(msg('must be 0..4095 (seconds)'))
-          .min(0, msg('must be 0..4095 (seconds)'))
-          .max(4095, msg('must be 0..4095 (seconds)'))
-          .default(120)
+        restartTime: integerOption(GRACEFUL_RESTART_OPTIONS.restartTimeSec, (r) => `must be ${r} (seconds)`)
+          .default(GRACEFUL_RESTART_OPTIONS.restartTimeSec.default)
           .describe('Restart Time advertised in the capability, seconds (RFC 4724 §3, 12 bits).'),
       })
       .optional()
@@ -307,7 +289,7 @@ export const peerSchema = z
       })
       .optional()
       .describe('Graceful shutdown (RFC 8326) on a drain and a departure (docs/upgrades.md); enabled on any peer, a departing node drains instead of withdrawing at once.'),
-    maxPrefixes: positiveInt.optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
+    maxPrefixes: integerOption(PEER_OPTIONS.maxPrefixes, () => 'must be a positive integer').optional().describe('Cease (RFC 4486 subcode 1) when the peer sends more prefixes than this.'),
     bfd: bfdSchema.optional().describe('BFD (RFC 5880): the router notices a dead node in transmitInterval × detectMultiplier instead of the hold time; a BFD failure resets this BGP session. Changing it never resets BGP.'),
     nodeSelector: labelSelector.optional().describe("Peer only from nodes whose labels match (needs the Kubernetes source for the node's labels). The same as nodeSelectors with one selector."),
     nodeSelectors: labelSelectors('Peer only from nodes').optional(),

@@ -10,6 +10,7 @@ import { KINDS } from './kinds.ts';
 import { generatedCrdFiles, jsonSchemaOf } from './schema.ts';
 import type { JsonSchema } from './schema.ts';
 import { configSchema } from '../config/schema.ts';
+import { fileChangeResets, PEER_FIELDS } from '../config/peer-fields.ts';
 
 
 /** The JSON Schema of the configuration file (input side: defaults are optional). */
@@ -54,6 +55,11 @@ function rows(s: JsonSchema, prefix: string, out: string[][]): void {
 }
 
 /** The Markdown reference. */
+/** The fields of a peer whose change keeps its session (src/config/peer-fields.ts, by the Speaker's rule). */
+function sessionKeepingFields(): string[] {
+  return Object.keys(PEER_FIELDS).filter((f) => !fileChangeResets([f]));
+}
+
 export function configMarkdown(): string {
   const schema = configJsonSchema();
   const lines = [
@@ -89,7 +95,9 @@ export function configMarkdown(): string {
     '(`HERALD_CONFIG_MAX_BYTES`) and must be a regular file; see "Limits" in [operations.md](operations.md).',
     '',
     'Reload: `SIGHUP` or a change of the file applies a new valid file as a diff (unchanged peers keep their',
-    'sessions); an invalid file is rejected with every error and the running configuration stays.',
+    'sessions); an invalid file is rejected with every error and the running configuration stays. A changed peer keeps',
+    `its session when only ${sessionKeepingFields().map((f) => `\`${f}\``).join(', ')} changed; a change of any other of its fields`,
+    'restarts its session (Cease / Other Configuration Change, RFC 4486; the rule of bgp/peer-config.ts).',
     '`bgp.localAs`, `bgp.routerId`, `bgp.listen`, `admin`, `stateDir`, `source`, `node` and `flapControl` change only on restart.',
     '',
   ];

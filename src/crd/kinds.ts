@@ -4,14 +4,18 @@
  * printer columns. schema.ts generates the CRDs from this; objects.ts reads objects back with the same map.
  *
  * Names (docs/decisions.md "Configuration sources"): a field keeps the file's name unless MetalLB names the same
- * concept otherwise (`peerAddress`, `peerASN`, `myASN`, ...); then the CRD uses MetalLB's name and the map below is
- * the one place that knows both. Fields of the file that make no sense in a cluster-wide object are left out (a
+ * concept otherwise (`peerAddress`, `peerASN`, `myASN`, ...); then the CRD uses MetalLB's name, and the field maps below
+ * are the one place that knows both (a peer's: its table, src/config/peer-fields.ts, with the defaults and ranges of
+ * bgp/peer-config.ts in its CEL rules). Fields of the file that make no sense in a cluster-wide object are left out (a
  * password from a node's file or environment; the single-selector forms, `nodeSelectors`/`serviceSelectors` being
  * MetalLB's); an object's `name` is its metadata.name.
  */
 import type { z } from 'zod';
 import type { HeraldKind } from '../k8s/herald-kinds.ts';
 import { advertisementSchema, nodeOverrideSchema, peerSchema, poolSchema } from '../config/schema.ts';
+import { crdOmitted, crdRenames } from '../config/peer-fields.ts';
+import { PEER_OPTIONS, rangeText } from '../../bgp/main-thread.ts';
+import type { SubOption } from '../../bgp/main-thread.ts';
 import { advertisementStatusSchema, nodeStatusSchema, nodeStatusSpecSchema, overrideStatusSchema, peerStatusSchema, poolStatusSchema } from './status.ts';
 
 /**
@@ -64,20 +68,16 @@ export interface KindSpec {
   readonly columns: readonly PrinterColumn[];
 }
 
-/** The peer fields as BGPPeer (and a BGPNodeConfigOverride's peers) name them: MetalLB's BGPPeer names. */
-const PEER_RENAMES: Readonly<Record<string, readonly string[]>> = {
-  address: ['peerAddress'],
-  port: ['peerPort'],
-  peerAs: ['peerASN'],
-  localAs: ['myASN'],
-  localAddress: ['sourceAddress'],
-  connectRetryTime: ['connectTime'],
-};
+/** The peer fields as BGPPeer (and a BGPNodeConfigOverride's peers) name them: MetalLB's BGPPeer names (the table). */
+const PEER_RENAMES = crdRenames();
+
+/** The hold time a peer without one has, in CEL. */
+const HOLD_TIME = `(has(self.holdTime) ? self.holdTime : ${PEER_OPTIONS.holdTimeSec.default})`;
 
 /** The cross-field rules of one peer (src/config/schema.ts `semanticChecks`) that CEL can express. */
 const PEER_OBJECT_RULES: readonly CelRule[] = [
   {
-    rule: '!has(self.keepaliveTime) || (has(self.holdTime) ? self.holdTime : 90) == 0 || self.keepaliveTime < (has(self.holdTime) ? self.holdTime : 90)',
+    rule: `!has(self.keepaliveTime) || ${HOLD_TIME} == 0 || self.keepaliveTime < ${HOLD_TIME}`,
     message: 'must be below holdTime',
     fieldPath: '.keepaliveTime',
   },
@@ -101,8 +101,19 @@ const PEER_FIELD_RULES: Readonly<Record<string, readonly CelRule[]>> = {
   sourceAddress: [{ rule: 'isIP(self)', message: 'must be an IP address (without a zone id)' }],
   nextHop: [{ rule: 'isIP(self) && ip(self).family() == 4', message: 'must be an IPv4 address' }],
   nextHopV6: [{ rule: 'isIP(self) && ip(self).family() == 6', message: 'must be an IPv6 address' }],
-  holdTime: [{ rule: 'self == 0 || (self >= 3 && self <= 65535)', message: 'must be 0 or 3..65535 (seconds)' }],
+  holdTime: [{ rule: celRange(PEER_OPTIONS.holdTimeSec), message: `must be ${rangeText(PEER_OPTIONS.holdTimeSec)} (seconds)` }],
 };
+
+/** A range of bgp/peer-config.ts as a CEL rule on `self`: "self == 0 || (self >= 3 && self <= 65535)". */
+function celRange(o: SubOption): string {
+  return (rangeText(o) ?? '')
+    .split(' or ')
+    .map((part) => {
+      const [from, to] = part.split('..');
+      return to === undefined ? `self == ${from}` : `(self >= ${from} && self <= ${to})`;
+    })
+    .join(' || ');
+}
 
 /** The rules of a peer placed at `prefix` (`''` for a BGPPeer's spec, `peers[]` for an override's peers). */
 function peerRules(prefix: string): Record<string, readonly CelRule[]> {
@@ -123,7 +134,7 @@ export const BGP_PEER: KindSpec = {
   description: 'A BGP neighbour of the nodes its nodeSelectors select (all nodes without them), as MetalLB\'s BGPPeer.',
   spec: peerSchema,
   section: 'peers',
-  fields: { rename: PEER_RENAMES, omit: ['name', 'password', 'nodeSelector'] },
+  fields: { rename: PEER_RENAMES, omit: crdOmitted('object') },
   status: peerStatusSchema,
   rules: peerRules(''),
   rootRules: [{ rule: 'self.metadata.name.size() <= 63', message: 'metadata.name: a peer name is at most 63 characters (it names the session in logs, metrics and advertisements)' }],
@@ -199,7 +210,8 @@ export const BGP_NODE_CONFIG_OVERRIDE: KindSpec = {
   spec: nodeOverrideSchema,
   fields: {
     rename: { localAs: ['myASN'], routerId: ['routerID'] },
-    nested: { peers: { rename: PEER_RENAMES, omit: ['password', 'nodeSelector', 'nodeSelectors'] } },
+    // a node's own peers run on it: no node selectors
+    nested: { peers: { rename: PEER_RENAMES, omit: [...crdOmitted('list item'), 'nodeSelectors'] } },
   },
   status: overrideStatusSchema,
   rules: {

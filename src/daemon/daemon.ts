@@ -38,7 +38,7 @@ import { InitialSync } from './initial-sync.ts';
 import type { ListenBackoff } from './listener-retry.ts';
 import { ListenerRetry } from './listener-retry.ts';
 import { desiredRoutesContext, gracefulShutdownConfigured } from './mapping.ts';
-import type { SessionIdentity } from './mapping.ts';
+import type { SessionIdentity } from '../config/peer-fields.ts';
 import { loggedQuarantine, Pipeline } from './pipeline.ts';
 import { gracefulWait, stopPlan } from './stop-mode.ts';
 import { followsNodeLabels, PeerSet, resolvePeers } from './peer-set.ts';

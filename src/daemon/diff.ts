@@ -1,35 +1,15 @@
 /**
  * PURE comparison of two configurations for a live reload (SIGHUP or a changed file).
  *
- * The daemon applies the result as a diff: unchanged peers keep their sessions; a peer whose
- * session-relevant fields changed is restarted (the Speaker decides via `updatePeer`); a peer
- * whose only changes are export attributes (next hops, graceful shutdown, ...) is updated and its
- * routes re-announced; removed peers are stopped with Cease / Peer De-configured (RFC 4486
- * subcode 3); new peers are started. Global settings that cannot change without restarting the
+ * The daemon applies the result as a diff: unchanged peers keep their sessions; a changed peer is
+ * updated, and whether its session restarts is the Speaker's one rule (bgp/peer-config.ts, by the
+ * option each changed field sets: src/config/peer-fields.ts), which `sessionReset` reports; removed
+ * peers are stopped with Cease / Peer De-configured (RFC 4486 subcode 3); new peers are started. Global settings that cannot change without restarting the
  * process are listed in `restartRequired` and keep their running values.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, PeerConfig } from '../config/schema.ts';
-
-/** Peer fields whose change needs a new BGP session (they go into OPEN or the transport). */
-export const SESSION_FIELDS = [
-  'address',
-  'port',
-  'peerAs',
-  'localAs',
-  'localAddress',
-  'holdTime',
-  'keepaliveTime',
-  'connectRetryTime',
-  'passive',
-  'password',
-  'passwordSecret',
-  'ebgpMultihop',
-  'ttlSecurity',
-  'families',
-  'gracefulRestart',
-  'maxPrefixes',
-] as const satisfies readonly (keyof PeerConfig)[];
+import { fileChangeResets } from '../config/peer-fields.ts';
 
 /** Global fields that need a process restart; a reload keeps the running values. */
 export const RESTART_FIELDS = ['bgp.localAs', 'bgp.routerId', 'bgp.listen', 'admin', 'metrics', 'stateDir', 'source', 'node', 'flapControl'] as const;
@@ -41,7 +21,7 @@ export interface ChangedPeer<P> {
   after: P;
   /** Every top-level field that differs, sorted. */
   fields: string[];
-  /** True when a session-relevant field changed (the session restarts). */
+  /** True when the session restarts for these fields (the Speaker's rule, bgp/peer-config.ts). */
   sessionReset: boolean;
 }
 
@@ -80,9 +60,10 @@ function get(obj: unknown, dotted: string): unknown {
 
 /**
  * Compare two lists of peers by name.
- * @param sessionFields fields whose change means a session reset
+ * @param resets whether a change of these fields restarts the session (for the file's peers: `fileChangeResets`;
+ *   for the Speaker's: bgp/'s `resetsSession`)
  */
-export function diffPeers<P extends { name: string }>(before: readonly P[], after: readonly P[], sessionFields: readonly string[] = SESSION_FIELDS): PeerDiff<P> {
+export function diffPeers<P extends { name: string }>(before: readonly P[], after: readonly P[], resets: (fields: readonly string[]) => boolean): PeerDiff<P> {
   const old = new Map(before.map((p) => [p.name, p]));
   const cur = new Map(after.map((p) => [p.name, p]));
   const out: PeerDiff<P> = { added: [], removed: [], changed: [], unchanged: [] };
@@ -97,7 +78,7 @@ export function diffPeers<P extends { name: string }>(before: readonly P[], afte
       .filter((k) => !isDeepStrictEqual((o as Record<string, unknown>)[k], (p as Record<string, unknown>)[k]))
       .sort();
     if (fields.length === 0) out.unchanged.push(name);
-    else out.changed.push({ name, before: o, after: p, fields, sessionReset: fields.some((f) => sessionFields.includes(f)) });
+    else out.changed.push({ name, before: o, after: p, fields, sessionReset: resets(fields) });
   }
   for (const [name, p] of old) if (!cur.has(name)) out.removed.push(p);
   return out;
@@ -105,7 +86,7 @@ export function diffPeers<P extends { name: string }>(before: readonly P[], afte
 
 /** Compare two validated configurations (see the module comment for what each part means). */
 export function diffConfig(before: Config, after: Config): ConfigDiff {
-  const peers = diffPeers(before.peers, after.peers);
+  const peers = diffPeers(before.peers, after.peers, fileChangeResets);
   const differs = (k: string) => !isDeepStrictEqual(get(before, k), get(after, k));
   const routesChanged = differs('routes');
   const policyChanged = ['loadBalancerClass', 'serviceCIDRs', 'countServingTerminating', 'advertisements', 'attributeChangeInterval', 'pools', 'allowedPrefixes'].some(differs);

@@ -1,15 +1,14 @@
 /**
- * The one place where operator names (config, Kubernetes) map to RFC 4271 names (bgp/), and where
- * bgp/ status objects become admin API views.
+ * Operator names (config, Kubernetes) to RFC 4271 names (bgp/) beyond a peer's fields, and bgp/ routes to views.
  *
- * - config peer → Speaker PeerConfig (`holdTime` → `holdTimeSec`, `nextHop` → `nextHopIPv4`, ...),
- *   with the TCP MD5 password read from its file or environment variable;
+ * - a peer's TCP MD5 password read from its file or environment variable (the peer's other fields map by their
+ *   table, src/config/peer-fields.ts `toSpeakerPeer`);
  * - config → the controller's context (advertisements, class, service CIDRs, the AS of the link bandwidth);
  * - static routes and controller DesiredRoutes → Speaker Routes (communities as 32-bit values);
- * - Speaker PeerStatus / ExportedRoute → PeerView / RouteView.
+ * - Speaker ExportedRoute → RouteView (a peer's view: src/admin/peer-view.ts).
  */
-import type { LargeCommunity, PeerBfdConfig, PeerBfdStatus, PeerConfig as SpeakerPeerConfig, PeerStatus, Route, StateReason } from '../../bgp/main-thread.ts';
-import { describeNotification, formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
+import type { LargeCommunity, Route } from '../../bgp/main-thread.ts';
+import { formatCommunity, formatLargeCommunity, linkBandwidth, parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import type { Advertisement, DesiredRoutesContext } from '../controller/desired-routes.ts';
 import type { DesiredRoute } from '../controller/route-merge.ts';
 import { canonicalCIDR } from '../net/address.ts';
@@ -17,7 +16,7 @@ import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteC
 import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
-import type { PeerBfdView, PeerErrorView, PeerView, RouteView } from '../admin/view.ts';
+import type { RouteView } from '../admin/view.ts';
 
 /** A problem resolving a secret or mapping a value; `path` names the config field. */
 export class MappingError extends Error {
@@ -54,55 +53,6 @@ export function resolvePassword(p: PeerConfig, index: number, env: NodeJS.Proces
   const long = md5KeyProblem(v);
   if (long !== undefined) throw new MappingError([{ path: `${path}.env`, message: `environment variable ${pw.env}: ${long}` }]);
   return v;
-}
-
-/**
- * What a session takes from its node rather than from the Speaker: the AS number and BGP Identifier of a node with a
- * BGPNodeConfigOverride (or a peer's own `localAs`), only where they differ from the Speaker's.
- */
-export interface SessionIdentity {
-  readonly localAs?: number;
-  readonly bgpIdentifier?: string;
-  /** The source address when the peer sets no `localAddress` (a BGPNodeConfigOverride's `sourceAddresses`). */
-  readonly localAddress?: string;
-}
-
-/** Config peer → Speaker PeerConfig (RFC names, seconds suffixed). Absent options stay absent. */
-export function toSpeakerPeer(p: PeerConfig, md5Password: string | undefined, session: SessionIdentity = {}): SpeakerPeerConfig {
-  return {
-    name: p.name,
-    address: p.address,
-    port: p.port,
-    peerAs: p.peerAs,
-    ...(session.localAs !== undefined ? { localAs: session.localAs } : {}),
-    ...(session.bgpIdentifier !== undefined ? { bgpIdentifier: session.bgpIdentifier } : {}),
-    holdTimeSec: p.holdTime,
-    connectRetryTimeSec: p.connectRetryTime,
-    passive: p.passive,
-    ttlSecurity: p.ttlSecurity,
-    families: [...p.families],
-    gracefulRestart: p.gracefulRestart?.enabled ? { restartTimeSec: p.gracefulRestart.restartTime } : false,
-    ...(p.localAddress !== undefined ? { localAddress: p.localAddress } : session.localAddress !== undefined ? { localAddress: session.localAddress } : {}),
-    ...(p.keepaliveTime !== undefined ? { keepaliveTimeSec: p.keepaliveTime } : {}),
-    ...(md5Password !== undefined ? { md5Password } : {}),
-    ...(p.ebgpMultihop !== undefined ? { ebgpMultihop: p.ebgpMultihop } : {}),
-    ...(p.nextHop !== undefined ? { nextHopIPv4: p.nextHop } : {}),
-    ...(p.nextHopV6 !== undefined ? { nextHopIPv6: p.nextHopV6 } : {}),
-    ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
-    ...(p.bfd?.enabled ? { bfd: toSpeakerBfd(p.bfd) } : {}),
-  };
-}
-
-/** Config `bfd` (MetalLB BFDProfile names, ms) → Speaker PeerBfdConfig (ms suffixed). */
-function toSpeakerBfd(b: NonNullable<PeerConfig['bfd']>): PeerBfdConfig {
-  return {
-    transmitIntervalMs: b.transmitInterval,
-    receiveIntervalMs: b.receiveInterval,
-    detectMultiplier: b.detectMultiplier,
-    passive: b.passive,
-    ...(b.multihop !== undefined ? { multihop: b.multihop } : {}),
-    ...(b.minimumTtl !== undefined ? { minimumTtl: b.minimumTtl } : {}),
-  };
 }
 
 /** The controller's context from a configuration, for node `nodeName`. */
@@ -193,97 +143,4 @@ export function routeView(peer: string, r: Route & { nextHop?: string; asPath?: 
   if (r.largeCommunities && r.largeCommunities.length > 0) out.largeCommunities = r.largeCommunities.map(formatLargeCommunity);
   if (r.extendedCommunities && r.extendedCommunities.length > 0) out.extendedCommunities = r.extendedCommunities.map(formatExtendedCommunityText);
   return out;
-}
-
-/** A StateReason → the admin API's error view (undefined for reasons that are not errors). */
-export function errorView(reason: StateReason | undefined, at?: string): PeerErrorView | undefined {
-  if (!reason) return undefined;
-  const base = at !== undefined ? { at } : {};
-  switch (reason.kind) {
-    case 'notificationSent':
-    case 'notificationReceived':
-      return {
-        kind: reason.kind,
-        code: reason.code,
-        subcode: reason.subcode,
-        description: describeNotification(reason.code, reason.subcode),
-        ...(reason.text !== undefined ? { message: reason.text } : {}),
-        ...(reason.kind === 'notificationSent' && reason.cause !== undefined ? { message: reason.cause } : {}),
-        ...base,
-      };
-    case 'holdTimerExpired':
-      return { kind: reason.kind, ...base };
-    case 'transportError':
-    case 'admin':
-      return { kind: reason.kind, message: reason.message, ...base };
-    case 'connectionClosed':
-    case 'collision':
-      return { kind: reason.kind, ...base };
-    default:
-      return undefined;
-  }
-}
-
-/** Per-peer bookkeeping the daemon keeps from 'peerState' events. */
-export interface PeerHistory {
-  since?: string;
-  flaps: number;
-  lastError?: PeerErrorView;
-}
-
-/** Speaker PeerStatus → admin PeerView. */
-export function peerView(s: PeerStatus, h: PeerHistory | undefined): PeerView {
-  const v: PeerView = {
-    name: s.name,
-    address: s.address,
-    port: s.port,
-    localAs: s.localAs,
-    peerAs: s.peerAs,
-    state: s.state,
-    messages: { sent: { ...s.messagesSent }, received: { ...s.messagesReceived } },
-    prefixes: { sent: s.prefixesAdvertised, received: s.prefixesReceived },
-    flaps: h?.flaps ?? 0,
-  };
-  if (s.uptimeSec !== undefined) v.uptimeSec = Math.round(s.uptimeSec * 1000) / 1000;
-  if (h?.since !== undefined) v.since = h.since;
-  if (s.negotiated) {
-    v.negotiated = {
-      holdTimeSec: s.negotiated.holdTimeSec,
-      keepaliveTimeSec: s.negotiated.keepaliveTimeSec,
-      families: [...s.negotiated.families],
-      fourOctetAs: s.negotiated.fourOctetAs,
-      extendedMessage: s.negotiated.extendedMessage,
-      routeRefresh: s.negotiated.routeRefresh,
-      gracefulRestart: s.negotiated.peerGracefulRestart !== undefined,
-    };
-  }
-  const err = h?.lastError ?? errorView(s.lastReason);
-  if (err) v.lastError = err;
-  if (s.unsentRoutes !== undefined && s.unsentRoutes.length > 0) {
-    // the current problem of an Established session: routes it cannot carry (bgp/rib/adj-rib-out.ts UnsentRoutes)
-    v.unsentRoutes = s.unsentRoutes.map((u) => ({ reason: u.reason, prefixes: u.prefixes, example: u.example }));
-    v.lastError = { kind: 'unsentRoutes', message: s.unsentRoutes.map((u) => `${u.prefixes} route(s) not sent, e.g. ${u.example}: ${u.reason}`).join('; ') };
-  }
-  if (s.bfd) v.bfd = bfdView(s.bfd);
-  return v;
-}
-/** Speaker PeerBfdStatus → admin PeerBfdView (Clock milliseconds → ISO 8601). */
-function bfdView(b: PeerBfdStatus): PeerBfdView {
-  const iso = (ms: number) => new Date(ms).toISOString();
-  return {
-    state: b.state,
-    remoteState: b.remoteState,
-    diagnostic: b.diagnostic,
-    multihop: b.multihop,
-    localDiscriminator: b.localDiscriminator,
-    remoteDiscriminator: b.remoteDiscriminator,
-    transmitIntervalMs: b.transmitIntervalMs,
-    detectionTimeMs: b.detectionTimeMs,
-    ttlCheck: b.ttlCheck,
-    ...(b.ttlCheckReason !== undefined ? { ttlCheckReason: b.ttlCheckReason } : {}),
-    ...(b.error !== undefined ? { error: b.error } : {}),
-    stateChanges: b.stateChanges,
-    ...(b.upSince !== undefined ? { upSince: iso(b.upSince) } : {}),
-    ...(b.lastDown ? { lastDown: { ...b.lastDown, at: iso(b.lastDown.at) } } : {}),
-  };
 }

@@ -13,15 +13,17 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, PeerConfig as SpeakerPeerConfig } from '../../bgp/main-thread.ts';
-import { describeNotification, describeReason } from '../../bgp/main-thread.ts';
+import { describeNotification, describeReason, resetsSession } from '../../bgp/main-thread.ts';
 import type { Config } from '../config/schema.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { PeerView } from '../admin/view.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { diffPeers } from './diff.ts';
-import type { PeerHistory } from './mapping.ts';
-import { errorView, MappingError, peerView, resolvePassword, toSpeakerPeer } from './mapping.ts';
-import type { SessionIdentity } from './mapping.ts';
+import { errorView, peerView } from '../admin/peer-view.ts';
+import type { PeerHistory } from '../admin/peer-view.ts';
+import { MappingError, resolvePassword } from './mapping.ts';
+import { toSpeakerPeer } from '../config/peer-fields.ts';
+import type { SessionIdentity } from '../config/peer-fields.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import { ipFamilyOf } from '../net/address.ts';
@@ -150,7 +152,7 @@ export class PeerSet {
       this.#before = next;
       return;
     }
-    const d = diffPeers([...this.#applied.values()], next, []);
+    const d = diffPeers([...this.#applied.values()], next, resetsSession);
     for (const p of d.removed) {
       this.#log.info({ peer: p.name }, 'peer removed: Cease / Peer De-configured');
       this.#applied.delete(p.name);
@@ -159,7 +161,7 @@ export class PeerSet {
       this.#speaker.removePeer(p.name).catch((err: unknown) => this.#log.warn({ err, peer: p.name }, 'removing peer failed'));
     }
     for (const c of d.changed) {
-      this.#log.info({ peer: c.name, fields: c.fields }, 'peer changed');
+      this.#log.info({ peer: c.name, fields: c.fields, sessionReset: c.sessionReset }, 'peer changed');
       this.#applied.set(c.name, c.after);
       this.#speaker.updatePeer(c.after);
     }

@@ -67,9 +67,9 @@ t.test('effectiveReloadConfig keeps restart-only values', async (t) => {
 });
 
 t.test('diffPeers on arbitrary records with custom session fields', async (t) => {
-  const d = diffPeers([{ name: 'x', v: 1, w: 1 }], [{ name: 'x', v: 1, w: 2 }], ['v']);
+  const d = diffPeers([{ name: 'x', v: 1, w: 1 }], [{ name: 'x', v: 1, w: 2 }], (fields) => fields.includes('v'));
   t.same(d.changed.map((c) => [c.name, c.fields, c.sessionReset]), [['x', ['w'], false]]);
-  const e = diffPeers([{ name: 'x', v: 1 }], [{ name: 'x', v: 2 }], ['v']);
+  const e = diffPeers([{ name: 'x', v: 1 }], [{ name: 'x', v: 2 }], (fields) => fields.includes('v'));
   t.equal(e.changed[0]?.sessionReset, true);
 });
 

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import { desiredRoute, errorView, MappingError, resolvePassword, routeView, staticRoute, toSpeakerPeer } from '../../../src/daemon/mapping.ts';
+import { desiredRoute, MappingError, resolvePassword, routeView, staticRoute } from '../../../src/daemon/mapping.ts';
+import { errorView } from '../../../src/admin/peer-view.ts';
+import { toSpeakerPeer } from '../../../src/config/peer-fields.ts';
 import { readDrained, readRestartInfo, writeHeartbeat } from '../../../src/daemon/state.ts';
 import { readSecretFiles } from '../../../src/config/secrets.ts';
 

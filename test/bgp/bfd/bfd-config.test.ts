@@ -1,9 +1,11 @@
-// BFD in src/: the config field (MetalLB BFDProfile names, ms, defaults, cross-field rule), its mapping to the
-// Speaker, the admin view, the metrics and `herald peers NAME`.
+// BFD from the file to the operator: the config field (MetalLB BFDProfile names, ms; defaults and ranges of
+// bgp/peer-config.ts BFD_OPTIONS, src/config/peer-fields.ts BFD_FIELDS), its cross-field rule, its mapping to the
+// Speaker (bgp/ names), the admin view, the metrics and `herald peers NAME`.
 import t from 'tap';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
-import { peerView, toSpeakerPeer } from '../../../src/daemon/mapping.ts';
+import { peerView } from '../../../src/admin/peer-view.ts';
+import { toSpeakerPeer } from '../../../src/config/peer-fields.ts';
 import { HeraldMetrics } from '../../../src/metrics/metrics.ts';
 import { formatPeerDetail } from '../../../src/cli/table.ts';
 import type { PeerStatus } from '../../../bgp/speaker.ts';
