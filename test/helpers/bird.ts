@@ -43,17 +43,31 @@ export function loopbackPair(): { ours: string; bird: string; third: string } {
   return { ours: `127.${a}.${b}.1`, bird: `127.${a}.${b}.2`, third: `127.${a}.${b}.3` };
 }
 
-/** A TCP port that was free on `address` a moment ago (bind to port 0, read it, close). */
+/** Ports freePort has handed out in this process: the kernel may give a port back once it is closed again. */
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port that was free on `address` a moment ago (bind to port 0, read it, close), never one this process was
+ * given before: several ports taken before any is bound (etcd's client and peer ports, then the apiserver's) could
+ * otherwise be the same one (seen: the apiserver failed with "address already in use" on etcd's peer port).
+ */
 export async function freePort(address = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, address, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
+  for (let i = 0; i < 100; i++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', reject);
+      srv.listen(0, address, () => {
+        const addr = srv.address();
+        const p = typeof addr === 'object' && addr ? addr.port : 0;
+        srv.close(() => resolve(p));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`freePort: no port on ${address} that this process was not given before, in 100 tries`);
 }
 
 /** Options of one generated `protocol bgp NAME { ... }` block. */

@@ -1,6 +1,6 @@
 // Parsers of the BIRD harness (test/helpers/bird.ts) on recorded BIRD 2.0.12 output, and config rendering.
 import t from 'tap';
-import { bgpProtocol, loopbackPair, parseProtocols, parseRouteTrace, parseRoutes } from '../helpers/bird.ts';
+import { bgpProtocol, freePort, loopbackPair, parseProtocols, parseRouteTrace, parseRoutes } from '../helpers/bird.ts';
 import { run } from '../helpers/daemon-process.ts';
 
 const routesText = `BIRD 2.0.12 ready.
@@ -145,4 +145,10 @@ t.test('run() (and so birdc and vtysh) resolves with all of stdout, also what is
   // answer was cut ("Unexpected end of JSON input"). A child still holding the pipe after `sh` exits shows it every time.
   t.equal(await run('sh', ['-c', '(sleep 0.3; echo late) & echo early']), 'early\nlate\n');
   await t.rejects(run('sh', ['-c', 'echo out; echo err >&2; exit 3']), /sh -c .* exited 3: err\nout\n/, 'a failure names the command, the code and the output');
+});
+
+t.test('freePort never hands out a port twice in one process (regression: the apiserver was given etcd\'s peer port)', async (t) => {
+  const ports = [];
+  for (let i = 0; i < 300; i++) ports.push(await freePort('127.0.0.1'));
+  t.equal(new Set(ports).size, ports.length, `${ports.length} distinct ports`);
 });
