@@ -294,7 +294,8 @@ export async function startNodes(t: Test, cp: ControlPlane, block: string, nodes
   const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
   t.teardown(() => bird.stop());
   const heralds: HeraldNode[] = [];
-  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort } }));
+  // The operator allows the tier's VIP (admission: a LoadBalancer address only inside pools or allowedPrefixes).
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort }, extra: { allowedPrefixes: [prefix] } }));
   const names = nodes.map((n) => n.name);
   const paths = () => pathsFor(bird, prefix);
   const waitPaths = async (want: string[], what: string, timeoutMs = 90_000) => {
