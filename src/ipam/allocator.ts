@@ -9,6 +9,12 @@
  * Annotations (docs/ipam.md): `herald.io/loadBalancerIPs` (comma-separated requested IPs; an error together with
  * the deprecated `spec.loadBalancerIP`), `herald.io/address-pool` (pool name), `herald.io/allow-shared-ip`
  * (sharing key). Semantics follow MetalLB's documented rules (docs/ipam.md, docs/decisions.md "Pools").
+ *
+ * Tenants write those annotations and `spec.loadBalancerIP` (docs/security.md): a requested IP and a named pool are
+ * given only from a pool that serves the Service (its `namespaces` and `serviceSelectors`, as MetalLB's allocator
+ * checks them; `autoAssign: false` pools serve explicit requests only), a sharing key joins Services of one namespace
+ * only, and the unspecified and broadcast addresses are never given. A refused request gets an AllocationFailed Event
+ * naming why, and counts in the plan's `failed` (the metric `herald_ipam_allocations_failed`).
  */
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { Service } from '../k8s/types.ts';
@@ -41,7 +47,20 @@ export interface AllocationPlan {
   readonly assignments: ReadonlyMap<string, readonly string[]>;
   readonly patches: readonly StatusPatch[];
   readonly events: readonly AllocationEvent[];
+  /** Services left without the addresses they need after this pass, by why (every reason listed, 0 when none). */
+  readonly failed: ReadonlyMap<AllocationFailure, number>;
 }
+
+/**
+ * Why a Service gets no address: its request is not allowed by the pool that holds it (`PoolNotAllowed`: namespaces,
+ * serviceSelectors), names an address no pool holds (`OutsidePools`), one in use by a Service it may not share with
+ * (`InUse`), one never given (`Unassignable`: 0.0.0.0, 255.255.255.255, ::), is malformed (`InvalidRequest`); a named
+ * pool that does not exist (`NoSuchPool`); no pool serves it (`NoPool`), or they are full (`PoolExhausted`).
+ */
+export type AllocationFailure = 'PoolNotAllowed' | 'OutsidePools' | 'InUse' | 'Unassignable' | 'InvalidRequest' | 'NoSuchPool' | 'NoPool' | 'PoolExhausted';
+
+/** Every {@link AllocationFailure}, in the order the metric lists them. */
+export const ALLOCATION_FAILURES: readonly AllocationFailure[] = ['PoolNotAllowed', 'OutsidePools', 'InUse', 'Unassignable', 'InvalidRequest', 'NoSuchPool', 'NoPool', 'PoolExhausted'];
 
 export interface AllocatorOptions {
   /** Herald's loadBalancerClass; unset = handle only Services without a class (core/v1 `spec.loadBalancerClass`). */
@@ -106,6 +125,8 @@ export function sharingConflict(a: Service, b: Service): string | undefined {
   const kb = b.metadata?.annotations?.[ANNOTATION_SHARING_KEY];
   if (!ka || !kb) return `${keyOf(b)} uses it without a sharing key`;
   if (ka !== kb) return `${keyOf(b)} uses it with a different sharing key`;
+  // A key is a tenant's word: it joins Services of its own namespace only (docs/security.md).
+  if ((a.metadata?.namespace ?? 'default') !== (b.metadata?.namespace ?? 'default')) return `${keyOf(b)} is in another namespace (a sharing key joins Services of one namespace only)`;
   const pb = portsOf(b);
   for (const p of portsOf(a)) {
     if (pb.some((q) => q.port === p.port && q.protocol === p.protocol)) {
@@ -126,13 +147,30 @@ function creationOrder(a: Service, b: Service): number {
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
-function eligiblePools(svc: Service, pools: readonly Pool[]): Pool[] {
+/**
+ * Why pool `pool` does not serve Service `svc` (its `namespaces`, its `serviceSelector(s)`), or undefined when it
+ * does: MetalLB's `serviceAllocation`, checked for automatic allocation, named pools and requested IPs alike.
+ */
+export function poolRefuses(pool: Pool, svc: Service): string | undefined {
   const ns = svc.metadata?.namespace ?? 'default';
+  const namespaces = pool.config.namespaces;
+  if (namespaces !== undefined && namespaces.length > 0 && !namespaces.includes(ns)) {
+    return `pool "${pool.config.name}" serves the namespace${namespaces.length > 1 ? 's' : ''} ${namespaces.join(', ')} only (this Service is in ${ns})`;
+  }
+  if (!matchesSelectors(pool.config.serviceSelector, pool.config.serviceSelectors, svc.metadata?.labels)) return `pool "${pool.config.name}" serves only Services its serviceSelectors match`;
+  return undefined;
+}
+
+function eligiblePools(svc: Service, pools: readonly Pool[]): Pool[] {
   return pools
-    .filter((p) => p.config.autoAssign !== false)
-    .filter((p) => !p.config.namespaces || p.config.namespaces.length === 0 || p.config.namespaces.includes(ns))
-    .filter((p) => matchesSelectors(p.config.serviceSelector, p.config.serviceSelectors, svc.metadata?.labels))
+    .filter((p) => p.config.autoAssign !== false && poolRefuses(p, svc) === undefined)
     .sort((a, b) => (a.config.priority ?? Number.MAX_SAFE_INTEGER) - (b.config.priority ?? Number.MAX_SAFE_INTEGER));
+}
+
+/** Addresses never given to a Service, whatever a pool holds: the unspecified addresses and the limited broadcast. */
+export function unassignable(ip: string): boolean {
+  const v = addressValue(ip);
+  return v === undefined || v.value === 0n || (v.family === 'IPv4' && v.value === 0xffffffffn);
 }
 
 /**
@@ -143,7 +181,8 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
   const assignments = new Map<string, string[]>();
   const patches: StatusPatch[] = [];
   const events: AllocationEvent[] = [];
-  if (pools.length === 0) return { assignments, patches, events };
+  const failed = new Map<AllocationFailure, number>(ALLOCATION_FAILURES.map((f) => [f, 0]));
+  if (pools.length === 0) return { assignments, patches, events, failed };
 
   const sorted = [...services].sort(creationOrder);
   const byKey = new Map(sorted.map((s) => [keyOf(s), s]));
@@ -208,16 +247,19 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
       it = poolAddresses(pool, family);
       cursors.set(id, it);
     }
-    for (let r = it.next(); !r.done; r = it.next()) if (!users.has(r.value)) return r.value;
+    for (let r = it.next(); !r.done; r = it.next()) if (!users.has(r.value) && !unassignable(r.value)) return r.value;
     return undefined;
   };
 
   for (const svc of needs) {
     const key = keyOf(svc);
-    const fail = (message: string) => events.push({ service: key, type: 'Warning', reason: 'AllocationFailed', message });
+    const fail = (why: AllocationFailure, message: string) => {
+      events.push({ service: key, type: 'Warning', reason: 'AllocationFailed', message });
+      failed.set(why, (failed.get(why) ?? 0) + 1);
+    };
     const requested = requestedIps(svc);
     if (!requested.ok) {
-      fail(requested.error);
+      fail('InvalidRequest', requested.error);
       continue;
     }
     const poolName = svc.metadata?.annotations?.[ANNOTATION_POOL];
@@ -225,7 +267,13 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
     if (poolName) {
       const named = pools.find((p) => p.config.name === poolName);
       if (!named) {
-        fail(`pool "${poolName}" (annotation ${ANNOTATION_POOL}) does not exist`);
+        fail('NoSuchPool', `pool "${poolName}" (annotation ${ANNOTATION_POOL}) does not exist`);
+        continue;
+      }
+      // A named pool is given only when it serves the Service (MetalLB: "not compatible for ip assignment").
+      const refused = poolRefuses(named, svc);
+      if (refused !== undefined) {
+        fail('PoolNotAllowed', `${refused}: annotation ${ANNOTATION_POOL} names it in vain`);
         continue;
       }
       candidates = [named];
@@ -234,16 +282,26 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
     }
 
     let chosen: string[] | undefined;
-    let failure: string | undefined;
+    let failure: [AllocationFailure, string] | undefined;
     if (requested.ips.length > 0) {
       for (const ip of requested.ips) {
-        if (!candidates.some((p) => poolContains(p, ip))) {
-          failure = `requested IP ${ip} is outside ${poolName ? `pool "${poolName}"` : 'every pool'}`;
+        if (unassignable(ip)) {
+          failure = ['Unassignable', `requested IP ${ip} is never given to a Service (the unspecified or broadcast address)`];
+          break;
+        }
+        const holding = candidates.filter((p) => poolContains(p, ip));
+        if (holding.length === 0) {
+          failure = ['OutsidePools', `requested IP ${ip} is outside ${poolName ? `pool "${poolName}"` : 'every pool'}`];
+          break;
+        }
+        // The pool holding a requested address must serve the Service (namespaces, serviceSelectors).
+        if (!holding.some((p) => poolRefuses(p, svc) === undefined)) {
+          failure = ['PoolNotAllowed', `requested IP ${ip}: ${poolRefuses(holding[0] as Pool, svc) as string}`];
           break;
         }
         const conflict = (users.get(ip) ?? []).map((k) => sharingConflict(svc, byKey.get(k) as Service)).find((c) => c);
         if (conflict) {
-          failure = `requested IP ${ip} is in use: ${conflict}`;
+          failure = ['InUse', `requested IP ${ip} is in use: ${conflict}`];
           break;
         }
       }
@@ -258,11 +316,11 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
         else missing.push(family);
       }
       if (got.length === 0 || (require && missing.length > 0)) {
-        failure = candidates.length === 0 ? 'no pool matches this service (namespaces, serviceSelector, autoAssign)' : `pool exhausted for ${missing.join(' and ')}`;
+        failure = candidates.length === 0 ? ['NoPool', 'no pool matches this service (namespaces, serviceSelector, autoAssign)'] : ['PoolExhausted', `pool exhausted for ${missing.join(' and ')}`];
       } else chosen = got;
     }
     if (!chosen) {
-      fail(failure ?? 'no address available');
+      fail(...(failure ?? ['PoolExhausted', 'no address available']));
       continue;
     }
     assignments.set(key, chosen);
@@ -270,7 +328,7 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
     patches.push({ service: key, ips: chosen });
     events.push({ service: key, type: 'Normal', reason: 'IPAllocated', message: `assigned ${chosen.join(', ')}` });
   }
-  return { assignments, patches, events };
+  return { assignments, patches, events, failed };
 }
 
 function firstFreeIn(pools: readonly Pool[], family: IpFamily, nextFree: (p: Pool, f: IpFamily) => string | undefined): string | undefined {
@@ -285,7 +343,7 @@ function firstFreeIn(pools: readonly Pool[], family: IpFamily, nextFree: (p: Poo
 function shareableIp(svc: Service, family: IpFamily, pools: readonly Pool[], users: ReadonlyMap<string, string[]>, byKey: ReadonlyMap<string, Service>): string | undefined {
   if (!svc.metadata?.annotations?.[ANNOTATION_SHARING_KEY]) return undefined;
   for (const [ip, keys] of users) {
-    if (familyOfAddress(ip) !== family || !pools.some((p) => poolContains(p, ip))) continue;
+    if (familyOfAddress(ip) !== family || !pools.some((p) => poolContains(p, ip)) || unassignable(ip)) continue;
     if (keys.every((k) => sharingConflict(svc, byKey.get(k) as Service) === undefined)) return ip;
   }
   return undefined;

@@ -11,7 +11,7 @@ import type { Clock } from '../../bgp/main-thread.ts';
 import { realClock } from '../../bgp/main-thread.ts';
 import type { Service } from '../k8s/types.ts';
 import type { EventRecorder } from '../events/recorder.ts';
-import { planAllocations, type AllocatorOptions } from './allocator.ts';
+import { planAllocations, type AllocationFailure, type AllocatorOptions } from './allocator.ts';
 import type { Pool } from './pool.ts';
 import type { ServiceStatusWriter } from '../status/service-status.ts';
 
@@ -45,6 +45,8 @@ export class AllocatorController {
   private running: Promise<void> | undefined;
   private again = false;
   readonly stats: AllocatorStats = { passes: 0, writes: 0, writeErrors: 0 };
+  /** Services left without the addresses they need by the last pass, by why (allocator.ts `AllocationFailure`). */
+  failed: ReadonlyMap<AllocationFailure, number> = new Map();
   /**
    * Our successful status writes that the Service view (an informer cache) may not show yet. Without them a pass
    * that runs before the cache catches up would see an address we just gave as free and give it again to another
@@ -107,6 +109,7 @@ export class AllocatorController {
     this.stats.passes++;
     const services = this.withOwnWrites(this.options.services());
     const plan = planAllocations(services, this.options.pools(), { loadBalancerClass: this.options.loadBalancerClass });
+    this.failed = plan.failed;
     const rv = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s.metadata?.resourceVersion]));
     const failed = new Set<string>();
     // Up to WRITE_CONCURRENCY writes in flight; leadership is re-checked before each one.

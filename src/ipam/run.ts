@@ -49,6 +49,8 @@ export interface RunningAllocator {
   stats(): { passes: number; writes: number; writeErrors: number; leader: boolean; holder: string | undefined };
   /** How full each pool is, from this node's view of the Services (usage.ts). */
   usage(): PoolUsage[];
+  /** Services the last pass left without addresses, by why (empty while not leading). */
+  failed(): ReadonlyMap<string, number>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     lease: `${namespace}/${LEASE_NAME}`,
     isLeader: () => elector.isLeader(),
     stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
+    failed: () => (elector.isLeader() ? controller.failed : new Map()),
     usage: () => poolUsage(o.source.snapshot().services(), poolsNow(), o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     stop: async () => {
       stopping = true;

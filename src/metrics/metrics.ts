@@ -21,6 +21,8 @@ export interface AllocatorMetricsView {
   readonly lease: string;
   isLeader(): boolean;
   usage(): PoolUsage[];
+  /** Services the allocator's last pass left without addresses, by why (empty while not leading). */
+  failed(): ReadonlyMap<string, number>;
 }
 
 /**
@@ -82,6 +84,7 @@ export class HeraldMetrics {
   readonly tenantInputsRefused: Gauge<'reason'>;
   readonly ipamPoolAddresses: Gauge<'pool' | 'family' | 'state'>;
   readonly ipamLeader: Gauge<'lease'>;
+  readonly ipamAllocationsFailed: Gauge<'reason'>;
   readonly drained: Gauge;
   readonly nodeDeparting: Gauge;
   readonly quarantinedObjects: Gauge<'kind'>;
@@ -306,6 +309,16 @@ export class HeraldMetrics {
           this.set({ pool: u.pool, family: u.family, state: 'allocated' }, u.allocated);
           this.set({ pool: u.pool, family: u.family, state: 'available' }, u.available);
         }
+      },
+    });
+    this.ipamAllocationsFailed = new Gauge({
+      name: `${PREFIX}ipam_allocations_failed`,
+      help: "LoadBalancer Services the allocator's last pass left without the addresses they need, by reason (PoolNotAllowed, OutsidePools, InUse, Unassignable, InvalidRequest, NoSuchPool, NoPool, PoolExhausted); the leader only.",
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, n] of self.allocatorProvider()?.failed() ?? []) this.set({ reason }, n);
       },
     });
     this.ipamLeader = new Gauge({

@@ -73,7 +73,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   m.objectStatusWrites.inc({ kind: 'BGPPeer', result: 'forbidden' });
   m.observeReload(true, 1764440002000);
   m.setVipsProvider(() => handledVips([{ service: 'default/web', reasons: [], vips: [{ address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: [{ code: 'Advertised', message: '' }] }] }]));
-  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => true, usage: () => [{ pool: 'default', family: 'IPv4', allocated: 2, available: 14 }] }));
+  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => true, usage: () => [{ pool: 'default', family: 'IPv4', allocated: 2, available: 14 }], failed: () => new Map([['PoolNotAllowed', 2], ['NoPool', 0]]) }));
   const { body, contentType } = await m.text();
   t.match(contentType, /text\/plain/);
   const { samples, types } = parseExposition(body);
@@ -101,6 +101,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
     herald_tenant_inputs_refused: 'gauge',
     herald_ipam_pool_addresses: 'gauge',
     herald_ipam_leader: 'gauge',
+    herald_ipam_allocations_failed: 'gauge',
   };
   for (const [name, type] of Object.entries(expected)) t.equal(types.get(name), type, `${name} is a ${type}`);
   const get = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
@@ -115,6 +116,8 @@ t.test('every documented metric is exported and the text parses', async (t) => {
   t.equal(get('herald_ipam_pool_addresses', { pool: 'default', family: 'IPv4', state: 'allocated' }), 2);
   t.equal(get('herald_ipam_pool_addresses', { pool: 'default', family: 'IPv4', state: 'available' }), 14);
   t.equal(get('herald_ipam_leader', { lease: 'herald-system/herald-allocator' }), 1);
+  t.equal(get('herald_ipam_allocations_failed', { reason: 'PoolNotAllowed' }), 2);
+  t.equal(get('herald_ipam_allocations_failed', { reason: 'NoPool' }), 0);
   t.equal(get('herald_config_last_reload_successful', {}), 1);
   t.equal(get('herald_config_last_reload_success_timestamp_seconds', {}), 1764440002);
   t.equal(get('herald_kubernetes_events_dropped_total', { component: 'herald', reason: 'rateLimited' }), 1);
@@ -184,7 +187,7 @@ t.test('no allocator: no pool or leader series; a follower reports 0', async (t)
   const m = new HeraldMetrics({ version: 't', defaultMetrics: false });
   const names = parseExposition((await m.text()).body).samples.map((x) => x.name);
   t.notOk(names.includes('herald_ipam_leader') || names.includes('herald_ipam_pool_addresses'));
-  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => false, usage: () => [] }));
+  m.setAllocatorProvider(() => ({ lease: 'herald-system/herald-allocator', isLeader: () => false, usage: () => [], failed: () => new Map() }));
   const samples = parseExposition((await m.text()).body).samples;
   t.same(samples.filter((x) => x.name === 'herald_ipam_leader').map((x) => [x.labels, x.value]), [[{ lease: 'herald-system/herald-allocator' }, 0]]);
 });
