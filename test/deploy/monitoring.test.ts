@@ -107,6 +107,8 @@ t.test('the alerts that matter are there', async (t) => {
     ['pool exhausted', 'HeraldIPAMPoolExhausted', /herald_ipam_pool_addresses\{state="available"\}/],
     ['no allocator leader', 'HeraldIPAMNoLeader', /herald_ipam_leader\) == 0/],
     ['drain active', 'HeraldDrained', /herald_drained == 1/],
+    ['BFD session down', 'HeraldBFDSessionDown', /^herald_bfd_session_up == 0$/],
+    ['BFD flapping', 'HeraldBFDFlapping', /herald_bfd_session_state_changes_total\{to="Up"\}/],
   ];
   for (const [what, name, expr] of wanted) t.match(byName.get(name), expr, `${what}: ${name}`);
 });
@@ -135,6 +137,8 @@ t.test('every dashboard query uses only exported metrics and labels', async (t) 
     }
   }
   t.ok(queries >= panels.length);
+  const bfd = panels.filter((p) => p.targets?.some((q) => /herald_bfd_/.test(q.expr)));
+  t.same(bfd.map((p) => p.title), ['BFD session Up (1) or not (0)', 'BFD state transitions', 'BFD Detection Time'], 'a BFD row: session state, transitions, Detection Time');
   const vars = dash.templating.list.filter((v) => v.type === 'query');
   t.ok(vars.length >= 1);
   for (const v of vars) {
