@@ -298,7 +298,8 @@ build_bird() {
   local rootfs=$work/rootfs
   debian_rootfs essential "$(packages_of bird | paste -sd, -)" "$rootfs"
   mv "$work/debian-packages.tsv" "$work/bird-packages.tsv" 2>/dev/null || true
-  # Where BIRD writes its control socket; apt's lists are not needed to run it.
+  # /run/bird: where BIRD writes its control socket, birdc's default (`podman exec CONTAINER birdc show route`); apt's
+  # lists are not needed to run it.
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
   mkdir -p "$rootfs/run/bird" "$rootfs/etc/bird"
   cut -f1-4 "$work/bird-packages.tsv" >"$work/debian-packages.tsv"
@@ -309,7 +310,7 @@ build_bird() {
 }
 
 bird_config() {
-  buildah config --entrypoint '["bird", "-f", "-c", "/etc/bird/bird.conf", "-s", "/run/bird.ctl"]' --cmd '[]' \
+  buildah config --entrypoint '["bird", "-f", "-c", "/etc/bird/bird.conf", "-s", "/run/bird/bird.ctl"]' --cmd '[]' \
     --label org.opencontainers.image.title=herald-bird --created-by 'scripts/image.sh' "$1"
 }
 
