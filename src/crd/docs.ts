@@ -1,7 +1,8 @@
 /**
  * Generated configuration reference: `docs/config.schema.json` (JSON Schema 2020-12 of what a user
  * may write), `docs/configuration.md` (a field table per section of the file, then per kind of Herald's
- * Kubernetes objects) and the CRDs (src/crd/schema.ts), all from the zod schema in src/config/schema.ts.
+ * Kubernetes objects), the CRDs (src/crd/schema.ts) and the chart's values.schema.json (chart-values.ts), all from
+ * the zod schema in src/config/schema.ts.
  * `scripts/gen-config-docs.ts` writes them; a test checks the committed files are current.
  */
 import { HERALD_API_VERSION, HERALD_PLURALS } from '../k8s/herald-kinds.ts';
@@ -11,6 +12,7 @@ import { generatedCrdFiles, jsonSchemaOf } from './schema.ts';
 import type { JsonSchema } from './schema.ts';
 import { configSchema } from '../config/schema.ts';
 import { fileChangeResets, PEER_FIELDS } from '../config/peer-fields.ts';
+import { chartValuesSchema } from './chart-values.ts';
 
 
 /** The JSON Schema of the configuration file (input side: defaults are optional). */
@@ -208,6 +210,7 @@ export function generatedConfigDocs(): Record<string, string> {
   return {
     'docs/config.schema.json': JSON.stringify(configJsonSchema(), null, 2) + '\n',
     'docs/configuration.md': configMarkdown(),
+    'deploy/helm/herald/values.schema.json': JSON.stringify(chartValuesSchema(), null, 2) + '\n',
     ...generatedCrdFiles(),
   };
 }

@@ -23,11 +23,16 @@ const FULL = join(chartDir, 'ci/full-values.yaml');
 /** Labels only Helm puts on objects (its release bookkeeping); everything else must equal the kustomize manifests. */
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version'];
 
-/** An object with Helm's bookkeeping labels removed and herald.yaml parsed, keyed for comparison. */
+/** An object with Helm's bookkeeping labels (and the CRDs' keep annotation) removed and herald.yaml parsed, keyed for comparison. */
 function normalize(doc: KubeDoc): KubeDoc {
   const copy = structuredClone(doc);
   const labels = copy.metadata?.labels;
   if (labels) for (const l of HELM_LABELS) delete labels[l];
+  const annotations = copy.metadata?.annotations;
+  if (copy.kind === 'CustomResourceDefinition' && annotations?.['helm.sh/resource-policy'] === 'keep') {
+    delete annotations['helm.sh/resource-policy'];
+    if (Object.keys(annotations).length === 0 && copy.metadata) delete copy.metadata.annotations;
+  }
   const data = (copy as { data?: Record<string, string> }).data;
   if (copy.kind === 'ConfigMap' && data?.['herald.yaml'] !== undefined) (copy as { data: Record<string, unknown> }).data['herald.yaml'] = parse(data['herald.yaml']);
   return copy;
@@ -56,10 +61,12 @@ t.test('helm lint --strict is clean with the default and with the full values', 
 });
 
 t.test('default values: every object is valid, and they are the kustomize manifests of deploy/kubernetes', { skip }, async (t) => {
-  // The chart's crds/ (Helm installs them before the templates, never upgrades or deletes them) are the kustomize
-  // CRDs, byte for byte generated (test/src/crd/docs.test.ts); --include-crds renders them too.
-  const chart = helmTemplate(H, ['--include-crds']);
-  t.equal(chart.filter((d) => d.kind === 'CustomResourceDefinition').length, 5, 'the five CRDs');
+  // The CRDs are templates (files/crds/, generated with the kustomize copies: test/src/crd/docs.test.ts), so that an
+  // upgrade upgrades them; helm.sh/resource-policy: keep leaves them on uninstall.
+  const chart = helmTemplate(H);
+  const crds = chart.filter((d) => d.kind === 'CustomResourceDefinition');
+  t.equal(crds.length, 5, 'the five CRDs');
+  t.same(crds.map((d) => d.metadata?.annotations?.['helm.sh/resource-policy']), ['keep', 'keep', 'keep', 'keep', 'keep'], 'each kept on uninstall');
   for (const d of chart) t.same(validateObject(d, 'helm template'), [], `${d.kind} ${d.metadata?.name} is valid`);
   for (const d of chart.filter((x) => x.kind !== 'CustomResourceDefinition')) {
     t.same(HELM_LABELS.map((l) => d.metadata?.labels?.[l]), ['herald-0.1.0', 'Helm', 'herald', '0.1.0'], `${key(d)}: Helm's labels`);
@@ -85,7 +92,8 @@ t.test('monitoring values render deploy/kubernetes/monitoring; the rules are the
 
 t.test('full values: every object is valid, herald.yaml is valid and can run in the rendered pod', { skip }, async (t) => {
   const docs = helmTemplate(H, ['-f', FULL]);
-  t.same(docs.map((d) => d.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Namespace', 'PodMonitor', 'PrometheusRule', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount']);
+  t.same(docs.map((d) => d.kind).filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Namespace', 'PodMonitor', 'PrometheusRule', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount']);
+  t.equal(docs.filter((d) => d.kind === 'CustomResourceDefinition').length, 5, 'and the five CRDs');
   for (const d of docs) t.same(validateObject(d, 'helm template -f ci/full-values.yaml'), [], `${d.kind} ${d.metadata?.name} is valid`);
   const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata?.name === 'bgp-config') as unknown as k8s.V1ConfigMap;
   const cfg = parseHeraldYaml(cm.data?.['herald.yaml'] ?? '', 'rendered herald.yaml');
@@ -99,6 +107,12 @@ t.test('full values: every object is valid, herald.yaml is valid and can run in 
   const dashboard = docs.find((d) => d.kind === 'ConfigMap' && d.metadata?.name === 'bgp-dashboard') as unknown as k8s.V1ConfigMap;
   t.equal(JSON.parse(dashboard.data?.['herald.json'] ?? '{}').uid, 'herald', 'the dashboard ConfigMap holds the dashboard');
   t.equal(dashboard.metadata?.labels?.['grafana_dashboard'], '1');
+  const ds = only<k8s.V1DaemonSet>(docs, 'DaemonSet');
+  t.same([ds.spec?.template.metadata?.labels?.['example.net/team'], ds.spec?.selector.matchLabels], ['network', { 'app.kubernetes.io/name': 'herald' }], 'podLabels on the pods; the selector unchanged');
+  t.same(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'tor-c')?.secret, { secretName: 'tor-c' }, 'extraVolumes');
+  t.same(c.volumeMounts?.find((m) => m.name === 'tor-c'), { name: 'tor-c', mountPath: '/etc/herald/tor-c', readOnly: true }, 'extraVolumeMounts');
+  const sa = only<k8s.V1ServiceAccount>(docs, 'ServiceAccount');
+  t.same([sa.metadata?.name, sa.metadata?.annotations], ['bgp-speaker', { 'example.net/audit': 'true' }], 'serviceAccount.name and annotations');
   const pm = only<{ metadata: { labels: Record<string, string> }; spec: { podMetricsEndpoints: { interval: string }[] } }>(docs, 'PodMonitor');
   t.same([pm.metadata.labels['release'], pm.spec.podMetricsEndpoints[0]?.interval], ['kube-prometheus-stack', '15s']);
 });
@@ -139,4 +153,37 @@ t.test('bad values fail at render time with a message naming the fix', { skip },
     t.not(r.status, 0, `${args.join(' ')} fails`);
     t.match(r.stderr, message, `${args.join(' ')}: ${r.stderr.trim()}`);
   }
+});
+
+t.test('extraArgs follow the container\'s own; serviceAccount.create=false binds an existing ServiceAccount; crds.install=false renders no CRD', { skip }, async (t) => {
+  const args = heraldContainer(helmTemplate(H, ['--set-json', 'extraArgs=["--an-option","a value"]'])).args ?? [];
+  t.same(args.slice(-2), ['--an-option', 'a value'], 'appended, quoted');
+  t.same(args.slice(0, 7), ['run', '--config', '/etc/herald/config/herald.yaml', '--node-name', '$(NODE_NAME)', '--node-ip', '$(HOST_IPS)'], 'after the chart\'s own');
+  const noSa = helmTemplate(H, ['--set', 'serviceAccount.create=false', '--set', 'serviceAccount.name=platform-bgp']);
+  t.equal(noSa.filter((d) => d.kind === 'ServiceAccount').length, 0, 'no ServiceAccount rendered');
+  t.equal(only<k8s.V1DaemonSet>(noSa, 'DaemonSet').spec?.template.spec?.serviceAccountName, 'platform-bgp', 'the pods use the given one');
+  const subjects = noSa.filter((d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding').flatMap((d) => (d as unknown as k8s.V1RoleBinding).subjects ?? []);
+  t.ok(subjects.length >= 3 && subjects.every((x) => x.name === 'platform-bgp'), 'and every binding names it');
+  t.equal(helmTemplate(H, ['--set', 'crds.install=false']).filter((d) => d.kind === 'CustomResourceDefinition').length, 0, 'crds.install=false: no CRD');
+});
+
+t.test('values.schema.json: a typo or a wrong type fails at render naming the value; kubeVersion needs Kubernetes 1.31', { skip }, async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['--set', 'imag.tag=x'], /additional properties 'imag' not allowed/],
+    [['--set', 'config.bgp.localAs=many'], /\/config\/bgp\/localAs.*want integer/],
+    [['--set', 'config.peers[0].holdTme=90'], /\/config\/peers\/0.*additional properties 'holdTme' not allowed/],
+    [['--set', 'image.digest=sha256:abc'], /\/image\/digest.*does not match pattern/],
+    [['--set', 'admin.port=0'], /\/admin\/port/],
+    [['--set', 'serviceAccount.create=maybe'], /\/serviceAccount\/create.*want boolean/],
+    [['--kube-version', '1.30.4'], /requires kubeVersion: >=1\.31\.0-0/],
+  ];
+  for (const [args, message] of cases) {
+    const r = runHelm(H, ['template', 'herald', chartDir, '-n', 'herald-system', ...args]);
+    t.not(r.status, 0, `${args.join(' ')} fails`);
+    t.match(r.stderr, message, `${args.join(' ')}: ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+  }
+  t.equal(runHelm(H, ['template', 'herald', chartDir, '-n', 'herald-system', '--kube-version', '1.31.0']).status, 0, 'Kubernetes 1.31 is enough');
+  const schema = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8')) as { properties: Record<string, { properties?: Record<string, unknown> }> };
+  const herald = JSON.parse(readFileSync(join(root, 'docs/config.schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+  t.same(Object.keys(schema.properties['config']?.properties ?? {}).sort(), Object.keys(herald.properties).sort(), "config's schema has the configuration's sections (the same source: src/config/schema.ts)");
 });

@@ -64,7 +64,7 @@ export function validateType(value: unknown, type: string, path: string): string
 export interface KubeDoc {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown };
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
   [k: string]: unknown;
 }
 

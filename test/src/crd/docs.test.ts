@@ -7,9 +7,9 @@ import { generatedConfigDocs } from '../../../src/crd/docs.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
-t.test('docs/configuration.md, docs/config.schema.json and the CRDs (kustomize and chart) are up to date', async (t) => {
+t.test('docs/configuration.md, docs/config.schema.json, the chart\'s values.schema.json and the CRDs (kustomize and chart) are up to date', async (t) => {
   const files = generatedConfigDocs();
-  t.equal(Object.keys(files).length, 13, 'two documents, five CRDs twice, the CRDs\' kustomization');
+  t.equal(Object.keys(files).length, 14, 'two documents, the values schema, five CRDs twice, the CRDs\' kustomization');
   for (const [path, text] of Object.entries(files)) {
     const committed = readFileSync(join(ROOT, path), 'utf8');
     t.equal(committed, text, `${path} is current (run: npx node scripts/gen-config-docs.ts)`);
