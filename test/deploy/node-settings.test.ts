@@ -14,6 +14,8 @@ import { freePort } from '../helpers/bird.ts';
 import { DaemonProcess, sleep } from '../helpers/daemon-process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+// Three daemons started one after the other, plus a warm compile cache: about 30 s quiet, over 120 s under load.
+t.setTimeout(400_000);
 const NODE_DIR = dirname(process.execPath);
 
 t.test('memoryLimitMiB: HERALD_MEMORY_LIMIT_MIB, else the smallest limit of the cgroup and its ancestors', async (t) => {
