@@ -72,8 +72,8 @@ export class BgpError extends Error {
     this.name = 'BgpError';
     this.code = code;
     this.subcode = subcode;
-    // Bug fixed: Data copied whole (e.g. a 4096-octet ROUTE-REFRESH for 7/1) made a NOTIFICATION longer than any
-    // message may be, and encoding it threw. It is cut to what a 4096-octet NOTIFICATION holds, so it always fits.
+    // Data is cut to what a 4096-octet NOTIFICATION holds, so that the NOTIFICATION always fits (Data copied whole,
+    // e.g. a 4096-octet ROUTE-REFRESH for 7/1, cannot be sent: test/bgp/codec/regressions.test.ts).
     this.data = Buffer.from(data.subarray(0, MAX_NOTIFICATION_DATA_LENGTH));
   }
 

@@ -109,7 +109,8 @@ function decodeKnownValue(
     case AttrTypeCode.AS_PATH: {
       const segs = decodeAsPathSegments(buf, vs, ve, ctx.fourOctetAs ? 4 : 2);
       if (typeof segs === 'string') return { subcode: UpdateSubcode.MalformedAsPath, detail: segs };
-      // RFC 7607 §2: AS 0 in AS_PATH makes it malformed (RFC 7606 §7.2: treat-as-withdraw). Bug fixed: was accepted.
+      // RFC 7607 §2: AS 0 in AS_PATH makes it malformed (RFC 7606 §7.2: treat-as-withdraw;
+      // test/bgp/codec/regressions.test.ts).
       if (hasAsZero(segs)) return { subcode: UpdateSubcode.MalformedAsPath, detail: 'AS_PATH contains AS 0 (RFC 7607)' };
       return { type: 'AS_PATH', flags, segments: segs };
     }

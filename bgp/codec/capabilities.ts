@@ -95,8 +95,8 @@ export function decodeCapability(code: number, buf: Buffer, start: number, end: 
     case CapabilityCode.GracefulRestart: {
       if (len < 2 || (len - 2) % 4 !== 0) throw malformed(code, len, 'expected 2 + 4n');
       const head = buf.readUInt16BE(start);
-      // RFC 4724 §3: reserved flag bits are ignored on receipt. (Bug fixed: a set reserved bit used to turn the whole
-      // capability into Unknown, so the peer's graceful restart went unseen by negotiate.) `raw` keeps exact bytes.
+      // RFC 4724 §3: reserved flag bits are ignored on receipt (the capability is GracefulRestart all the same,
+      // test/bgp/codec/open.test.ts "capability edge cases"); `raw` keeps the exact bytes.
       let reserved = (head & 0x3000) !== 0;
       const families: { afi: number; safi: number; forwardingPreserved: boolean }[] = [];
       for (let p = start + 2; p < end; p += 4) {

@@ -90,7 +90,7 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext, start = 0): Update
     if (issue.action === 'session-reset') throw issueToError(issue);
     let action = issue.action;
     // RFC 4760 §3: without IPv4 NLRI the NEXT_HOP attribute SHOULD be ignored, so a bad one must not withdraw the
-    // MP_REACH_NLRI routes of the same UPDATE (bug fixed: it used to set treat-as-withdraw).
+    // MP_REACH_NLRI routes of the same UPDATE (test/bgp/codec/regressions.test.ts).
     if (issue.typeCode === AttrTypeCode.NEXT_HOP && action === 'treat-as-withdraw' && nlri.length === 0) action = 'ignored';
     (problems ??= []).push(`${issue.detail} (RFC 7606: ${action})`);
     if (action === 'treat-as-withdraw') treatAsWithdraw = true;
@@ -99,7 +99,7 @@ export function decodeUpdate(body: Buffer, ctx: CodecContext, start = 0): Update
   let pathAttributes = walk.attrs;
   if (ctx.fourOctetAs && (wasSeen(walk.seen, AttrTypeCode.AS4_PATH) || wasSeen(walk.seen, AttrTypeCode.AS4_AGGREGATOR))) {
     // RFC 6793 §3: AS4_PATH and AS4_AGGREGATOR are not carried between NEW speakers; one received from a NEW
-    // speaker MUST be discarded (bug fixed: they were kept, and effectiveAsPath could merge them into a 4-octet path).
+    // speaker MUST be discarded, never merged into a 4-octet path (test/bgp/codec/regressions.test.ts).
     pathAttributes = pathAttributes.filter((a) => {
       if (a.type !== 'AS4_PATH' && a.type !== 'AS4_AGGREGATOR') return true;
       (discarded ??= []).push(attributeTypeCode(a));

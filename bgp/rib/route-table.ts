@@ -315,7 +315,7 @@ export class RouteTable {
     return staged;
   }
 
-  /** The prefix in slot form, or the RouteError message (parsePrefix's checks). */
+  /** The prefix in slot form, or the RouteError message (parseRoutePrefix's checks, route.ts). */
   #parse(prefix: string, family: Family): { fam: number; len: number; v4: number; v6: Uint8Array | undefined } | string {
     try {
       const p = parseRoutePrefix(prefix, family);

@@ -77,7 +77,7 @@ export const routeSchema = {
   },
 } as const;
 
-const vipAttributesSchema = {
+export const vipAttributesSchema = {
   type: 'object',
   description: 'What one advertisement sends for the VIP from this node when traffic steering applies (docs/traffic-steering.md)',
   required: ['advertisement', 'prefix', 'announced'],
@@ -88,9 +88,9 @@ const vipAttributesSchema = {
     med: int,
     asPathPrepend: { type: 'integer', description: 'Extra copies of the local AS toward eBGP peers' },
     linkBandwidth: { type: 'number', description: 'Link bandwidth, bytes per second (weighting: endpoints)' },
-    endpoints: { type: 'object', properties: { local: int, total: int } },
+    endpoints: { type: 'object', required: ['local', 'total'], properties: { local: int, total: int } },
     locality: { type: 'string', description: 'preferred or fallback' },
-    choice: { type: 'object', description: 'maxNodesPerVip: the bound, eligible nodes, the chosen ones by rank', properties: { maxNodes: int, eligible: int, nodes: strList } },
+    choice: { type: 'object', description: 'maxNodesPerVip: the bound, eligible nodes, the chosen ones by rank', required: ['maxNodes', 'eligible', 'nodes'], properties: { maxNodes: int, eligible: int, nodes: strList } },
     communities: strList,
     largeCommunities: strList,
     heldUntil: { type: 'string', description: 'ISO 8601: these attributes go out then (attributeChangeInterval); the peers still have the previous ones' },

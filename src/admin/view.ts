@@ -7,6 +7,8 @@
  */
 
 export type { PeerBfdView, PeerErrorView, PeerView } from './peer-view.ts';
+import type { FromSchema } from './schema-type.ts';
+import type { vipAttributesSchema } from './schemas.ts';
 import type { PeerView } from './peer-view.ts';
 
 /** One route of a peer's Adj-RIB-Out, with the attributes as sent. */
@@ -35,33 +37,12 @@ export interface ReasonView {
   advertisement?: string;
 }
 
-/** What one advertisement sends for a VIP from this node when traffic steering applies (docs/traffic-steering.md). */
-export interface VipAttributesView {
-  advertisement: string;
-  prefix: string;
-  /** False when the maxNodesPerVip choice picked other nodes. */
-  announced: boolean;
-  med?: number;
-  /** Extra copies of the local AS toward eBGP peers. */
-  asPathPrepend?: number;
-  /** Link bandwidth, bytes per second (weighting: endpoints). */
-  linkBandwidth?: number;
-  /** Usable endpoints of the VIP's family, on this node and in the cluster. */
-  endpoints?: { local: number; total: number };
-  /** locality: 'preferred' (a local endpoint here) or 'fallback'. */
-  locality?: 'preferred' | 'fallback';
-  /** maxNodesPerVip: the bound, the eligible nodes counted, the chosen ones by rank. */
-  choice?: { maxNodes: number; eligible: number; nodes: string[] };
-  communities?: string[];
-  largeCommunities?: string[];
-  /**
-   * ISO 8601: these attributes differ from what the peers have, and go out then (the rate limit,
-   * `attributeChangeInterval`). Absent: the peers have these.
-   */
-  heldUntil?: string;
-  /** What the Services behind the prefix asked for that is not sent, and why (docs/decisions.md "Path attributes from Services"). */
-  withheld?: string[];
-}
+/**
+ * What one advertisement sends for a VIP from this node when traffic steering applies (docs/traffic-steering.md): the
+ * controller's `VipRouteAttributes` (src/controller/steering.ts) with what route assembly adds (`heldUntil`, the rate
+ * limit of `attributeChangeInterval`; `withheld`); its type is its schema's (schemas.ts `vipAttributesSchema`).
+ */
+export type VipAttributesView = FromSchema<typeof vipAttributesSchema>;
 
 /** One VIP of a Service on this node. */
 export interface VipView {

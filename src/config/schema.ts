@@ -8,8 +8,9 @@
  * families) live in {@link semanticErrors}. `load.ts` runs both and formats every problem as
  * `path: message`, e.g. `peers[1].holdTime: must be 0 or 3..65535`.
  *
- * Operator names map to RFC 4271 names in one place, `src/daemon/mapping.ts` (`routerId` →
- * BGP Identifier, `holdTime` → holdTimeSec, ...).
+ * A peer's fields map to the Speaker's RFC 4271 names by their table, peer-fields.ts (`holdTime` → holdTimeSec,
+ * `nextHop` → nextHopIPv4, ...), and their defaults and ranges are bgp/'s (bgp/peer-config.ts); `routerId` is the
+ * BGP Identifier. Durations of a peer are whole seconds (RFC 4271), of BFD milliseconds (RFC 5880).
  */
 import { BlockList } from 'node:net';
 import { z } from 'zod';

@@ -352,21 +352,9 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
     const now = this.clock.now();
     const announcedKey = opts.announcedAs ?? key;
     const announced = this.announced.has(announcedKey);
-    const reasons: HealthReason[] = [];
-    let pass = true;
-    for (const ck of this.nodeChecks) {
-      const e = this.entries.get(ck);
-      if (!e) continue;
-      const s = e.rf.snapshot();
-      if (s.state === 'down') {
-        pass = false;
-        const f = s.lastFailure;
-        reasons.push({ code: HealthCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck });
-      } else if (s.state === 'unknown') {
-        if (!announced) pass = false;
-        reasons.push({ code: HealthCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
-      }
-    }
+    const node = this.nodeVerdict(announced);
+    const reasons: HealthReason[] = [...node.reasons];
+    let pass = node.pass;
     for (const [ck, inv] of this.invalid) {
       // An invalid check is treated like one that never passes: nothing new is announced (an invalid
       // node-scope check blocks every key), but a route already announced is kept: a typo in an
@@ -432,20 +420,27 @@ export class HealthManager extends EventEmitter<HealthEvents> implements HealthL
 
   /** The node-level verdict alone (node-scope checks), as `gate` would apply it to a non-announced key. */
   nodeGate(): GateResult {
+    return this.nodeVerdict(false);
+  }
+
+  /**
+   * The node-scope checks' part of a verdict: a check down blocks every key; one not yet passed (unknown) blocks a
+   * key not announced yet and keeps an announced one.
+   */
+  private nodeVerdict(announced: boolean): GateResult {
     const reasons: HealthReason[] = [];
     let pass = true;
     for (const ck of this.nodeChecks) {
       const e = this.entries.get(ck);
       if (!e) continue;
       const s = e.rf.snapshot();
-      if (s.state !== 'up') {
+      if (s.state === 'down') {
         pass = false;
         const f = s.lastFailure;
-        reasons.push(
-          s.state === 'down'
-            ? { code: HealthCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck }
-            : { code: HealthCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet`, since: s.sinceMs, check: ck },
-        );
+        reasons.push({ code: HealthCode.NodeUnhealthy, message: `node check ${ck} is down: ${f?.code ?? '?'}: ${f?.message ?? ''}`, since: s.sinceMs, check: ck });
+      } else if (s.state === 'unknown') {
+        if (!announced) pass = false;
+        reasons.push({ code: HealthCode.Pending, message: `node check ${ck} has not passed ${e.rf.rise} times yet${announced ? ' (kept announced meanwhile)' : ''}`, since: s.sinceMs, check: ck });
       }
     }
     return { pass, reasons };

@@ -4,8 +4,9 @@
  * watch streams over node:http / node:https with one keep-alive agent.
  *
  * Why not @kubernetes/client-node's typed API: importing it (its `KubeConfig` included) loads every generated model
- * and API, ~86 MiB of RSS and ~1 s of CPU per process, most of a DaemonSet's memory budget (docs/benchmarks.md
- * "Kubernetes client"). Herald needs five calls and a list/watch. client-node is still what reads the credentials
+ * and API, +64–70 MiB of RSS and 1.7–2.6 s of CPU per process against +13 MiB and 0.15–0.4 s for this client
+ * (docs/benchmarks.md "Kubernetes client"), most of a DaemonSet's memory budget. Herald needs five calls and a
+ * list/watch. client-node is still what reads the credentials
  * this module does not read itself (`exec` plugins, `auth-provider`, `proxy-url`): for those kubeconfigs it is loaded
  * on first use and sets up each request (`KubeConfig.applyToHTTPSOptions`). The container image leaves it out
  * (docs/decisions.md "The image leaves @kubernetes/client-node out"): there such a kubeconfig is refused at start.

@@ -2,10 +2,9 @@
  * Structural shapes of the Kubernetes objects Herald reads: exactly the fields it keeps (src/k8s/trim.ts), so code
  * that reads a field the store does not hold does not compile.
  *
- * These are the raw JSON shapes (as delivered by watch events and by manifest files), not the
- * `@kubernetes/client-node` model classes: the informer cache holds a mix of deserialized class
- * instances and raw JSON (watch events are not deserialized into classes), so nothing here relies on `instanceof` or on
- * `Date` methods. Timestamps are therefore typed `unknown` and only tested for presence.
+ * These are the raw JSON shapes, as Herald's own client (src/k8s/client.ts) parses list pages and watch events and as
+ * manifest files are read: plain data, no model classes, so nothing here relies on `instanceof` or on `Date`
+ * methods. Timestamps (RFC 3339 text) are typed `unknown` and only tested for presence.
  *
  * Source: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
  */
@@ -25,7 +24,7 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   /** Only Herald's own (`herald.io/`) are kept. */
   annotations?: Record<string, string>;
-  /** Set when deletion has been requested (string or Date depending on the decoder). */
+  /** Set when deletion has been requested (RFC 3339 text). */
   deletionTimestamp?: unknown;
 }
 
