@@ -30,6 +30,7 @@ export const healthSchema = {
     ok: bool,
     reasons: strList,
     quarantined: { ...strList, description: 'Objects treated as absent because Herald cannot use them: "Kind namespace/name: reason" (readiness is not affected)' },
+    refused: { ...strList, description: 'Input refused whole, its last good version in force: "file PATH:LINE: reason", "Kind name: reason" (readiness is not affected)' },
   },
 } as const;
 
@@ -55,6 +56,11 @@ export const statusSchema = {
       type: 'array',
       description: 'Objects the controller cannot use, treated as absent (an EndpointSlice: its endpoints count as not ready)',
       items: { type: 'object', properties: { kind: str, name: str, reason: str, since: str } },
+    },
+    refused: {
+      type: 'array',
+      description: 'Input refused whole, whose last good version (or nothing) stays in force: manifest files that cannot be read or parsed (kind "file"), configuration objects every node ignores (their kind)',
+      items: { type: 'object', required: ['kind', 'name', 'reason'], properties: { kind: str, name: str, line: int, reason: str } },
     },
   },
 } as const;

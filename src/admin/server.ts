@@ -14,7 +14,7 @@ import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DaemonView } from './view.ts';
-import { NotFoundError } from './view.ts';
+import { NotFoundError, refusedText } from './view.ts';
 import * as S from './schemas.ts';
 import { peerViewSchema } from './peer-view.ts';
 import { lazySchemaController } from './lazy-compilers.ts';
@@ -57,13 +57,14 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     url: '/readyz',
     summary:
-      'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. A drained node stays ready (a DaemonSet rollout must not stall on it) and lists the drain among the reasons ("drained: ..."). Quarantined objects are listed, without affecting readiness.',
+      'Readiness: 200 once the config is loaded and every source has synced; 503 with the reasons otherwise. A drained node stays ready (a DaemonSet rollout must not stall on it) and lists the drain among the reasons ("drained: ..."). Quarantined objects and refused input (manifest files, configuration objects) are listed, without affecting readiness.',
     response: { 200: S.healthSchema, 503: S.healthSchema },
     handler: async (view, _req, reply) => {
       const s = view.status();
       reply.code(s.ready ? 200 : 503);
       const quarantined = (s.quarantined ?? []).map((q) => `${q.kind} ${q.name}: ${q.reason}`);
-      return { ok: s.ready, reasons: [...s.notReady, ...s.drain.map((d) => `drained: ${d}`)], ...(quarantined.length > 0 ? { quarantined } : {}) };
+      const refused = (s.refused ?? []).map(refusedText);
+      return { ok: s.ready, reasons: [...s.notReady, ...s.drain.map((d) => `drained: ${d}`)], ...(quarantined.length > 0 ? { quarantined } : {}), ...(refused.length > 0 ? { refused } : {}) };
     },
   },
   {

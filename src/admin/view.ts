@@ -107,6 +107,28 @@ export interface StatusView {
   forbidden?: string[];
   /** Objects the controller cannot use, treated as absent (src/controller/quarantine.ts; docs/operations.md). */
   quarantined?: QuarantineView[];
+  /**
+   * Input refused whole, whose last good version (or nothing) stays in force: manifest files that cannot be read or
+   * parsed, and configuration objects (BGPPeer, ...) every node ignores (docs/operations.md "Refused input").
+   */
+  refused?: RefusedView[];
+}
+
+/** One refused input. */
+export interface RefusedView {
+  /** `file` (a manifest file, the manifests directory) or the kind of a configuration object (`BGPPeer`, ...). */
+  kind: string;
+  /** The file's path, or the object's name. */
+  name: string;
+  /** 1-based line of the problem in the file, when known. */
+  line?: number;
+  /** What is wrong, with the fix (every problem of an object, "; " between them). */
+  reason: string;
+}
+
+/** "file /etc/herald/manifests/web.yaml:12: reason", "BGPPeer tor-dup: reason" (readiness detail, the CLI). */
+export function refusedText(r: RefusedView): string {
+  return `${r.kind} ${r.name}${r.line !== undefined ? `:${r.line}` : ''}: ${r.reason}`;
 }
 
 /** One quarantined Kubernetes object. */

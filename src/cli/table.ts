@@ -3,6 +3,7 @@
  * Pure functions: the CLI snapshot tests compare their output byte for byte.
  */
 import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView, VipAttributesView } from '../admin/view.ts';
+import { refusedText } from '../admin/view.ts';
 
 /**
  * Left-aligned columns separated by two spaces; trailing spaces trimmed.
@@ -197,6 +198,7 @@ export function formatStatus(s: StatusView): string {
   ];
   for (const f of s.forbidden ?? []) rows.push(['Forbidden', f]);
   for (const q of s.quarantined ?? []) rows.push(['Quarantined', `${q.kind} ${q.name} since ${q.since}: ${q.reason}`]);
+  for (const r of s.refused ?? []) rows.push(['Refused', refusedText(r)]);
   if (s.lastReload) rows.push(['Last reload', `${s.lastReload.at} ${s.lastReload.ok ? 'ok' : `failed: ${(s.lastReload.errors ?? []).join('; ')}`}`]);
   const w = Math.max(...rows.map(([k]) => k.length)) + 1;
   return rows.map(([k, v]) => `${`${k}:`.padEnd(w)} ${v}`).join('\n') + '\n';

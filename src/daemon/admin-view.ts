@@ -12,7 +12,7 @@ import type { DesiredRoute } from '../controller/route-merge.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Source } from '../sources/source.ts';
 import { prefixMatches } from '../net/address.ts';
-import type { DaemonView, HealthCheckView, PeerView, RouteView, ServiceView, StatusView, VipAttributesView, VipView } from '../admin/view.ts';
+import type { DaemonView, HealthCheckView, PeerView, RefusedView, RouteView, ServiceView, StatusView, VipAttributesView, VipView } from '../admin/view.ts';
 import type { DecisionSet } from './health-gate.ts';
 import { routeView } from './mapping.ts';
 import type { PeerSet } from './peer-set.ts';
@@ -148,7 +148,23 @@ export class AdminView implements DaemonView {
     if (forbidden.length > 0) s.forbidden = forbidden;
     const quarantined = o.quarantine.list();
     if (quarantined.length > 0) s.quarantined = quarantined.map((q) => ({ kind: q.kind, name: q.name, reason: q.reason, since: new Date(q.since).toISOString() }));
+    const refused = this.refused();
+    if (refused.length > 0) s.refused = refused;
     return s;
+  }
+
+  /**
+   * Input refused whole (docs/operations.md "Refused input"): the manifest source's file errors (a file that cannot be
+   * read or parsed keeps its last good version) and the configuration objects every node ignores.
+   */
+  refused(): RefusedView[] {
+    const o = this.#o;
+    const out: RefusedView[] = [];
+    for (const e of o.source?.status().fileErrors ?? []) out.push({ kind: 'file', name: e.path, ...(e.line !== undefined ? { line: e.line } : {}), reason: e.message });
+    for (const v of o.inForce.merged.verdicts) {
+      if (v.issues.length > 0) out.push({ kind: v.kind, name: v.name, reason: v.issues.map((i) => `${i.path}: ${i.message}`).join('; ') });
+    }
+    return out;
   }
 
   peers(): PeerView[] {
@@ -222,6 +238,7 @@ export class AdminView implements DaemonView {
     }
     // drained: what holds the node drained (the daemon keeps it current), or the speaker's own drain.
     metrics.drained.set(this.#o.drains.sources.length > 0 || speaker.draining ? 1 : 0);
+    metrics.setRefused(this.refused());
     return metrics.text();
   }
 }

@@ -52,6 +52,9 @@ class ScrapeGauge<T extends string> extends Gauge<T> {
 }
 
 /** Owner of the registry and all metric objects. */
+/** Kinds of refused input always exported (0 when none): manifest files and Herald's configuration objects. */
+const REFUSED_KINDS = ['file', 'BGPPeer', 'BGPAdvertisement', 'IPAddressPool', 'BGPNodeConfigOverride'];
+
 export class HeraldMetrics {
   readonly registry: Registry;
   readonly sessionUp: Gauge<'peer'>;
@@ -88,6 +91,7 @@ export class HeraldMetrics {
   readonly drained: Gauge;
   readonly nodeDeparting: Gauge;
   readonly quarantinedObjects: Gauge<'kind'>;
+  readonly refusedInputs: Gauge<'kind'>;
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
@@ -336,6 +340,8 @@ export class HeraldMetrics {
     this.nodeDeparting = new Gauge({ name: `${PREFIX}node_departing`, help: "1 while this node's Node object says it is leaving service (deletion, autoscaler or out-of-service taint, Ready False/Unknown, exclude label).", registers });
     this.quarantinedObjects = new Gauge({ name: `${PREFIX}quarantined_objects`, help: 'Kubernetes objects treated as absent because Herald cannot use them, by kind (herald status lists them).', labelNames: ['kind'], registers });
     for (const kind of ['Service', 'EndpointSlice', 'Node', 'ServiceCIDR']) this.quarantinedObjects.set({ kind }, 0);
+    this.refusedInputs = new Gauge({ name: `${PREFIX}refused_inputs`, help: 'Input refused whole, its last good version in force, by kind: file (a manifest file that cannot be read or parsed) or the kind of a configuration object every node ignores (herald status lists them).', labelNames: ['kind'], registers });
+    for (const kind of REFUSED_KINDS) this.refusedInputs.set({ kind }, 0);
     this.bfdSessionUp = new Gauge({
       name: `${PREFIX}bfd_session_up`,
       help: "1 when the peer's BFD session is Up, else 0 (peers with BFD only).",
@@ -363,6 +369,14 @@ export class HeraldMetrics {
       registers,
     });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The refused input now (src/daemon/admin-view.ts `refused`): counts by kind, 0 for the kinds always shown. */
+  setRefused(list: readonly { kind: string }[]): void {
+    const counts: Record<string, number> = Object.fromEntries(REFUSED_KINDS.map((k) => [k, 0]));
+    for (const r of list) counts[r.kind] = (counts[r.kind] ?? 0) + 1;
+    this.refusedInputs.reset();
+    for (const [kind, n] of Object.entries(counts)) this.refusedInputs.set({ kind }, n);
   }
 
   /** The quarantined objects now (src/controller/quarantine.ts): counts by kind. */

@@ -96,6 +96,7 @@ export class FakeView implements DaemonView {
   actions: string[] = [];
   ready = true;
   drained = false;
+  refused: StatusView['refused'];
   status(): StatusView {
     return {
       version: '0.1.0',
@@ -110,6 +111,7 @@ export class FakeView implements DaemonView {
       drain: this.drained ? ['annotation herald.io/drain="maintenance" on Node node-a'] : [],
       peers: { configured: 2, established: 1 },
       routes: { desired: 2 },
+      ...(this.refused ? { refused: this.refused } : {}),
     };
   }
   live(): boolean {

@@ -50,6 +50,15 @@ t.test('read endpoints', async (t) => {
   t.match(r.body, /herald_up 1/);
 });
 
+t.test('/readyz lists refused input beside the reasons, without affecting readiness; the status carries it', async (t) => {
+  const { app, view } = await setup(t);
+  view.refused = [{ kind: 'file', name: '/m/web.yaml', line: 12, reason: 'document not usable' }, { kind: 'BGPPeer', name: 'tor-dup', reason: 'spec.peerAddress: already used' }];
+  const r = await app.inject({ url: '/readyz' });
+  t.equal(r.statusCode, 200);
+  t.same(r.json(), { ok: true, reasons: [], refused: ['file /m/web.yaml:12: document not usable', 'BGPPeer tor-dup: spec.peerAddress: already used'] });
+  t.same((await app.inject({ url: '/api/v1/status' })).json().refused, view.refused, 'the status round-trips through its schema');
+});
+
 t.test('404s are JSON', async (t) => {
   const { app } = await setup(t);
   for (const url of ['/nope', '/api/v1/peers/zz', '/api/v1/services/a/b', '/api/v1/routes?peer=zz']) {

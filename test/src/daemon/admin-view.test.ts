@@ -5,6 +5,8 @@ import t from 'tap';
 import { pino } from 'pino';
 import { FakeClock } from '../../../bgp/index.ts';
 import type { ServiceView } from '../../../src/admin/view.ts';
+import { refusedText } from '../../../src/admin/view.ts';
+import { formatStatus } from '../../../src/cli/table.ts';
 import { validateConfig } from '../../../src/config/load.ts';
 import type { Config } from '../../../src/config/schema.ts';
 import { AdminView, handledVips } from '../../../src/daemon/admin-view.ts';
@@ -39,6 +41,7 @@ function make() {
     forbidden: [] as string[],
     services: [] as ServiceView[],
     override: undefined as { name: string; localAs?: number } | undefined,
+    verdicts: [] as { kind: string; name: string; issues: { path: string; message: string }[] }[],
   };
   const config = cfg();
   const view = new AdminView({
@@ -52,7 +55,7 @@ function make() {
     health: new FakeHealth(),
     metrics,
     source,
-    inForce: { config, get merged() { return { config, origins: new Map(), verdicts: [], ...(st.override ? { override: st.override } : {}) }; }, lastReload: undefined },
+    inForce: { config, get merged() { return { config, origins: new Map(), verdicts: st.verdicts as never, ...(st.override ? { override: st.override } : {}) }; }, lastReload: undefined },
     assembly: { size: 7, held: () => st.held, wireRoute: () => undefined },
     drains: { get sources() { return st.drainSources; }, get unknown() { return st.drainUnknown; } },
     quarantine: { list: () => st.quarantined },
@@ -60,7 +63,7 @@ function make() {
     initialSync: { get done() { return st.done; } },
     daemon: { speakerFailure: () => st.speakerFailure, stopping: () => st.stopping, forbidden: () => st.forbidden, resetPeer: async () => undefined, drain: async () => 'drained', undrain: async () => 'undrained' },
   });
-  return { view, st, source, clock };
+  return { view, st, source, clock, metrics };
 }
 
 t.test('readiness: every reason, in one list, until none is left', async (t) => {
@@ -95,6 +98,27 @@ t.test('status: the override AS, the routes, the drain, the quarantine and every
   t.same(s.drain, ['annotation herald.io/drain="x" on Node n1']);
   t.same(s.forbidden, ['watch nodes: HTTP 403: no', 'patch nodes: HTTP 403: no']);
   t.same(s.quarantined, [{ kind: 'Service', name: 'default/bad', reason: 'no spec', since: '1970-01-01T00:00:00.000Z' }]);
+});
+
+// Issue 35 item 7: manifest file errors and invalid configuration objects were visible only in the log (the source's
+// fileErrors was never read).
+t.test('refused input: manifest file errors and ignored objects in the status, /readyz\'s text and a metric', async (t) => {
+  const { view, st, source } = make();
+  t.equal(view.status().refused, undefined, 'nothing refused: no field');
+  source.status = () => ({ type: 'manifests', synced: true, resources: [], fileErrors: [{ path: '/m/web.yaml', line: 12, column: 3, message: 'document not usable: Excessive alias count' }, { path: '/m/pipe.yaml', message: 'a FIFO (named pipe), not a regular file; skipped' }] });
+  st.verdicts = [{ kind: 'BGPPeer', name: 'tor-ok', issues: [] }, { kind: 'BGPPeer', name: 'tor-dup', issues: [{ path: 'spec.peerAddress', message: 'already used' }, { path: 'spec.myASN', message: 'must not be 23456' }] }];
+  const refused = view.status().refused ?? [];
+  t.same(refused, [
+    { kind: 'file', name: '/m/web.yaml', line: 12, reason: 'document not usable: Excessive alias count' },
+    { kind: 'file', name: '/m/pipe.yaml', reason: 'a FIFO (named pipe), not a regular file; skipped' },
+    { kind: 'BGPPeer', name: 'tor-dup', reason: 'spec.peerAddress: already used; spec.myASN: must not be 23456' },
+  ]);
+  t.same(refused.map(refusedText), ['file /m/web.yaml:12: document not usable: Excessive alias count', 'file /m/pipe.yaml: a FIFO (named pipe), not a regular file; skipped', 'BGPPeer tor-dup: spec.peerAddress: already used; spec.myASN: must not be 23456']);
+  t.match(formatStatus(view.status()), /^Refused: +file \/m\/web\.yaml:12: document not usable/m, '`herald status` shows them');
+  const text = (await view.metrics()).body;
+  t.match(text, /^herald_refused_inputs\{kind="file"\} 2$/m);
+  t.match(text, /^herald_refused_inputs\{kind="BGPPeer"\} 1$/m);
+  t.match(text, /^herald_refused_inputs\{kind="IPAddressPool"\} 0$/m);
 });
 
 t.test('services: an attribute change held by the rate limit says when it goes out', async (t) => {
