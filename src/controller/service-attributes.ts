@@ -20,6 +20,7 @@
  */
 import { parseCommunity, parseLargeCommunity } from '../../bgp/main-thread.ts';
 import type { AnnotationError } from '../k8s/annotations.ts';
+import { nonTextAnnotations, textAnnotations } from '../k8s/annotations.ts';
 
 /** Exact annotation names. */
 export const ServiceAttributeAnnotation = {
@@ -131,9 +132,10 @@ function folded(name: string): string {
  *   attributes those errors leave without a usable value. Never throws.
  */
 export function parseServiceAttributes(annotations: Readonly<Record<string, string>> | undefined): ServiceAttributesParse {
-  const a = annotations ?? {};
-  const errors: AnnotationError[] = [];
-  const invalid = new Set<ServiceAttributeName>();
+  const a = textAnnotations(annotations);
+  // A value that is not a string (a manifest's unquoted `herald.io/med: 100`) is a bad annotation like the others.
+  const errors: AnnotationError[] = nonTextAnnotations(annotations, KNOWN);
+  const invalid = new Set<ServiceAttributeName>(errors.map((e) => ATTRIBUTE_OF[e.annotation] as ServiceAttributeName));
   const out: { -readonly [K in keyof ServiceAttributes]: ServiceAttributes[K] } = {};
   const field = <T>(name: string, parse: (v: string) => T): T | undefined => {
     const v = a[name];

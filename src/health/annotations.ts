@@ -18,6 +18,7 @@
  * error (catches typos).
  */
 import type { AnnotationError } from '../k8s/annotations.ts';
+import { nonTextAnnotations, textAnnotations } from '../k8s/annotations.ts';
 import type { CheckTiming } from './types.ts';
 
 export const ANNOTATION_PREFIX = 'herald.io/health-check-';
@@ -106,9 +107,10 @@ function parseInteger(value: string, min: number, max: number): number {
  *   Never throws.
  */
 export function parseHealthAnnotations(annotations: Record<string, string> | undefined, defaults: CheckTiming): AnnotationParse {
-  const a = annotations ?? {};
-  const errors: AnnotationError[] = [];
+  const a = textAnnotations(annotations);
   const known = new Set<string>(Object.values(HealthAnnotation));
+  // A value that is not a string (a manifest's unquoted `herald.io/health-check-port: 8080`) is a bad annotation.
+  const errors: AnnotationError[] = nonTextAnnotations(annotations, [...known]);
   const present = Object.keys(a).filter((k) => k.startsWith(ANNOTATION_PREFIX));
   for (const k of present) {
     if (k === REMOVED_ADDRESS_ANNOTATION) {
@@ -143,7 +145,7 @@ export function parseHealthAnnotations(annotations: Record<string, string> | und
     }
   };
   const port = field(HealthAnnotation.Port, (v) => parseInteger(v, 1, 65535));
-  if (a[HealthAnnotation.Port] === undefined) errors.push({ annotation: HealthAnnotation.Port, value: undefined, message: 'is required (1-65535)' });
+  if (annotations?.[HealthAnnotation.Port] === undefined) errors.push({ annotation: HealthAnnotation.Port, value: undefined, message: 'is required (1-65535)' });
   const isHttp = type === 'http' || type === 'https';
   const path = field(HealthAnnotation.Path, (v) => {
     if (!isHttp) throw new Error('applies only to http and https checks');

@@ -42,6 +42,8 @@ function schemaOf(shape: Shape): z.ZodType {
   if ('list' in shape) return z.array(schemaOf(shape.list)).nullish();
   if ('map' in shape) {
     const keep = shape.keep;
+    // Annotations: any value; one that is not a string is a bad annotation where it is read (src/k8s/annotations.ts).
+    if (shape.map === 'any') return z.record(z.string(), z.unknown()).nullish();
     if (keep === undefined) return z.record(z.string(), z.string()).nullish();
     // Only the kept keys are read: the others may hold anything.
     return z

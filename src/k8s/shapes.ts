@@ -21,8 +21,9 @@ import { SERVICE_NAME_LABEL } from './types.ts';
  * - `{ term }`: a string of that shape (`text`, `text?`, `name`) that many objects repeat (a namespace, a node name,
  *   an enumerated value such as `LoadBalancer` or `IPv4`): the trimmer keeps one copy of each distinct value for all
  *   objects (src/k8s/terms.ts) instead of the copy each parsed object brings;
- * - `{ map }`: an object of strings or null (labels, annotations); `keep` picks the keys the cache keeps; `terms`:
- *   its values are terms (label values repeat: `app`, `tier`);
+ * - `{ map }`: an object of strings (`map: 'text'`, labels) or of any values (`map: 'any'`, annotations: a bad value is
+ *   a bad annotation, refused where it is read, src/k8s/annotations.ts, never a quarantine) or null; `keep` picks the
+ *   keys the cache keeps; `terms`: its values are terms (label values repeat: `app`, `tier`);
  * - `{ list }`: an array of that shape, or null;
  * - `{ fields }`: an object with those fields (absent allowed; `nullable`: null too). Other fields are dropped by the
  *   trimmer and not checked by the screening;
@@ -38,7 +39,7 @@ export type Shape =
   | 'name'
   | 'opaque'
   | { readonly term: 'text' | 'text?' | 'name' }
-  | { readonly map: 'text'; readonly keep?: (key: string) => boolean; readonly terms?: boolean }
+  | { readonly map: 'text' | 'any'; readonly keep?: (key: string) => boolean; readonly terms?: boolean }
   | { readonly list: Shape; readonly shared?: boolean }
   | { readonly fields: Readonly<Record<string, Shape>>; readonly nullable?: boolean; readonly shared?: boolean };
 
@@ -46,7 +47,7 @@ export type Shape =
 export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
 
 const labels: Shape = { map: 'text', terms: true };
-const heraldAnnotations: Shape = { map: 'text', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
+const heraldAnnotations: Shape = { map: 'any', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
 const texts: Shape = { list: 'text' };
 const term: Shape = { term: 'text' };
 const requiredTerm: Shape = { term: 'name' };

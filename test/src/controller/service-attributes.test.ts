@@ -79,6 +79,18 @@ t.test('each annotation stands alone: one error per bad one, the good ones kept'
   );
 });
 
+// Issue 35 N9: an unquoted `herald.io/med: 100` in a manifest is a number; it quarantined the Service (its VIP withdrawn).
+t.test('an annotation value that is not a string is a bad annotation, with the fix', async (t) => {
+  const r = parseServiceAttributes({ 'herald.io/med': 100, 'herald.io/communities': ['65000:1'], 'herald.io/as-path-prepend': '2', 'herald.io/large-communities': null } as never);
+  t.same(r.attributes, { asPathPrepend: 2 }, 'the good one is kept');
+  t.same(r.errors, [
+    { annotation: 'herald.io/communities', value: undefined, message: 'must be a string, got a list' },
+    { annotation: 'herald.io/large-communities', value: undefined, message: 'must be a string, got null (quote it in YAML: "null")' },
+    { annotation: 'herald.io/med', value: undefined, message: 'must be a string, got number 100 (quote it in YAML: "100")' },
+  ]);
+  t.same(r.invalid, ['communities', 'largeCommunities', 'med'], 'their last good values are kept by the caller');
+});
+
 t.test('typos of a known name are reported with the name meant', async (t) => {
   const r = parseServiceAttributes({ 'herald.io/community': '65000:1', 'herald.io/Large_Communities': '1:2:3', 'herald.io/MED': '5', 'herald.io/as-path-prepends': '1' });
   t.same(r.attributes, {});

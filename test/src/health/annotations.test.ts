@@ -75,6 +75,12 @@ t.test('bad values: one clear error per bad annotation', async (t) => {
   }
 });
 
+t.test('a value that is not a string (an unquoted number in a manifest) is a bad annotation (issue 35 N9)', async (t) => {
+  const r = parseHealthAnnotations({ 'herald.io/health-check-type': 'tcp', 'herald.io/health-check-port': 8080 } as never, D);
+  t.same(r, { ok: false, errors: [{ annotation: 'herald.io/health-check-port', value: undefined, message: 'must be a string, got number 8080 (quote it in YAML: "8080")' }] });
+  t.match(parseHealthAnnotations({ 'herald.io/health-check-type': true } as never, D), { ok: false, errors: [{ annotation: 'herald.io/health-check-type', message: 'must be a string, got boolean true (quote it in YAML: "true")' }] });
+});
+
 t.test('formatAnnotationErrors', async (t) => {
   const r = parseHealthAnnotations(A({ type: 'tcp', port: 'x' }), D);
   t.equal(r.ok, false);
