@@ -4,6 +4,8 @@
  */
 import { parseConfigText } from './load.ts';
 import type { ConfigResult } from './load.ts';
-import { serveParseJob } from './parse-worker.ts';
+import { libraryMaxBytes, serveParseJob } from './parse-worker.ts';
 
-serveParseJob((bytes: Uint8Array): ConfigResult => parseConfigText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')));
+const max = libraryMaxBytes();
+// A text the YAML library would parse whole beyond this worker's heap is refused at once (parse-worker.ts).
+serveParseJob((bytes: Uint8Array): ConfigResult => parseConfigText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), max !== undefined ? { libraryMaxBytes: max } : {}));

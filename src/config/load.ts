@@ -23,7 +23,7 @@ import { configSchema, formatPath, listenerClash, semanticChecks, staticRouteSch
 import { unknownFieldMessage } from './field-names.ts';
 import { InputReadError, readFailure, readRegularFile } from './read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
-import { ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from './parse-worker.ts';
+import { ParseBudgetExceeded, ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from './parse-worker.ts';
 import { runSliced, runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
 import { LineIndex, parseJsonText, parseSingleDocument, problemText } from './yaml.ts';
@@ -188,6 +188,11 @@ function* schemaSteps(data: unknown, chunked: boolean): Steps<{ ok: true; config
 /** Options of parsing and validation: `fastPath: false` takes the plain library path (one parse, one zod call; tests). */
 export interface ParseOptions {
   fastPath?: boolean;
+  /**
+   * The largest text the YAML library may parse whole (a parse worker's heap over the library's cost per byte:
+   * parse-worker.ts `libraryMaxBytes`); a bigger one throws ParseBudgetExceeded at once. Default: no limit.
+   */
+  libraryMaxBytes?: number;
 }
 
 /** {@link validateConfig} as pausable work (slices.ts). */
@@ -223,6 +228,7 @@ export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{
     const split = yield* parseWithRoutesBlock(text, index);
     if (split !== undefined) return split;
   }
+  if (opts.libraryMaxBytes !== undefined && text.length > opts.libraryMaxBytes) throw new ParseBudgetExceeded(text.length);
   const whole = yield* parseSingleDocument(text, index);
   if (!whole.ok) return whole;
   return { ok: true, data: whole.doc?.toJS() };

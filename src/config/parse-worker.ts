@@ -22,6 +22,7 @@
  * file).
  */
 import { fork } from 'node:child_process';
+import { getHeapStatistics } from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { THREAD_ENTRY_URL } from '../../bgp/main-thread.ts';
 import { memoryLimitMiB } from '../../bin/node-settings.js';
@@ -47,6 +48,36 @@ export class ParseMemoryError extends Error {
     super(message);
     this.name = 'ParseMemoryError';
   }
+}
+
+/**
+ * Heap the YAML library needs per byte of one document it composes, at least (measured in a parse worker: a 1.6 MB
+ * block-style `kind: List` parsed in a 101 MiB heap, 63 bytes per byte; 0.8 MB of flow-style configuration did not
+ * parse in 44 MiB). A document past this estimate is refused before the parse; one under it may still run out of
+ * heap, and is refused when it does.
+ */
+export const LIBRARY_HEAP_PER_BYTE = 60;
+
+/**
+ * Thrown by a job (in the worker) for input that cannot fit its heap, before parsing it: the parse would only run
+ * into the limit after seconds of work. `needMib`: the least it would need.
+ */
+export class ParseBudgetExceeded extends Error {
+  readonly needMib: number;
+  constructor(bytes: number) {
+    const needMib = Math.ceil((bytes * LIBRARY_HEAP_PER_BYTE) / 1048576);
+    super(`needs at least ${needMib} MiB of heap to parse`);
+    this.name = 'ParseBudgetExceeded';
+    this.needMib = needMib;
+  }
+}
+
+/**
+ * The largest document (bytes) the YAML library may compose in this worker: its heap limit over
+ * {@link LIBRARY_HEAP_PER_BYTE}; unlimited outside a parse worker.
+ */
+export function libraryMaxBytes(): number | undefined {
+  return process.send === undefined ? undefined : Math.floor(getHeapStatistics().heap_size_limit / LIBRARY_HEAP_PER_BYTE);
 }
 
 /** The container's memory limit and where it was found, or undefined when the process has none. */
@@ -105,7 +136,7 @@ export interface ParseJobOptions {
   signal?: AbortSignal;
 }
 
-type JobReply<O> = { ok: true; value: O } | { ok: false; message: string };
+type JobReply<O> = { ok: true; value: O } | { ok: false; message: string; needMib?: number };
 
 /**
  * Runs the job module `entry` on `input` in a parse worker whose heap is capped at the pod's free memory.
@@ -140,6 +171,7 @@ export async function runParseJob<I, O>(entry: URL, input: I, opts: ParseJobOpti
       opts.signal?.addEventListener('abort', abort, { once: true });
       child.once('message', (reply: JobReply<O>) => {
         if (reply.ok) resolve(reply.value);
+        else if (reply.needMib !== undefined) reject(new ParseMemoryError(`not parsed: ${opts.what} needs at least ${reply.needMib} MiB to parse, more than this pod has free: ${budgetText(budget)} (${opts.fix}, or raise the container's memory limit)`));
         else reject(new Error(reply.message));
       });
       child.once('error', reject);
@@ -171,7 +203,7 @@ export function serveParseJob<I, O>(handler: (input: I) => O): void {
     try {
       reply = { ok: true, value: handler(input) };
     } catch (err) {
-      reply = { ok: false, message: err instanceof Error ? err.message : String(err) };
+      reply = { ok: false, message: err instanceof Error ? err.message : String(err), ...(err instanceof ParseBudgetExceeded ? { needMib: err.needMib } : {}) };
     }
     process.send?.(reply, undefined, {}, () => process.disconnect());
   });

@@ -181,3 +181,18 @@ function duplicateKeyOffset(text: string): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * Bytes of the largest YAML document of `text`: the longest stretch between document markers (a `---` or `...` line),
+ * an upper bound of what the library composes at once (a marker inside a block scalar only splits a stretch).
+ */
+export function largestDocumentBytes(text: string): number {
+  let largest = 0;
+  let start = 0;
+  const marker = /^(?:---|\.\.\.)(?:[ \t]|$)/gm;
+  for (let m = marker.exec(text); m !== null; m = marker.exec(text)) {
+    largest = Math.max(largest, m.index - start);
+    start = m.index;
+  }
+  return Math.max(largest, text.length - start);
+}

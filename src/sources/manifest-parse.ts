@@ -12,7 +12,8 @@ import type { KubeObject, ResourceKind } from '../k8s/types.ts';
 import { CONFIG_KINDS, HERALD_API_VERSION } from '../k8s/herald-kinds.ts';
 import { runSync } from '../config/slices.ts';
 import type { Steps } from '../config/slices.ts';
-import { LineIndex, YAML_OPTIONS, composeDocuments, parseJsonText, yamlProblem } from '../config/yaml.ts';
+import { LineIndex, YAML_OPTIONS, composeDocuments, largestDocumentBytes, parseJsonText, yamlProblem } from '../config/yaml.ts';
+import { ParseBudgetExceeded } from '../config/parse-worker.ts';
 import type { YamlProblem } from '../config/yaml.ts';
 import type { FileError } from './source.ts';
 
@@ -33,12 +34,21 @@ export type ManifestParse = { objects: ParsedObject[] } | { error: FileError };
  * Parse one manifest file's text (multi-document files and `kind: List` are accepted).
  * @returns the objects of known kinds, or the first error with its 1-based line/column.
  */
-export function parseManifest(path: string, text: string): ManifestParse {
-  return runSync(parseManifestSteps(path, text));
+export function parseManifest(path: string, text: string, opts: ManifestParseOptions = {}): ManifestParse {
+  return runSync(parseManifestSteps(path, text, opts));
+}
+
+/** Options of {@link parseManifest}. */
+export interface ManifestParseOptions {
+  /**
+   * The largest document the YAML library may compose (a parse worker's heap over the library's cost per byte:
+   * src/config/parse-worker.ts `libraryMaxBytes`); a file with a bigger one throws ParseBudgetExceeded at once.
+   */
+  libraryMaxBytes?: number;
 }
 
 /** {@link parseManifest} as pausable work (src/config/slices.ts). */
-export function* parseManifestSteps(path: string, text: string): Steps<ManifestParse> {
+export function* parseManifestSteps(path: string, text: string, opts: ManifestParseOptions = {}): Steps<ManifestParse> {
   const index = new LineIndex(text);
   const objects: ParsedObject[] = [];
   let error: FileError | undefined;
@@ -73,6 +83,10 @@ export function* parseManifestSteps(path: string, text: string): Steps<ManifestP
     }
     take(json.value, 1);
     return error !== undefined ? { error } : { objects };
+  }
+  if (opts.libraryMaxBytes !== undefined) {
+    const largest = largestDocumentBytes(text);
+    if (largest > opts.libraryMaxBytes) throw new ParseBudgetExceeded(largest);
   }
   yield* composeDocuments(
     text,
