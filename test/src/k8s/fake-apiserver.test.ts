@@ -4,7 +4,7 @@ import t from 'tap';
 import { ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1MicroTime, Watch, setHeaderOptions } from '@kubernetes/client-node';
 import { FakeApiServer, mergePatch } from '../../helpers/fake-apiserver.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
-import { node, service, slice } from '../../helpers/k8s-objects.ts';
+import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 import { KubeClient } from '../../../src/k8s/client.ts';
 import { Controller } from '../../../src/controller/controller.ts';
@@ -123,7 +123,7 @@ t.test('Controller over the fake apiserver: nothing before every informer synced
   const src = new KubernetesSource({ kc: new KubeClient({ server: api.url }), initialBackoffMs: 20, maxBackoffMs: 100 });
   src.on('error', () => {});
   const results: ReturnType<typeof announced>[] = [];
-  const c = new Controller({ source: src, context: { nodeName: 'n1' }, sink: { onCandidates: (set) => void results.push(announced(set)) }, resyncIntervalMs: 0 });
+  const c = new Controller({ source: src, context: { nodeName: 'n1', allowedPrefixes: DOCUMENTATION_PREFIXES }, sink: { onCandidates: (set) => void results.push(announced(set)) }, resyncIntervalMs: 0 });
   tt.teardown(async () => {
     await c.stop();
     await api.stop();
