@@ -93,7 +93,9 @@ export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidde
   // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
   const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
   const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
-  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch });
+  // Test hook: HERALD_TEST_STREAMING_LIST=off reads every collection by LIST (the path of apiservers without WatchList).
+  const streaming = env['HERALD_TEST_STREAMING_LIST'] === 'off' ? { streamingList: false } : {};
+  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch, ...streaming });
   return { source: kube, kube, kc, secrets, namespace };
 }
 

@@ -219,9 +219,10 @@ function pipelineComponent(daemon: Daemon, log: Logger): Component {
 
 /** Kubernetes Events on a Service when this node's announcement of it changes (rate-limited, de-duplicated). */
 async function announcementEvents(i: NodeInputs, kc: KubeClient, forbidden: ForbiddenCalls, refusals: () => boolean): Promise<(d: DecisionSet, c: DecisionChanges) => void> {
-  const { EventRecorder, KubernetesEventSink } = await import('../events/recorder.ts');
+  const { EventRecorder, KubernetesEventSink, repeatAfterFromEnv } = await import('../events/recorder.ts');
   const { AnnouncementEvents } = await import('./service-events.ts');
   const recorder = new EventRecorder(new KubernetesEventSink(kc, 'herald', i.identity.nodeName, forbidden), {
+    ...repeatAfterFromEnv(i.env),
     onError: (err, e) => i.log.debug({ err: (err as Error).message, service: e.service }, 'cannot record event'),
     onDropped: (_e, reason) => i.metrics.kubernetesEventsDropped.inc({ component: 'herald', reason }),
   });

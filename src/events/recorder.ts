@@ -61,6 +61,16 @@ export interface RecorderOptions {
   readonly onDropped?: (event: ServiceEvent, reason: EventDropReason) => void;
 }
 
+/**
+ * Test hook (docs/development.md): HERALD_TEST_EVENT_REPEAT_SEC=N in the environment writes a repeated Event's count
+ * after N seconds instead of 10 minutes (test/control-plane/rbac.test.ts makes Herald patch an Event).
+ * @returns the recorder's `repeatAfterSec` option, or nothing without the variable
+ */
+export function repeatAfterFromEnv(env: NodeJS.ProcessEnv): { repeatAfterSec?: number } {
+  const n = Number(env['HERALD_TEST_EVENT_REPEAT_SEC'] ?? '');
+  return env['HERALD_TEST_EVENT_REPEAT_SEC'] !== undefined && Number.isFinite(n) && n >= 0 ? { repeatAfterSec: n } : {};
+}
+
 /** Correlating, rate-limited front of an EventSink. `record()` never throws and never blocks the caller. */
 export class EventRecorder {
   private readonly sink: EventSink;

@@ -9,7 +9,7 @@
 import type { KubeClient } from '../k8s/client.ts';
 import type { Logger } from 'pino';
 import type { Source } from '../sources/source.ts';
-import { EventRecorder, KubernetesEventSink } from '../events/recorder.ts';
+import { EventRecorder, KubernetesEventSink, repeatAfterFromEnv } from '../events/recorder.ts';
 import { heraldNamespace } from '../k8s/client.ts';
 import type { EventDropReason } from '../events/recorder.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
@@ -86,6 +86,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
   const writer: ServiceStatusWriter = { patchIngress: (s, ips, rv) => forbidden.track('patch services/status', () => statusWriter.patchIngress(s, ips, rv)) };
   const elector = new LeaderElector({ identity: o.nodeName, store });
   const recorder = new EventRecorder(new KubernetesEventSink(o.kc, 'herald-allocator', o.nodeName, forbidden), {
+    ...repeatAfterFromEnv(o.env ?? process.env),
     onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
     onDropped: (_e, reason) => o.onEventDropped?.(reason),
   });

@@ -55,6 +55,8 @@ export interface KubernetesSourceOptions {
   watchTimeoutMs?: number;
   /** Each watch asks for a server-side timeout in [this, 2 × this) s (default 300, client-go's). */
   minWatchTimeoutSec?: number;
+  /** Try streaming lists first (default true; src/k8s/informer.ts); false: LIST, as with an apiserver without them. */
+  streamingList?: boolean;
   listTimeoutMs?: number;
   /** Objects per list page (default 500). */
   pageSize?: number;
@@ -97,6 +99,7 @@ export class KubernetesSource extends EventEmitter implements Source {
       ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.watchTimeoutMs !== undefined ? { watchTimeoutMs: opts.watchTimeoutMs } : {}),
       ...(opts.minWatchTimeoutSec !== undefined ? { minWatchTimeoutSec: opts.minWatchTimeoutSec } : {}),
+      ...(opts.streamingList !== undefined ? { streamingList: opts.streamingList } : {}),
       ...(opts.listTimeoutMs !== undefined ? { listTimeoutMs: opts.listTimeoutMs } : {}),
       ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
       ...(opts.clock !== undefined ? { clock: opts.clock } : {}),

@@ -212,6 +212,8 @@ export interface HeraldOptions {
   namespace?: string;
   /** Extra top-level config (pools, loadBalancerClass, ...). */
   extra?: Record<string, unknown>;
+  /** More environment (test hooks, docs/development.md). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -236,7 +238,7 @@ export async function startHerald(t: Test, o: HeraldOptions): Promise<HeraldNode
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
   proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], {
-    env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system', HERALD_ADMIN_TOKEN: ADMIN_TOKEN },
+    env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system', HERALD_ADMIN_TOKEN: ADMIN_TOKEN, ...o.env },
   });
   t.teardown(() => proc.stop(5000));
   return { proc, adminPort };

@@ -5,6 +5,10 @@
 // (Lease herald-status), reads every BGPNodeStatus and writes the conditions of each configuration kind — and the
 // apiserver's audit log shows every one of those calls allowed and no 403 for Herald at all.
 //
+// Every Herald here reads its collections by LIST (HERALD_TEST_STREAMING_LIST=off, the path it takes with an
+// apiserver that refuses streaming lists), so that each `list` it is granted is made and its 403 seen; a streaming list
+// needs `watch` only (test/control-plane/conditions.test.ts sees one).
+//
 // Then, for every verb of every rule of rbac.yaml, a copy of the file without that verb (in a namespace of its own,
 // with its own ServiceAccount, ClusterRole and Herald) must make Herald show the 403: in its log, and in
 // `/api/v1/status` (`forbidden`, and `notReady` when a watched resource cannot be listed). A rule added to rbac.yaml
@@ -43,6 +47,9 @@ const PRODUCTION_CALLS: { verb: string; group: string; resource: string; pending
   { verb: 'update', group: 'coordination.k8s.io', resource: 'leases' },
   { verb: 'patch', group: '', resource: 'services/status' },
   { verb: 'create', group: '', resource: 'events' },
+  // A repeated Event raises the count of the one written before (src/events/correlator.ts): the backend's readiness
+  // flaps once, so the VIP's second Announced is a patch (HERALD_TEST_EVENT_REPEAT_SEC=0 writes it at once).
+  { verb: 'patch', group: '', resource: 'events' },
   ...['bgppeers', 'bgpadvertisements', 'ipaddresspools', 'bgpnodeconfigoverrides'].flatMap((resource) => ['list', 'watch'].map((verb) => ({ verb, group: 'herald.io', resource }))),
   { verb: 'create', group: 'herald.io', resource: 'bgpnodestatuses' },
   { verb: 'patch', group: 'herald.io', resource: 'bgpnodestatuses/status' },
@@ -153,7 +160,14 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
   const start = async (i: number) => {
     const s = all[i]!;
     const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, `herald-${i}.kubeconfig`), await cp.serviceAccountToken(s.namespace, 'herald'));
-    s.herald = await startHerald(t, { node: s.node, kubeconfig, bird: { ip: birdIp, port: birdPort }, namespace: s.namespace, extra: allocatorConfig(`198.51.100.${16 + i}/32`, `herald.test/c${i}`) });
+    s.herald = await startHerald(t, { node: s.node, kubeconfig, bird: { ip: birdIp, port: birdPort }, namespace: s.namespace, extra: allocatorConfig(`198.51.100.${16 + i}/32`, `herald.test/c${i}`), env: { HERALD_TEST_STREAMING_LIST: 'off', HERALD_TEST_EVENT_REPEAT_SEC: '0' } });
+  };
+  // The backend goes unready and ready again: each Herald withdraws its VIP (Withdrawn) and announces it again (an
+  // Announced Event it wrote before: a patch of its count).
+  const flap = async () => {
+    await setPodReady(api, { name: 'backend', podIP: '10.244.0.10', hostIP: `${block}250`, ready: false });
+    await new Promise((r) => setTimeout(r, 5000));
+    await setPodReady(api, { name: 'backend', podIP: '10.244.0.10', hostIP: `${block}250`, ready: true });
   };
 
   await start(0);
@@ -163,6 +177,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
     const vip = '198.51.100.16/32';
     await withLogs(() => bird.waitFor(async () => (await pathsFor(bird, vip)).join() === protoName(shipped.node.name) || undefined, 'the allocated VIP from node-shipped', 90_000), [h], ['shipped']);
     t.same(await drainAndUndrain(h), [200, 200], 'herald drain and undrain patch the Node annotation');
+    await flap();
     const user = 'system:serviceaccount:herald-system:herald';
     // A Lease renewal (update) follows the acquisition within retryPeriod (2 s); Events are asynchronous.
     const seen = await until(
@@ -213,6 +228,11 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules suffi
   for (let first = 0; first < scenarios.length; first += BATCH) {
     const batch = scenarios.slice(first, first + BATCH);
     for (let j = 0; j < batch.length; j++) await start(first + j + 1);
+    if (batch.some((s) => s.resource === 'events' && s.verb === 'patch')) {
+      for (const s of batch) await waitHeraldUp(s.herald!);
+      await new Promise((r) => setTimeout(r, 10_000)); // each has announced its VIP (its first Announced Event)
+      await flap();
+    }
     for (const s of batch) await t.test(`rbac.yaml ${s.name}: the 403 is in Herald's log and status`, async (t) => checkScenario(t, cp, s));
     for (const s of batch) await s.herald?.proc.stop(5000);
   }
