@@ -58,6 +58,14 @@ export function forbiddenCalls(log: Logger): ForbiddenCalls {
   });
 }
 
+/**
+ * Test hook (docs/development.md): HERALD_TEST_STREAMING_LIST=off makes every informer read its collection by LIST (the
+ * path of apiservers without streaming lists).
+ */
+export function streamingListFromEnv(env: NodeJS.ProcessEnv): { streamingList?: false } {
+  return env['HERALD_TEST_STREAMING_LIST'] === 'off' ? { streamingList: false } : {};
+}
+
 /** The source of objects, and with the apiserver its client, the Secrets' cache and Herald's namespace. */
 export interface SourceParts {
   readonly source?: Source;
@@ -93,8 +101,7 @@ export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidde
   // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
   const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
   const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
-  // Test hook: HERALD_TEST_STREAMING_LIST=off reads every collection by LIST (the path of apiservers without WatchList).
-  const streaming = env['HERALD_TEST_STREAMING_LIST'] === 'off' ? { streamingList: false } : {};
+  const streaming = streamingListFromEnv(env);
   const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch, ...streaming });
   return { source: kube, kube, kc, secrets, namespace };
 }
@@ -137,6 +144,8 @@ export interface ObjectStatusOptions {
   readonly metrics: HeraldMetrics;
   /** Where its stop begins the Lease release (awaited by the source's stop). */
   readonly releases: LeaseReleases;
+  /** The environment (its informers follow the test hook HERALD_TEST_STREAMING_LIST). */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 /** The elected writer of the configuration objects' conditions (src/status/object-status-writer.ts). */
@@ -163,6 +172,7 @@ export async function objectStatusComponent(o: ObjectStatusOptions): Promise<Obj
     forbidden: o.forbidden,
     log: o.log,
     onWrite: (kind, result) => o.metrics.objectStatusWrites.inc({ kind, result }),
+    ...streamingListFromEnv(o.env),
   });
   o.metrics.setStatusWriterProvider(() => writer);
   return {

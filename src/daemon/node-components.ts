@@ -149,7 +149,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
     });
     if (cluster) nodeStatus = await nodeStatusWriter(i, cluster, daemon, () => source?.snapshot().node(identity.nodeName)?.metadata?.uid, forbidden);
     const releases = new LeaseReleases();
-    if (cluster && source) objectStatus = await objectStatusComponent({ ...cluster, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases });
+    if (cluster && source) objectStatus = await objectStatusComponent({ ...cluster, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases, env });
     const allocator = allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases });
     allocatorRef.check = () => allocator.check();
     log.info({ version: i.version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');

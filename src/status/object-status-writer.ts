@@ -65,6 +65,8 @@ export interface ObjectStatusWriterOptions {
   /** Injected Lease store (tests); default the Lease {@link STATUS_LEASE} through `kc`. */
   readonly leases?: LeaseStore;
   readonly now?: () => number;
+  /** Its informers try streaming lists first (default true; src/k8s/informer.ts). */
+  readonly streamingList?: boolean;
 }
 
 /**
@@ -180,7 +182,7 @@ export class ObjectStatusWriter {
     this.#o.log.info({ lease: this.lease }, 'became the status writer of the configuration objects');
     const digests = new NodeDigests();
     this.#digests = digests;
-    const inf = new SupervisedInformer({ client: this.#o.kc, name: HERALD_PLURALS.BGPNodeStatus, path: heraldCollectionPath('BGPNodeStatus', this.#o.namespace), cache: digests });
+    const inf = new SupervisedInformer({ client: this.#o.kc, name: HERALD_PLURALS.BGPNodeStatus, path: heraldCollectionPath('BGPNodeStatus', this.#o.namespace), cache: digests, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
     const changed = (o: HeraldObject, gone = false) => {
       if (gone) digests.remove(o);
       else digests.put(o);
