@@ -40,7 +40,8 @@ interface AttrGroup {
 
 /**
  * Routes that cannot be sent to this peer although they are desired and exported to it: their path attributes (or
- * MP_REACH_NLRI next hop) cannot be encoded, e.g. an IPv6 next hop with a zone id ("fe80::1%eth0"). Grouped by
+ * MP_REACH_NLRI next hop) cannot be encoded, e.g. an IPv6 next hop with a zone id ("fe80::1%eth0"), or there is no
+ * next hop of their family (an IPv6 route over an IPv4 session without a configured IPv6 next hop). Grouped by
  * reason. They are withdrawn if the peer had them; every other route is sent as usual.
  */
 export interface UnsentRoutes {
@@ -461,7 +462,11 @@ export class AdjRibOut {
 
   #exportTo(set: AttrSet, slot: number, peer: ExportPeer): Export {
     const ex = exportRoute(set.route, peer);
-    if ('skip' in ex) return { set, g: null, unsendable: undefined };
+    if ('skip' in ex) {
+      if (ex.unsent === undefined) return { set, g: null, unsendable: undefined };
+      this.report(ex.skip, this.#table.prefixText(slot));
+      return { set, g: null, unsendable: ex.skip };
+    }
     const encoded = encodeGroup(ex, peer.fourOctetAs);
     if ('unsendable' in encoded) {
       this.report(encoded.unsendable, this.#table.prefixText(slot));

@@ -56,8 +56,12 @@ export interface ExportedAttributes {
   readonly attributes: readonly PathAttribute[];
 }
 
-/** Why a route is not exported to a peer. */
-export type ExportSkip = { readonly skip: string };
+/**
+ * Why a route is not exported to a peer. `unsent`: the route is meant for this peer (its family is negotiated, the
+ * route names it) but cannot go, so the Adj-RIB-Out reports it as unsent (UnsentRoutes) instead of leaving it out
+ * silently.
+ */
+export type ExportSkip = { readonly skip: string; readonly unsent?: true };
 
 /** True when the session is iBGP (same AS on both ends; RFC 4271 §3). */
 export function isIbgp(peer: Pick<ExportPeer, 'localAs' | 'peerAs'>): boolean {
@@ -82,14 +86,16 @@ export function chooseNextHop(route: Route, peer: ExportPeer): string | undefine
 
 /**
  * Applies the export rules. Returns the attributes to send, or `{ skip }` with a reason when the route does not go to
- * this peer (filtered by route.peers, family not negotiated, or no next hop of the route's family).
+ * this peer (filtered by route.peers, family not negotiated, or no next hop of the route's family: `unsent`).
  */
 export function exportRoute(route: Route, peer: ExportPeer): ExportedAttributes | ExportSkip {
   if (route.peers !== undefined && !route.peers.includes(peer.name)) return { skip: `route.peers excludes ${peer.name}` };
   if (!peer.families.has(route.family)) return { skip: `${route.family} not negotiated with ${peer.name}` };
   const nextHop = chooseNextHop(route, peer);
   if (nextHop === undefined) {
-    return { skip: `no ${route.family === 'ipv4-unicast' ? 'IPv4' : 'IPv6'} next hop toward ${peer.name}` };
+    const fam = route.family === 'ipv4-unicast' ? 'IPv4' : 'IPv6';
+    const session = peer.localAddress === undefined ? 'the session has no local address' : `the session's local address ${peer.localAddress} is not ${fam}`;
+    return { skip: `${route.family} has no ${fam} next hop toward ${peer.name}: ${session} and neither the route nor the peer configures an ${fam} next hop; configure one for the peer`, unsent: true };
   }
   const ibgp = isIbgp(peer);
   const attrs: PathAttribute[] = [];

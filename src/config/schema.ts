@@ -33,12 +33,16 @@ function msg(text: string): { error: (iss: { input?: unknown }) => string } {
 
 const MAX_U32 = 4294967295;
 
-/** An AS number, 1..4294967295 (RFC 6793 four-octet AS). */
+/** AS_TRANS (RFC 6793 §9): the 2-octet stand-in for a 4-octet AS number, never an AS of its own. */
+const AS_TRANS = 23456;
+
+/** An AS number, 1..4294967295 (RFC 6793 four-octet AS), not AS_TRANS. */
 const asNumber = z
   .number(msg('must be an AS number (integer 1..4294967295)'))
   .int(msg('must be an AS number (integer 1..4294967295)'))
   .min(1, msg('must be an AS number (integer 1..4294967295)'))
-  .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'));
+  .max(MAX_U32, msg('must be an AS number (integer 1..4294967295)'))
+  .refine((n) => n !== AS_TRANS, msg(`must not be ${AS_TRANS}: AS_TRANS (RFC 6793) stands in for a 4-octet AS number in 2-octet fields and is no AS of its own; use the real AS number`));
 
 /**
  * An address field. `ipFamilyOf` (node's `net.isIP`) accepts an IPv6 zone id (`fe80::1%eth0`); the BGP codec, the next hop
@@ -134,9 +138,15 @@ function parses(parse: (text: string) => unknown, text: string): boolean {
   }
 }
 
-/** A standard community (RFC 1997) as the BGP codec reads it: "ASN:VALUE", a 32-bit number or a well-known name. */
-const community = z.string().refine((s) => parses(parseCommunity, s), {
-  error: 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, nopeer, blackhole, graceful-shutdown, ...)',
+/**
+ * A standard community (RFC 1997) as the BGP codec reads it: "ASN:VALUE" or a well-known name. A bare number ("65000")
+ * is refused though the codec reads it as a 32-bit value (0:65000): that is never what was meant (issue 35).
+ */
+const community = z.string().refine((s) => !/^\s*\d+\s*$/.test(s) && parses(parseCommunity, s), {
+  error: (iss) =>
+    typeof iss.input === 'string' && /^\s*\d+\s*$/.test(iss.input)
+      ? `must be a community "ASN:VALUE", not a bare number: write e.g. "${iss.input.trim()}:0" or "0:${iss.input.trim()}", whichever is meant`
+      : 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, nopeer, blackhole, graceful-shutdown, ...)',
 });
 const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',

@@ -40,7 +40,7 @@ import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
 import type { Family } from '../../bgp/main-thread.ts';
 import type { IpFamily } from '../net/address.ts';
-import { canonicalIP, canonicalCIDR, ipFamilyOf, routeFamilyOf, toPrefix } from '../net/address.ts';
+import { canonicalIP, canonicalCIDR, ipFamilyOf, ipv4MappedAddress, routeFamilyOf, toPrefix } from '../net/address.ts';
 import type { EndpointCounts } from './endpoints.ts';
 import { countEndpoints } from './endpoints.ts';
 import type { NodeState } from './node-eligibility.ts';
@@ -341,6 +341,13 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const family = ipFamilyOf(vip.address);
     if (!family) {
       blocking.push({ code: ReasonCode.InvalidAddress, message: `${JSON.stringify(vip.address)} is not an IP address` });
+      blocked(vip, blocking, undefined);
+      continue;
+    }
+    const mapped = ipv4MappedAddress(vip.address);
+    if (mapped !== undefined) {
+      // Kubernetes reads it as the IPv4 address; announced as an IPv6 /128 it would reach no one (issue 35).
+      blocking.push({ code: ReasonCode.InvalidAddress, message: `${JSON.stringify(vip.address)} is an IPv4-mapped IPv6 address (::ffff:0:0/96), which Herald does not announce in either form: write the IPv4 address ${mapped}` });
       blocked(vip, blocking, undefined);
       continue;
     }

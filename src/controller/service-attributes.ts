@@ -149,7 +149,8 @@ export function parseServiceAttributes(annotations: Readonly<Record<string, stri
     }
   };
   const communities = field(ServiceAttributeAnnotation.Communities, (v) =>
-    parseList(v, (x) => parsedKey(parseCommunity, x), ['community', 'communities'], '"ASN:VALUE" (0-65535 each) or a well-known name such as no-export'),
+    // A bare number ("65000") is refused though the codec reads it as 0:65000 (issue 35): never what was meant.
+    parseList(v, (x) => (/^\d+$/.test(x) ? undefined : parsedKey(parseCommunity, x)), ['community', 'communities'], '"ASN:VALUE" (0-65535 each) or a well-known name such as no-export'),
   );
   if (communities !== undefined) out.communities = communities;
   const large = field(ServiceAttributeAnnotation.LargeCommunities, (v) =>

@@ -67,6 +67,17 @@ export function canonicalIP(text: string): string | undefined {
   return a === undefined ? undefined : formatAddressValue(a.family, a.value);
 }
 
+/**
+ * The IPv4 address an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, ::ffff:0:0/96, RFC 4291 §2.5.5.2) stands for, or
+ * undefined for any other text. Kubernetes (Go's net.IP) reads such an address as the IPv4 one; Herald announces
+ * neither form of it (docs/decisions.md "IPv4-mapped addresses").
+ */
+export function ipv4MappedAddress(text: string): string | undefined {
+  const v = addressValue(text);
+  if (v?.family !== 'IPv6' || v.value >> 32n !== 0xffffn) return undefined;
+  return formatAddressValue('IPv4', v.value & 0xffffffffn);
+}
+
 /** A canonical prefix and the route family that carries it. */
 export interface CanonicalPrefix {
   /** "10.0.0.0/24", "2001:db8::/64": host bits zero, address in canonical text. */

@@ -396,6 +396,27 @@ t.test('a next hop the encoder rejects keeps only its own routes back, says why,
   t.same(rib.unsentRoutes(), [], 'nothing unsent without a session');
 });
 
+t.test('an IPv6 route over an IPv4 session without an IPv6 next hop is unsent with a reason, not left out silently', async (t) => {
+  // Regression (issue 35): the route was skipped like one of a family not negotiated, and the API said nothing.
+  const reported: [string, string][] = [];
+  const rib = newRib({ onUnsendable: (reason, example) => reported.push([reason, example]) });
+  const { nextHopIPv6: _none, ...v4Session } = peer;
+  desire(rib, records([host(1), host6(1), host6(2)]));
+  rib.start(v4Session);
+  const table = new Map<string, string>();
+  apply(table, flush(rib, 4096));
+  t.same([...table.keys()], ['10.0.0.1/32'], 'the IPv4 route is sent');
+  t.equal(reported.length, 1, 'reported once');
+  t.match(reported[0]?.[0], /no IPv6 next hop toward p: .* configure one for the peer/);
+  t.same(rib.unsentRoutes().map((u) => u.prefixes), [2]);
+  // a family the peer did not negotiate is no unsent route: the peer chose it
+  const v4Only = newRib();
+  desire(v4Only, records([host(1), host6(1)]));
+  v4Only.start({ ...v4Session, families: new Set(['ipv4-unicast'] as const) });
+  flush(v4Only, 4096);
+  t.same(v4Only.unsentRoutes(), []);
+});
+
 /** Pulls every pending message, raw. */
 function rawFlush(rib: AdjRibOut, max: number): Buffer[] {
   const out: Buffer[] = [];

@@ -43,6 +43,7 @@ t.test('structural errors: each names the path of the bad field', async (t) => {
     ['holdTime 65536', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 1, holdTime: 65536 }] }, 'peers[0].holdTime', /0 or 3\.\.65535/],
     ['peerAs missing', { peers: [{ name: 'a', address: '192.0.2.1' }] }, 'peers[0].peerAs', /^required$/],
     ['peerAs 0', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 0 }] }, 'peers[0].peerAs', /AS number/],
+    ['peerAs AS_TRANS', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 23456 }] }, 'peers[0].peerAs', /must not be 23456: AS_TRANS/],
     ['peerAs too big', { peers: [{ name: 'a', address: '192.0.2.1', peerAs: 4294967296 }] }, 'peers[0].peerAs', /AS number/],
     ['address not IP', { peers: [{ name: 'a', address: 'router1', peerAs: 1 }] }, 'peers[0].address', /IP address/],
     ['bad name', { peers: [{ name: 'a b', address: '192.0.2.1', peerAs: 1 }] }, 'peers[0].name', /letters, digits/],
@@ -89,6 +90,7 @@ t.test('structural errors: each names the path of the bad field', async (t) => {
 t.test('bgp section errors', async (t) => {
   t.same(paths({}), ['bgp']);
   t.match(errors({ bgp: { localAs: 'x' } })[0], { path: 'bgp.localAs', message: /AS number/ });
+  t.match(errors({ bgp: { localAs: 23456, routerId: '10.0.0.1' } })[0], { path: 'bgp.localAs', message: /AS_TRANS \(RFC 6793\).*use the real AS number/ }, 'AS_TRANS (issue 35)');
   t.match(errors({ bgp: { localAs: 1, routerId: '2001:db8::1' } })[0], { path: 'bgp.routerId', message: /IPv4/ });
   t.match(errors({ bgp: { localAs: 1, listen: { port: 'x' } } })[0], { path: 'bgp.listen.port' });
 });
@@ -261,6 +263,9 @@ t.test('communities: the config accepts what the BGP codec parses', async (t) =>
     t.equal(r.ok, false, `${JSON.stringify(bad)} rejected`);
     if (!r.ok) t.match(r.errors, [{ path: 'routes[0].communities[0]', message: /must be a community/ }]);
   }
+  const bare = routes(['65000']);
+  t.equal(bare.ok, false, 'a bare number is refused (the codec would read "65000" as 0:65000; issue 35)');
+  if (!bare.ok) t.match(bare.errors, [{ path: 'routes[0].communities[0]', message: /not a bare number: write e\.g\. "65000:0" or "0:65000"/ }]);
   const large = routes([], ['4294967296:0:1']);
   t.equal(large.ok, false);
   if (!large.ok) t.match(large.errors, [{ path: 'routes[0].largeCommunities[0]', message: /large community/ }]);

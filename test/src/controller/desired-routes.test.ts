@@ -236,12 +236,16 @@ t.test('headless, ExternalName, type change, ipMode Proxy, service-proxy-name, b
   store.apply('Service', service('vip', { lbIPs: ['192.0.2.32'], ipMode: 'VIP' }));
   store.apply('Service', service('other-proxy', { lbIPs: ['192.0.2.33'], labels: { 'service.kubernetes.io/service-proxy-name': 'foo' } }));
   store.apply('Service', service('bad', { lbIPs: ['300.1.1.1'] }));
-  for (const n of ['hl', 'en', 'was-lb', 'proxy', 'vip', 'other-proxy', 'bad']) store.apply('EndpointSlice', slice(`${n}-1`, n, [['10.0.0.9', ME]]));
+  // issue 35: an IPv4-mapped IPv6 address is announced in neither form
+  store.apply('Service', service('mapped', { lbIPs: ['::ffff:192.0.2.34'] }));
+  for (const n of ['hl', 'en', 'was-lb', 'proxy', 'vip', 'other-proxy', 'bad', 'mapped']) store.apply('EndpointSlice', slice(`${n}-1`, n, [['10.0.0.9', ME]]));
   const res = computeDesiredRoutes(store, { nodeName: ME, allowedPrefixes: DOCUMENTATION_PREFIXES });
   tt.strictSame(res.routes, [r('192.0.2.32/32', ['default/vip'])]);
   tt.strictSame(vips(res), {
     'default/bad loadBalancer 300.1.1.1': 'InvalidAddress',
     'default/bad clusterIP 10.96.0.10': 'NoAdvertisement',
+    'default/mapped loadBalancer ::ffff:192.0.2.34': 'InvalidAddress',
+    'default/mapped clusterIP 10.96.0.10': 'NoAdvertisement',
     'default/other-proxy loadBalancer 192.0.2.33': 'ServiceProxyNameSet',
     'default/other-proxy clusterIP 10.96.0.10': 'ServiceProxyNameSet+NoAdvertisement',
     'default/proxy loadBalancer 192.0.2.31': 'IPModeProxy',
@@ -253,6 +257,7 @@ t.test('headless, ExternalName, type change, ipMode Proxy, service-proxy-name, b
   const byName = Object.fromEntries(res.services.map((s) => [s.service, s]));
   tt.strictSame(byName['default/hl']?.reasons.map((x) => x.code), ['Headless']);
   tt.strictSame(byName['default/en']?.reasons.map((x) => x.code), ['ExternalName']);
+  tt.match(byName['default/mapped']?.vips.find((v) => v.address === '::ffff:192.0.2.34')?.reasons, [{ code: 'InvalidAddress', message: /IPv4-mapped .* write the IPv4 address 192\.0\.2\.34/ }]);
   const vipReasons = byName['default/vip']?.vips[0]?.reasons.map((x) => x.code);
   tt.strictSame(vipReasons, ['ReadyEndpoint', 'Advertised'], 'announced VIP explains why');
 });

@@ -19,6 +19,8 @@ t.test('herald.io/communities', async (t) => {
     ['', /is empty: list at least one community .* or remove the annotation/],
     ['65536:1', /"65536:1" is not a community: use "ASN:VALUE" \(0-65535 each\) or a well-known name/],
     ['65000:1, 1:2:3, nope', /"1:2:3", "nope" are not communities: use/],
+    // issue 35: the codec reads a bare number as a 32-bit value ("65000" = 0:65000), never what was meant
+    ['65000', /"65000" is not a community: use "ASN:VALUE"/],
     [Array.from({ length: MAX_COMMUNITIES_PER_ANNOTATION + 1 }, (_, i) => `1:${i}`).join(','), /lists 65 communities; at most 64/],
   ];
   for (const [value, re] of rows) {

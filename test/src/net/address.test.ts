@@ -2,7 +2,7 @@
 // canonical prefix text from the codec (so the Speaker accepts the controller's route keys verbatim), and the admin
 // API's prefix filter.
 import t from 'tap';
-import { addressValue, canonicalIP, canonicalCIDR, formatAddressValue, ipFamilyOf, prefixMatches, routeFamilyOf, toPrefix } from '../../../src/net/address.ts';
+import { addressValue, canonicalIP, canonicalCIDR, formatAddressValue, ipFamilyOf, ipv4MappedAddress, prefixMatches, routeFamilyOf, toPrefix } from '../../../src/net/address.ts';
 import { parseRoutePrefix } from '../../../bgp/rib/route.ts';
 
 t.test('controller prefixes are accepted verbatim by the BGP layer', async (t) => {
@@ -38,6 +38,11 @@ t.test('IP families and address values', async (t) => {
   t.throws(() => formatAddressValue('IPv4', 1n << 32n), RangeError);
   t.equal(canonicalIP(' 2001:DB8:0::1 '), '2001:db8::1');
   t.equal(canonicalIP('nope'), undefined);
+  t.equal(ipv4MappedAddress('::ffff:192.0.2.1'), '192.0.2.1');
+  t.equal(ipv4MappedAddress('::FFFF:c000:201'), '192.0.2.1', 'hex form');
+  t.equal(ipv4MappedAddress('::192.0.2.1'), undefined, 'IPv4-compatible is not mapped');
+  t.equal(ipv4MappedAddress('2001:db8::ffff:c000:201'), undefined);
+  t.equal(ipv4MappedAddress('192.0.2.1'), undefined);
 });
 
 t.test('prefix filter', async (t) => {
