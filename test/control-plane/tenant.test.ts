@@ -9,16 +9,38 @@
 // allocator-assigned VIPs, an opted-in community, the reserved pool's own namespace. The tenant's writes the cluster
 // refuses (EndpointSlices, Service status) are refused by the real apiserver.
 import t from 'tap';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { freePort } from '../helpers/bird.ts';
 import type { BirdRoute } from '../helpers/bird.ts';
 import { KubeRest } from '../helpers/control-plane.ts';
-import { adminJson, loopbackBlock, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
+import { HERALD_API_VERSION } from '../../src/k8s/herald-kinds.ts';
+import { ROOT, adminJson, loopbackBlock, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
 import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, setPodReady, startCluster, startHerald, until } from './harness.ts';
 
 const SHOP = 'shop';
 const PAYMENTS = 'payments';
 const OTHER = 'other';
+
+/** The Kubernetes objects of docs/security.md's ```yaml blocks (the policy the cluster should add), by kind. */
+function securityDocObjects(): { kind: string; metadata: { name: string } }[] {
+  const text = readFileSync(join(ROOT, 'docs/security.md'), 'utf8');
+  // A block may be indented under a list item: the fence's indentation is taken off every line.
+  return [...text.matchAll(/^( *)```yaml\n([\s\S]*?)^ *```/gm)].flatMap((m) => {
+    const body = (m[2] ?? '').replaceAll(new RegExp(`^${m[1] ?? ''}`, 'gm'), '');
+    return body.split(/^---$/m).map((d) => parse(d));
+  });
+}
+
+/** `herald ARGS` (bin/herald.js under this Node): its stdout. */
+async function herald(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/herald.js'), ...args], { timeout: 30_000 });
+  return stdout;
+}
 
 controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what the operator allows (issue 30)', 480_000, async (t) => {
   const block = loopbackBlock();
@@ -106,7 +128,7 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   await create(api, svc('victim', { namespace: OTHER, annotations: { 'herald.io/loadBalancerIPs': '198.51.100.75', 'herald.io/allow-shared-ip': 'k2' }, port: 443 }));
 
   // The tenant's Services, every one through the real apiserver with the tenant's token.
-  await create(tenant, svc('ext-attack', { type: 'ClusterIP', externalIPs: ['8.8.8.8', '1.1.1.1'] }));
+  await create(tenant, svc('ext-attack', { type: 'ClusterIP', externalIPs: ['8.8.8.8', '1.1.1.1', '198.51.100.51'] }));
   await create(tenant, svc('agg24-attack', { type: 'ClusterIP', externalIPs: ['8.8.4.4'], labels: { agg: '24' } }));
   await create(tenant, svc('agg0-attack', { type: 'ClusterIP', externalIPs: ['198.51.100.33'], labels: { agg: '0' } }));
   await create(tenant, svc('ext-ok', { type: 'ClusterIP', externalIPs: ['198.51.100.50'] }));
@@ -137,9 +159,9 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   t.match(pay, /^198\.51\.100\.1(2[89]|3\d|4[0-3])$/, 'the payments pool serves its namespace');
   const table = async (): Promise<BirdRoute[]> => (await bird.routes('table master4')).filter((r) => r.protocol === A);
   const route = async (prefix: string) => (await table()).find((r) => r.prefix === prefix);
-  const want = ['198.51.100.50/32', '198.51.100.0/24', `${lbAttack}/32`, `${lbOpted}/32`, `${pay}/32`, '198.51.100.70/32', '198.51.100.75/32'];
+  const want = ['198.51.100.50/32', '198.51.100.51/32', '198.51.100.0/24', `${lbAttack}/32`, `${lbOpted}/32`, `${pay}/32`, '198.51.100.70/32', '198.51.100.75/32'];
   await withLogs(() => bird.waitFor(async () => ((await Promise.all(want.map(route))).every((r) => r !== undefined) ? true : undefined), `BIRD holds ${want.join(', ')}`, 120_000), [h], [me.name]);
-  t.pass('allowed externalIP, aggregate inside allowedPrefixes, allocated VIPs, the reserved pool for its namespace: in BIRD');
+  t.pass('allowed externalIPs (one beside refused ones of the same Service), aggregate inside allowedPrefixes, allocated VIPs, the reserved pool for its namespace: in BIRD');
 
   // 1. Other people's addresses, and aggregates past the allowed space: never in BIRD.
   const prefixes = (await table()).map((r) => r.prefix);
@@ -192,5 +214,30 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   t.ok(value(/herald_tenant_inputs_refused\{reason="PrefixNotAllowed"\} (\d+)/) >= 4, 'herald_tenant_inputs_refused counts the addresses');
   t.ok(value(/herald_tenant_inputs_refused\{reason="AttributeNotAllowed"\} (\d+)/) >= 1, '... and the attributes');
   t.ok(value(/herald_ipam_allocations_failed\{reason="PoolNotAllowed"\} (\d+)/) >= 3, 'herald_ipam_allocations_failed counts the pool thieves');
+
+  // The reason in the CLI (this node's admin API) and in BGPNodeStatus (read by the CLI through the apiserver).
+  t.match(await herald('services', 'shop/ext-attack', '--api', `http://127.0.0.1:${h.adminPort}`), /8\.8\.8\.8 \(externalIP\): NOT announced\n\s+- PrefixNotAllowed: 8\.8\.8\.8 \(externalIP\) is outside every pool and allowedPrefixes/, 'herald services shows PrefixNotAllowed');
+  const status = await until('BGPNodeStatus of node-a lists 8.8.8.8 as PrefixNotAllowed', async () => {
+    const vips = ((await api.request('GET', `/apis/${HERALD_API_VERSION}/namespaces/herald-system/bgpnodestatuses/${me.name}`)).body?.status?.vips ?? []) as { service: string; address: string; announced: boolean; reasons: string[] }[];
+    const v = vips.find((x) => x.service === 'shop/ext-attack' && x.address === '8.8.8.8');
+    return v?.reasons.includes('PrefixNotAllowed') ? v : undefined;
+  }, 90_000);
+  t.equal(status.announced, false, 'BGPNodeStatus: not announced');
+  t.match(await herald('services', 'shop/ext-attack', '--all-nodes', '--kubeconfig', kubeconfig), /node-a[^\n]*8\.8\.8\.8[^\n]*PrefixNotAllowed/, 'herald services --all-nodes shows it from BGPNodeStatus');
   t.ok(h.proc.alive, 'herald still running');
+
+  // What docs/security.md says the cluster should add: its ValidatingAdmissionPolicy refuses the tenant's
+  // externalIPs outside the operator's ranges in the apiserver, before Herald sees them.
+  const policy = securityDocObjects().filter((o) => o?.kind === 'ValidatingAdmissionPolicy' || o?.kind === 'ValidatingAdmissionPolicyBinding');
+  t.equal(policy.length, 2, 'docs/security.md shows the policy and its binding (fixture check)');
+  for (const o of policy) await api.must('POST', `/apis/admissionregistration.k8s.io/v1/${o.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings'}`, o);
+  const refused = await until('the policy refuses 8.8.8.8', async () => {
+    const r = await tenant.request('POST', `/api/v1/namespaces/${SHOP}/services`, svc('ext-late', { type: 'ClusterIP', externalIPs: ['8.8.8.8'] }));
+    if (r.status === 201) await api.must('DELETE', `/api/v1/namespaces/${SHOP}/services/ext-late`);
+    return r.status !== 201 ? r : undefined;
+  });
+  t.equal(refused.status, 422, 'the apiserver refuses an externalIP outside the ranges');
+  t.match(JSON.stringify(refused.body), /spec\.externalIPs may only hold addresses inside 198\.51\.100\.0\/24/, 'with the policy\'s message');
+  t.equal((await tenant.request('POST', `/api/v1/namespaces/${SHOP}/services`, svc('ext-late-ok', { type: 'ClusterIP', externalIPs: ['198.51.100.52'] }))).status, 201, 'one inside them is accepted');
+  t.equal((await tenant.request('POST', `/api/v1/namespaces/${SHOP}/services`, svc('lb-late', {}))).status, 201, 'and a Service without externalIPs');
 });
