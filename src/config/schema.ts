@@ -100,8 +100,13 @@ function integerOption(o: SubOption, what: (range: string) => string) {
 const wholeSeconds = (o: SubOption) => integerOption(o, (r) => `must be an integer number of seconds ${r}`);
 /** A TTL option ("must be a TTL (integer 1..255)"). */
 const ttl = (o: SubOption) => integerOption(o, (r) => `must be a TTL (integer ${r})`);
+/** An integer `min`..`max` ("must be an integer 1..100"). */
+function integerIn(min: number, max: number) {
+  const m = msg(`must be an integer ${min}..${max}`);
+  return z.number(m).int(m).min(min, m).max(max, m);
+}
 /** Consecutive probe results (rise, fall): 1..100. */
-const probeCount = z.number(msg('must be an integer 1..100')).int(msg('must be an integer 1..100')).min(1, msg('must be an integer 1..100')).max(100, msg('must be an integer 1..100'));
+const probeCount = integerIn(1, 100);
 
 function isCIDR(s: string): boolean {
   return cidrProblem(s) === undefined;
@@ -372,11 +377,7 @@ const serviceAttributes = z
       .optional()
       .describe('Large communities a Service may add with herald.io/large-communities: "GLOBAL:LOCAL1:LOCAL2" or a range of the last part "GLOBAL:LOCAL1:LO-HI".'),
     med: z.boolean().optional().describe("true: a Service's herald.io/med replaces this advertisement's MED. Default: refused."),
-    maxPrepend: z
-      .number(msg('must be an integer 0..10'))
-      .int(msg('must be an integer 0..10'))
-      .min(0, msg('must be an integer 0..10'))
-      .max(10, msg('must be an integer 0..10'))
+    maxPrepend: integerIn(0, 10)
       .optional()
       .describe('The most extra copies of the local AS a Service may ask for with herald.io/as-path-prepend. Default 0: refused.'),
   })
@@ -420,11 +421,7 @@ export const advertisementSchema = z
       .strictObject({
         preferLocal: z.boolean().default(true).describe('Make the nodes with a ready local endpoint preferred.'),
         med: uint32('a MED').optional().describe("Added to the MED (the advertisement's med, or herald.io/med; 0 when none) on nodes without a ready local endpoint; nodes with one send the MED without it."),
-        prependOthers: z
-          .number(msg('must be an integer 1..10'))
-          .int(msg('must be an integer 1..10'))
-          .min(1, msg('must be an integer 1..10'))
-          .max(10, msg('must be an integer 1..10'))
+        prependOthers: integerIn(1, 10)
           .optional()
           .describe('Extra copies of the local AS toward eBGP peers on nodes without a ready local endpoint.'),
       })
@@ -438,11 +435,7 @@ export const advertisementSchema = z
       .describe(
         'Narrows what this advertisement announces: every prefix it sends (after aggregation, of every address kind) must also lie inside these CIDRs. It can only narrow the top-level allowedPrefixes and pools, never widen them. Default: no narrowing.',
       ),
-    maxNodesPerVip: z
-      .number(msg('must be an integer 1..10000'))
-      .int(msg('must be an integer 1..10000'))
-      .min(1, msg('must be an integer 1..10000'))
-      .max(10000, msg('must be an integer 1..10000'))
+    maxNodesPerVip: integerIn(1, 10000)
       .optional()
       .describe(
         "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. It can be set in the file or a BGPAdvertisement and changed by a reload (while it is set, the Kubernetes source reads every Node, not only this node's: docs/decisions.md \"Node watch\" has the cost). Default: every eligible node.",

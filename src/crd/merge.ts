@@ -18,10 +18,10 @@
  * node reaches the same verdicts from the same inputs (each logs the invalid ones: src/daemon/daemon.ts).
  */
 import type { ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
-import type { ObjectIssue } from './objects.ts';
+import type { ConfigItems, ObjectIssue } from './objects.ts';
 import { crdFieldPath, readObject } from './objects.ts';
 import { kindSpec } from './kinds.ts';
-import type { AdvertisementConfig, Config, NodeOverrideConfig, PeerConfig, PoolConfig } from '../config/schema.ts';
+import type { Config, NodeOverrideConfig, PeerConfig } from '../config/schema.ts';
 import { semanticErrors } from '../config/schema.ts';
 
 /** Herald's configuration objects as read from the apiserver, by kind. */
@@ -88,6 +88,39 @@ function originText(o: PeerOrigin | undefined): string {
   return o === 'file' ? 'in the configuration file' : o === 'BGPPeer' ? 'a BGPPeer' : 'a BGPNodeConfigOverride';
 }
 
+/** The kinds that add to a list of the file other than its peers, with the list each adds to. */
+const LISTED = { BGPAdvertisement: 'advertisements', IPAddressPool: 'pools' } as const;
+type ListedKind = keyof typeof LISTED;
+
+/**
+ * The file's list of `kind` (LISTED) with the valid objects of `kind` added, in name order: each is checked against
+ * the file with the merged peers (`withPeers`) and the items accepted before it; a name already used is refused.
+ * Every object gets its verdict.
+ */
+function addListed<K extends ListedKind>(
+  m: { objects: ConfigObjects; withPeers: Config; overridePeerNames: ReadonlySet<string>; verdict: (kind: ConfigKind, obj: HeraldObject, issues: ObjectIssue[]) => void },
+  kind: K,
+  noun: string,
+  fromFile: readonly ConfigItems[K][],
+): ConfigItems[K][] {
+  const section = LISTED[kind];
+  const items: ConfigItems[K][] = [...fromFile];
+  const fileNames = new Set(items.map((a) => a.name));
+  for (const obj of [...m.objects[kind]].sort(byName)) {
+    const r = readObject(kind, obj);
+    if (!r.ok) {
+      m.verdict(kind, obj, r.issues);
+      continue;
+    }
+    const issues = items.some((a) => a.name === r.item.name)
+      ? [{ path: 'metadata.name', message: `${noun} named "${r.item.name}" is ${fileNames.has(r.item.name) ? 'in the configuration file' : 'already configured'}; names are unique` }]
+      : itemIssues({ ...m.withPeers, [section]: [...items, r.item] }, section, items.length, kind, m.overridePeerNames);
+    m.verdict(kind, obj, issues);
+    if (issues.length === 0) items.push(r.item);
+  }
+  return items;
+}
+
 /**
  * Merges the objects into the file's configuration for node `nodeName` (see the module comment).
  * @param file a valid configuration file (restart-only settings as running)
@@ -147,36 +180,10 @@ export function mergeConfig(file: Config, objects: ConfigObjects, nodeName: stri
     if (obj.metadata?.name === nodeName) override = { name: nodeName, settings: r.item };
   }
 
-  const advertisements: AdvertisementConfig[] = [...(file.advertisements ?? [])];
-  const fileAdNames = new Set(advertisements.map((a) => a.name));
   const withPeers: Config = { ...file, peers };
-  for (const obj of [...objects.BGPAdvertisement].sort(byName)) {
-    const r = readObject('BGPAdvertisement', obj);
-    if (!r.ok) {
-      verdict('BGPAdvertisement', obj, r.issues);
-      continue;
-    }
-    const issues = advertisements.some((a) => a.name === r.item.name)
-      ? [{ path: 'metadata.name', message: `an advertisement named "${r.item.name}" is ${fileAdNames.has(r.item.name) ? 'in the configuration file' : 'already configured'}; names are unique` }]
-      : itemIssues({ ...withPeers, advertisements: [...advertisements, r.item] }, 'advertisements', advertisements.length, 'BGPAdvertisement', overridePeerNames);
-    verdict('BGPAdvertisement', obj, issues);
-    if (issues.length === 0) advertisements.push(r.item);
-  }
-
-  const pools: PoolConfig[] = [...(file.pools ?? [])];
-  const filePoolNames = new Set(pools.map((p) => p.name));
-  for (const obj of [...objects.IPAddressPool].sort(byName)) {
-    const r = readObject('IPAddressPool', obj);
-    if (!r.ok) {
-      verdict('IPAddressPool', obj, r.issues);
-      continue;
-    }
-    const issues = pools.some((p) => p.name === r.item.name)
-      ? [{ path: 'metadata.name', message: `a pool named "${r.item.name}" is ${filePoolNames.has(r.item.name) ? 'in the configuration file' : 'already configured'}; names are unique` }]
-      : itemIssues({ ...withPeers, pools: [...pools, r.item] }, 'pools', pools.length, 'IPAddressPool', overridePeerNames);
-    verdict('IPAddressPool', obj, issues);
-    if (issues.length === 0) pools.push(r.item);
-  }
+  const listed = { objects, withPeers, overridePeerNames, verdict };
+  const advertisements = addListed(listed, 'BGPAdvertisement', 'an advertisement', file.advertisements ?? []);
+  const pools = addListed(listed, 'IPAddressPool', 'a pool', file.pools ?? []);
 
   for (const p of override?.settings.peers ?? []) {
     peers.push(p);

@@ -90,6 +90,24 @@ t.test('durations: over the RFC range, negative, NaN, infinite or absurd are ref
   }
 });
 
+t.test('bounded integers of an advertisement: out of range or a fraction is refused with the range named', async (t) => {
+  const cases: [object, string][] = [
+    [{ serviceAttributes: { maxPrepend: 11 } }, 'advertisements[0].serviceAttributes.maxPrepend: must be an integer 0..10'],
+    [{ serviceAttributes: { maxPrepend: -1 } }, 'advertisements[0].serviceAttributes.maxPrepend: must be an integer 0..10'],
+    [{ locality: { prependOthers: 0 } }, 'advertisements[0].locality.prependOthers: must be an integer 1..10'],
+    [{ locality: { prependOthers: 1.5 } }, 'advertisements[0].locality.prependOthers: must be an integer 1..10'],
+    [{ maxNodesPerVip: 10001 }, 'advertisements[0].maxNodesPerVip: must be an integer 1..10000'],
+    [{ maxNodesPerVip: '3' }, 'advertisements[0].maxNodesPerVip: must be an integer 1..10000'],
+  ];
+  for (const [fields, message] of cases) {
+    const r = validateConfig({ ...base, advertisements: [{ name: 'a', ...fields }] });
+    t.same(r.ok ? [] : r.errors.map((e) => `${e.path}: ${e.message}`), [message], JSON.stringify(fields));
+  }
+  for (const fields of [{ serviceAttributes: { maxPrepend: 0 } }, { locality: { prependOthers: 10 } }, { maxNodesPerVip: 10000 }]) {
+    t.ok(validateConfig({ ...base, advertisements: [{ name: 'a', ...fields }] }).ok, `${JSON.stringify(fields)} is valid`);
+  }
+});
+
 t.test('communities that do not fit one UPDATE are refused (the speaker would refuse the route)', async (t) => {
   t.equal(MAX_COMMUNITY_OCTETS, SPEAKER_MAX_COMMUNITY_OCTETS, 'the schema uses the speaker\'s limit');
   const many = Array.from({ length: 951 }, (_, i) => `65000:${i}`);

@@ -67,6 +67,28 @@ t.test('an object never replaces what the file configures: name or endpoint take
   t.match(issues['IPAddressPool/file-pool'], [{ path: 'metadata.name', message: /in the configuration file/ }]);
 });
 
+t.test('advertisements and pools: a name the file or an earlier object holds is refused, in words naming which', async (t) => {
+  const m = mergeConfig(
+    file,
+    objects({
+      BGPAdvertisement: [heraldObject('BGPAdvertisement', 'default', {}), heraldObject('BGPAdvertisement', 'b', {})],
+      IPAddressPool: [heraldObject('IPAddressPool', 'file-pool', { addresses: ['203.0.113.0/28'] }), heraldObject('IPAddressPool', 'p', { addresses: ['203.0.113.16/28'] })],
+    }),
+    'node-a',
+  );
+  const issues = Object.fromEntries(m.verdicts.map((v) => [`${v.kind}/${v.name}`, v.issues]));
+  t.same(issues['BGPAdvertisement/default'], [{ path: 'metadata.name', message: 'an advertisement named "default" is in the configuration file; names are unique' }]);
+  t.same(issues['IPAddressPool/file-pool'], [{ path: 'metadata.name', message: 'a pool named "file-pool" is in the configuration file; names are unique' }]);
+  t.same(issues['BGPAdvertisement/b'], []);
+  t.same(issues['IPAddressPool/p'], []);
+  t.same(m.config.advertisements?.map((a) => a.name), ['default', 'b'], 'the file\'s advertisement, then the valid object');
+  t.same(m.config.pools?.map((p) => [p.name, p.addresses]), [['file-pool', ['198.51.100.0/28']], ['p', ['203.0.113.16/28']]]);
+  // Two objects of one name cannot exist in one namespace; the rule still holds for a list read twice.
+  const twice = mergeConfig(file, objects({ IPAddressPool: [heraldObject('IPAddressPool', 'p', { addresses: ['203.0.113.16/28'] }), heraldObject('IPAddressPool', 'p', { addresses: ['203.0.113.32/28'] })] }), 'node-a');
+  t.same(twice.verdicts.map((v) => v.issues), [[], [{ path: 'metadata.name', message: 'a pool named "p" is already configured; names are unique' }]]);
+  t.same(twice.config.pools?.map((p) => p.addresses), [['198.51.100.0/28'], ['203.0.113.16/28']]);
+});
+
 t.test('an invalid object is ignored with its field named; cross-object rules use the CRD names', async (t) => {
   const m = mergeConfig(
     cfg({}),
