@@ -77,7 +77,7 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   t.teardown(() => new Promise<void>((resolve) => listener.close(() => resolve())));
   const birdIp = `${block}100`;
   const birdPort = await freePort(birdIp);
-  const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes: [me] });
+  const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes: [me], trace: true });
   t.teardown(() => bird.stop());
   const kubeconfig = cp.writeTokenKubeconfig(`${cp.dir}/herald.kubeconfig`, await cp.serviceAccountToken('herald-system', 'herald'));
   const h = await startHerald(t, {
@@ -214,6 +214,27 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   t.ok(value(/herald_tenant_inputs_refused\{reason="PrefixNotAllowed"\} (\d+)/) >= 4, 'herald_tenant_inputs_refused counts the addresses');
   t.ok(value(/herald_tenant_inputs_refused\{reason="AttributeNotAllowed"\} (\d+)/) >= 1, '... and the attributes');
   t.ok(value(/herald_ipam_allocations_failed\{reason="PoolNotAllowed"\} (\d+)/) >= 3, 'herald_ipam_allocations_failed counts the pool thieves');
+
+  // A refused change withdraws nothing that was fine: lb-opted asks for a well-known community beside its allowed
+  // one (refused whole: the route goes on with the advertisement's community), ext-ok adds 8.8.8.8 beside its
+  // allowed address. BIRD's route trace shows no removal of either route.
+  const merge = 'application/merge-patch+json';
+  await tenant.must('PATCH', `/api/v1/namespaces/${SHOP}/services/lb-opted`, { metadata: { annotations: { 'herald.io/communities': '64512:150, 65535:666' } } }, merge);
+  await tenant.must('PATCH', `/api/v1/namespaces/${SHOP}/services/ext-ok`, { spec: { externalIPs: ['198.51.100.50', '8.8.8.8'] } }, merge);
+  await bird.waitFor(async () => ((await route(`${lbOpted}/32`))?.communities.join() === '64512:1' ? true : undefined), 'lb-opted with the advertisement\'s community only', 30_000);
+  await until('ext-ok refuses 8.8.8.8', async () => ((await adminJson(h.adminPort, '/api/v1/services')) as SvcView[]).find((x) => x.service === 'shop/ext-ok')?.vips.find((v) => v.address === '8.8.8.8')?.reasons.some((r) => r.code === 'PrefixNotAllowed'));
+  t.ok(await route('198.51.100.50/32'), 'ext-ok\'s allowed address still announced');
+  t.notOk((await table()).some((r) => r.prefix === '8.8.8.8/32'), '8.8.8.8 not in BIRD');
+  const removed = bird.routeTrace().filter((e) => e.protocol === A && e.action === 'removed' && (e.prefix === `${lbOpted}/32` || e.prefix === '198.51.100.50/32'));
+  t.same(removed.map((e) => e.line), [], 'no removal of a route that was fine');
+
+  // The operator cannot open the well-known range to Services either: a BGPAdvertisement accepting 65535:x is refused
+  // whole (Valid False, ignored by every node).
+  const ads = `/apis/${HERALD_API_VERSION}/namespaces/herald-system/bgpadvertisements`;
+  await api.must('POST', ads, { apiVersion: HERALD_API_VERSION, kind: 'BGPAdvertisement', metadata: { name: 'wide' }, spec: { addressKinds: ['loadBalancer'], serviceAttributes: { communities: ['65535:0-65535'] } } });
+  const wide = await until('BGPAdvertisement wide refused', async () => ((await api.request('GET', `${ads}/wide`)).body?.status?.conditions as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === 'Valid' && c.status === 'False'), 60_000);
+  t.match(wide.message, /65535:0-65535 reaches into the well-known communities/, 'a BGPAdvertisement accepting well-known communities from Services is refused');
+  t.same((await route(`${lbAttack}/32`))?.communities, ['64512:1'], 'lb-attack still carries none of its annotation');
 
   // The reason in the CLI (this node's admin API) and in BGPNodeStatus (read by the CLI through the apiserver).
   t.match(await herald('services', 'shop/ext-attack', '--api', `http://127.0.0.1:${h.adminPort}`), /8\.8\.8\.8 \(externalIP\): NOT announced\n\s+- PrefixNotAllowed: 8\.8\.8\.8 \(externalIP\) is outside every pool and allowedPrefixes/, 'herald services shows PrefixNotAllowed');
