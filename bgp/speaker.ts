@@ -35,7 +35,7 @@ import type { StateReason } from './fsm/state.ts';
 import { AdjRibOut } from './rib/adj-rib-out.ts';
 import { PackSchedule } from './rib/pack-schedule.ts';
 import { RouteTable } from './rib/route-table.ts';
-import type { DesiredDiff } from './rib/route-table.ts';
+import type { DesiredDiff, RouteEdit } from './rib/route-table.ts';
 import type { ExportedRoute } from './rib/export.ts';
 import type { ExportPeer } from './rib/export.ts';
 import type { Route } from './rib/route.ts';
@@ -384,6 +384,16 @@ export class Speaker extends EventEmitter {
    */
   updateRoutes(changed: Iterable<Route>, removed: Iterable<string> = []): void {
     this.giveDiff(this.table.update(changed, removed));
+  }
+
+  /**
+   * The changes `stage` puts in a route table edit (bgp/rib/route-table.ts `RouteEdit`: routes added or replaced,
+   * prefixes removed; with `replace`, every route it does not add goes), applied at once. The form the speaker
+   * thread uses for its route batches (bgp/speaker-thread/route-batch.ts). Throws RouteError on a malformed route, and
+   * what `stage` throws: nothing is applied then.
+   */
+  applyRoutes(stage: (edit: RouteEdit) => void, opts: { readonly replace: boolean }): void {
+    this.giveDiff(this.table.change(stage, opts));
   }
 
   /** Tells every peer what changed in the table (a drained peer holds nothing whatever it says). */

@@ -13,9 +13,12 @@
  * of the change that freed it and may be reused by a later change. Readers that keep slot numbers across changes
  * (the Adj-RIB-Out's queues) check them against the slot's current state.
  *
- * Changes come in batches (`replace`, `update`): every route of a batch is validated first, and a batch with a
- * malformed route throws RouteError listing the problems and changes nothing (the Speaker's contract). A batch
- * returns its diff: the slots whose attributes changed or that became desired, and the slots that left the set.
+ * Changes come in batches (`replace`, `update`, or a `RouteEdit` filled and applied): every route of a batch is
+ * validated first, and a batch with a malformed route throws RouteError listing the problems and changes nothing (the
+ * Speaker's contract). A batch returns its diff: the slots whose attributes changed or that became desired, and the
+ * slots that left the set. A RouteEdit takes prefixes as ranges of a text (`addText`, `removeText`), so a batch of
+ * 100,000 routes off the speaker thread's channel (bgp/speaker-thread/route-batch.ts) makes no string and no object per
+ * route without attributes: canonical IPv4 prefixes are parsed in place.
  */
 import { isIP } from 'node:net';
 import type { Family } from '../constants.ts';
@@ -86,18 +89,163 @@ export function validateRoute(route: Route): Route {
   return route;
 }
 
-/** Routes staged for one batch: parsed and validated, not yet in the table. */
-class Staged {
+/** Ids of the plain attribute sets (no attribute but the prefix) of IPv4 and of IPv6 routes: made first, never dropped. */
+const PLAIN_V4_ID = 1;
+const PLAIN_V6_ID = 2;
+
+/** A prefix in slot form: family (V4, V6), length, IPv4 address, IPv6 octets. */
+interface SlotPrefix {
+  fam: number;
+  len: number;
+  v4: number;
+  v6: Uint8Array | undefined;
+}
+
+/**
+ * Parses the canonical prefix `text[start, end)` of `family` (undefined: IPv6 when it has a colon) into `out`;
+ * canonical IPv4 without making a string. Returns undefined, or the RouteError message of parseRoutePrefix.
+ */
+function parsePrefixInto(text: string, start: number, end: number, family: Family | undefined, out: SlotPrefix): string | undefined {
+  if (family !== 'ipv6-unicast') {
+    const v4 = parseCanonicalIPv4(text, start, end, out);
+    if (v4 >= 0) {
+      out.fam = V4;
+      out.v4 = v4;
+      out.v6 = undefined;
+      return undefined;
+    }
+  }
+  const prefix = start === 0 && end === text.length ? text : text.slice(start, end);
+  try {
+    const p = parseRoutePrefix(prefix, family ?? (prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast'));
+    out.fam = p.v6 === undefined ? V4 : V6;
+    out.len = p.length;
+    out.v4 = p.v4;
+    out.v6 = p.v6;
+    return undefined;
+  } catch (err) {
+    if (err instanceof RouteError) return err.message;
+    throw err;
+  }
+}
+
+/**
+ * Parses a canonical IPv4 prefix in `text[start, end)` ("10.0.0.1/32": no leading zeros, host bits zero). Returns
+ * the address (uint32) and sets `out.len`, or -1 when the text is anything else (the caller then parses it the long
+ * way, for the exact error). Makes no string and no object.
+ */
+function parseCanonicalIPv4(text: string, start: number, end: number, out: { len: number }): number {
+  let v = 0;
+  let octet = 0;
+  let digits = 0;
+  let parts = 0;
+  let i = start;
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 1 && octet === 0) return -1; // a leading zero
+      octet = octet * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) return -1;
+    } else if ((c === 46 || c === 47) && digits > 0) {
+      v = v * 256 + octet;
+      parts++;
+      octet = 0;
+      digits = 0;
+      if (c === 47) break;
+      if (parts > 3) return -1;
+    } else return -1;
+  }
+  if (parts !== 4 || i >= end) return -1;
+  let len = 0;
+  const lenDigits = end - i - 1;
+  if (lenDigits < 1 || lenDigits > 2 || (lenDigits === 2 && text.charCodeAt(i + 1) === 48)) return -1;
+  for (let j = i + 1; j < end; j++) {
+    const c = text.charCodeAt(j);
+    if (c < 48 || c > 57) return -1;
+    len = len * 10 + (c - 48);
+  }
+  if (len > 32) return -1;
+  if (len < 32 && (len === 0 ? v : v % 2 ** (32 - len)) !== 0) return -1; // host bits
+  out.len = len;
+  return v;
+}
+
+/**
+ * Changes to one RouteTable, staged: routes to add or replace, prefixes to remove, parsed and validated as they are
+ * given. Nothing changes until `RouteTable.apply` (a RouteError there names every problem; the table stays as it was).
+ */
+export class RouteEdit {
+  readonly #table: RouteTable;
   count = 0;
   fam = new Uint8Array(64);
   len = new Uint8Array(64);
   v4 = new Uint32Array(64);
   v6: Uint8Array | undefined;
   sets: AttrSet[] = [];
-  /** Sets interned by this batch (dropped again if no route ends up using them). */
+  /** Prefixes to remove, in the same columns' form. */
+  removals = 0;
+  rFam = new Uint8Array(16);
+  rLen = new Uint8Array(16);
+  rV4 = new Uint32Array(16);
+  rV6: Uint8Array | undefined;
+  /** Sets interned by this edit (dropped again if no route ends up using them). */
   readonly created: AttrSet[] = [];
+  readonly problems: string[] = [];
+  readonly #prefix: SlotPrefix = { fam: V4, len: 0, v4: 0, v6: undefined };
 
-  push(fam: number, len: number, v4: number, v6: Uint8Array | undefined, set: AttrSet): void {
+  /** @internal made by RouteTable.edit() */
+  constructor(table: RouteTable) {
+    this.#table = table;
+  }
+
+  /** Adds or replaces `route` (a later one of the same prefix wins). */
+  add(route: Route): void {
+    this.#add(route.prefix, 0, route.prefix.length, route.family, route);
+  }
+
+  /**
+   * Adds or replaces the route whose prefix is `text[start, end)`, of `family`, with the attributes of `attrs` (its
+   * prefix is not read; undefined: no attribute but the prefix).
+   */
+  addText(text: string, start: number, end: number, family: Family, attrs: Route | undefined): void {
+    this.#add(text, start, end, family, attrs);
+  }
+
+  /** Removes the route of canonical prefix `prefix` (nothing when there is none; an invalid text is ignored). */
+  remove(prefix: string): void {
+    this.removeText(prefix, 0, prefix.length);
+  }
+
+  /** {@link remove} of the prefix `text[start, end)`. */
+  removeText(text: string, start: number, end: number): void {
+    const p = this.#prefix;
+    if (parsePrefixInto(text, start, end, undefined, p) !== undefined) return;
+    const i = this.removals++;
+    if (i === this.rFam.length) {
+      this.rFam = grow8(this.rFam, i * 2);
+      this.rLen = grow8(this.rLen, i * 2);
+      this.rV4 = grow32(this.rV4, i * 2);
+      if (this.rV6 !== undefined) this.rV6 = grow8(this.rV6, i * 32);
+    }
+    this.rFam[i] = p.fam;
+    this.rLen[i] = p.len;
+    this.rV4[i] = p.v4;
+    if (p.v6 !== undefined) {
+      this.rV6 ??= new Uint8Array(this.rFam.length * 16);
+      this.rV6.set(p.v6, i * 16);
+    }
+  }
+
+  #add(text: string, start: number, end: number, family: Family, attrs: Route | undefined): void {
+    const p = this.#prefix;
+    const problem = parsePrefixInto(text, start, end, family, p);
+    if (problem !== undefined) {
+      this.problems.push(problem);
+      return;
+    }
+    const { fam, len, v4, v6 } = p;
+    const set = this.#table.intern(attrs, family, this);
+    if (set === undefined) return;
     const i = this.count++;
     if (i === this.fam.length) {
       this.fam = grow8(this.fam, i * 2);
@@ -161,6 +309,13 @@ export class RouteTable {
   #epoch = 0;
   readonly #touched: number[] = [];
   readonly #before: (AttrSet | undefined)[] = [];
+  /** slotOf's parsed prefix. */
+  readonly #lookup: SlotPrefix = { fam: V4, len: 0, v4: 0, v6: undefined };
+
+  constructor() {
+    // the plain sets, ids PLAIN_V4_ID and PLAIN_V6_ID: routes with nothing but a prefix, the common case, need no signature
+    for (const family of ['ipv4-unicast', 'ipv6-unicast'] as const) this.#newSet(attributeSignature({ prefix: '', family }), { prefix: '', family });
+  }
 
   /** Number of desired routes. */
   get size(): number {
@@ -233,8 +388,8 @@ export class RouteTable {
 
   /** The desired slot of a canonical prefix text, or -1. */
   slotOf(prefix: RouteKey): number {
-    const p = this.#parse(prefix, prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast');
-    if (typeof p === 'string') return -1;
+    const p = this.#lookup;
+    if (parsePrefixInto(prefix, 0, prefix.length, undefined, p) !== undefined) return -1;
     const s = this.#find(p.fam, p.len, p.v4, p.v6);
     return s >= 0 && this.#attr[s] !== 0 ? s : -1;
   }
@@ -256,14 +411,9 @@ export class RouteTable {
    * on any malformed route a RouteError listing the problems is thrown and nothing changes.
    */
   replace(routes: Iterable<Route>): DesiredDiff {
-    const staged = this.#stage(routes);
-    this.#begin();
-    this.#applyStaged(staged);
-    const attr = this.#attr;
-    const mark = this.#mark;
-    const epoch = this.#epoch;
-    for (let s = 0; s < this.#top; s++) if (attr[s] !== 0 && mark[s] !== epoch) this.#remove(s);
-    return this.#end(staged.created);
+    return this.change((e) => {
+      for (const r of routes) e.add(r);
+    }, { replace: true });
   }
 
   /**
@@ -272,58 +422,89 @@ export class RouteTable {
    * O(changed + removed), whatever the size of the table.
    */
   update(changed: Iterable<Route>, removed: Iterable<string> = []): DesiredDiff {
-    const staged = this.#stage(changed);
-    this.#begin();
-    this.#applyStaged(staged);
-    for (const prefix of removed) {
-      const s = this.slotOf(prefix);
-      if (s >= 0) this.#remove(s);
-    }
-    return this.#end(staged.created);
+    return this.change((e) => {
+      for (const r of changed) e.add(r);
+      for (const p of removed) e.remove(p);
+    }, { replace: false });
   }
 
-  /** Parses and validates `routes`; throws RouteError (nothing changed) on problems. */
-  #stage(routes: Iterable<Route>): Staged {
-    const staged = new Staged();
-    const problems: string[] = [];
-    const created = staged.created;
-    for (const route of routes) {
-      const p = this.#parse(route.prefix, route.family);
-      if (typeof p === 'string') {
-        problems.push(p);
-        continue;
-      }
-      const sig = attributeSignature(route);
-      let set = this.#bySig.get(sig);
-      if (set === undefined) {
-        try {
-          checkAttributes(route);
-        } catch (err) {
-          if (err instanceof RouteError) problems.push(err.message);
-          else throw err;
-          continue;
-        }
-        set = this.#newSet(sig, route);
-        created.push(set);
-      }
-      staged.push(p.fam, p.len, p.v4, p.v6, set);
-    }
-    if (problems.length > 0) {
-      for (const set of created) if (set.refs === 0) this.#dropSet(set);
-      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
-    }
-    return staged;
-  }
-
-  /** The prefix in slot form, or the RouteError message (parseRoutePrefix's checks, route.ts). */
-  #parse(prefix: string, family: Family): { fam: number; len: number; v4: number; v6: Uint8Array | undefined } | string {
+  /**
+   * The changes `stage` puts in a new edit, applied ({@link apply}). When `stage` throws (a route batch that does not
+   * add up), the edit is dropped with what it interned and the error goes on: the table is as before.
+   */
+  change(stage: (edit: RouteEdit) => void, opts: { readonly replace: boolean }): DesiredDiff {
+    const edit = new RouteEdit(this);
     try {
-      const p = parseRoutePrefix(prefix, family);
-      return { fam: p.v6 === undefined ? V4 : V6, len: p.length, v4: p.v4, v6: p.v6 };
+      stage(edit);
     } catch (err) {
-      if (err instanceof RouteError) return err.message;
+      this.#discard(edit);
       throw err;
     }
+    return this.apply(edit, opts);
+  }
+
+  /** A new, empty set of changes to this table (see RouteEdit). */
+  edit(): RouteEdit {
+    return new RouteEdit(this);
+  }
+
+  /**
+   * Applies `edit`: its routes added or replaced, then its removals; with `replace`, every desired route the edit does
+   * not add is removed too. Throws RouteError listing the problems of the edit (nothing changes then). Costs
+   * O(edit), plus one pass over the slots with `replace`.
+   */
+  apply(edit: RouteEdit, opts: { readonly replace: boolean }): DesiredDiff {
+    if (edit.problems.length > 0) {
+      this.#discard(edit);
+      const problems = edit.problems;
+      throw new RouteError(`${problems.length} invalid route(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`);
+    }
+    this.#begin();
+    this.#applyAdds(edit);
+    if (opts.replace) {
+      const attr = this.#attr;
+      const mark = this.#mark;
+      const epoch = this.#epoch;
+      for (let s = 0; s < this.#top; s++) if (attr[s] !== 0 && mark[s] !== epoch) this.#remove(s);
+    }
+    for (let i = 0; i < edit.removals; i++) {
+      const fam = edit.rFam[i]!;
+      const s = this.#find(fam, edit.rLen[i]!, edit.rV4[i]!, fam === V6 ? edit.rV6!.subarray(i * 16, i * 16 + 16) : undefined);
+      if (s >= 0) this.#remove(s);
+    }
+    return this.#end(edit.created);
+  }
+
+  /** Drops what staging `edit` interned (attribute sets no route uses): an edit that is not applied. */
+  #discard(edit: RouteEdit): void {
+    for (const set of edit.created) if (set.refs === 0 && this.#sets[set.id] === set) this.#dropSet(set);
+  }
+
+  /** Attribute sets interned now (the two plain ones included). */
+  get attributeSets(): number {
+    return this.#bySig.size;
+  }
+
+  /**
+   * The attribute set of routes with the attributes of `attrs` (undefined: none but the prefix) and `family`,
+   * interned; a new one is validated and noted in `edit.created`. Undefined when the attributes are invalid (the
+   * problem is noted in `edit.problems`).
+   */
+  intern(attrs: Route | undefined, family: Family, edit: RouteEdit): AttrSet | undefined {
+    if (attrs === undefined) return this.#sets[family === 'ipv4-unicast' ? PLAIN_V4_ID : PLAIN_V6_ID]!;
+    const sig = attributeSignature(attrs);
+    let set = this.#bySig.get(sig);
+    if (set !== undefined) return set;
+    try {
+      checkAttributes(attrs);
+    } catch (err) {
+      if (err instanceof RouteError) edit.problems.push(err.message);
+      else throw err;
+      return undefined;
+    }
+    set = this.#newSet(sig, attrs);
+    edit.created.push(set);
+    return set;
   }
 
   #newSet(sig: string, route: Route): AttrSet {
@@ -352,23 +533,28 @@ export class RouteTable {
     this.#before.push(this.attrOf(slot));
   }
 
-  #applyStaged(st: Staged): void {
-    for (let i = 0; i < st.count; i++) {
-      const fam = st.fam[i]!;
-      const v6 = fam === V6 ? st.v6!.subarray(i * 16, i * 16 + 16) : undefined;
-      let s = this.#find(fam, st.len[i]!, st.v4[i]!, v6);
-      if (s < 0) s = this.#allocate(fam, st.len[i]!, st.v4[i]!, v6);
+  #applyAdds(e: RouteEdit): void {
+    const sets = e.sets;
+    const familyCount = this.#familyCount;
+    for (let i = 0; i < e.count; i++) {
+      const fam = e.fam[i]!;
+      const len = e.len[i]!;
+      const v4 = e.v4[i]!;
+      const v6 = fam === V6 ? e.v6!.subarray(i * 16, i * 16 + 16) : undefined;
+      let s = this.#find(fam, len, v4, v6);
+      if (s < 0) s = this.#allocate(fam, len, v4, v6);
       this.#touch(s);
-      const set = st.sets[i]!;
-      const old = this.#attr[s]!;
+      const set = sets[i]!;
+      const attr = this.#attr;
+      const old = attr[s]!;
       if (old === set.id) continue;
       if (old !== 0) this.#sets[old]!.refs--;
       else {
         this.#size++;
-        this.#familyCount[fam]!++;
+        familyCount[fam]!++;
       }
       set.refs++;
-      this.#attr[s] = set.id;
+      attr[s] = set.id;
     }
   }
 
@@ -398,7 +584,7 @@ export class RouteTable {
         if (was !== undefined) removed.push(s);
         if (this.#holders[s] === 0) this.#pendingFree.push(s);
       }
-      if (was !== undefined && was.refs === 0 && this.#sets[was.id] === was) this.#dropSet(was);
+      if (was !== undefined && was.refs === 0 && was.id > PLAIN_V6_ID && this.#sets[was.id] === was) this.#dropSet(was);
     }
     touched.length = 0;
     before.length = 0;

@@ -11,7 +11,7 @@ import { answer, errorData } from '../worker-rpc.ts';
 import type { ChannelEnd } from '../worker-rpc.ts';
 import type { CallHandlers, CallMessage, EventMessage, SpeakerEvents, ThreadMessage } from './protocol.ts';
 import { MemoryReducer } from '../memory.ts';
-import { decodePrefixes, decodeRouteBatch, encodeRouteBatch, wireExportedRoute } from './route-batch.ts';
+import { encodeRouteBatch, stageRemovals, stageRouteBatch, wireExportedRoute } from './route-batch.ts';
 
 /** A view at least this often (ms). */
 export const VIEW_INTERVAL_MS = 1000;
@@ -31,14 +31,21 @@ function handlers(speaker: Speaker, memory: MemoryReducer): CallHandlers {
     updatePeer: (cfg) => speaker.updatePeer(cfg),
     removePeer: (name) => speaker.removePeer(name),
     setRoutes: (batch) => {
-      speaker.setRoutes(decodeRouteBatch(batch));
+      speaker.applyRoutes((edit) => stageRouteBatch(batch, edit), { replace: true });
       memory.note(lastSetCount + batch.count);
       lastSetCount = batch.count;
     },
     updateRoutes: (changed, removed) => {
-      const prefixes = decodePrefixes(removed);
-      speaker.updateRoutes(decodeRouteBatch(changed), prefixes);
-      memory.note(changed.count + prefixes.length);
+      let removals = 0;
+      speaker.applyRoutes(
+        (edit) => {
+          stageRouteBatch(changed, edit);
+          stageRemovals(removed, edit);
+          removals = edit.removals;
+        },
+        { replace: false },
+      );
+      memory.note(changed.count + removals);
     },
     markInitialSyncDone: () => speaker.markInitialSyncDone(),
     drain: (opts) => speaker.drain(opts),

@@ -17,6 +17,7 @@ import type { Family } from '../constants.ts';
 import type { ExtendedCommunity, Ipv6ExtendedCommunity, LargeCommunity } from '../codec/types.ts';
 import type { ExportedRoute } from '../rib/export.ts';
 import { RouteError } from '../rib/route.ts';
+import type { RouteEdit } from '../rib/route-table.ts';
 import type { Route } from '../rib/route.ts';
 
 /** Routes in channel form. See the module comment. */
@@ -154,11 +155,15 @@ function pushCommunities(numbers: Numbers, list: readonly (ExtendedCommunity | I
   return hex;
 }
 
-/** The routes of a batch, in order. Throws RangeError for a batch that does not add up. */
-export function decodeRouteBatch(batch: RouteBatch): Route[] {
-  const prefixes = decodePrefixes(batch.prefixes);
+/**
+ * Calls `each` with every route of a batch, in order: where its prefix is in `batch.prefixes` ([start, end)), its
+ * family, and its other fields as a Route whose `prefix` is `prefixOf()` of those bounds (undefined for a route with
+ * nothing but a prefix: no object is made for it). Throws RangeError for a batch that does not add up.
+ */
+function forEachRoute(batch: RouteBatch, each: (start: number, end: number, family: Family, attrs: Route | undefined) => void): void {
+  const text = batch.prefixes;
   const texts = decodePrefixes(batch.texts);
-  if (prefixes.length !== batch.count || batch.flags.length !== batch.count) throw new RangeError(`route batch of ${batch.count} routes carries ${prefixes.length} prefixes`);
+  if (batch.flags.length !== batch.count) throw new RangeError(`route batch of ${batch.count} routes carries ${batch.flags.length} flags`);
   const nums = batch.numbers;
   let n = 0;
   let t = 0;
@@ -166,25 +171,28 @@ export function decodeRouteBatch(batch: RouteBatch): Route[] {
     if (n >= batch.numberCount) throw new RangeError('route batch: numbers run short');
     return nums[n++]!;
   };
-  const text = (): string => {
+  const nextText = (): string => {
     const s = texts[t++];
     if (s === undefined) throw new RangeError('route batch: texts run short');
     return s;
   };
   const communities = (): (ExtendedCommunity & Ipv6ExtendedCommunity)[] => {
     const out = new Array<ExtendedCommunity & Ipv6ExtendedCommunity>(num());
-    for (let k = 0; k < out.length; k++) out[k] = { type: num(), subtype: num(), value: Buffer.from(text(), 'hex') };
+    for (let k = 0; k < out.length; k++) out[k] = { type: num(), subtype: num(), value: Buffer.from(nextText(), 'hex') };
     return out;
   };
-  const out: Route[] = new Array(batch.count);
+  let start = 0;
   for (let i = 0; i < batch.count; i++) {
+    const end = text.indexOf('\n', start);
+    if (end < 0) throw new RangeError(`route batch of ${batch.count} routes carries ${i} prefixes`);
     const f = batch.flags[i]!;
     const family: Family = f & FLAG_IPV6 ? 'ipv6-unicast' : 'ipv4-unicast';
     if (f === 0 || f === FLAG_IPV6) {
-      out[i] = { prefix: prefixes[i]!, family };
+      each(start, end, family, undefined);
+      start = end + 1;
       continue;
     }
-    const r: { -readonly [K in keyof Route]: Route[K] } = { prefix: prefixes[i]!, family };
+    const r: { -readonly [K in keyof Route]: Route[K] } = { prefix: text.slice(start, end), family };
     if (f & FLAG_MED) r.med = num();
     if (f & FLAG_LOCAL_PREF) r.localPref = num();
     if (f & FLAG_ORIGIN) {
@@ -193,7 +201,7 @@ export function decodeRouteBatch(batch: RouteBatch): Route[] {
       r.origin = o;
     }
     if (f & FLAG_AS_PATH_PREPEND) r.asPathPrepend = num();
-    if (f & FLAG_NEXT_HOP) r.nextHop = jsonText(text());
+    if (f & FLAG_NEXT_HOP) r.nextHop = jsonText(nextText());
     if (f & FLAG_COMMUNITIES) {
       const c = new Array<number>(num());
       for (let k = 0; k < c.length; k++) c[k] = num();
@@ -206,10 +214,36 @@ export function decodeRouteBatch(batch: RouteBatch): Route[] {
     }
     if (f & FLAG_EXTENDED) r.extendedCommunities = communities();
     if (f & FLAG_IPV6_EXTENDED) r.ipv6ExtendedCommunities = communities();
-    if (f & FLAG_PEERS) r.peers = jsonTexts(text());
-    out[i] = r;
+    if (f & FLAG_PEERS) r.peers = jsonTexts(nextText());
+    each(start, end, family, r);
+    start = end + 1;
   }
+  if (start !== text.length) throw new RangeError(`route batch of ${batch.count} routes carries more prefixes`);
+}
+
+/** The routes of a batch, in order. Throws RangeError for a batch that does not add up. */
+export function decodeRouteBatch(batch: RouteBatch): Route[] {
+  const out: Route[] = [];
+  forEachRoute(batch, (start, end, family, attrs) => out.push(attrs ?? { prefix: batch.prefixes.slice(start, end), family }));
   return out;
+}
+
+/**
+ * Stages the routes of a batch in a route table edit (bgp/rib/route-table.ts), in order, parsed where they lie in the
+ * batch's text: a route with nothing but a prefix costs no object and no string. Throws RangeError for a batch that
+ * does not add up (the edit is then not to be applied).
+ */
+export function stageRouteBatch(batch: RouteBatch, edit: RouteEdit): void {
+  forEachRoute(batch, (start, end, family, attrs) => edit.addText(batch.prefixes, start, end, family, attrs));
+}
+
+/** Stages the removal of every prefix of an `encodePrefixes` text in a route table edit, parsed where it lies. */
+export function stageRemovals(text: string, edit: RouteEdit): void {
+  let start = 0;
+  for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+    edit.removeText(text, start, end);
+    start = end + 1;
+  }
 }
 
 /** A JSON string of the texts column. */

@@ -8,9 +8,9 @@
  *
  * Cost (docs/operations.md, "Limits"): the file is read only if it is a regular file of at most
  * {@link DEFAULT_CONFIG_MAX_BYTES} (`HERALD_CONFIG_MAX_BYTES`); a big `routes:` list takes the fast path of
- * routes-block.ts; a file of 128 KiB or more is parsed and validated in a parse worker whose memory is capped at what
- * the pod has free (parse-worker.ts), a smaller one in slices (slices.ts), so that a reload never holds the event
- * loop for long nor runs the daemon out of memory; {@link ConfigFile} skips a reload whose file content (SHA-256) is
+ * routes-block.ts; a file of 128 KiB or more that the fast path cannot take is parsed and validated in a parse worker
+ * whose memory is capped at what the pod has free (parse-worker.ts), other files in slices (slices.ts), so that a
+ * reload never holds the event loop for long nor runs the daemon out of memory; {@link ConfigFile} skips a reload whose file content (SHA-256) is
  * the one it read last.
  */
 import { createHash } from 'node:crypto';
@@ -234,6 +234,22 @@ export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{
   return { ok: true, data: whole.doc?.toJS() };
 }
 
+/**
+ * {@link parseConfigSteps} for a text the routes fast path can take whole (routes-block.ts: a `routes:` block list,
+ * the rest of the file under `maxRestChars`), or undefined: then only the YAML library whole or JSON.parse reads it.
+ * The fast path needs memory in proportion to the routes, not the ~100 bytes per byte of text of the library, so a
+ * big file of this shape is parsed on the daemon's own thread, in slices (issue 34: a parse worker process costs a
+ * 100,000-route reload about a second of CPU); other big input goes to a parse worker (parse-worker.ts).
+ */
+export function* parseConfigFastSteps(text: string, maxRestChars: number): Steps<ConfigResult | undefined> {
+  if (/^\s*[{[]/.test(text)) return undefined; // JSON (or flow YAML): JSON.parse or the library, whole
+  const index = new LineIndex(text);
+  const split = yield* parseWithRoutesBlock(text, index, { maxRestChars });
+  if (split === undefined) return undefined;
+  if (!split.ok) return yamlErrors(split.problems);
+  return yield* validateSteps(split.data, {});
+}
+
 /** {@link parseConfigText} as pausable work (slices.ts). `fastPath: false` parses with the library only (tests). */
 export function* parseConfigSteps(text: string, opts: ParseOptions = {}): Steps<ConfigResult> {
   const r = yield* configDataSteps(text, opts);
@@ -326,8 +342,11 @@ export class ConfigFile {
     this.parses++;
     const last = this.#last;
     let parsed: ConfigResult | undefined;
-    if (bytes.length >= (this.#opts.parseInWorkerBytes ?? PARSE_IN_WORKER_BYTES)) {
-      // A big file is parsed where running out of memory cannot end this process (parse-worker.ts).
+    const workerBytes = this.#opts.parseInWorkerBytes ?? PARSE_IN_WORKER_BYTES;
+    // A big file the routes fast path takes is parsed here, in slices: its memory grows with the routes, not the text.
+    if (bytes.length >= workerBytes) parsed = await runSliced(parseConfigFastSteps(bytes.toString('utf8'), workerBytes));
+    if (parsed === undefined && bytes.length >= workerBytes) {
+      // Other big input is parsed where running out of memory cannot end this process (parse-worker.ts).
       try {
         parsed = await runParseJob<Uint8Array, ConfigResult>(new URL('./config-parse-job.ts', import.meta.url), bytes, { what: 'the configuration file', fix: 'write its routes: list one simple mapping per line (`- prefix: ...`), without anchors or a %YAML header, which takes the fast path: docs/operations.md "Limits"', ...(this.#opts.env ? { env: this.#opts.env } : {}) });
       } catch (err) {

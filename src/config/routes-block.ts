@@ -221,10 +221,11 @@ function* scanBlock(text: string, from: number): Steps<{ entries: Entry[]; end: 
 /**
  * Parses a configuration text whose root mapping has a big `routes:` block, reading simple entries directly and the
  * rest with the library (see the module doc). Positions of problems are the file's.
+ * @param opts.maxRestChars the longest rest of the file (without the block) to parse with the library; longer: undefined
  * @returns the data (what the library's `toJS` of the whole file gives), the YAML problems found (texts over 1 MiB),
  *   or `undefined` when the text cannot be split this way or has a YAML error (the caller parses it whole).
  */
-export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<SplitParse> {
+export function* parseWithRoutesBlock(text: string, index: LineIndex, opts: { maxRestChars?: number } = {}): Steps<SplitParse> {
   if (/^%/m.test(text)) return undefined; // directives (%YAML 1.1, %TAG) change how scalars resolve
   const lines = [...text.matchAll(ROUTES_LINE)];
   const found = lines[0];
@@ -234,6 +235,8 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex): Steps<Spl
   if (lineEnd < 0) return undefined;
   const block = yield* scanBlock(text, lineEnd + 1);
   if (block === undefined) return undefined;
+  // the rest of the file goes to the library whole: a caller bounding its memory bounds that part's size
+  if (opts.maxRestChars !== undefined && text.length - (block.end - lineEnd - 1) > opts.maxRestChars) return undefined;
 
   const routes: unknown[] = [];
   let batch: Entry[] = [];

@@ -96,3 +96,38 @@ t.test('prefix lists and exported routes cross too', async (t) => {
   t.same(back, ex);
   t.ok(Buffer.isBuffer(back.extendedCommunities?.[0]?.value), 'a Buffer again');
 });
+
+t.test('property: a batch staged in a route table gives the table its decoded routes give, errors included', async (t) => {
+  const { RouteTable } = await import('../../../bgp/rib/route-table.ts');
+  const { stageRouteBatch, stageRemovals } = await import('../../../bgp/speaker-thread/route-batch.ts');
+  const plain = fc.integer({ min: 0, max: 300 }).map((i): Route => ({ prefix: `10.0.${i >> 8}.${i & 255}/32`, family: 'ipv4-unicast' }));
+  let compared = 0;
+  fc.assert(
+    fc.property(fc.array(fc.oneof(routeArb, plain), { maxLength: 40 }), fc.array(plain, { maxLength: 10 }), (routes, removed) => {
+      const { batch } = encodeRouteBatch(routes, routes.length);
+      const staged = new RouteTable();
+      const decoded = new RouteTable();
+      let stagedErr: string | undefined;
+      let decodedErr: string | undefined;
+      try {
+        const e = staged.edit();
+        stageRouteBatch(batch, e);
+        stageRemovals(encodePrefixes(removed.map((r) => r.prefix)), e);
+        staged.apply(e, { replace: false });
+      } catch (err) {
+        stagedErr = (err as Error).message;
+      }
+      try {
+        decoded.update(decodeRouteBatch(batch), decodePrefixes(encodePrefixes(removed.map((r) => r.prefix))));
+      } catch (err) {
+        decodedErr = (err as Error).message;
+      }
+      if (stagedErr !== decodedErr) throw new Error(`errors differ: ${stagedErr} / ${decodedErr}`);
+      const view = (tb: InstanceType<typeof RouteTable>) => JSON.stringify(tb.routes().map((r) => ({ ...r, extendedCommunities: r.extendedCommunities?.map((c) => c.value.toString('hex')), ipv6ExtendedCommunities: r.ipv6ExtendedCommunities?.map((c) => c.value.toString('hex')) })));
+      if (view(staged) !== view(decoded)) throw new Error(`tables differ:\n${view(staged)}\n${view(decoded)}`);
+      if (stagedErr === undefined) compared++;
+    }),
+    { numRuns: 300 },
+  );
+  t.ok(compared > 20, `${compared} batches applied the same`);
+});

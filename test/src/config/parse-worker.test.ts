@@ -59,7 +59,7 @@ t.test('ConfigFile: a big file over the pod\'s memory is a ConfigError naming th
   t.type(err, ConfigError);
   t.match((err as ConfigError).issues, [{ path: '(file)', message: /not parsed: the configuration file needs at least \d+ MiB to parse, more than this pod has free: the memory limit of \d+ MiB \(HERALD_MEMORY_LIMIT_MIB\)/ }]);
   await writeFile(path, stringify({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, routes: Array.from({ length: 100 }, (_, i) => ({ prefix: `10.0.${i}.0/24` })) }));
-  t.equal((await file.reload())?.routes.length, 100, 'a file that fits is parsed in the worker and loads');
+  t.equal((await file.reload())?.routes.length, 100, 'a file that fits is parsed and loads');
 });
 
 t.test('JSON text takes JSON.parse, with the YAML rules: the same values, duplicate keys refused', async (t) => {
@@ -72,4 +72,25 @@ t.test('JSON text takes JSON.parse, with the YAML rules: the same values, duplic
   t.match(parseConfigText('{"bgp": {"localAs": 1, "localAs": 2}}'), { ok: false, errors: [{ path: '(yaml)', message: /^Map keys must be unique at line 1, column 24$/ }] });
   t.equal(parseJsonText('bgp: {localAs: 1}', idx('')), undefined, 'YAML is left to the YAML library');
   t.equal(parseJsonText('{bgp: {localAs: 1}}', idx('')), undefined, 'flow YAML too');
+});
+
+t.test('a big file the routes fast path takes is parsed on the daemon\'s thread, with no worker (issue 34); other big input still goes to one', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'herald-parse-fast-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'herald.yaml');
+  const head = 'bgp:\n  localAs: 65000\n  routerId: 10.0.0.1\n';
+  const routeLines = Array.from({ length: 10_000 }, (_, i) => `  - prefix: 10.1.${i >> 8}.${i & 255}/32\n`).join('');
+  // A memory limit that leaves no room for any worker: what parses here was parsed without one.
+  const env = { HERALD_MEMORY_LIMIT_MIB: '1' };
+  await writeFile(path, `${head}routes:\n${routeLines}`);
+  t.ok(routeLines.length > 128 * 1024, 'over the worker threshold');
+  const fast = await new ConfigFile(path, { env }).load();
+  t.equal(fast.routes.length, 10_000, 'loaded without a worker');
+  const whole = parseConfigText(`${head}routes:\n${routeLines}`);
+  t.same(fast, whole.ok ? whole.config : undefined, 'the same configuration as a parse of the whole text');
+  // the rest of the file (without the routes block) over the threshold goes to the library whole: a worker
+  await writeFile(path, `${head}${`# ${'x'.repeat(78)}\n`.repeat(2000)}routes:\n${routeLines}`);
+  await t.rejects(new ConfigFile(path, { env }).load(), { name: 'ConfigError', message: /needs a parse worker/ }, 'a big rest of the file: a worker');
+  await writeFile(path, flowConfig(5000));
+  await t.rejects(new ConfigFile(path, { env }).load(), { name: 'ConfigError', message: /needs a parse worker/ }, 'flow YAML: a worker');
 });
