@@ -343,8 +343,10 @@ export class ConfigFile {
     const last = this.#last;
     let parsed: ConfigResult | undefined;
     const workerBytes = this.#opts.parseInWorkerBytes ?? PARSE_IN_WORKER_BYTES;
-    // A big file the routes fast path takes is parsed here, in slices: its memory grows with the routes, not the text.
-    if (bytes.length >= workerBytes) parsed = await runSliced(parseConfigFastSteps(bytes.toString('utf8'), workerBytes));
+    if (bytes.length >= workerBytes) {
+      // A big file the routes fast path takes is parsed here, in slices: its memory grows with the routes, not the text.
+      parsed = await runSliced(parseConfigFastSteps(bytes.toString('utf8'), workerBytes));
+    }
     if (parsed === undefined && bytes.length >= workerBytes) {
       // Other big input is parsed where running out of memory cannot end this process (parse-worker.ts).
       try {
