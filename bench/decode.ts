@@ -1,7 +1,7 @@
 /**
  * `npm run bench:decode`: `herald decode` against `bgpdump -m` on the RIPE RIS update dumps in
  * ../shared/data/bgp/mrt/bgpdump/test_data/ (updates.*.gz; updates.20160811.1600.gz is the 5-minute RIS dump of
- * issue 12).
+ * issue 12; SHARED_DATA=DIR reads them from DIR/bgp/... instead).
  *
  * Whole processes first: `node bin/herald.js decode FILE` and `bgpdump -m FILE`, stdout to /dev/null, run in turn
  * (herald, bgpdump, herald, ...) after one warm-up each (which also fills Node's compile cache), ROUNDS counted runs.
@@ -28,7 +28,8 @@ import type { DecodeSink, ErrorLine, LineStats } from '../tools/decode/sink.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const dataDir = join(repo, '../shared/data/bgp/mrt/bgpdump/test_data');
+/** The shared data: SHARED_DATA, else ../shared/data beside the repository (a worktree elsewhere sets SHARED_DATA). */
+const dataDir = join(process.env.SHARED_DATA ?? join(repo, '../shared/data'), 'bgp/mrt/bgpdump/test_data');
 const GNU_TIME = '/usr/bin/time';
 /** The 5-minute RIS dump of issue 12. */
 const RIS_DUMP = 'updates.20160811.1600.gz';
