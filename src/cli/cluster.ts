@@ -1,24 +1,37 @@
 /**
- * The CLI's cluster mode (`--all-nodes`): every node's BGPNodeStatus (src/status/node-status.ts), read through the
- * apiserver with a kubeconfig (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config, else in-cluster: src/k8s/client.ts),
- * in Herald's namespace (`--namespace`, else POD_NAMESPACE, else herald-system), as one table with a NODE column, in
- * the style of `cilium bgp peers`. Needs `list` on bgpnodestatuses.herald.io there (docs/cli.md).
+ * The CLI's cluster mode (`--all-nodes`), in the style of `cilium bgp peers`: every node's own view (its peers, its
+ * Service VIPs and why), asked of each node's Herald through the apiserver's pod proxy
+ * (`GET /api/v1/namespaces/NS/pods/POD:PORT/proxy/api/v1/peers`, the pod's metrics listener: its read-only views,
+ * src/metrics/server.ts), at most {@link FAN_OUT} at a time, and printed as one table with a NODE column. Per-VIP
+ * detail stays on the nodes; nothing big is stored in etcd for it (docs/decisions.md "Cluster citizenship").
+ *
+ * The pods are Herald's DaemonSet pods in its namespace (`--namespace`, else POD_NAMESPACE, else herald-system),
+ * label `app.kubernetes.io/name=herald`; the port is their container port named `metrics`. The user's kubeconfig
+ * (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config, else in-cluster: src/k8s/client.ts) needs `list pods` and
+ * `get pods/proxy` there (docs/cli.md). A node whose pod is not Ready, has no metrics listener or does not answer is
+ * named with the reason; the others are shown.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { NodeStatus, SessionStatus, VipStatus } from '../crd/status.ts';
-import { STATUS_STALE_MS, nodeStatusSchema } from '../crd/status.ts';
+import type { PeerView, ServiceView, VipView } from '../admin/view.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
-import { version } from '../version.ts';
+import type { KubeClient } from '../k8s/client.ts';
 import { apiErrorText } from '../k8s/forbidden.ts';
-import { HERALD_GROUP, heraldCollectionPath } from '../k8s/herald-kinds.ts';
+import { version } from '../version.ts';
 import { formatDuration, formatTable } from './table.ts';
 
-/** One node's status as read, or why it cannot be read. */
-export interface NodeStatusRow {
+/** Most nodes asked at once. */
+export const FAN_OUT = 16;
+
+/** Herald's pods (deploy/kubernetes/daemonset.yaml). */
+const POD_SELECTOR = 'app.kubernetes.io/name=herald';
+
+/** One node's answer, or why there is none. */
+export interface NodeAnswer<T> {
   readonly node: string;
-  readonly status?: NodeStatus;
+  readonly pod: string;
+  readonly value?: T;
   readonly problem?: string;
 }
 
@@ -29,82 +42,125 @@ function laptopKubeconfig(env: NodeJS.ProcessEnv): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
-/**
- * Every BGPNodeStatus in `namespace`, by node name.
- * @throws Error naming the kubeconfig problem or the apiserver's answer (e.g. 403 without `list`)
- */
-export async function readNodeStatuses(o: { kubeconfig?: string; namespace: string; env?: NodeJS.ProcessEnv }): Promise<NodeStatusRow[]> {
-  const env = o.env ?? process.env;
-  const { kc } = loadKubeConfig(o.kubeconfig ?? laptopKubeconfig(env), env, { role: 'cli', version: await version() });
-  let list: { items?: unknown[] };
-  try {
-    list = ((await kc.request('GET', heraldCollectionPath('BGPNodeStatus', o.namespace))) ?? {}) as { items?: unknown[] };
-  } catch (err) {
-    throw new Error(`cannot list bgpnodestatuses.${HERALD_GROUP} in namespace ${o.namespace}: ${apiErrorText(err)}`, { cause: err });
-  } finally {
-    kc.close();
-  }
-  const rows: NodeStatusRow[] = [];
-  for (const item of list.items ?? []) {
-    const obj = item as { metadata?: { name?: string }; status?: unknown };
-    const node = obj.metadata?.name ?? '?';
-    if (obj.status === undefined) {
-      rows.push({ node, problem: 'no status written yet' });
-      continue;
+interface PodLike {
+  metadata?: { name?: string; ownerReferences?: { kind?: string }[] };
+  spec?: { nodeName?: string; containers?: { ports?: { name?: string; containerPort?: number }[] }[] };
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+/** `f` over `items`, at most `limit` at a time, results in the order of `items`. */
+async function pooled<A, B>(items: readonly A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
+  const out: B[] = new Array<B>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const k = next++;
+      out[k] = await f(items[k] as A);
     }
-    const r = nodeStatusSchema.safeParse(obj.status);
-    rows.push(r.success ? { node, status: r.data } : { node, problem: `status not understood by this herald (${r.error.issues[0]?.path.join('.') ?? ''}: ${r.error.issues[0]?.message ?? ''})` });
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/**
+ * `path` (e.g. "/api/v1/peers") asked of every Herald pod in `namespace` through the apiserver, by node name.
+ * @throws Error naming the kubeconfig problem or the apiserver's answer to the pod list (e.g. 403 without `list pods`)
+ */
+export async function askNodes(o: { kubeconfig?: string; namespace: string; path: string; env?: NodeJS.ProcessEnv; kc?: KubeClient }): Promise<NodeAnswer<unknown>[]> {
+  const env = o.env ?? process.env;
+  const kc = o.kc ?? loadKubeConfig(o.kubeconfig ?? laptopKubeconfig(env), env, { role: 'cli', version: await version() }).kc;
+  const ns = encodeURIComponent(o.namespace);
+  try {
+    let list: { items?: PodLike[] };
+    try {
+      list = ((await kc.request('GET', `/api/v1/namespaces/${ns}/pods`, { query: { labelSelector: POD_SELECTOR } })) ?? {}) as { items?: PodLike[] };
+    } catch (err) {
+      throw new Error(`cannot list Herald's pods in namespace ${o.namespace}: ${apiErrorText(err)}`, { cause: err });
+    }
+    const pods = (list.items ?? []).filter((p) => p.metadata?.ownerReferences?.some((r) => r.kind === 'DaemonSet') && p.spec?.nodeName !== undefined);
+    pods.sort((a, b) => ((a.spec?.nodeName ?? '') < (b.spec?.nodeName ?? '') ? -1 : 1));
+    return await pooled(pods, FAN_OUT, async (p): Promise<NodeAnswer<unknown>> => {
+      const node = p.spec?.nodeName ?? '?';
+      const pod = p.metadata?.name ?? '?';
+      if (!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return { node, pod, problem: `pod ${pod} is not Ready` };
+      const port = p.spec?.containers?.flatMap((c) => c.ports ?? []).find((x) => x.name === 'metrics')?.containerPort;
+      if (port === undefined) return { node, pod, problem: `pod ${pod} has no container port named metrics (Herald's metrics listener, metrics: in herald.yaml)` };
+      try {
+        return { node, pod, value: await kc.request('GET', `/api/v1/namespaces/${ns}/pods/${encodeURIComponent(pod)}:${port}/proxy${o.path}`, { timeoutMs: 15_000 }) };
+      } catch (err) {
+        return { node, pod, problem: `no answer from pod ${pod}: ${apiErrorText(err)}` };
+      }
+    });
+  } finally {
+    if (o.kc === undefined) kc.close();
   }
-  return rows.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
 }
 
-/** Seconds from `since` (RFC 3339) to `nowMs`, as the tables print durations; '' when unknown. */
-function age(since: string | undefined, nowMs: number): string {
-  if (since === undefined) return '';
-  const t = Date.parse(since);
-  return Number.isNaN(t) ? '' : formatDuration(Math.max(0, Math.round((nowMs - t) / 1000)));
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The answers' values that are arrays of records with a string `key` (a node's view as its admin API serves it). */
+function listsOf<T>(answers: readonly NodeAnswer<unknown>[], key: string): NodeAnswer<T[]>[] {
+  return answers.map((a) => {
+    if (a.problem !== undefined) return a as NodeAnswer<T[]>;
+    if (!Array.isArray(a.value)) return { node: a.node, pod: a.pod, problem: `pod ${a.pod} answered something else than a list` };
+    return { node: a.node, pod: a.pod, value: a.value.filter((x): x is T => isRecord(x) && typeof x[key] === 'string') };
+  });
 }
 
-/** Every node's sessions, one row each (`--json`: these objects). */
-export function clusterSessions(rows: readonly NodeStatusRow[]): Array<SessionStatus & { node: string }> {
-  return rows.flatMap((r) => (r.status?.sessions ?? []).map((s) => ({ node: r.node, ...s })));
+/** Every node's peers (`herald peers --all-nodes`). */
+export async function clusterPeers(o: { kubeconfig?: string; namespace: string; env?: NodeJS.ProcessEnv; kc?: KubeClient }): Promise<NodeAnswer<PeerView[]>[]> {
+  return listsOf<PeerView>(await askNodes({ ...o, path: '/api/v1/peers' }), 'name');
 }
 
-/** Every node's VIPs of `service` ("ns/name"; all when undefined), one row each (`--json`: these objects). */
-export function clusterVips(rows: readonly NodeStatusRow[], service?: string): Array<VipStatus & { node: string }> {
-  return rows.flatMap((r) => (r.status?.vips ?? []).filter((v) => service === undefined || v.service === service).map((v) => ({ node: r.node, ...v })));
+/** Every node's Service VIPs, of one Service when `service` ("ns/name") is given (`herald services --all-nodes`). */
+export async function clusterServices(o: { kubeconfig?: string; namespace: string; service?: string; env?: NodeJS.ProcessEnv; kc?: KubeClient }): Promise<NodeAnswer<ServiceView[]>[]> {
+  if (o.service === undefined) return listsOf<ServiceView>(await askNodes({ ...o, path: '/api/v1/services' }), 'service');
+  const [namespace = '', name = ''] = o.service.split('/');
+  const answers = await askNodes({ ...o, path: `/api/v1/services/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}` });
+  // A node that does not know the Service answers 404: no VIP of it there.
+  return listsOf<ServiceView>(
+    answers.map((a) => (a.problem !== undefined && /HTTP 404/.test(a.problem) ? { node: a.node, pod: a.pod, value: [] } : a.value !== undefined ? { ...a, value: [a.value] } : a)),
+    'service',
+  );
 }
 
-/** Lines for nodes whose status cannot be shown, and for stale ones. */
-function notes(rows: readonly NodeStatusRow[], nowMs: number): string {
-  const out: string[] = [];
-  for (const r of rows) {
-    if (r.problem !== undefined) out.push(`${r.node}: ${r.problem}`);
-    for (const p of r.status?.problems ?? []) out.push(`${r.node}: not run: ${p}`);
-    const updated = r.status?.lastUpdate !== undefined ? Date.parse(r.status.lastUpdate) : Number.NaN;
-    if (!Number.isNaN(updated) && nowMs - updated > STATUS_STALE_MS) out.push(`${r.node}: status last written ${age(r.status?.lastUpdate, nowMs)} ago (is its Herald running?)`);
-  }
+/** One row per node and peer (`--json`: these objects). */
+export function peerRows(answers: readonly NodeAnswer<PeerView[]>[]): Array<PeerView & { node: string }> {
+  return answers.flatMap((a) => (a.value ?? []).map((p) => ({ node: a.node, ...p })));
+}
+
+/** One row per node and VIP (`--json`: these objects). */
+export function vipRows(answers: readonly NodeAnswer<ServiceView[]>[]): Array<VipView & { node: string; service: string }> {
+  return answers.flatMap((a) => (a.value ?? []).flatMap((s) => (Array.isArray(s.vips) ? s.vips : []).map((v) => ({ node: a.node, service: s.service, ...v }))));
+}
+
+/** Lines for nodes without an answer. */
+function notes(answers: readonly NodeAnswer<unknown>[]): string {
+  const out = answers.flatMap((a) => (a.problem !== undefined ? [`${a.node}: ${a.problem}`] : []));
   return out.length > 0 ? `\n${out.join('\n')}\n` : '';
 }
 
-/** `herald peers --all-nodes`: NODE, PEER, SOURCE, ADDRESS, PEER ASN, MY ASN, STATE, SINCE, SENT, RECEIVED, LAST ERROR. */
-export function formatClusterPeers(rows: readonly NodeStatusRow[], nowMs: number): string {
-  const sessions = clusterSessions(rows);
-  if (sessions.length === 0 && rows.every((r) => r.problem === undefined)) return rows.length === 0 ? 'No BGPNodeStatus found (is Herald running with the kubernetes source?).\n' : `No sessions on ${rows.length} node(s).\n${notes(rows, nowMs)}`;
+/** `herald peers --all-nodes`: NODE, PEER, ADDRESS, PEER ASN, MY ASN, STATE, UPTIME, SENT, RECEIVED, LAST ERROR. */
+export function formatClusterPeers(answers: readonly NodeAnswer<PeerView[]>[]): string {
+  if (answers.length === 0) return "No Herald pod found (label app.kubernetes.io/name=herald; is Herald's DaemonSet in this namespace?).\n";
+  const rows = peerRows(answers);
+  if (rows.length === 0) return `No sessions on ${answers.filter((a) => a.problem === undefined).length} node(s).\n${notes(answers)}`;
+  const error = (p: PeerView) => (p.lastError ? `${p.lastError.description ?? p.lastError.kind}${p.lastError.message !== undefined ? `: ${p.lastError.message}` : ''}` : '');
   const table = formatTable(
-    ['NODE', 'PEER', 'SOURCE', 'ADDRESS', 'PEER ASN', 'MY ASN', 'STATE', 'SINCE', 'SENT', 'RECEIVED', 'LAST ERROR'],
-    sessions.map((s) => [s.node, s.peer, s.source, `${s.peerAddress}:${s.peerPort}`, String(s.peerASN), String(s.myASN), s.state, age(s.since, nowMs), String(s.prefixesSent), String(s.prefixesReceived), s.lastError ?? '']),
+    ['NODE', 'PEER', 'ADDRESS', 'PEER ASN', 'MY ASN', 'STATE', 'UPTIME', 'SENT', 'RECEIVED', 'LAST ERROR'],
+    rows.map((p) => [p.node, p.name, `${p.address}:${p.port}`, String(p.peerAs), String(p.localAs), p.state, p.uptimeSec !== undefined ? formatDuration(Math.round(p.uptimeSec)) : '', String(p.prefixes?.sent ?? ''), String(p.prefixes?.received ?? ''), error(p)]),
   );
-  return table + notes(rows, nowMs);
+  return table + notes(answers);
 }
 
 /** `herald services [ns/name] --all-nodes`: NODE, SERVICE, ADDRESS, KIND, ANNOUNCED, REASONS. */
-export function formatClusterServices(rows: readonly NodeStatusRow[], service: string | undefined, nowMs: number): string {
-  const vips = clusterVips(rows, service);
-  if (vips.length === 0) return `${service !== undefined ? `No node lists a VIP of ${service}.` : 'No node lists a VIP.'}\n${notes(rows, nowMs)}`;
+export function formatClusterServices(answers: readonly NodeAnswer<ServiceView[]>[], service: string | undefined): string {
+  if (answers.length === 0) return "No Herald pod found (label app.kubernetes.io/name=herald; is Herald's DaemonSet in this namespace?).\n";
+  const rows = vipRows(answers);
+  if (rows.length === 0) return `${service !== undefined ? `No node lists a VIP of ${service}.` : 'No node lists a VIP.'}\n${notes(answers)}`;
   const table = formatTable(
     ['NODE', 'SERVICE', 'ADDRESS', 'KIND', 'ANNOUNCED', 'REASONS'],
-    vips.map((v) => [v.node, v.service, v.address, v.kind, v.announced ? 'yes' : 'no', v.reasons.join(', ')]),
+    rows.map((v) => [v.node, v.service, v.address, v.kind, v.announced ? 'yes' : 'no', (v.reasons ?? []).map((r) => r.code).join(', ')]),
   );
-  return table + notes(rows, nowMs);
+  return table + notes(answers);
 }

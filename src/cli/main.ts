@@ -46,7 +46,7 @@ Talk to a running daemon (admin API):
   undrain                    announce again
   reset PEER [--soft]        reset a session (soft: re-send routes only)
 
-Every node at once (BGPNodeStatus objects, through the apiserver with a kubeconfig):
+Every node at once (each node's Herald asked through the apiserver's pod proxy, with a kubeconfig):
   peers --all-nodes          every node's sessions, with a NODE column
   services [NS/NAME] --all-nodes   every node's VIPs (of one Service) and why
     --kubeconfig FILE        (default KUBECONFIG, ~/.kube/config, in-cluster)
@@ -323,15 +323,18 @@ async function clusterCommand(cmd: string, values: Values, positionals: string[]
   else expectPositionals(cmd, positionals, 0, 1, 'at most one NAMESPACE/NAME');
   const service = positionals[0];
   if (service !== undefined && !/^[^/]+\/[^/]+$/.test(service)) throw new UsageError(`expected NAMESPACE/NAME, got ${service}`);
-  const { readNodeStatuses, clusterSessions, clusterVips, formatClusterPeers, formatClusterServices } = await import('./cluster.ts');
+  const { clusterPeers, clusterServices, peerRows, vipRows, formatClusterPeers, formatClusterServices } = await import('./cluster.ts');
   const namespace = values.namespace ?? (ctx.env['POD_NAMESPACE'] || 'herald-system');
-  const rows = await readNodeStatuses({ namespace, env: ctx.env, ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}) });
-  const now = Date.now();
+  const where = { namespace, env: ctx.env, ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}) };
   if (cmd === 'peers') {
-    if (values.json) json(ctx.out, clusterSessions(rows));
-    else ctx.out.write(formatClusterPeers(rows, now));
-  } else if (values.json) json(ctx.out, clusterVips(rows, service));
-  else ctx.out.write(formatClusterServices(rows, service, now));
+    const answers = await clusterPeers(where);
+    if (values.json) json(ctx.out, peerRows(answers));
+    else ctx.out.write(formatClusterPeers(answers));
+  } else {
+    const answers = await clusterServices({ ...where, ...(service !== undefined ? { service } : {}) });
+    if (values.json) json(ctx.out, vipRows(answers));
+    else ctx.out.write(formatClusterServices(answers, service));
+  }
   return 0;
 }
 

@@ -198,7 +198,7 @@ function kindsMarkdown(): string[] {
     'Objects are checked in name order, each against the file and the objects accepted before it. A change applies as',
     'a file reload does: only what changed (a peer\'s session is reset only when a field of its session changed).',
     'The allocator (docs/ipam.md) allocates from the file\'s pools and the IPAddressPool objects in force, read at',
-    'every pass. Each node writes its `BGPNodeStatus`; `herald peers --all-nodes` reads them',
+    'every pass. Each node writes its `BGPNodeStatus` (a summary, on change); `herald peers --all-nodes` asks the nodes',
     '(docs/cli.md). The rule in full: docs/decisions.md "Configuration sources"; from MetalLB: docs/metallb-migration.md.',
     '',
     ...KINDS.flatMap(kindMarkdown),

@@ -245,7 +245,8 @@ export const BGP_NODE_STATUS: KindSpec = {
     { name: 'Established', type: 'integer', jsonPath: '.status.sessionsEstablished' },
     { name: 'Sessions', type: 'integer', jsonPath: '.status.sessionsConfigured' },
     { name: 'Announced', type: 'integer', jsonPath: '.status.vipsAnnounced', description: 'VIPs announced from this node' },
-    { name: 'Updated', type: 'date', jsonPath: '.status.lastUpdate' },
+    { name: 'Not Announced', type: 'integer', jsonPath: '.status.vipsNotAnnounced', description: 'VIPs this node handles and does not announce now' },
+    { name: 'Changed', type: 'date', jsonPath: '.status.lastChange', description: 'When what the status shows last changed' },
   ],
 };
 

@@ -6,7 +6,9 @@
  *   `status.conditions` (metav1.Condition): `Valid` (Herald's own checks, beyond what the apiserver checks) and
  *   `InUse`, with counts for `kubectl get`, written by the elected status writer (src/status/, docs/decisions.md "Status").
  * - BGPNodeStatus, one per node and named after it, is written by that node's Herald only (src/status/node-status.ts):
- *   its sessions and its VIPs with their reason codes.
+ *   a summary under {@link MAX_NODE_STATUS_BYTES} whatever the cluster's size (its sessions, counts of VIPs announced
+ *   and not announced by reason code, the last change), written when it changes; per-VIP detail stays on the node
+ *   (admin API, `herald services`, and `--all-nodes` through the apiserver's pod proxy: src/cli/cluster.ts).
  *
  * Times are RFC 3339 strings (UTC).
  */
@@ -32,8 +34,8 @@ export const peerStatusSchema = z.strictObject({
 
 export const advertisementStatusSchema = z.strictObject({
   conditions,
-  nodes: z.number().int().min(0).optional().describe('Nodes that announce a VIP through this advertisement.'),
-  announcedVIPs: z.number().int().min(0).optional().describe('Distinct VIPs announced through this advertisement (by any node).'),
+  nodes: z.number().int().min(0).optional().describe('Nodes that announce a VIP through this advertisement (their Herald pod Ready).'),
+  announcedVIPs: z.number().int().min(0).optional().describe('The most VIPs one node announces through this advertisement (node statuses hold counts, not lists: a lower bound of the distinct VIPs).'),
 });
 
 export const poolStatusSchema = z.strictObject({
@@ -44,37 +46,45 @@ export const poolStatusSchema = z.strictObject({
 
 export const overrideStatusSchema = z.strictObject({ conditions });
 
+/** Most characters of a session's `lastError` or of a problem kept in a BGPNodeStatus (the rest cut, with "…"). */
+export const MAX_STATUS_TEXT = 160;
+
 /** One BGP session of a node. */
 export const sessionStatusSchema = z.strictObject({
-  peer: z.string().describe('The peer name (BGPPeer, configuration file or override peer).'),
+  peer: z.string().max(253).describe('The peer name (BGPPeer, configuration file or override peer).'),
   source: z.enum(['file', 'BGPPeer', 'BGPNodeConfigOverride']).describe('Where the peer is configured.'),
-  peerAddress: z.string(),
+  peerAddress: z.string().max(64),
   peerPort: z.number().int(),
   peerASN: z.number().int(),
   myASN: z.number().int().describe('Our AS number on this session.'),
-  state: z.string().describe('RFC 4271 state: Idle, Connect, Active, OpenSent, OpenConfirm or Established.'),
-  since: z.string().optional().describe('Since when the session is in this state (RFC 3339): its uptime when Established.'),
-  lastError: z.string().optional().describe('Why the session last went down, or the NOTIFICATION last exchanged.'),
+  state: z.string().max(16).describe('RFC 4271 state: Idle, Connect, Active, OpenSent, OpenConfirm or Established.'),
+  since: z.string().max(40).optional().describe('Since when the session is in this state (RFC 3339): its uptime when Established.'),
+  lastError: z.string().max(MAX_STATUS_TEXT + 1).optional().describe('Why the session last went down, or the NOTIFICATION last exchanged.'),
   prefixesSent: z.number().int().min(0),
   prefixesReceived: z.number().int().min(0),
-  bfd: z.string().optional().describe('BFD state (RFC 5880), when BFD is on.'),
+  bfd: z.string().max(16).optional().describe('BFD state (RFC 5880), when BFD is on.'),
 });
 
-/** One VIP of a Service on a node. */
-export const vipStatusSchema = z.strictObject({
-  service: z.string().describe('namespace/name'),
-  address: z.string(),
-  kind: z.string().describe('loadBalancer, externalIP or clusterIP.'),
-  announced: z.boolean(),
-  reasons: z.array(z.string()).describe('Reason codes (docs/kubernetes.md), e.g. Advertised, NoLocalReadyEndpoint.'),
-  advertisements: z.array(z.string()).optional().describe('Advertisements it is announced through.'),
+/** VIPs announced through one advertisement on a node. */
+export const advertisementCountSchema = z.strictObject({
+  name: z.string().max(253).describe('The advertisement (file or BGPAdvertisement).'),
+  vipsAnnounced: z.number().int().min(0),
 });
 
-/** A BGPNodeStatus not written for this long (ms) is stale: its node's Herald is likely not running (it rewrites an unchanged status every minute). */
-export const STATUS_STALE_MS = 180_000;
+/** VIPs not announced for one reason code on a node. */
+export const reasonCountSchema = z.strictObject({
+  reason: z.string().max(64).describe('A reason code, e.g. NoLocalReadyEndpoint.'),
+  vips: z.number().int().min(0),
+});
 
-/** Most VIPs one BGPNodeStatus lists (an object is at most 1.5 MiB in etcd); the rest are counted in vipsOmitted. */
-export const MAX_STATUS_VIPS = 2000;
+/** Most sessions one BGPNodeStatus lists (the rest counted in `sessionsOmitted`). */
+export const MAX_STATUS_SESSIONS = 8;
+/** Most advertisements one BGPNodeStatus counts VIPs for (the rest counted in `advertisementsOmitted`). */
+export const MAX_STATUS_ADVERTISEMENTS = 8;
+/** Most problems one BGPNodeStatus lists. */
+export const MAX_STATUS_PROBLEMS = 4;
+/** The most a BGPNodeStatus holds, serialized (its `status`), bytes: whatever the cluster's size (issue 31). */
+export const MAX_NODE_STATUS_BYTES = 4096;
 
 export const nodeStatusSpecSchema = z.strictObject({
   nodeName: z.string().min(1).describe('The node this status is of (also the object name).'),
@@ -82,23 +92,27 @@ export const nodeStatusSpecSchema = z.strictObject({
 
 export const nodeStatusSchema = z.strictObject({
   myASN: z.number().int().optional().describe("This node's AS number (sessions may override it)."),
-  routerID: z.string().optional().describe("This node's BGP Identifier."),
-  override: z.string().optional().describe('The BGPNodeConfigOverride in force on this node, if any.'),
-  sessions: z.array(sessionStatusSchema).optional(),
+  routerID: z.string().max(64).optional().describe("This node's BGP Identifier."),
+  override: z.string().max(253).optional().describe('The BGPNodeConfigOverride in force on this node, if any.'),
+  sessions: z.array(sessionStatusSchema).max(MAX_STATUS_SESSIONS).optional().describe(`Its BGP sessions, by peer name (at most ${MAX_STATUS_SESSIONS}).`),
   sessionsConfigured: z.number().int().min(0).optional(),
   sessionsEstablished: z.number().int().min(0).optional(),
-  problems: z.array(z.string()).optional().describe('Configured peers this node cannot run, and why (e.g. a Secret it cannot read).'),
-  vips: z.array(vipStatusSchema).max(MAX_STATUS_VIPS).optional().describe(`Service VIPs and this node's decision (at most ${MAX_STATUS_VIPS}; announced ones first).`),
-  vipsAnnounced: z.number().int().min(0).optional(),
-  vipsOmitted: z.number().int().min(0).optional().describe(`VIPs beyond the first ${MAX_STATUS_VIPS}, not listed.`),
-  heraldVersion: z.string().optional(),
-  lastUpdate: z.string().optional().describe('When this node last wrote its status (RFC 3339).'),
+  sessionsOmitted: z.number().int().min(0).optional().describe(`Sessions beyond the first ${MAX_STATUS_SESSIONS}, not listed.`),
+  problems: z.array(z.string().max(MAX_STATUS_TEXT + 1)).max(MAX_STATUS_PROBLEMS).optional().describe('Configured peers this node cannot run, and why (e.g. a Secret it cannot read).'),
+  vipsAnnounced: z.number().int().min(0).optional().describe('Service VIPs this node announces.'),
+  vipsNotAnnounced: z.number().int().min(0).optional().describe('Service VIPs this node handles and does not announce now (a VIP no advertisement selects for it is not counted).'),
+  notAnnounced: z.array(reasonCountSchema).max(64).optional().describe('VIPs not announced, by reason code (docs/kubernetes.md), most first: a VIP counts under each of its reasons. `herald services` on the node, or `herald services --all-nodes`, names them.'),
+  advertisements: z.array(advertisementCountSchema).max(MAX_STATUS_ADVERTISEMENTS).optional().describe('VIPs announced through each advertisement.'),
+  advertisementsOmitted: z.number().int().min(0).optional(),
+  heraldVersion: z.string().max(64).optional(),
+  lastChange: z.string().max(40).optional().describe('When what this status shows last changed (RFC 3339). Nothing is written while nothing changes: whether the node runs Herald is its pod\'s Ready condition.'),
 });
 
 export type ConditionStatus = z.output<typeof conditionSchema>;
 export type SessionStatus = z.output<typeof sessionStatusSchema>;
-export type VipStatus = z.output<typeof vipStatusSchema>;
 export type NodeStatus = z.output<typeof nodeStatusSchema>;
+export type ReasonCount = z.output<typeof reasonCountSchema>;
+export type AdvertisementCount = z.output<typeof advertisementCountSchema>;
 export type PeerStatusFields = z.output<typeof peerStatusSchema>;
 export type AdvertisementStatusFields = z.output<typeof advertisementStatusSchema>;
 export type PoolStatusFields = z.output<typeof poolStatusSchema>;

@@ -22,6 +22,7 @@ import { placeholderWarnings, readSecretFiles } from '../config/secrets.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { boundsFanOut } from '../controller/steering.ts';
+import { handlesVip } from '../controller/reasons.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
@@ -180,7 +181,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
     const components: Component[] = [
       sourceComponent(parts, { log, metrics, releases }),
       listenerComponent({ name: 'admin API', logged: 'admin API', at: config.admin, build: () => buildAdminServer({ view: daemon.view, token: () => token, logger: log.child({ component: 'admin' }) }), log }),
-      ...(i.metricsAt ? [listenerComponent({ name: 'metrics listener', logged: 'metrics', fields: 'metrics.address, metrics.port', at: i.metricsAt, build: () => buildMetricsServer({ text: () => daemon.view.metrics(), logger: log.child({ component: 'metrics' }), onRefused: (reason) => metrics.metricsRefused.inc({ reason }) }), log })] : []),
+      ...(i.metricsAt ? [listenerComponent({ name: 'metrics listener', logged: 'metrics', fields: 'metrics.address, metrics.port', at: i.metricsAt, build: () => buildMetricsServer({ text: () => daemon.view.metrics(), views: daemon.view, logger: log.child({ component: 'metrics' }), onRefused: (reason) => metrics.metricsRefused.inc({ reason }) }), log })] : []),
       heartbeatComponent({ stateDir: () => config.stateDir, intervalMs: i.heartbeatIntervalMs ?? 5000, log }),
       pipelineComponent(daemon, log),
       ...(nodeStatus ? [{ name: 'node status', start: () => undefined, stop: () => nodeStatus.stop() }] : []),
@@ -245,7 +246,7 @@ async function nodeStatusWriter(i: NodeInputs, cluster: { kc: KubeClient; namesp
     build: () => {
       const { merged, problems } = daemon.objects();
       const o = merged.override;
-      return nodeStatusOf({ peers: daemon.view.peers(), services: daemon.view.services(), origins: merged.origins, myASN: o?.localAs ?? merged.config.bgp.localAs, routerID: o?.routerId ?? daemon.identity.routerId, ...(o ? { override: o.name } : {}), problems, heraldVersion: i.version });
+      return nodeStatusOf({ peers: daemon.view.peers(), services: daemon.view.services(), origins: merged.origins, myASN: o?.localAs ?? merged.config.bgp.localAs, routerID: o?.routerId ?? daemon.identity.routerId, ...(o ? { override: o.name } : {}), problems, heraldVersion: i.version, handles: handlesVip });
     },
     sink: apiNodeStatusSink(cluster.kc, cluster.namespace, i.identity.nodeName, nodeUid, forbidden),
     onError: (err) => {

@@ -1,8 +1,11 @@
 /**
  * The metrics-only HTTP listener (config `metrics: {address, port}`, docs/metrics.md): `GET /metrics` (and `HEAD`)
- * in the Prometheus text format 0.0.4, nothing else. It opens on the node's address, where anyone on the network
- * reaches it, so it holds no admin data and takes no token: every other path answers 404 and another method on
- * `/metrics` 405, both with the admin API's JSON error shape `{statusCode, error, message}` (docs/admin-api.md).
+ * in the Prometheus text format 0.0.4, and, with `views`, the node's read-only views `GET /api/v1/peers`,
+ * `/api/v1/services` and `/api/v1/services/NS/NAME` as the admin API serves them (what `herald peers --all-nodes` and
+ * `services --all-nodes` ask each node through the apiserver's pod proxy, src/cli/cluster.ts: the same facts the
+ * metrics already show per peer and per VIP). It opens on the node's address, where anyone on the network reaches
+ * it, so it holds no admin data, no mutation, and takes no token: every other path answers 404 and another method
+ * 405, both with the admin API's JSON error shape `{statusCode, error, message}` (docs/admin-api.md).
  *
  * It shares the main thread with the health checks and the route pipeline, so nothing a client does may cost that
  * thread more than a bounded share (issue 35 N5: 100 connections pipelining scrapes lagged it 5 s and withdrew a VIP):
@@ -19,8 +22,14 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { lazySchemaController } from '../admin/lazy-compilers.ts';
 
-/** The one path served. */
+/** The metrics' path. */
 export const METRICS_PATH = '/metrics';
+
+/** The node's read-only views (src/admin/view.ts `DaemonView`), served as JSON beside the metrics. */
+export interface MetricsViews {
+  peers(): unknown;
+  services(): readonly { readonly service: string }[];
+}
 
 /** A scrape taking longer than this (ms) is cut: the port is reachable from the network. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -52,6 +61,8 @@ export interface MetricsServerOptions extends MetricsServerLimits {
   onRefused?: (reason: MetricsRefusal) => void;
   /** Monotonic ms (tests); default performance.now. */
   now?: () => number;
+  /** The read-only views served beside the metrics (rendered at most once per `maxAgeMs` too); none when absent. */
+  views?: MetricsViews;
 }
 
 /** One rendered exposition, as bytes ready to send. */
@@ -159,13 +170,32 @@ export async function buildMetricsServer(opts: MetricsServerOptions): Promise<Fa
     reply.type(m.contentType);
     return m.body;
   });
+  const views = opts.views;
+  if (views !== undefined) {
+    const json = (f: () => unknown) => new ExpositionCache(async () => ({ contentType: 'application/json; charset=utf-8', body: JSON.stringify(f()) }), opts.maxAgeMs ?? 1000, now);
+    for (const [path, c] of [['/api/v1/peers', json(() => views.peers())], ['/api/v1/services', json(() => views.services())]] as const) {
+      app.get(path, async (_req, reply) => {
+        const v = await c.get();
+        reply.type(v.contentType);
+        return v.body;
+      });
+    }
+    app.get('/api/v1/services/:namespace/:name', async (req, reply) => {
+      const { namespace, name } = req.params as { namespace: string; name: string };
+      const s = views.services().find((x) => x.service === `${namespace}/${name}`);
+      if (s === undefined) return sendError(reply, 404, `no Service ${namespace}/${name} known to this node`);
+      return s;
+    });
+  }
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '';
-    if (path === METRICS_PATH) {
-      reply.header('allow', 'GET, HEAD');
-      return sendError(reply, 405, `method ${req.method} not allowed on ${METRICS_PATH}; allowed: GET, HEAD`);
+    if (path === METRICS_PATH || (views !== undefined && path.startsWith('/api/v1/'))) {
+      if (path === METRICS_PATH || ['/api/v1/peers', '/api/v1/services'].includes(path) || /^\/api\/v1\/services\/[^/]+\/[^/]+$/.test(path)) {
+        reply.header('allow', 'GET, HEAD');
+        return sendError(reply, 405, `method ${req.method} not allowed on ${path}; allowed: GET, HEAD`);
+      }
     }
-    return sendError(reply, 404, `no such endpoint: ${req.method} ${path} (this listener serves only GET ${METRICS_PATH}; the admin API is on its own address, docs/admin-api.md)`);
+    return sendError(reply, 404, `no such endpoint: ${req.method} ${path} (this listener serves only GET ${METRICS_PATH}${views !== undefined ? ', /api/v1/peers and /api/v1/services' : ''}; the admin API is on its own address, docs/admin-api.md)`);
   });
   app.setErrorHandler((err: Error, _req, reply) => {
     reply.log.error({ err }, 'metrics scrape failed');

@@ -1,8 +1,7 @@
 /**
  * What the status leader keeps of each BGPNodeStatus (src/status/node-status.ts writes them, one per node): the few
- * fields the conditions of Herald's objects are counted from (object-conditions.ts), not the whole object. A node's
- * status can list 2000 VIPs; the digest keeps, per VIP, its address, whether it is announced and the advertisements
- * it goes through, and per session the peer, where it is configured and its state.
+ * fields the conditions of Herald's objects are counted from (object-conditions.ts): per session the peer, where it is
+ * configured and its state; the peers the node cannot run; its override; VIPs announced per advertisement.
  *
  * The reader is lenient: a field of another shape (a newer Herald, a hand-written object) is skipped, never thrown
  * on, so one odd object never stops the conditions of the others.
@@ -18,27 +17,19 @@ export interface DigestSession {
   readonly state: string;
 }
 
-/** One VIP of a node, as its BGPNodeStatus lists it. */
-export interface DigestVip {
-  readonly address: string;
-  readonly announced: boolean;
-  readonly advertisements: readonly string[];
-}
-
 /** The digest of one node's BGPNodeStatus. */
 export interface NodeDigest {
   /** The node (the object's name). */
   readonly node: string;
-  /** `status.lastUpdate` in ms since the epoch; undefined when absent or not a time. */
-  readonly lastUpdateMs: number | undefined;
   readonly sessions: readonly DigestSession[];
   /** `status.problems`: "peer: why" for peers the node cannot run. */
   readonly problems: readonly string[];
   /** `status.override`: the BGPNodeConfigOverride in force on the node. */
   readonly override?: string;
-  readonly vips: readonly DigestVip[];
-  /** `status.vipsOmitted`: VIPs the node did not list (beyond 2000). */
-  readonly vipsOmitted: number;
+  /** `status.advertisements`: VIPs announced through each advertisement, by name. */
+  readonly announcedBy: ReadonlyMap<string, number>;
+  /** `status.advertisementsOmitted > 0`: the node announces through advertisements it does not list. */
+  readonly advertisementsOmitted: boolean;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -54,27 +45,18 @@ export function nodeDigestOf(obj: HeraldObject): NodeDigest | undefined {
   const node = obj.metadata?.name;
   if (node === undefined || node === '') return undefined;
   const s: Record<string, unknown> = isRecord(obj.status) ? obj.status : {};
-  const updated = text(s['lastUpdate']);
-  const ms = updated !== undefined ? Date.parse(updated) : Number.NaN;
   const sessions: DigestSession[] = [];
   for (const r of records(s['sessions'])) {
     const peer = text(r['peer']);
     if (peer !== undefined) sessions.push({ peer, source: text(r['source']) ?? 'file', state: text(r['state']) ?? '' });
   }
-  const vips: DigestVip[] = [];
-  for (const r of records(s['vips'])) {
-    const address = text(r['address']);
-    if (address !== undefined) vips.push({ address, announced: r['announced'] === true, advertisements: texts(r['advertisements']) });
+  const announcedBy = new Map<string, number>();
+  for (const r of records(s['advertisements'])) {
+    const name = text(r['name']);
+    const n = r['vipsAnnounced'];
+    if (name !== undefined && typeof n === 'number' && n >= 0) announcedBy.set(name, n);
   }
   const override = text(s['override']);
-  const omitted = s['vipsOmitted'];
-  return {
-    node,
-    lastUpdateMs: Number.isNaN(ms) ? undefined : ms,
-    sessions,
-    problems: texts(s['problems']),
-    ...(override !== undefined ? { override } : {}),
-    vips,
-    vipsOmitted: typeof omitted === 'number' && omitted > 0 ? omitted : 0,
-  };
+  const omitted = s['advertisementsOmitted'];
+  return { node, sessions, problems: texts(s['problems']), ...(override !== undefined ? { override } : {}), announcedBy, advertisementsOmitted: typeof omitted === 'number' && omitted > 0 };
 }

@@ -6,11 +6,12 @@
  * `observedGeneration`, and a `lastTransitionTime` that moves only when `status` changes):
  * - `Valid`: the verdict of the merge every node makes (src/crd/merge.ts), so the message is the one a node
  *   logs: each problem as "spec.field: what is wrong". False means every node ignores the object.
- * - `InUse`, counted from the nodes' BGPNodeStatus objects (node-digest.ts) and the Nodes:
+ * - `InUse`, counted from the nodes' BGPNodeStatus objects (node-digest.ts), the Nodes and Herald's pods:
  *   - BGPPeer: on how many of the nodes it selects its session is Established. A node counts when it runs Herald
  *     (it has a BGPNodeStatus), still exists as a Node, and its labels match the peer's `nodeSelectors`; it counts
- *     as Established only while its status is fresh (written within {@link STATUS_STALE_MS}).
- *   - BGPAdvertisement: how many VIPs are announced through it, and from how many nodes.
+ *     as Established only while its Herald pod is Ready (a status is written only when it changes, so its age says
+ *     nothing: the pod's Ready condition says whether the node's Herald runs).
+ *   - BGPAdvertisement: from how many nodes VIPs are announced through it, and the most one node announces.
  *   - IPAddressPool: how many of its addresses are assigned to Services (src/ipam/usage.ts, the allocator's rule).
  *   - BGPNodeConfigOverride: whether the node it is named after runs with it.
  *
@@ -18,7 +19,6 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ConfigObjects, MergedConfig, ObjectVerdict } from '../crd/merge.ts';
-import { STATUS_STALE_MS } from '../crd/status.ts';
 import type { Condition, ConfigKind, HeraldObject } from '../k8s/herald-kinds.ts';
 import { CONFIG_KINDS } from '../k8s/herald-kinds.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
@@ -66,10 +66,10 @@ export interface ConditionInputs {
   readonly statuses: ReadonlyMap<string, NodeDigest>;
   /** Pool usage (src/ipam/usage.ts `poolUsage`) of the pools in force. */
   readonly poolUsage: readonly PoolUsage[];
+  /** The nodes whose Herald pod is Ready (its status is current). */
+  readonly readyNodes: ReadonlySet<string>;
   /** Now, ms since the epoch. */
   readonly nowMs: number;
-  /** A BGPNodeStatus older than this (ms) is stale (default {@link STATUS_STALE_MS}). */
-  readonly staleAfterMs?: number;
 }
 
 /** Most nodes one message names (the rest counted). */
@@ -138,7 +138,7 @@ function peerStatus(name: string, i: ConditionInputs, nodes: ReturnType<typeof h
     selected.push(node);
     const session = digest.sessions.find((s) => s.peer === name && s.source === 'BGPPeer');
     const problem = digest.problems.find((p) => p.startsWith(`${name}: `));
-    if (!fresh(digest)) others.push(`${node} (status not written for over ${Math.round((i.staleAfterMs ?? STATUS_STALE_MS) / 60_000)} min: is its Herald running?)`);
+    if (!fresh(digest)) others.push(`${node} (its Herald pod is not Ready)`);
     else if (session?.state === 'Established') established.push(node);
     else if (problem !== undefined) others.push(`${node} (${problem.slice(name.length + 2)})`);
     else others.push(session !== undefined ? node : `${node} (no session yet)`); // a session's state changes by the second: not named
@@ -154,29 +154,22 @@ function peerStatus(name: string, i: ConditionInputs, nodes: ReturnType<typeof h
 }
 
 function advertisementStatus(name: string, digests: readonly NodeDigest[]): { inUse: Judged; nodes: number; announcedVIPs: number } {
-  const selected = new Set<string>();
-  const announced = new Set<string>();
-  const from = new Set<string>();
-  let omitted = false;
+  let from = 0;
+  let most = 0;
+  let unlisted = false;
   for (const d of digests) {
-    omitted ||= d.vipsOmitted > 0;
-    for (const v of d.vips) {
-      if (!v.advertisements.includes(name)) continue;
-      selected.add(v.address);
-      if (!v.announced) continue;
-      announced.add(v.address);
-      from.add(d.node);
-    }
+    const n = d.announcedBy.get(name) ?? 0;
+    unlisted ||= d.advertisementsOmitted;
+    if (n === 0) continue;
+    from++;
+    most = Math.max(most, n);
   }
-  const atLeast = omitted ? 'at least ' : '';
-  const counts = { nodes: from.size, announcedVIPs: announced.size };
-  if (announced.size > 0) {
-    return { inUse: { type: 'InUse', status: 'True', reason: 'Announced', message: `${atLeast}${count(announced.size, 'VIP')} announced through it from ${count(from.size, 'node')} (of ${count(selected.size, 'VIP')} it applies to).` }, ...counts };
+  const counts = { nodes: from, announcedVIPs: most };
+  if (from > 0) {
+    return { inUse: { type: 'InUse', status: 'True', reason: 'Announced', message: `VIPs announced through it from ${count(from, 'node')} (at most ${most} by one node).` }, ...counts };
   }
-  if (selected.size > 0) {
-    return { inUse: { type: 'InUse', status: 'False', reason: 'NotAnnounced', message: `It applies to ${count(selected.size, 'VIP')} but no node announces one: \`herald services --all-nodes\` gives each node's reason.` }, ...counts };
-  }
-  return { inUse: { type: 'InUse', status: 'False', reason: 'NoVIPs', message: `No node reports a VIP it applies to (check spec.addressKinds and spec.serviceSelectors against the Services).` }, ...counts };
+  const maybe = unlisted ? ' (a node that announces through more advertisements than its status lists may)' : '';
+  return { inUse: { type: 'InUse', status: 'False', reason: 'NotAnnounced', message: `No node announces a VIP through it${maybe}: \`herald services --all-nodes\` gives each node's reason (check spec.addressKinds and spec.serviceSelectors against the Services).` }, ...counts };
 }
 
 function poolStatus(name: string, usage: readonly PoolUsage[]): { inUse: Judged; assignedIPv4: number; assignedIPv6: number } {
@@ -193,7 +186,7 @@ function poolStatus(name: string, usage: readonly PoolUsage[]): { inUse: Judged;
 function overrideStatus(name: string, nodes: ReturnType<typeof heraldNodes>, fresh: (d: NodeDigest) => boolean): Judged {
   const n = nodes.get(name);
   if (n === undefined) return { type: 'InUse', status: 'False', reason: 'NoSuchNode', message: `No node named ${name} runs Herald: a BGPNodeConfigOverride applies to the node it is named after.` };
-  if (!fresh(n.digest)) return { type: 'InUse', status: 'Unknown', reason: 'NodeStatusStale', message: `Node ${name} has not written its BGPNodeStatus for a while: is its Herald running?` };
+  if (!fresh(n.digest)) return { type: 'InUse', status: 'Unknown', reason: 'NodeNotReady', message: `The Herald pod of node ${name} is not Ready: whether it runs with the override is not known.` };
   if (n.digest.override === name) return { type: 'InUse', status: 'True', reason: 'InForce', message: `In force on node ${name}.` };
   return { type: 'InUse', status: 'False', reason: 'NotApplied', message: `Node ${name} does not run with it yet.` };
 }
@@ -203,8 +196,7 @@ function overrideStatus(name: string, nodes: ReturnType<typeof heraldNodes>, fre
  * Counts are 0 for an invalid object.
  */
 export function objectStatuses(i: ConditionInputs): ObjectStatusUpdate[] {
-  const staleMs = i.staleAfterMs ?? STATUS_STALE_MS;
-  const fresh = (d: NodeDigest) => d.lastUpdateMs !== undefined && i.nowMs - d.lastUpdateMs <= staleMs;
+  const fresh = (d: NodeDigest) => i.readyNodes.has(d.node);
   const nodes = heraldNodes(i);
   const digests = [...nodes.values()].map((n) => n.digest).filter(fresh);
   const verdicts = new Map(i.merged.verdicts.map((v) => [`${v.kind}/${v.name}`, v]));

@@ -1,9 +1,10 @@
 /**
  * The one writer of `status` on Herald's configuration objects (docs/decisions.md "Status"): every Herald with the
  * Kubernetes source runs for the Lease `herald-status` in Herald's namespace (src/leader/election.ts; its own Lease,
- * not the allocator's); the leader alone reads every BGPNodeStatus and every Node (informers it runs only while it
- * leads: the other Heralds read their own Node only, docs/decisions.md "Node watch") and writes each object's
- * conditions and counts (object-conditions.ts).
+ * not the allocator's); the leader alone reads every BGPNodeStatus, every Node and Herald's pods in its namespace
+ * (informers it runs only while it leads: the other Heralds read their own Node only, docs/decisions.md "Node watch")
+ * and writes each object's conditions and counts (object-conditions.ts). A node's Herald counts as running while its
+ * DaemonSet pod is Ready: node statuses are written only when they change, so their age says nothing.
  *
  * Bounded writes: a pass runs at most once a second after a change (objects, Nodes, node statuses) and every
  * `resyncMs`; it writes only an object whose status differs from what the object carries, and each object at most
@@ -100,6 +101,52 @@ class NodeDigests implements InformerCache {
   }
 }
 
+/** The label of Herald's pods (deploy/kubernetes/daemonset.yaml). */
+export const HERALD_POD_SELECTOR = 'app.kubernetes.io/name=herald';
+
+/**
+ * Herald's DaemonSet pods the leader reads: per pod its node and whether it is Ready (pod condition `Ready`), as the
+ * informer's cache. A pod not owned by a DaemonSet (another Herald component) says nothing of a node.
+ */
+class HeraldPods implements InformerCache {
+  readonly #byName = new Map<string, { version: string | undefined; node: string | undefined; ready: boolean }>();
+  readonly #namespace: string;
+
+  constructor(namespace: string) {
+    this.#namespace = namespace;
+  }
+
+  versionOf(obj: KubeObject): string | undefined {
+    return this.#byName.get(obj.metadata?.name ?? '')?.version;
+  }
+
+  *objects(): Iterable<KubeObject> {
+    for (const [name, e] of this.#byName) yield { metadata: { name, namespace: this.#namespace, ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+  }
+
+  /** @returns whether what the conditions read (its node, Ready) changed */
+  put(obj: KubeObject): boolean {
+    const pod = obj as KubeObject & { metadata?: { ownerReferences?: { kind?: string }[] }; spec?: { nodeName?: string }; status?: { conditions?: { type?: string; status?: string }[] } };
+    const name = pod.metadata?.name ?? '';
+    const daemon = pod.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
+    const next = { version: pod.metadata?.resourceVersion, node: daemon ? pod.spec?.nodeName : undefined, ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false };
+    const before = this.#byName.get(name);
+    this.#byName.set(name, next);
+    return before?.node !== next.node || before?.ready !== next.ready;
+  }
+
+  remove(obj: KubeObject): void {
+    this.#byName.delete(obj.metadata?.name ?? '');
+  }
+
+  /** The nodes whose Herald pod is Ready. */
+  readyNodes(): Set<string> {
+    const out = new Set<string>();
+    for (const e of this.#byName.values()) if (e.ready && e.node !== undefined) out.add(e.node);
+    return out;
+  }
+}
+
 /** See the module comment. `start()` once; `stop()` releases the Lease. */
 export class ObjectStatusWriter {
   readonly #o: ObjectStatusWriterOptions;
@@ -110,6 +157,9 @@ export class ObjectStatusWriter {
   /** Every Node while leading (trimmed: object-store.ts), and its informer. */
   #nodes = new ObjectStore();
   #nodeInformer: SupervisedInformer | undefined;
+  /** Herald's pods while leading, and their informer. */
+  #pods: HeraldPods;
+  #podInformer: SupervisedInformer | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #resync: ReturnType<typeof setInterval> | undefined;
   #passing = false;
@@ -122,6 +172,7 @@ export class ObjectStatusWriter {
   /** @throws Error from LeaderElector when its timings break client-go's rule (they are the defaults: never). */
   constructor(o: ObjectStatusWriterOptions) {
     this.#o = o;
+    this.#pods = new HeraldPods(o.namespace);
     const leases = o.leases ?? new KubernetesLeaseStore(o.kc, o.namespace, STATUS_LEASE);
     const store: LeaseStore = {
       get: () => o.forbidden.track('get leases', () => leases.get()),
@@ -146,7 +197,7 @@ export class ObjectStatusWriter {
 
   /** The leader's informers' 403s, "list bgpnodestatuses: HTTP 403: ..." (for herald status), if any. */
   forbidden(): string[] {
-    return [this.#informer?.stats.forbidden ?? '', this.#nodeInformer?.stats.forbidden ?? ''].filter((f) => f !== '');
+    return [this.#informer, this.#nodeInformer, this.#podInformer].map((i) => i?.stats.forbidden ?? '').filter((f) => f !== '');
   }
 
   start(): void {
@@ -164,6 +215,7 @@ export class ObjectStatusWriter {
     await this.#elector.stop();
     await this.#informer?.stop();
     await this.#nodeInformer?.stop();
+    await this.#podInformer?.stop();
   }
 
   #now(): number {
@@ -197,7 +249,7 @@ export class ObjectStatusWriter {
     void inf.start();
     const nodes = new ObjectStore();
     this.#nodes = nodes;
-    const nodeInf = new SupervisedInformer({ client: this.#o.kc, name: 'nodes', path: '/api/v1/nodes', cache: nodes.cacheOf('Node') });
+    const nodeInf = new SupervisedInformer({ client: this.#o.kc, name: 'nodes', path: '/api/v1/nodes', cache: nodes.cacheOf('Node'), ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
     // A Node's heartbeat changes nothing the store keeps: no change key, no pass.
     const nodeChanged = (keys: string[]) => keys.length > 0 && this.#schedule(1000);
     nodeInf.on('add', (o: KubeObject) => nodeChanged(nodes.apply('Node', o)));
@@ -207,6 +259,19 @@ export class ObjectStatusWriter {
     nodeInf.on('error', (err: unknown) => this.#warn('reading the Nodes', err));
     this.#nodeInformer = nodeInf;
     void nodeInf.start();
+    const pods = new HeraldPods(this.#o.namespace);
+    this.#pods = pods;
+    const podInf = new SupervisedInformer({ client: this.#o.kc, name: 'pods', path: `/api/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/pods`, labelSelector: HERALD_POD_SELECTOR, cache: pods, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
+    podInf.on('add', (o: KubeObject) => pods.put(o) && this.#schedule(1000));
+    podInf.on('update', (o: KubeObject) => pods.put(o) && this.#schedule(1000));
+    podInf.on('delete', (o: KubeObject) => {
+      pods.remove(o);
+      this.#schedule(1000);
+    });
+    podInf.on('synced', () => this.#schedule(0));
+    podInf.on('error', (err: unknown) => this.#warn("reading Herald's pods", err));
+    this.#podInformer = podInf;
+    void podInf.start();
   }
 
   #follow(): void {
@@ -217,6 +282,9 @@ export class ObjectStatusWriter {
     void this.#nodeInformer?.stop();
     this.#nodeInformer = undefined;
     this.#nodes = new ObjectStore();
+    void this.#podInformer?.stop();
+    this.#podInformer = undefined;
+    this.#pods = new HeraldPods(this.#o.namespace);
   }
 
   #schedule(ms: number): void {
@@ -235,14 +303,14 @@ export class ObjectStatusWriter {
 
   /** One pass: compute every object's status, write those that differ and are due. Never throws. */
   async #pass(): Promise<void> {
-    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced() || !this.#nodeInformer?.synced()) return;
+    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced() || !this.#nodeInformer?.synced() || !this.#podInformer?.synced()) return;
     this.#passing = true;
     let deferred = Number.POSITIVE_INFINITY;
     try {
       const snap = this.#o.source.snapshot();
       const objects: ConfigObjects = { BGPPeer: [...snap.heraldObjects('BGPPeer')], BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')], IPAddressPool: [...snap.heraldObjects('IPAddressPool')], BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')] };
       const now = this.#now();
-      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: this.#nodes.nodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
+      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: this.#nodes.nodes(), readyNodes: this.#pods.readyNodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
       const minMs = this.#o.minIntervalMs ?? 5000;
       for (const u of updates) {
         const key = `${u.kind}/${u.name}`;

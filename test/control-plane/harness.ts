@@ -128,6 +128,32 @@ export async function createPod(api: KubeRest, o: { name: string; namespace?: st
 }
 
 /**
+ * Herald's DaemonSet and its pods, one per node (Ready, at the node's address), as a cluster that runs Herald has them:
+ * the elected status writer counts a node's Herald while its pod is Ready (src/status/object-status-writer.ts), and
+ * `--all-nodes` asks each pod through the pod proxy at its `metrics` port. No DaemonSet controller runs: the pods are
+ * created here (owned by the DaemonSet, so the garbage collector keeps them) and `herald run` runs as processes.
+ */
+export async function createHeraldPods(api: KubeRest, o: { namespace: string; nodes: readonly { name: string; ip: string }[]; metricsPort?: number }): Promise<void> {
+  const labels = { 'app.kubernetes.io/name': 'herald' };
+  const ds = (await api.must('POST', `/apis/apps/v1/namespaces/${o.namespace}/daemonsets`, {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'herald', namespace: o.namespace, labels },
+    spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'herald', image: 'registry.invalid/herald:test' }] } } },
+  })).body as { metadata: { uid: string } };
+  for (const n of o.nodes) {
+    const name = `herald-${n.name}`;
+    await api.must('POST', `/api/v1/namespaces/${o.namespace}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: o.namespace, labels, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'herald', uid: ds.metadata.uid, controller: true, blockOwnerDeletion: true }] },
+      spec: { nodeName: n.name, hostNetwork: true, automountServiceAccountToken: false, containers: [{ name: 'herald', image: 'registry.invalid/herald:test', ports: [{ name: 'metrics', containerPort: o.metricsPort ?? 9179 }] }] },
+    });
+    await setPodReady(api, { name, namespace: o.namespace, podIP: n.ip, hostIP: n.ip, ready: true });
+  }
+}
+
+/**
  * Sets the Pod Running with `podIP` and its Ready condition (through the status subresource, as the kubelet does).
  * The EndpointSlice controller takes `ready` from this condition.
  */

@@ -2,7 +2,8 @@
 // real kube-apiserver with --authorization-mode=RBAC and does what it does in production — watches Services,
 // EndpointSlices, Nodes, ServiceCIDRs and its own kinds (herald.io), reads a BGPPeer's password Secret, writes its
 // BGPNodeStatus, holds the allocator Lease, writes Service status, records Events, and, as the elected status writer
-// (Lease herald-status), reads every BGPNodeStatus and writes the conditions of each configuration kind — and the
+// (Lease herald-status), reads every BGPNodeStatus, the Nodes and Herald's pods, and writes the conditions of each
+// configuration kind — and the
 // apiserver's audit log shows every one of those calls allowed and no 403 for Herald at all.
 //
 // Every Herald here reads its collections by LIST (HERALD_TEST_STREAMING_LIST=off, the path it takes with an
@@ -56,6 +57,9 @@ const PRODUCTION_CALLS: { verb: string; group: string; resource: string; pending
   // The status writer: every node's BGPNodeStatus read, each configuration kind's conditions written.
   { verb: 'list', group: 'herald.io', resource: 'bgpnodestatuses' },
   { verb: 'watch', group: 'herald.io', resource: 'bgpnodestatuses' },
+  // ... and Herald's pods: a node's Herald counts while its pod is Ready.
+  { verb: 'list', group: '', resource: 'pods' },
+  { verb: 'watch', group: '', resource: 'pods' },
   ...['bgppeers', 'bgpadvertisements', 'ipaddresspools', 'bgpnodeconfigoverrides'].map((kind) => ({ verb: 'patch', group: 'herald.io', resource: `${kind}/status` })),
   { verb: 'get', group: '', resource: 'secrets' },
   { verb: 'patch', group: '', resource: 'nodes' },

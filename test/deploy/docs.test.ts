@@ -123,7 +123,7 @@ t.test('the RBAC verbs in docs/kubernetes.md and docs/ipam.md are those deploy/k
   // Herald's own namespace: its kinds (herald.io) and the Secrets of passwordSecret peers.
   const ns = /^Namespace RBAC: (.*)$/m.exec(k8sDoc)?.[1] ?? '';
   t.ok(ns !== '', 'docs/kubernetes.md states the namespace RBAC');
-  for (const m of ns.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) stated.add(`${m[1] === 'secrets' ? '' : 'herald.io'}/${m[1]}/${v}`);
+  for (const m of ns.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) stated.add(`${m[1] === 'secrets' || m[1] === 'pods' ? '' : 'herald.io'}/${m[1]}/${v}`);
   t.ok(stated.size >= 12, `${stated.size} permissions stated`);
   t.same([...stated].sort(), [...granted].sort(), 'the docs state exactly what rbac.yaml grants');
 });

@@ -118,8 +118,8 @@ t.test('RBAC covers exactly the API calls the code makes', async (t) => {
   const files = sourceFiles(join(root, 'src')).filter((f) => !f.includes(`${join('src', 'cli')}/`));
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
-    for (const m of text.matchAll(/\bpath: (?:'(\/apis?\/[^']+)'|heraldCollectionPath\(('\w+'|\w+), [^)]*\))/g)) {
-      for (const path of m[1] !== undefined ? [m[1]] : herald(m[2] as string)) {
+    for (const m of text.matchAll(/\bpath: (?:'(\/apis?\/[^']+)'|`(\/apis?\/[^`]+)`|heraldCollectionPath\(('\w+'|\w+), [^)]*\))/g)) {
+      for (const path of m[1] !== undefined ? [m[1]] : m[2] !== undefined ? [m[2]] : herald(m[3] as string)) {
         calls.push(`list/watch ${path}`);
         for (const v of ['list', 'watch']) needed.add(permissionOf(path, v));
       }

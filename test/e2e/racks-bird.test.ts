@@ -4,7 +4,8 @@
 // sets the rack's AS number (myASN); each node's BGPNodeConfigOverride gives its source address. Each node peers only
 // with its own rack's BIRD, with its rack's AS; moving node-2's label to rack a moves its session (and its route) to
 // BIRD a without touching node-1's session; a change of one BGPPeer reaches only its sessions. Each node's
-// BGPNodeStatus shows its sessions and VIPs, and `herald peers/services --all-nodes` prints them all.
+// BGPNodeStatus shows its sessions and VIP counts, and `herald peers/services --all-nodes` asks each node (its pod, through
+// the fake apiserver's pod proxy, at its metrics listener) and prints them all.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,9 +82,12 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig.yaml'), api.url);
     const heralds: HeraldNode[] = [];
     for (const n of nodes) {
-      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, env: { POD_NAMESPACE: NS }, config: { kubeProxy: { enabled: false }, allowedPrefixes: [PREFIX] } });
+      const metricsPort = await freePort('127.0.0.1');
+      const h = await startHerald({ node: n, heraldAs: 65000, peers: [], source: { kubernetes: { kubeconfig } }, env: { POD_NAMESPACE: NS }, config: { kubeProxy: { enabled: false }, allowedPrefixes: [PREFIX], metrics: { address: '127.0.0.1', port: metricsPort } } });
       t.teardown(() => h.proc.stop(5000));
       heralds.push(h);
+      // Its pod, as the DaemonSet's: the CLI asks it through the pod proxy, at its metrics port.
+      api.upsert('pods', { metadata: { name: `herald-${n.name}`, namespace: NS, labels: { 'app.kubernetes.io/name': 'herald' }, ownerReferences: [{ kind: 'DaemonSet', name: 'herald' }] }, spec: { nodeName: n.name, containers: [{ name: 'herald', ports: [{ name: 'metrics', containerPort: metricsPort }] }] }, status: { podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] } });
     }
     const state = async (rack: 'a' | 'b', proto: string) => (await birds[rack].bird.protocol(proto))?.bgpState;
     const waitState = (rack: 'a' | 'b', proto: string, want: (s: string | undefined) => boolean, what: string) =>
@@ -117,8 +121,9 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     await waitStatus('node-2 status: tor-b Established', () => sessionOf('node-2', 'tor-b')?.state === 'Established');
     t.match(sessionOf('node-1', 'tor-a'), { source: 'BGPPeer', peerAddress: birds.a.ip, peerASN: BIRD_AS.a, myASN: RACK_AS.a, prefixesSent: 1 }, 'node-1\'s status: its session as BIRD a sees it');
     t.same(nodeStatus('node-1')?.sessions?.map((x) => x.peer), ['tor-a'], 'node-1 lists only its rack\'s peer');
-    await waitStatus('node-1 status: the VIP announced', () => nodeStatus('node-1')?.vips?.some((v) => v.address === VIP && v.announced) === true);
-    t.match(nodeStatus('node-1'), { sessionsEstablished: 1, sessionsConfigured: 1, vipsAnnounced: 1, override: 'node-1', lastUpdate: /^\d{4}-/ });
+    await waitStatus('node-1 status: the VIP announced', () => (nodeStatus('node-1')?.vipsAnnounced ?? 0) >= 1);
+    t.match(nodeStatus('node-1'), { sessionsEstablished: 1, sessionsConfigured: 1, vipsAnnounced: 1, override: 'node-1', lastChange: /^\d{4}-/ });
+    t.ok(JSON.stringify(nodeStatus('node-1')).length < 4096, 'a small summary');
     const cli = async (args: string[]) => {
       let out = '';
       let err = '';
@@ -127,11 +132,11 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     };
     const table = await cli(['peers', '--all-nodes', '--kubeconfig', kubeconfig, '-n', NS]);
     t.equal(table.code, 0, table.err);
-    t.match(table.out, /^NODE\s+PEER\s+SOURCE/, 'a NODE column');
-    t.match(table.out, new RegExp(`node-1\\s+tor-a\\s+BGPPeer\\s+${birds.a.ip.replaceAll('.', '\\.')}:${birds.a.port}\\s+${BIRD_AS.a}\\s+${RACK_AS.a}\\s+Established`), 'node-1 with tor-a');
-    t.match(table.out, new RegExp(`node-2\\s+tor-b\\s+BGPPeer\\s+\\S+\\s+${BIRD_AS.b}\\s+${RACK_AS.b}\\s+Established`), 'node-2 with tor-b');
+    t.match(table.out, /^NODE\s+PEER\s+ADDRESS/, 'a NODE column');
+    t.match(table.out, new RegExp(`node-1\\s+tor-a\\s+${birds.a.ip.replaceAll('.', '\\.')}:${birds.a.port}\\s+${BIRD_AS.a}\\s+${RACK_AS.a}\\s+Established`), 'node-1 with tor-a');
+    t.match(table.out, new RegExp(`node-2\\s+tor-b\\s+\\S+\\s+${BIRD_AS.b}\\s+${RACK_AS.b}\\s+Established`), 'node-2 with tor-b');
     const asJson = await cli(['peers', '--all-nodes', '--json', '--kubeconfig', kubeconfig, '-n', NS]);
-    t.same((JSON.parse(asJson.out) as Array<{ node: string; peer: string }>).map((x) => `${x.node}/${x.peer}`), ['node-1/tor-a', 'node-2/tor-b'], '--json: one object per session with its node');
+    t.same((JSON.parse(asJson.out) as Array<{ node: string; name: string }>).map((x) => `${x.node}/${x.name}`), ['node-1/tor-a', 'node-2/tor-b'], '--json: one object per session with its node');
     const svc = await cli(['services', 'default/web', '--all-nodes', '--kubeconfig', kubeconfig, '-n', NS]);
     t.match(svc.out, new RegExp(`node-1\\s+default/web\\s+${VIP.replaceAll('.', '\\.')}\\s+loadBalancer\\s+yes`), 'herald services --all-nodes: node-1 announces');
     t.match(svc.out, /node-2\s+default\/web\s+\S+\s+loadBalancer\s+yes/, 'and node-2');

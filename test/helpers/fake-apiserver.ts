@@ -18,6 +18,8 @@
  * - POST (201), PUT (RV precondition → 409), PATCH `application/merge-patch+json` on the object or
  *   the `/status` subresource (other content types → 415), DELETE; `labelSelector` (equality,
  *   `!=`, existence) and `fieldSelector` (metadata.name / metadata.namespace);
+ * - the pod proxy: `GET .../pods/NAME:PORT/proxy/PATH` is sent on to the pod's `status.podIP` and PORT (the first
+ *   container port without one), and its answer returned, as kube-apiserver's pod proxy does;
  * - faults: `goDown('refuse' | '500' | 'hang')`, `comeBack()`, `hangWatches()`, `closeWatches()`,
  *   `compact()`, `tooManyRequests()` (429 with `Retry-After`, as API Priority and Fairness answers); `failResource(plural, 403)` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
  *   Forbidden Status (reason Forbidden, details {group, kind}, a message naming user, verb, resource and scope) — a
@@ -48,6 +50,7 @@ export const DEFAULT_RESOURCES: ResourceType[] = [
   { group: 'networking.k8s.io', version: 'v1', plural: 'servicecidrs', kind: 'ServiceCIDR', namespaced: false },
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+  { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -482,6 +485,7 @@ export class FakeApiServer {
       ns = rest[1];
       rest = rest.slice(2);
     }
+    if (group === '' && rest[0] === 'pods' && rest[2] === 'proxy' && ns !== undefined) return this.#podProxy(req, res, ns, rest[1] ?? '', `/${rest.slice(3).join('/')}${u.search}`);
     const [plural, name, sub] = rest;
     const rt = this.#types.get(rtId({ group, version, plural: plural ?? '' }));
     if (!rt || rest.length > 3 || (sub !== undefined && sub !== 'status')) {
@@ -542,6 +546,22 @@ export class FakeApiServer {
       default:
         return this.#reply(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
     }
+  }
+
+  /** kube-apiserver's pod proxy (pkg/registry/core/pod/rest/subresources.go): to the pod's IP and the port asked for. */
+  #podProxy(req: http.IncomingMessage, res: http.ServerResponse, ns: string, target: string, path: string): void {
+    const [name = '', portText] = target.split(':');
+    const pod = this.#stores.get(rtId(this.#type('pods')))!.get(keyOf(ns, name));
+    if (!pod) return this.#reply(res, 404, status(404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' }));
+    const port = Number(portText ?? pod.spec?.containers?.[0]?.ports?.[0]?.containerPort);
+    const ip = pod.status?.podIP;
+    if (!ip || !(port > 0)) return this.#reply(res, 503, status(503, 'ServiceUnavailable', `no endpoints available for pod "${name}"`));
+    const up = http.request({ host: ip, port, method: req.method, path, headers: { accept: req.headers.accept ?? '*/*' } }, (r) => {
+      res.writeHead(r.statusCode ?? 502, { 'Content-Type': r.headers['content-type'] ?? 'application/octet-stream' });
+      r.pipe(res);
+    });
+    up.on('error', (e) => this.#reply(res, 503, status(503, 'ServiceUnavailable', `error trying to reach service: ${e.message}`)));
+    up.end();
   }
 
   #conflict(res: http.ServerResponse, rt: ResourceType, name: string): void {

@@ -198,10 +198,16 @@ t.test('the metrics listener: /metrics over HTTP on the node address, on the adm
   t.match(lines.find((l) => l['msg'] === 'metrics listening'), { address: '127.0.0.2', port });
   t.equal((await fetch(`${node}/metrics`, { method: 'HEAD' })).status, 200, 'HEAD /metrics');
 
-  for (const path of ['/api/v1/status', '/api/v1/peers', '/api/v1/routes', '/api/v1/services', '/api/v1/health', '/readyz', '/healthz', '/openapi.json', '/', '/metrics/']) {
+  // The node's read-only views (what `--all-nodes` asks through the pod proxy), as the admin API serves them.
+  for (const path of ['/api/v1/peers', '/api/v1/services']) {
+    const r = await fetch(`${node}${path}`);
+    t.equal(r.status, 200, `GET ${path}: the node's view, read-only`);
+    t.same(await r.json(), await (await fetch(`${admin}${path}`)).json(), `GET ${path}: as the admin API serves it`);
+  }
+  for (const path of ['/api/v1/status', '/api/v1/routes', '/api/v1/health', '/readyz', '/healthz', '/openapi.json', '/', '/metrics/']) {
     const r = await fetch(`${node}${path}`);
     t.equal(r.status, 404, `GET ${path}: not on the metrics listener`);
-    t.match(await r.json(), { statusCode: 404, message: /serves only GET \/metrics/ });
+    t.match(await r.json(), { statusCode: 404, message: /serves only GET \/metrics, \/api\/v1\/peers and \/api\/v1\/services/ });
   }
   for (const path of ['/api/v1/drain', '/api/v1/undrain', '/api/v1/peers/x/reset']) {
     const r = await fetch(`${node}${path}`, { method: 'POST', headers: { authorization: 'Bearer tok' } });

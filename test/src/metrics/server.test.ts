@@ -96,3 +96,42 @@ t.test('connections beyond the cap are closed at once; an idle connection is clo
   const idle = await Promise.all(held.map((h) => h.closedAfterMs));
   t.ok(idle.every((ms) => ms >= 250 && ms < 5000), `idle connections closed after the idle timeout (${idle.map((x) => Math.round(x)).join(', ')} ms)`);
 });
+
+t.test("with views: the node's peers and Services read-only beside the metrics (what --all-nodes asks through the pod proxy), rendered at most once per interval", async (t) => {
+  let now = 0;
+  let reads = 0;
+  const services = [{ service: 'default/web', vips: [], reasons: [] }];
+  const app = await buildMetricsServer({
+    text: async () => ({ contentType: 'text/plain', body: 'x\n' }),
+    now: () => now,
+    views: {
+      peers: () => {
+        reads++;
+        return [{ name: 'tor', state: 'Established' }];
+      },
+      services: () => services,
+    },
+  });
+  t.teardown(() => app.close());
+  const peers = await app.inject({ method: 'GET', url: '/api/v1/peers' });
+  t.equal(peers.statusCode, 200);
+  t.match(peers.headers['content-type'], /^application\/json/);
+  t.same(peers.json(), [{ name: 'tor', state: 'Established' }]);
+  await app.inject({ method: 'GET', url: '/api/v1/peers' });
+  t.equal(reads, 1, 'a second ask within the interval is served from the same render');
+  now = 2000;
+  await app.inject({ method: 'GET', url: '/api/v1/peers' });
+  t.equal(reads, 2);
+  t.same((await app.inject({ method: 'GET', url: '/api/v1/services' })).json(), services);
+  t.same((await app.inject({ method: 'GET', url: '/api/v1/services/default/web' })).json(), services[0]);
+  const missing = await app.inject({ method: 'GET', url: '/api/v1/services/default/none' });
+  t.equal(missing.statusCode, 404);
+  t.match(missing.json(), { statusCode: 404, message: /no Service default\/none/ });
+  const post = await app.inject({ method: 'POST', url: '/api/v1/peers' });
+  t.equal(post.statusCode, 405, 'read-only: no other method');
+  t.equal((await app.inject({ method: 'POST', url: '/api/v1/peers/tor/reset' })).statusCode, 404, 'nothing of the admin API beyond the views');
+  t.equal((await app.inject({ method: 'GET', url: '/api/v1/routes' })).statusCode, 404);
+  const bare = await buildMetricsServer({ text: async () => ({ contentType: 'text/plain', body: 'x\n' }) });
+  t.teardown(() => bare.close());
+  t.equal((await bare.inject({ method: 'GET', url: '/api/v1/peers' })).statusCode, 404, 'without views: the metrics only');
+});

@@ -1,6 +1,7 @@
-// This node's BGPNodeStatus (src/status/node-status.ts): what it shows, written at a bounded rate (however often the
-// daemon changes), unchanged statuses not rewritten until the refresh, failed writes retried; the apiserver sink
-// creates the object when it does not exist and patches only the status subresource.
+// This node's BGPNodeStatus (src/status/node-status.ts): a summary under 4 KiB whatever the cluster's size, written
+// only when it changes and at a bounded rate (however often the daemon changes), never as a heartbeat, failed writes
+// retried; the apiserver sink creates the object when it does not exist, patches only the status subresource, and
+// names every field so that nothing stale (an earlier Herald's per-VIP list) stays.
 import t from 'tap';
 import type { Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,9 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerView, ServiceView } from '../../../src/admin/view.ts';
 import type { NodeStatus } from '../../../src/crd/status.ts';
+import { MAX_NODE_STATUS_BYTES, nodeStatusSchema } from '../../../src/crd/status.ts';
 import { loadKubeConfig } from '../../../src/k8s/client.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/herald-kinds.ts';
-import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf } from '../../../src/status/node-status.ts';
+import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf, statusBytes } from '../../../src/status/node-status.ts';
+import { handlesVip } from '../../../src/controller/reasons.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { writeKubeconfig } from '../../e2e/harness.ts';
 
@@ -40,59 +43,84 @@ const services: ServiceView[] = [
   },
 ];
 
-t.test('nodeStatusOf: sessions by name with their source; VIPs announced first with reason codes and advertisements', async (t) => {
-  const s = nodeStatusOf({
-    peers: [peer('tor-b', 'Active', { lastError: { kind: 'notificationReceived', description: 'Cease / Administrative Shutdown', message: 'maintenance' } }), peer('tor-a', 'Established')],
-    services,
-    origins: new Map([['tor-a', 'BGPPeer']]),
-    myASN: 64601,
-    routerID: '10.0.0.1',
-    override: 'node-a',
-    problems: ['md5: Secret herald-system/pw: not found'],
-    heraldVersion: '0.1.0',
-  });
-  t.same(s.sessions?.map((x) => [x.peer, x.source, x.state, x.lastError]), [['tor-a', 'BGPPeer', 'Established', undefined], ['tor-b', 'file', 'Active', 'Cease / Administrative Shutdown: maintenance']]);
-  t.same(s.vips, [
-    { service: 'default/web', address: '198.51.100.1', kind: 'loadBalancer', announced: true, reasons: ['Advertised'], advertisements: ['a'] },
-    { service: 'shop/cart', address: '198.51.100.2', kind: 'loadBalancer', announced: false, reasons: ['NoLocalReadyEndpoint'] },
-  ]);
-  t.match(s, { sessionsConfigured: 2, sessionsEstablished: 1, vipsAnnounced: 1, override: 'node-a', problems: ['md5: Secret herald-system/pw: not found'] });
-  t.equal(s.vipsOmitted, undefined);
+const input = (over: Partial<Parameters<typeof nodeStatusOf>[0]> = {}): Parameters<typeof nodeStatusOf>[0] => ({
+  peers: [peer('tor-b', 'Active', { lastError: { kind: 'notificationReceived', description: 'Cease / Administrative Shutdown', message: 'maintenance' } }), peer('tor-a', 'Established')],
+  services,
+  origins: new Map([['tor-a', 'BGPPeer']]),
+  myASN: 64601,
+  routerID: '10.0.0.1',
+  override: 'node-a',
+  problems: ['md5: Secret herald-system/pw: not found'],
+  heraldVersion: '0.1.0',
+  handles: handlesVip,
+  ...over,
 });
 
-t.test('NodeStatusWriter: a burst of changes is one write; at most one write per interval; unchanged is not rewritten; failures retried', async (t) => {
+t.test('nodeStatusOf: sessions by name with their source; VIPs counted announced and not, by reason code and per advertisement', async (t) => {
+  const s = nodeStatusOf(input());
+  t.same(s.sessions?.map((x) => [x.peer, x.source, x.state, x.lastError]), [['tor-a', 'BGPPeer', 'Established', undefined], ['tor-b', 'file', 'Active', 'Cease / Administrative Shutdown: maintenance']]);
+  t.match(s, { sessionsConfigured: 2, sessionsEstablished: 1, vipsAnnounced: 1, vipsNotAnnounced: 1, override: 'node-a', problems: ['md5: Secret herald-system/pw: not found'] });
+  t.same(s.notAnnounced, [{ reason: 'NoLocalReadyEndpoint', vips: 1 }]);
+  t.same(s.advertisements, [{ name: 'a', vipsAnnounced: 1 }]);
+  t.notOk('vips' in s, 'no per-VIP list: it stays on the node');
+  t.equal(s.lastChange, undefined, 'the writer stamps lastChange');
+});
+
+t.test('nodeStatusOf: under 4 KiB whatever the cluster: 10,000 Services, 40 peers with long names and errors, 30 advertisements', async (t) => {
+  const many: ServiceView[] = Array.from({ length: 10_000 }, (_, i) => ({
+    service: `tenant-${i % 97}/service-with-a-rather-long-name-${i}`,
+    reasons: [],
+    vips: [
+      { address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, kind: 'loadBalancer', announced: i % 3 === 0, reasons: i % 3 === 0 ? [{ code: 'Advertised', message: '', advertisement: `advertisement-number-${i % 30}-${'x'.repeat(200)}` }] : [{ code: i % 2 === 0 ? 'NoLocalReadyEndpoint' : 'HealthCheckFailing', message: '' }, { code: 'NodeNotReady', message: '' }] },
+      { address: `fd00::${i.toString(16)}`, kind: 'clusterIP', announced: false, reasons: [{ code: 'NoAdvertisement', message: '' }] },
+    ],
+  }));
+  const peers = Array.from({ length: 40 }, (_, k) => peer(`${'p'.repeat(200)}-${k}`, k % 2 ? 'Active' : 'Established', { lastError: { kind: 'notificationReceived', description: 'Cease', message: 'm'.repeat(2000) } }));
+  const problems = Array.from({ length: 20 }, (_, k) => `peer-${k}: ${'why '.repeat(200)}`);
+  const s = nodeStatusOf(input({ peers, services: many, problems }));
+  const bytes = statusBytes({ ...s, lastChange: new Date().toISOString() });
+  t.ok(bytes <= MAX_NODE_STATUS_BYTES, `${bytes} bytes`);
+  t.equal(s.vipsAnnounced, 3334);
+  t.equal(s.vipsNotAnnounced, 6666, 'ClusterIPs no advertisement selects are not counted');
+  t.equal(s.sessionsConfigured, 40, 'every session counted');
+  t.ok((s.sessionsOmitted ?? 0) >= 32, 'the sessions not listed are counted');
+  t.same(s.notAnnounced?.map((r) => r.reason), ['NodeNotReady', 'HealthCheckFailing', 'NoLocalReadyEndpoint'].slice(0, s.notAnnounced?.length), 'reason codes, most first');
+  t.ok(nodeStatusSchema.safeParse(s).success, 'valid against the CRD schema');
+});
+
+t.test('NodeStatusWriter: written only when it changed, at most once per interval plus jitter; never a heartbeat; failures retried', async (t) => {
   const written: NodeStatus[] = [];
   let current: NodeStatus = { myASN: 1 };
-  let fail = false;
   const w = new NodeStatusWriter({
     build: () => current,
     sink: async (s) => {
-      if (fail) throw new Error('apiserver down');
       written.push(s);
     },
     minIntervalMs: 200,
-    refreshMs: 60_000,
+    jitterMs: 100,
+    random: () => 0.5,
   });
   t.teardown(() => w.stop());
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   for (let i = 0; i < 50; i++) w.changed();
-  await sleep(50);
-  t.equal(written.length, 1, 'fifty changes, one write');
-  t.match(written[0], { myASN: 1, lastUpdate: /^\d{4}-\d\d-\d\dT/ });
+  await sleep(120);
+  t.equal(written.length, 1, 'fifty changes, one write (after the jitter)');
+  t.match(written[0], { myASN: 1, lastChange: /^\d{4}-\d\d-\d\dT/ });
   current = { myASN: 2 };
   w.changed();
-  await sleep(50);
+  await sleep(60);
   t.equal(written.length, 1, 'the next write waits for the interval');
-  await sleep(300);
+  await sleep(400);
   t.equal(written.length, 2, 'then it is written');
   t.equal(written[1]?.myASN, 2);
-  w.changed();
-  await sleep(300);
-  t.equal(written.length, 2, 'an unchanged status is not written again before the refresh');
+  for (let i = 0; i < 5; i++) {
+    w.changed();
+    await sleep(300);
+  }
+  t.equal(written.length, 2, 'an unchanged status is never written again, however often asked');
   const errors: string[] = [];
-  fail = true;
-  current = { myASN: 3 };
-  const w2 = new NodeStatusWriter({ build: () => current, sink: async (s) => (fail ? Promise.reject(new Error('down')) : void written.push(s)), minIntervalMs: 100, onError: (e) => errors.push((e as Error).message) });
+  let fail = true;
+  const w2 = new NodeStatusWriter({ build: () => ({ myASN: 3 }), sink: async (s) => (fail ? Promise.reject(new Error('down')) : void written.push(s)), minIntervalMs: 100, jitterMs: 0, onError: (e) => errors.push((e as Error).message) });
   t.teardown(() => w2.stop());
   w2.changed();
   await sleep(50);
@@ -121,8 +149,10 @@ t.test('apiNodeStatusSink: creates the object named after the node, then patches
   const obj = api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP);
   t.match(obj, { metadata: { name: 'node-a' }, spec: { nodeName: 'node-a' }, status: { myASN: 64601 } });
   t.same(obj?.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: '6b1f2c3d-0000-4000-8000-00000000000a' }], 'owned by its Node: deleted with it');
+  // An earlier Herald's per-VIP list and a field gone from this status go with the next write.
+  api.upsert('bgpnodestatuses', { ...api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP), status: { myASN: 64601, override: 'old', vips: [{ service: 'a/b', address: '192.0.2.1' }], lastUpdate: 'x' } }, HERALD_GROUP);
   await sink({ myASN: 64602 });
-  t.equal(api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP)?.status?.myASN, 64602);
+  t.same(api.get('bgpnodestatuses', 'herald-system', 'node-a', HERALD_GROUP)?.status, { myASN: 64602 }, 'only what this status says');
   t.equal(api.count((r) => r.method === 'POST'), 1, 'created once');
   t.equal(api.count((r) => r.method === 'PATCH' && r.path.endsWith('/node-a/status')), 3, 'the status subresource only (the first patch found nothing)');
 });

@@ -34,7 +34,10 @@ t.test('one writer: conditions written once, not again without a change, a 403 r
   t.teardown(() => api.stop());
   api.upsert('nodes', node('n1'));
   api.upsert(HERALD_PLURALS.BGPPeer, heraldObject('BGPPeer', 'tor', { peerAddress: '192.0.2.2', peerASN: 65002 }, { ns: NS, generation: 3 }), HERALD_GROUP);
-  api.upsert(HERALD_PLURALS.BGPNodeStatus, { ...heraldObject('BGPNodeStatus', 'n1', { nodeName: 'n1' }, { ns: NS }), status: { lastUpdate: new Date().toISOString(), sessions: [{ peer: 'tor', source: 'BGPPeer', state: 'Established' }] } }, HERALD_GROUP);
+  api.upsert(HERALD_PLURALS.BGPNodeStatus, { ...heraldObject('BGPNodeStatus', 'n1', { nodeName: 'n1' }, { ns: NS }), status: { sessions: [{ peer: 'tor', source: 'BGPPeer', state: 'Established' }] } }, HERALD_GROUP);
+  // n1's Herald pod (of the DaemonSet), not Ready yet: its status is not trusted.
+  const pod = (ready: boolean) => ({ metadata: { name: 'herald-x1', namespace: NS, labels: { 'app.kubernetes.io/name': 'herald' }, ownerReferences: [{ kind: 'DaemonSet', name: 'herald' }] }, spec: { nodeName: 'n1' }, status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } });
+  api.upsert('pods', pod(false));
 
   const kc = new KubeClient({ server: api.url, token: 't' });
   // The source reads its own Node only (another node's Herald here): the leader reads every Node itself.
@@ -59,6 +62,9 @@ t.test('one writer: conditions written once, not again without a change, a 403 r
   t.teardown(() => a.stop());
   const conditions = () => (api.get(HERALD_PLURALS.BGPPeer, NS, 'tor', HERALD_GROUP)?.status?.conditions ?? []) as Condition[];
   await until('tor InUse', () => conditions().some((c) => c.type === 'InUse'));
+  t.match(conditions().find((c) => c.type === 'InUse'), { status: 'False', message: 'Established on 0 of 1 selected node; not Established: n1 (its Herald pod is not Ready).' }, "a node's Herald counts once its pod is Ready");
+  api.upsert('pods', pod(true));
+  await until('tor InUse True', () => conditions().some((c) => c.type === 'InUse' && c.status === 'True'));
   t.match(conditions(), [
     { type: 'Valid', status: 'True', observedGeneration: 3 },
     { type: 'InUse', status: 'True', reason: 'Established', message: 'Established on 1 of 1 selected node.' },
@@ -67,14 +73,15 @@ t.test('one writer: conditions written once, not again without a change, a 403 r
   b.start();
   t.teardown(() => b.stop());
   const patches = () => api.count((r) => r.method === 'PATCH' && r.path.endsWith('/bgppeers/tor/status'));
+  const before = patches();
   // Several resync passes (every 300 ms) with nothing changed.
   await new Promise((r) => setTimeout(r, 1500));
-  t.equal(patches(), 1, 'written once: every later pass found the status in place');
+  t.equal(patches(), before, 'not written again: every later pass found the status in place');
   t.ok(a.isLeader() && !b.isLeader(), 'the first candidate leads; the second waits');
 
   // The node's session drops and the status write is refused: reported, counted, warned once; retried.
   api.failResource('bgppeers/status', 403);
-  api.upsert(HERALD_PLURALS.BGPNodeStatus, { ...heraldObject('BGPNodeStatus', 'n1', { nodeName: 'n1' }, { ns: NS }), status: { lastUpdate: new Date().toISOString(), sessions: [{ peer: 'tor', source: 'BGPPeer', state: 'Active' }] } }, HERALD_GROUP);
+  api.upsert(HERALD_PLURALS.BGPNodeStatus, { ...heraldObject('BGPNodeStatus', 'n1', { nodeName: 'n1' }, { ns: NS }), status: { sessions: [{ peer: 'tor', source: 'BGPPeer', state: 'Active' }] } }, HERALD_GROUP);
   await until('the 403 recorded', () => forbidden.list().length > 0);
   t.match(forbidden.list(), [/^patch bgppeers\/status: HTTP 403: .*cannot patch resource "bgppeers\/status"/]);
   await until('a retry', () => results.filter((r) => r === 'forbidden').length >= 2);
