@@ -117,6 +117,15 @@ export function handlesVip(vip: { readonly announced: boolean; readonly reasons:
  */
 export const REFUSAL_CODES: ReadonlySet<string> = new Set<ReasonCode>([ReasonCode.PrefixNotAllowed, ReasonCode.AttributeNotAllowed]);
 
+/**
+ * True when a VIP counts in this node's BGPNodeStatus summary (src/status/node-status.ts): this node handles it
+ * ({@link handlesVip}), or refused it as tenant input ({@link REFUSAL_CODES}), which the operator sees counted under
+ * its reason. A VIP nothing selects here (a ClusterIP no advertisement announces) is not counted.
+ */
+export function countsInNodeStatus(vip: { readonly announced: boolean; readonly reasons: readonly { code: string }[] }): boolean {
+  return handlesVip(vip) || vip.reasons.some((r) => REFUSAL_CODES.has(r.code));
+}
+
 /** Most distinct shared reasons held (then the table starts again, see `sharedReason`). */
 export const MAX_SHARED_REASONS = 4096;
 

@@ -100,7 +100,7 @@ export const nodeStatusSchema = z.strictObject({
   sessionsOmitted: z.number().int().min(0).optional().describe(`Sessions beyond the first ${MAX_STATUS_SESSIONS}, not listed.`),
   problems: z.array(z.string().max(MAX_STATUS_TEXT + 1)).max(MAX_STATUS_PROBLEMS).optional().describe('Configured peers this node cannot run, and why (e.g. a Secret it cannot read).'),
   vipsAnnounced: z.number().int().min(0).optional().describe('Service VIPs this node announces.'),
-  vipsNotAnnounced: z.number().int().min(0).optional().describe('Service VIPs this node handles and does not announce now (a VIP no advertisement selects for it is not counted).'),
+  vipsNotAnnounced: z.number().int().min(0).optional().describe('Service VIPs this node handles and does not announce now, and those refused as tenant input (PrefixNotAllowed, AttributeNotAllowed); a VIP no advertisement selects for it is not counted.'),
   notAnnounced: z.array(reasonCountSchema).max(64).optional().describe('VIPs not announced, by reason code (docs/kubernetes.md), most first: a VIP counts under each of its reasons. `herald services` on the node, or `herald services --all-nodes`, names them.'),
   advertisements: z.array(advertisementCountSchema).max(MAX_STATUS_ADVERTISEMENTS).optional().describe('VIPs announced through each advertisement.'),
   advertisementsOmitted: z.number().int().min(0).optional(),

@@ -22,7 +22,7 @@ import { placeholderWarnings, readSecretFiles } from '../config/secrets.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import { DRAIN_ANNOTATION } from '../controller/node-eligibility.ts';
 import { boundsFanOut } from '../controller/steering.ts';
-import { handlesVip } from '../controller/reasons.ts';
+import { countsInNodeStatus } from '../controller/reasons.ts';
 import { HealthManager } from '../health/manager.ts';
 import { probeCheck } from '../health/probe.ts';
 import { flapControlFromConfig } from '../health/specs.ts';
@@ -246,7 +246,7 @@ async function nodeStatusWriter(i: NodeInputs, cluster: { kc: KubeClient; namesp
     build: () => {
       const { merged, problems } = daemon.objects();
       const o = merged.override;
-      return nodeStatusOf({ peers: daemon.view.peers(), services: daemon.view.services(), origins: merged.origins, myASN: o?.localAs ?? merged.config.bgp.localAs, routerID: o?.routerId ?? daemon.identity.routerId, ...(o ? { override: o.name } : {}), problems, heraldVersion: i.version, handles: handlesVip });
+      return nodeStatusOf({ peers: daemon.view.peers(), services: daemon.view.services(), origins: merged.origins, myASN: o?.localAs ?? merged.config.bgp.localAs, routerID: o?.routerId ?? daemon.identity.routerId, ...(o ? { override: o.name } : {}), problems, heraldVersion: i.version, handles: countsInNodeStatus });
     },
     sink: apiNodeStatusSink(cluster.kc, cluster.namespace, i.identity.nodeName, nodeUid, forbidden),
     onError: (err) => {

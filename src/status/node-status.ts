@@ -37,8 +37,8 @@ export interface NodeStatusInput {
   readonly problems: readonly string[];
   readonly heraldVersion: string;
   /**
-   * True when this node handles a VIP (announces it, or would once what blocks it clears): src/controller/reasons.ts
-   * `handlesVip`. A VIP it does not handle (no advertisement selects it, another implementation's) is not counted.
+   * True when a VIP not announced counts in the summary: src/controller/reasons.ts `countsInNodeStatus` (this node
+   * handles it, or refused it as tenant input). Another (no advertisement selects it, another implementation's) is not.
    */
   readonly handles: (vip: { readonly announced: boolean; readonly reasons: readonly { code: string }[] }) => boolean;
 }

@@ -236,15 +236,17 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   t.match(wide.message, /65535:0-65535 reaches into the well-known communities/, 'a BGPAdvertisement accepting well-known communities from Services is refused');
   t.same((await route(`${lbAttack}/32`))?.communities, ['64512:1'], 'lb-attack still carries none of its annotation');
 
-  // The reason in the CLI (this node's admin API) and in BGPNodeStatus (read by the CLI through the apiserver).
+  // The reason in the CLI (this node's admin API) and in BGPNodeStatus, the node's small summary (VIPs not announced,
+  // counted by reason code). `herald services --all-nodes` asks each node through the apiserver's pod proxy, which a
+  // real apiserver does not open to a loopback pod IP (pkg/registry/core/pod/strategy.go ResourceLocation: global
+  // unicast only): test/e2e/racks-bird.test.ts shows PrefixNotAllowed through it, against the fake apiserver.
   t.match(await herald('services', 'shop/ext-attack', '--api', `http://127.0.0.1:${h.adminPort}`), /8\.8\.8\.8 \(externalIP\): NOT announced\n\s+- PrefixNotAllowed: 8\.8\.8\.8 \(externalIP\) is outside every pool and allowedPrefixes/, 'herald services shows PrefixNotAllowed');
-  const status = await until('BGPNodeStatus of node-a lists 8.8.8.8 as PrefixNotAllowed', async () => {
-    const vips = ((await api.request('GET', `/apis/${HERALD_API_VERSION}/namespaces/herald-system/bgpnodestatuses/${me.name}`)).body?.status?.vips ?? []) as { service: string; address: string; announced: boolean; reasons: string[] }[];
-    const v = vips.find((x) => x.service === 'shop/ext-attack' && x.address === '8.8.8.8');
-    return v?.reasons.includes('PrefixNotAllowed') ? v : undefined;
+  const refusedCount = await until('BGPNodeStatus of node-a counts the VIPs refused as PrefixNotAllowed', async () => {
+    const counts = ((await api.request('GET', `/apis/${HERALD_API_VERSION}/namespaces/herald-system/bgpnodestatuses/${me.name}`)).body?.status?.notAnnounced ?? []) as { reason: string; vips: number }[];
+    const n = counts.find((x) => x.reason === 'PrefixNotAllowed')?.vips ?? 0;
+    return n >= 1 ? n : undefined;
   }, 90_000);
-  t.equal(status.announced, false, 'BGPNodeStatus: not announced');
-  t.match(await herald('services', 'shop/ext-attack', '--all-nodes', '--kubeconfig', kubeconfig), /node-a[^\n]*8\.8\.8\.8[^\n]*PrefixNotAllowed/, 'herald services --all-nodes shows it from BGPNodeStatus');
+  t.ok(refusedCount >= 1, `BGPNodeStatus: ${refusedCount} VIP(s) not announced for PrefixNotAllowed`);
   t.ok(h.proc.alive, 'herald still running');
 
   // What docs/security.md says the cluster should add: its ValidatingAdmissionPolicy refuses the tenant's

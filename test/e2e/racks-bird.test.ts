@@ -51,7 +51,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     label(nodes[1]!, 'b');
     // Cluster policy without kube-proxy probes: this test is about peering (the health tests are elsewhere), and the
     // CLI runs in this process, whose event loop would also serve fake kube-proxies.
-    api.upsert('services', service('web', { etp: 'Cluster', lbIPs: [VIP] }));
+    api.upsert('services', service('web', { etp: 'Cluster', lbIPs: [VIP], externalIPs: ['8.8.8.8'] })); // 8.8.8.8: outside allowedPrefixes
     api.upsert('endpointslices', slice('web-1', 'web', [['10.1.0.1', 'node-1'], ['10.1.0.2', 'node-2']]), 'discovery.k8s.io');
 
     // One BIRD per rack, each with a passive protocol for both nodes that expects the rack's AS number.
@@ -140,6 +140,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const svc = await cli(['services', 'default/web', '--all-nodes', '--kubeconfig', kubeconfig, '-n', NS]);
     t.match(svc.out, new RegExp(`node-1\\s+default/web\\s+${VIP.replaceAll('.', '\\.')}\\s+loadBalancer\\s+yes`), 'herald services --all-nodes: node-1 announces');
     t.match(svc.out, /node-2\s+default\/web\s+\S+\s+loadBalancer\s+yes/, 'and node-2');
+    t.match(svc.out, /node-1\s+default\/web\s+8\.8\.8\.8\s+externalIP\s+no\s+PrefixNotAllowed/, "a tenant's externalIP outside allowedPrefixes: PrefixNotAllowed through --all-nodes (issue 30)");
 
     // 2. node-2 moves to rack a: its session moves to BIRD a, with rack a's AS; node-1's session is not touched.
     const sinceN1 = (await birds.a.bird.protocol(N1))?.since;

@@ -13,7 +13,7 @@ import { MAX_NODE_STATUS_BYTES, nodeStatusSchema } from '../../../src/crd/status
 import { loadKubeConfig } from '../../../src/k8s/client.ts';
 import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/herald-kinds.ts';
 import { NodeStatusWriter, apiNodeStatusSink, nodeStatusOf, statusBytes } from '../../../src/status/node-status.ts';
-import { handlesVip } from '../../../src/controller/reasons.ts';
+import { countsInNodeStatus } from '../../../src/controller/reasons.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { writeKubeconfig } from '../../e2e/harness.ts';
 
@@ -52,7 +52,7 @@ const input = (over: Partial<Parameters<typeof nodeStatusOf>[0]> = {}): Paramete
   override: 'node-a',
   problems: ['md5: Secret herald-system/pw: not found'],
   heraldVersion: '0.1.0',
-  handles: handlesVip,
+  handles: countsInNodeStatus,
   ...over,
 });
 
@@ -64,6 +64,17 @@ t.test('nodeStatusOf: sessions by name with their source; VIPs counted announced
   t.same(s.advertisements, [{ name: 'a', vipsAnnounced: 1 }]);
   t.notOk('vips' in s, 'no per-VIP list: it stays on the node');
   t.equal(s.lastChange, undefined, 'the writer stamps lastChange');
+});
+
+t.test('nodeStatusOf: a VIP no advertisement selects is not counted; one refused as tenant input is, under its reason', async (t) => {
+  const refused: ServiceView[] = [
+    ...services,
+    { service: 'shop/ext', reasons: [], vips: [{ address: '8.8.8.8', kind: 'externalIP', announced: false, reasons: [{ code: 'PrefixNotAllowed', message: '8.8.8.8 is outside every pool and allowedPrefixes' }] }] },
+    { service: 'shop/cip', reasons: [], vips: [{ address: '10.96.0.9', kind: 'clusterIP', announced: false, reasons: [{ code: 'NoAdvertisement', message: '' }] }] },
+  ];
+  const s = nodeStatusOf(input({ services: refused }));
+  t.equal(s.vipsNotAnnounced, 2, 'the refused externalIP and the VIP without a local endpoint; not the ClusterIP nothing announces');
+  t.same(s.notAnnounced, [{ reason: 'NoLocalReadyEndpoint', vips: 1 }, { reason: 'PrefixNotAllowed', vips: 1 }]);
 });
 
 t.test('nodeStatusOf: under 4 KiB whatever the cluster: 10,000 Services, 40 peers with long names and errors, 30 advertisements', async (t) => {
