@@ -4,14 +4,12 @@
 // nodes with a ready endpoint only, an endpoint going unready withdraws that node, a broken file keeps the last good
 // objects (nothing removed), Cluster policy announces from all nodes, a deleted file withdraws everywhere.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
-import { loopbackBlock, pathsFor, protoName, sleep, waitHeraldUp, withLogs, startBird, startHerald } from './harness.ts';
+import { loopbackBlock, pathsFor, protoName, sleep, waitHeraldUp, withLogs, startBird, startHerald, manifestsDir } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 
@@ -35,17 +33,8 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const names = nodes.map((n) => n.name);
     const birdIp = `${block}100`;
     const birdPort = await freePort(birdIp);
-    const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-manifests-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
+    const { manifests, put } = manifestsDir(t, 'manifests');
 
-    /** Atomic write (temp file + rename) so a reader never sees half a file. */
-    const put = (name: string, docs: object[] | string) => {
-      const tmp = join(dir, `.${name}.tmp`);
-      writeFileSync(tmp, typeof docs === 'string' ? docs : docs.map((d) => stringify(d)).join('---\n'));
-      renameSync(tmp, join(manifests, name));
-    };
     const eps = (bReady: boolean): EpSpec[] => [
       ['10.2.0.1', 'node-a', { ready: true }],
       ['10.2.0.2', 'node-b', { ready: bReady }],

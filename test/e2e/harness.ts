@@ -7,8 +7,10 @@
  * one passive `protocol bgp` per node (strict bind, multihop, same port). Every process is stopped by PID
  * (DaemonProcess / Bird harnesses), and each has a process-exit hook so a failing test leaks nothing.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Test } from 'tap';
 import { stringify } from 'yaml';
 import { Bird, bgpProtocol, freePort, parseRoutes } from '../helpers/bird.ts';
 import type { BirdRoute } from '../helpers/bird.ts';
@@ -158,6 +160,28 @@ export interface HeraldNodeOptions {
   peer?: Record<string, unknown>;
   /** HERALD_ADMIN_TOKEN of the process (the mutating admin endpoints: drain, undrain, reset). */
   adminToken?: string;
+}
+
+/** A folder for the manifests source, removed at `t`'s teardown, and how to write one file of it. */
+export interface ManifestsDir {
+  /** The folder to give `source.manifests`. */
+  readonly manifests: string;
+  /** Writes `name` atomically (temp file + rename: a reader never sees half a file): objects as YAML documents, or text. */
+  readonly put: (name: string, docs: readonly object[] | string) => void;
+}
+
+/** A temporary manifests folder (under a `herald-e2e-<what>-` temp dir). */
+export function manifestsDir(t: Test, what: string): ManifestsDir {
+  const dir = mkdtempSync(join(tmpdir(), `herald-e2e-${what}-`));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  const put = (name: string, docs: readonly object[] | string) => {
+    const tmp = join(dir, `.${name}.tmp`);
+    writeFileSync(tmp, typeof docs === 'string' ? docs : docs.map((d) => stringify(d)).join('---\n'));
+    renameSync(tmp, join(manifests, name));
+  };
+  return { manifests, put };
 }
 
 /**

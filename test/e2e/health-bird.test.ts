@@ -13,15 +13,14 @@
 // node-b: (d) 503/200 alternating → Suppressed with a time left; BIRD does not see the path while suppressed, and it
 // comes back once the suppression ends. Measured durations are printed as comments (no timing assertions).
 import t from 'tap';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { DaemonProcess } from '../helpers/daemon-process.ts';
 import { startFakeKubeProxy } from '../helpers/fake-kube-proxy.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { ROOT, adminJson, heraldLogs, loopbackBlock, pathsFor, protoName, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs } from './harness.ts';
+import { ROOT, adminJson, heraldLogs, loopbackBlock, pathsFor, protoName, sleep, startBird, startKubeProxies, waitHeraldUp, withLogs, manifestsDir } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 
@@ -104,10 +103,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const names = nodes.map((n) => n.name);
     const birdIp = `${block}100`;
     const birdPort = await freePort(birdIp);
-    const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-health-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
+    const { manifests, put } = manifestsDir(t, 'health');
 
     // Service health servers (healthCheckNodePort) and node /healthz servers, one of each per node IP.
     const svcKp = await startKubeProxies(nodes.map((n) => n.ip));
@@ -119,11 +115,6 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
 
     const svc = service('web', { etp: 'Local', lbIPs: [VIP] });
     svc.spec!.healthCheckNodePort = svcKp.port;
-    const put = (name: string, docs: object[]) => {
-      const tmp = join(dir, `.${name}.tmp`);
-      writeFileSync(tmp, docs.map((d) => stringify(d)).join('---\n'));
-      renameSync(tmp, join(manifests, name));
-    };
     put('nodes.yaml', nodes.map((n) => node(n.name)));
     put('web.yaml', [
       svc,

@@ -8,16 +8,12 @@
 // - maxNodesPerVip 2: each VIP has exactly two paths, from the two nodes every Herald names in its admin API; removing
 //   one Node moves only the VIPs that node held.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { freePort } from '../helpers/bird.ts';
 import { Frr, frrAvailable } from '../helpers/frr.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
 import type { EpSpec } from '../helpers/k8s-objects.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
-import { adminJson, loopbackBlock, startHerald, waitHeraldUp, withLogs } from './harness.ts';
+import { adminJson, loopbackBlock, startHerald, waitHeraldUp, withLogs, manifestsDir } from './harness.ts';
 import type { HeraldNode, NodeSpec } from './harness.ts';
 
 const HERALD_AS = 65000;
@@ -55,15 +51,7 @@ if (!missingPrerequisite({ frr: frrAvailable() })) {
     const names = nodes.map((n) => n.name);
     const frrIp = `${block}100`;
     const frrPort = await freePort(frrIp);
-    const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-steering-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
-    const put = (name: string, docs: object[]) => {
-      const tmp = join(dir, `.${name}.tmp`);
-      writeFileSync(tmp, docs.map((d) => stringify(d)).join('---\n'));
-      renameSync(tmp, join(manifests, name));
-    };
+    const { manifests, put } = manifestsDir(t, 'steering');
     const labelled = (name: string, steering: string, o: Parameters<typeof service>[1]) => {
       const s = service(name, o);
       s.metadata = { ...s.metadata, labels: { steering } };

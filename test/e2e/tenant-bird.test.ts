@@ -7,13 +7,9 @@
 // test/e2e/health-bird.test.ts for kube-proxy's).
 import t from 'tap';
 import net from 'node:net';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { birdAvailable, freePort } from '../helpers/bird.ts';
 import { node, service, slice } from '../helpers/k8s-objects.ts';
-import { adminJson, loopbackBlock, protoName, sleep, startBird, startHerald, waitHeraldUp, withLogs } from './harness.ts';
+import { adminJson, loopbackBlock, protoName, sleep, startBird, startHerald, waitHeraldUp, withLogs, manifestsDir } from './harness.ts';
 import { missingPrerequisite } from '../helpers/prereq.ts';
 
 const HERALD_AS = 65000;
@@ -38,15 +34,7 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     const A = protoName(me.name);
     const birdIp = `${block}100`;
     const birdPort = await freePort(birdIp);
-    const dir = mkdtempSync(join(tmpdir(), 'herald-e2e-tenant-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
-    const put = (name: string, docs: object[]) => {
-      const tmp = join(dir, `.${name}.tmp`);
-      writeFileSync(tmp, docs.map((d) => stringify(d)).join('---\n'));
-      renameSync(tmp, join(manifests, name));
-    };
+    const { manifests, put } = manifestsDir(t, 'tenant');
 
     // The target on the node network.
     const target = await counter(`${block}77`);
