@@ -228,6 +228,16 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   const removed = bird.routeTrace().filter((e) => e.protocol === A && e.action === 'removed' && (e.prefix === `${lbOpted}/32` || e.prefix === '198.51.100.50/32'));
   t.same(removed.map((e) => e.line), [], 'no removal of a route that was fine');
 
+  // An address another writer of services/status puts there (a second load-balancer controller; here the admin),
+  // outside every pool and allowedPrefixes: the allocator keeps it (no surprise moves), Herald never announces it.
+  await create(tenant, svc('lb-foreign', { port: 82 }));
+  const before = await until('lb-foreign gets an address', () => ingress(SHOP, 'lb-foreign'));
+  await api.must('PATCH', `/api/v1/namespaces/${SHOP}/services/lb-foreign/status`, { status: { loadBalancer: { ingress: [{ ip: '192.0.2.99' }] } } }, merge);
+  await until('Herald refuses 192.0.2.99 from the status', async () => ((await adminJson(h.adminPort, '/api/v1/services')) as SvcView[]).find((x) => x.service === 'shop/lb-foreign')?.vips.find((v) => v.address === '192.0.2.99')?.reasons.some((r) => r.code === 'PrefixNotAllowed'));
+  await bird.waitFor(async () => ((await route(`${before}/32`)) === undefined ? true : undefined), `${before} (no longer in the status) withdrawn`, 30_000);
+  t.notOk((await table()).some((r) => r.prefix === '192.0.2.99/32'), 'an ingress address outside the allowed space, written by another controller, not in BIRD');
+  t.equal(await ingress(SHOP, 'lb-foreign'), '192.0.2.99', 'the status still holds it (the refusal is Herald\'s, not a rewrite)');
+
   // The operator cannot open the well-known range to Services either: a BGPAdvertisement accepting 65535:x is refused
   // whole (Valid False, ignored by every node).
   const ads = `/apis/${HERALD_API_VERSION}/namespaces/herald-system/bgpadvertisements`;
