@@ -5,14 +5,22 @@
  * - Receiving: one socket per (port, local address) — the configured local address, or the wildcard of the
  *   family — shared by every session using it (SO_REUSEADDR, so another BFD daemon on a wildcard socket of the same
  *   machine keeps working: the kernel prefers the more specific bind). A packet is decoded (bgp/bfd/packet.ts), then
- *   a nonzero Your Discriminator selects the session (unknown: discarded); a zero one (allowed only with State Down
- *   or AdminDown) selects it by source address and hop mode, the only session for that pair (§6.3: "some
- *   combination of other fields, possibly including source addressing information"). A packet selected by
- *   discriminator must also come from the session's peer address and port kind, or it is discarded. Discards are
- *   counted by reason.
+ *   demultiplexed (RFC 5880 §6.8.6): a nonzero Your Discriminator selects the session (unknown: discarded); a zero
+ *   one (allowed only with State Down or AdminDown) selects it by source address and hop mode, the only session for
+ *   that pair (§6.3: "some combination of other fields, possibly including source addressing information"). A
+ *   packet selected by discriminator must also come from the session's peer address and port kind. Once the
+ *   session knows bfd.RemoteDiscr, a packet whose My Discriminator differs is discarded (as BIRD's "mismatched
+ *   remote id"): one spoofed Down packet from the router's address, which cannot know the discriminator, never
+ *   takes a session Down (issue 35 N6). A remote that restarts with a new discriminator is heard again once a
+ *   Detection Time passed without its old one (bgp/bfd/session.ts resets bfd.RemoteDiscr, §6.8.1).
+ * - Discards are counted by reason for the engine, and for the session they were meant for (selected by
+ *   discriminator, else by source address), with the last one's message: the API and metrics show why a session
+ *   hears nothing (a router with BFD authentication, a spoofer), not only "Control Detection Time Expired".
  * - Received TTL (RFC 5881 §5, RFC 5883 §5): single-hop sockets accept only TTL / Hop Limit 255; a multihop session
  *   with `minimumTtl` accepts only that minimum from its peer's address. The kernel enforces both with a socket
- *   filter (bgp/bfd/udp.ts); where it cannot, the session's status says `ttlCheck: unavailable` with the reason.
+ *   filter (bgp/bfd/udp.ts). Where it cannot (no libc, a filter refused, more multihop sources than one filter holds:
+ *   `maxTtlRules`), the check fails closed: the packets of each session it cannot check are discarded
+ *   (`ttlUnchecked`), and its status says `ttlCheck: unavailable` with the reason.
  * - Sending: one socket per session (its own source port in 49152–65535, TTL 255, RFC 5881 §4–§5).
  *
  * The engine runs wherever its Clock and transport are: in production inside the BFD worker thread
@@ -26,7 +34,7 @@ import { decodeControlPacket } from './packet.ts';
 import type { BfdDiscardReason } from './packet.ts';
 import { BfdSession } from './session.ts';
 import type { BfdSessionChange, BfdSessionParameters, BfdSessionStatus } from './session.ts';
-import { BFD_MULTIHOP_PORT, BFD_SINGLE_HOP_PORT } from './udp.ts';
+import { BFD_MULTIHOP_PORT, BFD_SINGLE_HOP_PORT, maxTtlRules } from './udp.ts';
 import type { BfdReceiveSocket, BfdSendSocket, BfdTransport, TtlCheck, TtlRule, UdpEndpoint } from './udp.ts';
 
 /**
@@ -36,14 +44,38 @@ import type { BfdReceiveSocket, BfdSendSocket, BfdTransport, TtlCheck, TtlRule, 
  */
 export type BfdPeerConfig = BfdSessionSettings & { readonly remoteAddress: string; readonly localAddress?: string };
 
+/** Why the demultiplexer discarded a packet (RFC 5880 §6.8.6 session selection, RFC 5881 §5 TTL). */
+export type BfdDemuxDiscardReason =
+  /** Your Discriminator names no session, or (zero) no session runs to the source address in this hop mode. */
+  | 'noSession'
+  /** A packet for a session's discriminator from another address or port kind. */
+  | 'wrongSource'
+  /** My Discriminator differs from the bfd.RemoteDiscr the session knows. */
+  | 'remoteDiscriminator'
+  /** The session needs a received-TTL check the kernel does not make for it (fail closed). */
+  | 'ttlUnchecked';
+
+/** Packets discarded, by reason (RFC 5880 §6.8.6). */
+export type BfdDiscards = Partial<Record<BfdDiscardReason | BfdDemuxDiscardReason, number>>;
+
+/** What a notice of the engine reports: a session's state or timers changed, or packets meant for it were discarded. */
+export type BfdChange = BfdSessionChange | { readonly kind: 'discards' };
+
 /** A session's status as the engine reports it. */
 export interface BfdSessionInfo extends BfdSessionStatus {
   readonly remoteAddress: string;
   readonly localAddress?: string;
   readonly multihop: boolean;
-  /** How the received TTL is checked: by the kernel, not at all (multihop without minimumTtl), or unavailable. */
+  /**
+   * How the received TTL is checked for this session: by the kernel, not at all (multihop without minimumTtl), or
+   * unavailable (with the reason): then its packets are discarded (fail closed, RFC 5881 §5).
+   */
   readonly ttlCheck: TtlCheck['kind'];
   readonly ttlCheckReason?: string;
+  /** Packets meant for this session (by discriminator, else by source address) that were discarded, by reason. */
+  readonly discards: BfdDiscards;
+  /** The last of them: its reason and what was wrong with it. */
+  readonly lastDiscard?: { readonly reason: keyof BfdDiscards; readonly message: string };
   /** Our source port, once the sending socket is open. */
   readonly sourcePort?: number;
   /** Packets the kernel refused to send (no route, ...), since the session started. */
@@ -52,16 +84,16 @@ export interface BfdSessionInfo extends BfdSessionStatus {
   readonly error?: string;
 }
 
-/** Packets discarded before reaching a session, by reason (RFC 5880 §6.8.6). */
-export type BfdDiscards = Partial<Record<BfdDiscardReason | 'noSession' | 'wrongSource', number>>;
-
 /** Engine construction options. */
 export interface BfdEngineOptions {
   readonly clock: Clock;
   readonly transport: BfdTransport;
   readonly random?: () => number;
-  /** Every state change and timer change of a session, with its status after it. */
-  readonly onUpdate: (id: string, change: BfdSessionChange, info: BfdSessionInfo) => void;
+  /**
+   * Every state change and timer change of a session, with its status after it; and, at most once a second while
+   * they go on, packets meant for a session that were discarded (`discards`).
+   */
+  readonly onUpdate: (id: string, change: BfdChange, info: BfdSessionInfo) => void;
   /** Problems worth a log line (a socket that cannot be bound, a TTL check that is unavailable). */
   readonly onError?: (id: string | undefined, message: string) => void;
 }
@@ -84,9 +116,12 @@ function parameters(c: BfdPeerConfig): BfdSessionParameters {
 }
 
 const RETRY_MS = 5000;
+/** Discard notices of one session are at most this frequent (a flood of bad packets is not a flood of notices). */
+const DISCARD_NOTICE_MS = 1000;
 
 interface Receiver {
   readonly key: string;
+  readonly family: 4 | 6;
   readonly multihop: boolean;
   socket: BfdReceiveSocket | undefined;
   opening: Promise<BfdReceiveSocket> | undefined;
@@ -105,6 +140,13 @@ interface Entry {
   retry: TimerHandle | undefined;
   closed: boolean;
   sendErrors: number;
+  /** Why the kernel does not check this session's received TTL though it needs a check (its packets are discarded). */
+  ttlUnchecked: string | undefined;
+  discards: BfdDiscards;
+  lastDiscard: BfdSessionInfo['lastDiscard'];
+  /** A discard notice went out less than DISCARD_NOTICE_MS ago; `discardPending`: more discards since. */
+  discardNotice: TimerHandle | undefined;
+  discardPending: boolean;
 }
 
 /** All BFD sessions of this system. Methods reject with RangeError for bad configuration. */
@@ -151,6 +193,11 @@ export class BfdEngine {
       retry: undefined,
       closed: false,
       sendErrors: 0,
+      ttlUnchecked: undefined,
+      discards: {},
+      lastDiscard: undefined,
+      discardNotice: undefined,
+      discardPending: false,
       session: new BfdSession({
         ...parameters(cfg),
         localDiscriminator: discriminator,
@@ -195,6 +242,7 @@ export class BfdEngine {
     entry.session.stop();
     entry.closed = true;
     this.o.clock.clearTimer(entry.retry);
+    this.o.clock.clearTimer(entry.discardNotice);
     this.byId.delete(id);
     this.byDiscriminator.delete(entry.session.localDiscriminator);
     this.byPeer.delete(this.peerKey(entry.cfg.multihop, entry.remote));
@@ -252,6 +300,7 @@ export class BfdEngine {
       e.session.stop();
       e.closed = true;
       this.o.clock.clearTimer(e.retry);
+      this.o.clock.clearTimer(e.discardNotice);
     }
     for (const w of [...this.waiters]) w();
     await Promise.all(entries.map((e) => e.sender?.close()));
@@ -288,21 +337,23 @@ export class BfdEngine {
   }
 
   private infoOf(e: Entry): BfdSessionInfo {
-    const ttl = e.receiver?.ttl;
+    const ttlCheck: TtlCheck['kind'] = e.ttlUnchecked !== undefined ? 'unavailable' : e.receiver !== undefined && minimumTtl(e.cfg) !== undefined ? 'kernel' : 'none';
     return {
       ...e.session.status(),
       remoteAddress: e.remote,
       ...(e.cfg.localAddress !== undefined ? { localAddress: e.cfg.localAddress } : {}),
       multihop: e.cfg.multihop,
-      ttlCheck: ttl?.kind ?? 'none',
-      ...(ttl?.kind === 'unavailable' ? { ttlCheckReason: ttl.reason } : {}),
+      ttlCheck,
+      ...(e.ttlUnchecked !== undefined ? { ttlCheckReason: e.ttlUnchecked } : {}),
+      discards: { ...e.discards },
+      ...(e.lastDiscard !== undefined ? { lastDiscard: e.lastDiscard } : {}),
       ...(e.sender ? { sourcePort: e.sender.local.port } : {}),
       sendErrors: e.sendErrors,
       ...(e.error !== undefined ? { error: e.error } : {}),
     };
   }
 
-  private changed(e: Entry, change: BfdSessionChange): void {
+  private changed(e: Entry, change: BfdChange): void {
     if (e.closed) return;
     for (const w of [...this.waiters]) w();
     this.o.onUpdate(e.id, change, this.infoOf(e));
@@ -348,7 +399,7 @@ export class BfdEngine {
     const key = `${address} ${port}`;
     let r = this.receivers.get(key);
     if (!r) {
-      const fresh: Receiver = { key, multihop: e.cfg.multihop, socket: undefined, opening: undefined, users: new Set(), ttl: { kind: 'none' } };
+      const fresh: Receiver = { key, family, multihop: e.cfg.multihop, socket: undefined, opening: undefined, users: new Set(), ttl: { kind: 'none' } };
       fresh.opening = this.o.transport.openReceiver({ address, port }, (packet, from) => this.received(fresh, packet, from));
       this.receivers.set(key, fresh);
       r = fresh;
@@ -369,6 +420,7 @@ export class BfdEngine {
     e.receiver = undefined;
     if (!r) return;
     r.users.delete(e);
+    e.ttlUnchecked = undefined;
     if (r.users.size > 0) {
       this.applyTtlRules(r);
       return;
@@ -377,42 +429,90 @@ export class BfdEngine {
     await r.socket?.close();
   }
 
+  /**
+   * Puts the received-TTL rules of the receiver's sessions into its kernel filter: 255 for every source of a
+   * single-hop socket; each multihop session's `minimumTtl` for its peer's address, as many as one filter holds
+   * (`maxTtlRules`). Every session needing a check the kernel does not make is marked `ttlUnchecked` (fail closed).
+   */
   private applyTtlRules(r: Receiver): void {
     if (!r.socket) return;
-    const rules: TtlRule[] = r.multihop
-      ? [...r.users].flatMap((u) => (u.cfg.minimumTtl !== undefined ? [{ source: u.remote, minTtl: u.cfg.minimumTtl }] : []))
-      : [{ minTtl: 255 }];
+    const needing = [...r.users].filter((u) => minimumTtl(u.cfg) !== undefined);
+    const capacity = r.multihop ? maxTtlRules(r.family) : needing.length;
+    const covered = needing.slice(0, capacity);
+    const rules: TtlRule[] = r.multihop ? covered.map((u) => ({ source: u.remote, minTtl: minimumTtl(u.cfg) as number })) : needing.length > 0 ? [{ minTtl: 255 }] : [];
     const before = r.ttl.kind;
     const ttl = r.socket.setTtlRules(rules);
     r.ttl = ttl;
+    for (const u of r.users) {
+      const was = u.ttlUnchecked;
+      if (minimumTtl(u.cfg) === undefined) u.ttlUnchecked = undefined;
+      else if (ttl.kind === 'unavailable') u.ttlUnchecked = `the received TTL cannot be checked on ${r.key}: ${ttl.reason}; this session's packets are discarded (RFC 5881 §5: fail closed)`;
+      else if (!covered.includes(u)) u.ttlUnchecked = `the kernel's TTL filter on ${r.key} holds ${capacity} multihop sources with minimumTtl and ${needing.length} need one; this session's packets are discarded (fail closed): drop minimumTtl from some peers or give them another localAddress`;
+      else u.ttlUnchecked = undefined;
+      if (u.ttlUnchecked !== was) this.changed(u, { kind: 'timers' });
+    }
     if (ttl.kind === 'unavailable' && before !== 'unavailable') {
-      this.report(undefined, `received TTL cannot be checked on ${r.key}: ${ttl.reason}; packets are accepted whatever their TTL`);
+      this.report(undefined, `received TTL cannot be checked on ${r.key}: ${ttl.reason}; the packets of its sessions are discarded (fail closed)`);
     }
   }
 
+  /** Demultiplexes one received datagram (RFC 5880 §6.8.6; see the module comment) and hands it to its session. */
   private received(r: Receiver, buf: Buffer, from: UdpEndpoint): void {
-    const d = decodeControlPacket(buf);
-    if (!d.ok) return this.discard(d.reason);
-    const p = d.packet;
-    let source: string;
+    let source: string | undefined;
     try {
       source = canonicalAddress(from.address);
     } catch {
-      return this.discard('wrongSource');
+      source = undefined;
     }
-    let entry: Entry | undefined;
+    const hop = r.multihop ? 'multihop' : 'single-hop';
+    const bySource = source === undefined ? undefined : this.byPeer.get(this.peerKey(r.multihop, source));
+    const d = decodeControlPacket(buf);
+    if (!d.ok) return this.discard(bySource, d.reason, d.message);
+    if (source === undefined) return this.discard(undefined, 'wrongSource', `source ${from.address} is not an IP address`);
+    const p = d.packet;
+    let entry: Entry;
     if (p.yourDiscriminator !== 0) {
-      entry = this.byDiscriminator.get(p.yourDiscriminator);
-      if (!entry) return this.discard('noSession');
-      if (entry.remote !== source || entry.cfg.multihop !== r.multihop) return this.discard('wrongSource');
+      const e = this.byDiscriminator.get(p.yourDiscriminator);
+      if (!e) return this.discard(bySource, 'noSession', `Your Discriminator ${p.yourDiscriminator} names no session of ours`);
+      if (e.remote !== source || e.cfg.multihop !== r.multihop) {
+        return this.discard(e, 'wrongSource', `a ${hop} packet for this session's discriminator came from ${source}, not from the peer`);
+      }
+      entry = e;
     } else {
-      entry = this.byPeer.get(this.peerKey(r.multihop, source));
-      if (!entry) return this.discard('noSession');
+      if (!bySource) return this.discard(undefined, 'noSession', `no ${hop} session to ${source}`);
+      entry = bySource;
+    }
+    if (entry.ttlUnchecked !== undefined) return this.discard(entry, 'ttlUnchecked', entry.ttlUnchecked);
+    const known = entry.session.remoteDiscriminator;
+    if (known !== 0 && p.myDiscriminator !== known) {
+      return this.discard(entry, 'remoteDiscriminator', `My Discriminator ${p.myDiscriminator} is not the peer's ${known} (spoofed, or the peer restarted: then its packets are heard after one Detection Time)`);
     }
     entry.session.receive(p);
   }
 
-  private discard(reason: keyof BfdDiscards): void {
+  /** Counts a discarded packet for the engine and for the session it was meant for, if any (then a notice). */
+  private discard(e: Entry | undefined, reason: keyof BfdDiscards, message: string): void {
     this.discarded[reason] = (this.discarded[reason] ?? 0) + 1;
+    if (e === undefined || e.closed) return;
+    e.discards[reason] = (e.discards[reason] ?? 0) + 1;
+    e.lastDiscard = { reason, message };
+    if (e.discardNotice !== undefined) {
+      e.discardPending = true;
+      return;
+    }
+    this.changed(e, { kind: 'discards' });
+    const quiet = (): void => {
+      e.discardNotice = undefined;
+      if (!e.discardPending || e.closed) return;
+      e.discardPending = false;
+      this.changed(e, { kind: 'discards' });
+      e.discardNotice = this.o.clock.setTimer(quiet, DISCARD_NOTICE_MS);
+    };
+    e.discardNotice = this.o.clock.setTimer(quiet, DISCARD_NOTICE_MS);
   }
+}
+
+/** The received TTL a session needs (RFC 5881 §5: 255 single-hop; RFC 5883 §5: its minimumTtl), or none. */
+function minimumTtl(c: BfdPeerConfig): number | undefined {
+  return c.multihop ? c.minimumTtl : 255;
 }

@@ -36,7 +36,7 @@ import type { BfdState } from './packet.ts';
 export type BfdFsmEvent =
   /** A valid Control packet demultiplexed to this session (RFC 5880 §6.8.6), with its State field. */
   | { readonly type: 'ControlPacket'; readonly remoteState: BfdState }
-  /** The Detection Time passed without a valid packet (RFC 5880 §6.8.4). */
+  /** The Detection Time passed without a valid packet (RFC 5880 §6.8.4; in Down and AdminDown too, §6.8.1). */
   | { readonly type: 'DetectionTimeExpired' }
   /** Management holds the session down (RFC 5880 §6.8.16). */
   | { readonly type: 'AdminDown' }
@@ -60,7 +60,8 @@ export function transition(state: BfdState, event: BfdFsmEvent): BfdTransition {
       return { state: state === 'AdminDown' ? 'Down' : state };
     case 'DetectionTimeExpired':
       if (state === 'Init' || state === 'Up') return { state: 'Down', diag: BfdDiag.ControlDetectionTimeExpired, resetRemoteDiscriminator: true };
-      return { state };
+      // §6.8.1: bfd.RemoteDiscr is reset whatever the state, so a restarted remote (a new My Discriminator) is heard
+      return { state, resetRemoteDiscriminator: true };
     case 'ControlPacket':
       return received(state, event.remoteState);
   }

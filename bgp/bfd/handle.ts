@@ -5,7 +5,7 @@
  * status, metrics) get it synchronously.
  *
  * Events:
- * - 'update' (id, change: BfdSessionChange, info: BfdSessionInfo)   a state or timer change of a session
+ * - 'update' (id, change: BfdChange, info: BfdSessionInfo)   a state or timer change of a session, or discarded packets meant for it (at most once a second)
  * - 'error'  (message: string, id?: string)                        a socket or TTL-check problem, a worker crash
  *
  * A worker that dies is restarted after one second with every session configured again (the peers saw BFD go Down

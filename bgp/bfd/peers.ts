@@ -11,11 +11,10 @@
 import type { Clock } from '../clock.ts';
 import { BFD_OPTIONS } from '../peer-config.ts';
 import type { PeerBfdConfig } from '../peer-config.ts';
-import type { BfdPeerConfig, BfdSessionInfo } from './engine.ts';
+import type { BfdChange, BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 import type { BfdClient } from './handle.ts';
 import { describeDiag } from './packet.ts';
 import type { BfdState } from './packet.ts';
-import type { BfdSessionChange } from './session.ts';
 
 /** The part of a Speaker peer this module reads. */
 export interface BfdPeer {
@@ -42,8 +41,14 @@ export interface PeerBfdStatus {
   /** How the peer's TTL is checked: kernel, none (multihop without minimumTtl), unavailable (see ttlCheckReason). */
   readonly ttlCheck: string;
   readonly ttlCheckReason?: string;
-  /** Why the session cannot run (sockets), when it cannot. */
+  /** Why the session cannot run (sockets, a second session to the same address), when it cannot. */
   readonly error?: string;
+  /**
+   * Packets meant for this session that were discarded, by reason (RFC 5880 §6.8.6: `authentication`,
+   * `remoteDiscriminator`, `wrongSource`, `ttlUnchecked`, ...; bgp/bfd/engine.ts), and the last one's reason and message.
+   */
+  readonly discards: Readonly<Record<string, number>>;
+  readonly lastDiscard?: { readonly reason: string; readonly message: string };
   /** State changes since the peer was configured. */
   readonly stateChanges: number;
   /** When the session last reached Up (while Up). */
@@ -74,6 +79,8 @@ interface Tracked {
   stateChanges: number;
   upSince: number | undefined;
   lastDown: PeerBfdStatus['lastDown'];
+  /** The engine refused the session (e.g. a second one to the same address and hop mode). */
+  error: string | undefined;
 }
 
 /** Construction options. */
@@ -128,9 +135,11 @@ export class PeerBfd {
       client.update(p.name, config).catch((e: Error) => this.o.onError(`BFD for peer ${p.name}: ${e.message}`, p.name));
       return;
     }
-    this.peers.set(p.name, { config, detectionTimeMs: 0, stateChanges: 0, upSince: undefined, lastDown: undefined });
+    const t: Tracked = { config, detectionTimeMs: 0, stateChanges: 0, upSince: undefined, lastDown: undefined, error: undefined };
+    this.peers.set(p.name, t);
     client.add(p.name, config).catch((e: Error) => {
-      this.peers.delete(p.name);
+      // kept, so the peer's status says why it runs without BFD (issue 35 N10), never silently
+      if (this.peers.get(p.name) === t) t.error = `BFD is not running: ${e.message}`;
       this.o.onError(`BFD for peer ${p.name}: ${e.message}`, p.name);
     });
   }
@@ -157,7 +166,9 @@ export class PeerBfd {
       detectionTimeMs: i?.detectionTimeMs ?? 0,
       ttlCheck: i?.ttlCheck ?? 'none',
       ...(i?.ttlCheckReason !== undefined ? { ttlCheckReason: i.ttlCheckReason } : {}),
-      ...(i?.error !== undefined ? { error: i.error } : {}),
+      ...(i?.error !== undefined ? { error: i.error } : t.error !== undefined ? { error: t.error } : {}),
+      discards: i?.discards ?? {},
+      ...(i?.lastDiscard !== undefined ? { lastDiscard: i.lastDiscard } : {}),
       stateChanges: t.stateChanges,
       ...(t.upSince !== undefined && i?.state === 'Up' ? { upSince: t.upSince } : {}),
       ...(t.lastDown ? { lastDown: t.lastDown } : {}),
@@ -187,13 +198,13 @@ export class PeerBfd {
   private ensureClient(): BfdClient {
     if (this.client) return this.client;
     const c = this.o.createClient();
-    c.on('update', (id: string, change: BfdSessionChange, info: BfdSessionInfo) => this.updated(id, change, info));
+    c.on('update', (id: string, change: BfdChange, info: BfdSessionInfo) => this.updated(id, change, info));
     c.on('error', (message: string, id?: string) => this.o.onError(message, id));
     this.client = c;
     return c;
   }
 
-  private updated(name: string, change: BfdSessionChange, info: BfdSessionInfo): void {
+  private updated(name: string, change: BfdChange, info: BfdSessionInfo): void {
     const t = this.peers.get(name);
     if (!t) return;
     const detectionTimeMs = t.detectionTimeMs;

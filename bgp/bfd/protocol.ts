@@ -6,8 +6,7 @@
  */
 import { answer } from '../worker-rpc.ts';
 import type { CallHandlers, CallMessage, ChannelEnd, ReplyMessage } from '../worker-rpc.ts';
-import type { BfdDiscards, BfdEngine, BfdPeerConfig, BfdSessionInfo } from './engine.ts';
-import type { BfdSessionChange } from './session.ts';
+import type { BfdChange, BfdDiscards, BfdEngine, BfdPeerConfig, BfdSessionInfo } from './engine.ts';
 
 /** The engine's methods the handle calls, each with its arguments. */
 export interface BfdCalls {
@@ -32,7 +31,7 @@ export type BfdRequest = CallMessage<BfdCalls>;
 /** Engine → main thread: replies, and the notices of the sessions. */
 export type BfdMessage =
   | ReplyMessage<BfdStatusReply>
-  | { readonly type: 'update'; readonly id: string; readonly change: BfdSessionChange; readonly info: BfdSessionInfo }
+  | { readonly type: 'update'; readonly id: string; readonly change: BfdChange; readonly info: BfdSessionInfo }
   | { readonly type: 'error'; readonly id?: string; readonly message: string };
 
 /** The engine's handler of each call. */

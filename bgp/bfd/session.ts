@@ -111,7 +111,7 @@ export class BfdSession {
   // RFC 5880 §6.8.1 state variables
   private state: BfdState = 'Down';
   private remoteState: BfdState = 'Down';
-  private remoteDiscriminator = 0;
+  private remoteDiscr = 0;
   private localDiag: number = BfdDiag.NoDiagnostic;
   private remoteDiag = 0;
   private remoteMinRxUs = 1;
@@ -146,6 +146,14 @@ export class BfdSession {
   /** Current bfd.SessionState. */
   get sessionState(): BfdState {
     return this.state;
+  }
+
+  /**
+   * bfd.RemoteDiscr: the remote's My Discriminator, 0 until known and again after a Detection Time without a packet
+   * (RFC 5880 §6.8.1). The engine discards a packet whose My Discriminator differs while it is known (§6.8.6).
+   */
+  get remoteDiscriminator(): number {
+    return this.remoteDiscr;
   }
 
   /** Starts transmitting (Down state; the passive role waits for the remote). Idempotent. */
@@ -194,7 +202,7 @@ export class BfdSession {
   receive(p: ControlPacket): void {
     if (!this.running) return;
     this.received++;
-    this.remoteDiscriminator = p.myDiscriminator;
+    this.remoteDiscr = p.myDiscriminator;
     this.remoteState = p.state;
     this.remoteDiag = p.diag;
     this.remoteMinRxUs = p.requiredMinRxIntervalUs;
@@ -206,7 +214,9 @@ export class BfdSession {
     const changed = this.enter(t.state, t.diag);
     // Leaving Up here means the remote said Down: it runs no Detection Time on us, so no hold (§6.8.3).
     const pollStarted = changed && this.advertisedMayHaveChanged(false);
-    if (this.state === 'Init' || this.state === 'Up') this.armDetection();
+    // In every state: in Init and Up its expiry takes the session Down; in Down and AdminDown it only forgets
+    // bfd.RemoteDiscr (§6.8.1), so a remote that restarted with a new discriminator is heard again.
+    this.armDetection();
     // An answer to a Poll goes out at once and carries the new state; otherwise a changed packet does (§6.8.7).
     if (p.poll) this.transmit(true);
     else if (changed || pollStarted) this.transmitNow();
@@ -222,7 +232,7 @@ export class BfdSession {
       localDiag: this.localDiag,
       remoteDiag: this.remoteDiag,
       localDiscriminator: this.localDiscriminator,
-      remoteDiscriminator: this.remoteDiscriminator,
+      remoteDiscriminator: this.remoteDiscr,
       desiredMinTxMs: this.advertisedTxUs() / 1000,
       requiredMinRxMs: this.params.requiredMinRxUs / 1000,
       detectMult: this.params.detectMult,
@@ -243,11 +253,14 @@ export class BfdSession {
     const from = this.state;
     const t = transition(from, event);
     if (t.resetRemoteDiscriminator) {
-      this.remoteDiscriminator = 0;
+      this.remoteDiscr = 0;
       this.remoteState = 'Down';
     }
     const changed = this.enter(t.state, t.diag);
-    if (!changed) return;
+    if (!changed) {
+      if (t.resetRemoteDiscriminator) this.afterTimingChange(); // a passive session stops sending (§6.8.7)
+      return;
+    }
     // Up → AdminDown: the remote is still Up and expects our packets at the negotiated rate until it has seen ours.
     this.advertisedMayHaveChanged(from === 'Up' && event.type === 'AdminDown');
     this.transmitNow();
@@ -260,10 +273,6 @@ export class BfdSession {
     if (diag !== undefined) this.localDiag = diag;
     if (state === this.state) return false;
     this.state = state;
-    if (state === 'Down' || state === 'AdminDown') {
-      this.clock.clearTimer(this.detectTimer);
-      this.detectTimer = undefined;
-    }
     return true;
   }
 
@@ -329,7 +338,7 @@ export class BfdSession {
   }
 
   private mayTransmitPeriodically(): boolean {
-    return this.running && !(this.params.passive && this.remoteDiscriminator === 0) && this.remoteMinRxUs !== 0;
+    return this.running && !(this.params.passive && this.remoteDiscr === 0) && this.remoteMinRxUs !== 0;
   }
 
   /** The negotiated values a 'timers' change reports, as one comparable string (cheap: runs per packet). */
@@ -385,7 +394,7 @@ export class BfdSession {
   /** Builds and sends one packet; `final` answers a Poll (P clear, F set, §6.8.6/§6.8.7). */
   private transmit(final: boolean): void {
     if (!this.running) return;
-    if (this.params.passive && this.remoteDiscriminator === 0) return; // §6.8.7
+    if (this.params.passive && this.remoteDiscr === 0) return; // §6.8.7
     const packet: ControlPacket = {
       diag: this.localDiag,
       state: this.state,
@@ -395,7 +404,7 @@ export class BfdSession {
       demand: false,
       detectMult: this.params.detectMult,
       myDiscriminator: this.localDiscriminator,
-      yourDiscriminator: this.remoteDiscriminator,
+      yourDiscriminator: this.remoteDiscr,
       desiredMinTxIntervalUs: this.advertisedTxUs(),
       requiredMinRxIntervalUs: this.params.requiredMinRxUs,
       requiredMinEchoRxIntervalUs: 0,

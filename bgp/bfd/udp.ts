@@ -162,6 +162,15 @@ const MAX_INSNS = 4096;
 type Insn = [code: number, jt: number, jf: number, k: number];
 
 /**
+ * How many per-source rules one TTL filter holds (ttlFilterProgram: 6 instructions per IPv4 source, 12 per IPv6
+ * source, in BPF_MAXINSNS with room for a rule for every other source): 682 for IPv4, 341 for IPv6. A session
+ * whose rule does not fit is not checked by the kernel, and the engine discards its packets (fail closed).
+ */
+export function maxTtlRules(family: 4 | 6): number {
+  return Math.floor((MAX_INSNS - 4) / (2 * (family === 4 ? 1 : 4) + 4));
+}
+
+/**
  * The classic BPF program for `rules` on a socket of `family`: a datagram from a source with a rule is accepted only
  * if its TTL / Hop Limit is at least the rule's minimum; a rule without `source` applies to every other source;
  * sources without a rule are accepted (the BFD demultiplexer discards them, counted). Returns the instructions as

@@ -56,7 +56,7 @@ export const peerViewSchema = {
     bfd: {
       type: 'object',
       description: "The peer's BFD session (RFC 5880), when BFD is on for it; intervals in ms",
-      required: ['state', 'remoteState', 'diagnostic', 'multihop', 'localDiscriminator', 'remoteDiscriminator', 'transmitIntervalMs', 'detectionTimeMs', 'ttlCheck', 'stateChanges'],
+      required: ['state', 'remoteState', 'diagnostic', 'multihop', 'localDiscriminator', 'remoteDiscriminator', 'transmitIntervalMs', 'detectionTimeMs', 'ttlCheck', 'discards', 'stateChanges'],
       properties: {
         state: { type: 'string', description: 'AdminDown, Down, Init or Up' },
         remoteState: str,
@@ -69,6 +69,8 @@ export const peerViewSchema = {
         ttlCheck: str,
         ttlCheckReason: str,
         error: str,
+        discards: { ...counts, description: 'Packets meant for this session that were discarded, by reason (RFC 5880 §6.8.6: authentication, remoteDiscriminator, wrongSource, ttlUnchecked, ...)' },
+        lastDiscard: { type: 'object', required: ['reason', 'message'], properties: { reason: str, message: str } },
         stateChanges: int,
         upSince: str,
         lastDown: { type: 'object', required: ['at', 'diagnostic', 'remoteState', 'detectionTimeMs'], properties: { at: str, diagnostic: str, remoteState: str, detectionTimeMs: num } },

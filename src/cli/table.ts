@@ -92,7 +92,10 @@ export function formatPeerDetail(p: PeerView): string {
     const b = p.bfd;
     const parts = [`${b.state}${b.multihop ? ' multihop' : ''}`, `tx ${b.transmitIntervalMs} ms, detection ${b.detectionTimeMs} ms`, `TTL check ${b.ttlCheck}`];
     if (b.lastDown) parts.push(`last down ${b.lastDown.at}: ${b.lastDown.diagnostic}`);
+    if (b.ttlCheckReason) parts.push(b.ttlCheckReason);
     if (b.error) parts.push(b.error);
+    const discarded = Object.values(b.discards).reduce((a, n) => a + n, 0);
+    if (b.lastDiscard) parts.push(`${discarded} packet(s) discarded, last: ${b.lastDiscard.reason}: ${b.lastDiscard.message}`);
     rows.push(['BFD', parts.join('; ')]);
   }
   const fmt = (r: Record<string, number>) =>

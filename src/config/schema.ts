@@ -16,7 +16,7 @@ import { BlockList } from 'node:net';
 import { z } from 'zod';
 import type { Family, SubOption } from '../../bgp/main-thread.ts';
 import { BFD_OPTIONS, GRACEFUL_RESTART_OPTIONS, inRange, MAX_COMMUNITY_OCTETS, parseCommunity, parseLargeCommunity, PEER_OPTIONS, rangeText } from '../../bgp/main-thread.ts';
-import { addressValue, canonicalCIDR, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
+import { addressValue, canonicalCIDR, canonicalIP, ipFamilyOf, parseNodeIps, toPrefix } from '../net/address.ts';
 import { parseCommunityRange, parseLargeCommunityRange, reachesWellKnown } from '../net/community-ranges.ts';
 import { parseBandwidthText, parseExtendedCommunityText } from './extended-communities.ts';
 import { runSync } from './slices.ts';
@@ -760,6 +760,8 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
 
   const names = new Map<string, number>();
   const endpoints = new Map<string, number>();
+  /** BFD sessions by hop mode, address and node selection: the engine runs one per address and hop mode. */
+  const bfdSessions = new Map<string, number>();
   cfg.peers.forEach((p, i) => {
     const prev = names.get(p.name);
     if (prev !== undefined) add(['peers', i, 'name'], `duplicate peer name "${p.name}" (also peers[${prev}])`);
@@ -783,6 +785,15 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
     if (new Set(p.families).size !== p.families.length) add(['peers', i, 'families'], 'lists a family twice');
     const bfdMultihop = p.bfd?.multihop ?? (p.ebgpMultihop !== undefined && p.ebgpMultihop > 1);
     if (p.bfd?.minimumTtl !== undefined && !bfdMultihop) add(['peers', i, 'bfd', 'minimumTtl'], 'applies to multihop BFD only (single-hop always requires TTL 255); set bfd.multihop or remove it');
+    if (p.bfd?.enabled === true) {
+      // Two peers at one address (other ports) on the same nodes: a packet is matched to its session by source
+      // address (RFC 5880 §6.8.6), so only one of them could have BFD (issue 35 N10). Peers on other nodes may.
+      const hop = bfdMultihop ? 'multihop' : 'single-hop';
+      const key = `${hop} ${canonicalIP(p.address) ?? p.address} ${JSON.stringify(p.nodeSelector ?? null)} ${JSON.stringify(p.nodeSelectors ?? null)}`;
+      const prevBfd = bfdSessions.get(key);
+      if (prevBfd !== undefined) add(['peers', i, 'bfd', 'enabled'], `a second ${hop} BFD session to ${p.address} (also peers[${prevBfd}]) on the same nodes: one BFD session runs per address and hop mode (RFC 5880 §6.8.6 finds it by source address); enable BFD on one of them`);
+      else bfdSessions.set(key, i);
+    }
     for (const k of ['nextHop', 'nextHopV6'] as const) {
       const nh = p[k];
       const why = nh !== undefined ? nextHopProblem(nh) : undefined;

@@ -95,6 +95,7 @@ export class HeraldMetrics {
   readonly bfdSessionUp: Gauge<'peer'>;
   readonly bfdDetectionTime: Gauge<'peer'>;
   readonly bfdStateChanges: Counter<'peer' | 'from' | 'to'>;
+  readonly bfdDiscards: Counter<'peer' | 'reason'>;
 
   private peersProvider: () => PeerView[] = () => [];
   private vipsProvider: () => Iterable<HandledVip> = () => [];
@@ -360,6 +361,16 @@ export class HeraldMetrics {
       collect() {
         this.reset();
         for (const p of self.peersProvider()) if (p.bfd) this.set({ peer: p.name }, p.bfd.detectionTimeMs / 1000);
+      },
+    });
+    this.bfdDiscards = new Counter({
+      name: `${PREFIX}bfd_packets_discarded_total`,
+      help: 'BFD packets meant for the peer\'s session that were discarded (RFC 5880 §6.8.6), by peer and reason: authentication (the peer uses BFD authentication), remoteDiscriminator (not the peer\'s My Discriminator: spoofed, or the peer restarted), wrongSource, ttlUnchecked (fail closed), noSession, ...',
+      labelNames: ['peer', 'reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of self.peersProvider()) for (const [reason, n] of Object.entries(p.bfd?.discards ?? {})) this.inc({ peer: p.name, reason }, n);
       },
     });
     this.bfdStateChanges = new Counter({

@@ -3,8 +3,7 @@
 // flap, our AdminDown and FRR's (`shutdown`), and a silent Herald detected within bfdd's Detection Time.
 import t from 'tap';
 import { BfdHandle } from '../../bgp/bfd/handle.ts';
-import type { BfdPeerConfig, BfdSessionInfo } from '../../bgp/bfd/engine.ts';
-import type { BfdSessionChange } from '../../bgp/bfd/session.ts';
+import type { BfdChange, BfdPeerConfig, BfdSessionInfo } from '../../bgp/bfd/engine.ts';
 import { loopbackPair } from '../helpers/bird.ts';
 import { Bfdd, hostBfdLock } from '../helpers/bfd.ts';
 
@@ -30,8 +29,8 @@ t.test('multihop with bfdd: Up, timers, Poll Sequence, AdminDown both ways, sile
   t.teardown(() => frr.stop());
   const h = BfdHandle.start();
   t.teardown(() => h.close());
-  const changes: BfdSessionChange[] = [];
-  h.on('update', (_id: string, c: BfdSessionChange, _i: BfdSessionInfo) => changes.push(c));
+  const changes: BfdChange[] = [];
+  h.on('update', (_id: string, c: BfdChange, _i: BfdSessionInfo) => changes.push(c));
   const cfg: BfdPeerConfig = { remoteAddress: addr.bird, localAddress: addr.ours, multihop: true, transmitIntervalMs: 100, receiveIntervalMs: 100, detectMultiplier: 3, passive: false, minimumTtl: 254 };
   await h.add('frr', cfg);
   const peer = async () => (await frr.peers())[0];

@@ -5,10 +5,9 @@ import t from 'tap';
 import { createSocket } from 'node:dgram';
 import { realClock } from '../../../bgp/clock.ts';
 import { BfdEngine } from '../../../bgp/bfd/engine.ts';
-import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
+import type { BfdChange, BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
 import { encodeControlPacket } from '../../../bgp/bfd/packet.ts';
 import { udpTransport } from '../../../bgp/bfd/udp.ts';
-import type { BfdSessionChange } from '../../../bgp/bfd/session.ts';
 
 let counter = 0;
 function addresses(): { a: string; b: string; c: string } {
@@ -18,7 +17,7 @@ function addresses(): { a: string; b: string; c: string } {
 }
 
 function engine() {
-  const updates: { id: string; change: BfdSessionChange; info: BfdSessionInfo }[] = [];
+  const updates: { id: string; change: BfdChange; info: BfdSessionInfo }[] = [];
   const errors: string[] = [];
   const e = new BfdEngine({ clock: realClock, transport: udpTransport, onUpdate: (id, change, info) => updates.push({ id, change, info }), onError: (_id, m) => errors.push(m) });
   return { e, updates, errors };

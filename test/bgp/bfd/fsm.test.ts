@@ -24,7 +24,7 @@ const rows: Row[] = [
   { from: 'Down', event: rx('Down'), to: 'Init' },
   { from: 'Down', event: rx('Init'), to: 'Up', diag: 0 },
   { from: 'Down', event: rx('Up'), to: 'Down' },
-  { from: 'Down', event: TIMER, to: 'Down' },
+  { from: 'Down', event: TIMER, to: 'Down', resetRemote: true }, // §6.8.1: bfd.RemoteDiscr reset in any state
   { from: 'Down', event: ADMIN_DOWN, to: 'AdminDown', diag: 7 },
   { from: 'Down', event: ADMIN_UP, to: 'Down' },
   // Init ("If received State is Init or Up → Up"; AdminDown → Down, diag 3; TIMER → Down, diag 1)
@@ -48,7 +48,7 @@ const rows: Row[] = [
   { from: 'AdminDown', event: rx('Down'), to: 'AdminDown' },
   { from: 'AdminDown', event: rx('Init'), to: 'AdminDown' },
   { from: 'AdminDown', event: rx('Up'), to: 'AdminDown' },
-  { from: 'AdminDown', event: TIMER, to: 'AdminDown' },
+  { from: 'AdminDown', event: TIMER, to: 'AdminDown', resetRemote: true },
   { from: 'AdminDown', event: ADMIN_DOWN, to: 'AdminDown' },
   { from: 'AdminDown', event: ADMIN_UP, to: 'Down' },
 ];

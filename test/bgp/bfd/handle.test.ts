@@ -3,8 +3,7 @@
 import t from 'tap';
 import { realClock } from '../../../bgp/clock.ts';
 import { BfdHandle } from '../../../bgp/bfd/handle.ts';
-import type { BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
-import type { BfdSessionChange } from '../../../bgp/bfd/session.ts';
+import type { BfdChange, BfdPeerConfig, BfdSessionInfo } from '../../../bgp/bfd/engine.ts';
 
 let counter = 0;
 function addresses(): { a: string; b: string } {
@@ -25,7 +24,7 @@ const cfg = (remoteAddress: string, localAddress: string, ms = 100): BfdPeerConf
 
 function record(h: BfdHandle): { to: string; diag: number }[] {
   const out: { to: string; diag: number }[] = [];
-  h.on('update', (_id: string, c: BfdSessionChange, _i: BfdSessionInfo) => {
+  h.on('update', (_id: string, c: BfdChange, _i: BfdSessionInfo) => {
     if (c.kind === 'state') out.push({ to: c.to, diag: c.diag });
   });
   return out;

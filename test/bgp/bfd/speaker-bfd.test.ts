@@ -52,8 +52,12 @@ class FakeBfd extends EventEmitter implements BfdClient {
     super();
     this.log = log;
   }
+  /** add() rejects for these ids with this message, as the engine does for a second session to one address. */
+  readonly refuse = new Map<string, string>();
   async add(id: string, c: BfdPeerConfig): Promise<void> {
     this.log.push(`bfd add ${id}`);
+    const refused = this.refuse.get(id);
+    if (refused !== undefined) throw new RangeError(refused);
     this.configs.set(id, c);
   }
   async update(id: string, c: BfdPeerConfig): Promise<void> {
@@ -118,6 +122,20 @@ t.test('sessions per peer with the documented defaults; no BFD client without a 
   t.same(bfd()?.configs.get('r2'), { remoteAddress: '198.51.100.2', multihop: true, transmitIntervalMs: 100, receiveIntervalMs: 200, detectMultiplier: 5, passive: true, minimumTtl: 250 }, 'ebgpMultihop > 1 makes it multihop');
   t.equal(speaker.peers().find((p) => p.name === 'plain')?.bfd, undefined);
   t.equal(speaker.peers().find((p) => p.name === 'r1')?.bfd?.state, 'Down', 'configured, not Up yet');
+});
+
+t.test('a session the engine refuses (a second one to one address, issue 35 N10): the peer\'s status says so', async (t) => {
+  const { speaker, bfd } = setup();
+  const errors: string[] = [];
+  speaker.on('error', (e: Error) => errors.push(e.message));
+  speaker.addPeer({ name: 'r1', address: '192.0.2.2', peerAs: 65002, bfd: {} });
+  bfd()?.refuse.set('r2', 'BFD session "r1" already runs single-hop to 192.0.2.2; one session per peer address and hop mode');
+  speaker.addPeer({ name: 'r2', address: '192.0.2.2', port: 1179, peerAs: 65002, bfd: {} });
+  await tick();
+  const r2 = speaker.peers().find((p) => p.name === 'r2')?.bfd;
+  t.equal(r2?.state, 'Down');
+  t.match(r2?.error, /^BFD is not running: BFD session "r1" already runs single-hop to 192\.0\.2\.2/, 'not silently without BFD');
+  t.equal(speaker.peers().find((p) => p.name === 'r1')?.bfd?.error, undefined);
 });
 
 t.test('Up → Down (Detection Time expired): BGP reset with Cease / BFD Down; the event and status say so', async (t) => {
