@@ -156,6 +156,22 @@ const community = z.string().refine((s) => !/^\s*\d+\s*$/.test(s) && parses(pars
 const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), {
   error: 'must be a large community "GLOBAL:LOCAL1:LOCAL2" (0..4294967295 each)',
 });
+/** The name of a community alias (`communityAliases`, MetalLB's Community kind): a letter, then letters, digits, `-_.`. */
+const ALIAS_NAME = /^[A-Za-z][-A-Za-z0-9_.]{0,62}$/;
+/** A community of an advertisement: a value, or the name of a `communityAliases` entry (checked by semanticChecks). */
+const communityOrAlias = z.string().refine((s) => parses(parseCommunity, s) || ALIAS_NAME.test(s), {
+  error: 'must be a community "ASN:VALUE" (0..65535 each), a well-known name (no-export, ...) or the name of a communityAliases entry',
+});
+/** A community alias: its name and the standard or large community it stands for. */
+const communityAlias = z
+  .strictObject({
+    name: z.string().regex(ALIAS_NAME, { error: 'must start with a letter and hold only letters, digits, "-", "_" and "." (at most 63)' }).describe('The alias, used in advertisements\' communities.'),
+    value: z
+      .string()
+      .refine((s) => parses(parseCommunity, s) || parses(parseLargeCommunity, s), { error: 'must be a community "ASN:VALUE" or a large community "G:L1:L2"' })
+      .describe('The standard community "ASN:VALUE" (or well-known name) or large community "G:L1:L2" it stands for.'),
+  })
+  .describe("A name for a community value (MetalLB's Community kind).");
 const extendedCommunity = z.string().refine((s) => !('error' in parseExtendedCommunityText(s)), {
   error: (iss) => {
     const r = typeof iss.input === 'string' ? parseExtendedCommunityText(iss.input) : { error: 'must be a string' };
@@ -402,7 +418,18 @@ export const advertisementSchema = z
     nodeSelector: labelSelector.optional().describe('Announce only from nodes whose labels match (the same as nodeSelectors with one selector).'),
     nodeSelectors: labelSelectors('Announce only from nodes').optional(),
     peers: z.array(z.string()).optional().describe('Peers to announce to (default all).'),
-    communities: z.array(community).optional(),
+    ipAddressPools: z
+      .array(z.string().min(1))
+      .max(256, msg('must list at most 256 pools'))
+      .optional()
+      .describe("Announce only addresses inside these pools (by name: the file's pools and IPAddressPool objects), as MetalLB's BGPAdvertisement. With ipAddressPoolSelectors: inside a pool either selects. Absent (both): any address."),
+    ipAddressPoolSelectors: labelSelectors('Announce only addresses inside pools')
+      .optional()
+      .describe("Announce only addresses inside the pools whose labels match ANY of these selectors (a pool's labels; an IPAddressPool object's metadata.labels), as MetalLB's BGPAdvertisement."),
+    communities: z
+      .array(communityOrAlias)
+      .optional()
+      .describe('Standard communities (RFC 1997): "ASN:VALUE", a well-known name, or the name of a communityAliases entry (which may stand for a large community).'),
     largeCommunities: z.array(largeCommunity).optional(),
     localPref: uint32('a LOCAL_PREF').optional(),
     med: uint32('a MED').optional(),
@@ -461,10 +488,17 @@ export const poolSchema = z
       .describe('CIDRs and ranges "A-B" (one family each) the pool hands out.'),
     autoAssign: z.boolean().default(true).describe('Assign from this pool to Services that name no pool (false: only to Services that name it).'),
     avoidBuggyIPs: z.boolean().default(false).describe('Skip IPv4 addresses ending in .0 and .255.'),
-    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all).'),
+    namespaces: z.array(z.string()).optional().describe('Only Services in these namespaces (default: all; with namespaceSelectors: in either).'),
+    namespaceSelectors: labelSelectors('Only Services in namespaces')
+      .optional()
+      .describe("Only Services in namespaces whose labels match ANY of these selectors (with namespaces: in either), as MetalLB's serviceAllocation. The allocator then reads the cluster's Namespaces (RBAC: namespaces list/watch)."),
     serviceSelector: labelSelector.optional().describe('Only Services whose labels match (the same as serviceSelectors with one selector).'),
     serviceSelectors: labelSelectors('Only Services').optional(),
     priority: z.number().int().optional().describe('Lower is tried first; pools without a priority come last.'),
+    labels: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("Labels advertisements select this pool by (ipAddressPoolSelectors). An IPAddressPool object's are its metadata.labels."),
   })
   .describe('LoadBalancer IP pool: the elected allocator assigns addresses from it to LoadBalancer Services (docs/ipam.md; needs the kubernetes source).');
 
@@ -594,6 +628,28 @@ export const configSchema = z
       .default({ holdDown: 10, penalty: 1000, suppressThreshold: 2000, reuseThreshold: 750, halfLife: 60, maxSuppress: 300 })
       .describe('Hold-down and damping of health-check flaps.'),
     pools: z.array(poolSchema).optional(),
+    communityAliases: z
+      .array(communityAlias)
+      .max(1024, msg('must list at most 1024 aliases'))
+      .optional()
+      .describe("Names for community values, usable in every advertisement's communities (the file's and BGPAdvertisement objects'), as MetalLB's Community kind."),
+    ignoreExcludeLB: z
+      .boolean()
+      .default(false)
+      .describe(
+        "true: the label node.kubernetes.io/exclude-from-external-load-balancers neither excludes a node nor makes it depart (MetalLB's --ignore-exclude-lb: kubeadm puts it on control-plane nodes, which then announce too). Default false: it excludes the node.",
+      ),
+    compatibility: z
+      .strictObject({
+        metallbAnnotations: z
+          .boolean()
+          .default(false)
+          .describe(
+            "true: the allocator also honours MetalLB's Service annotations metallb.io/loadBalancerIPs, metallb.io/address-pool and metallb.io/allow-shared-ip (and their deprecated metallb.universe.tf/ names), under the same pool restrictions as the herald.io/ ones (docs/ipam.md); a Service with both that disagree is refused. For a drop-in move from MetalLB (docs/metallb-migration.md).",
+          ),
+      })
+      .default({ metallbAnnotations: false })
+      .describe('What Herald reads of other implementations (docs/metallb-migration.md).'),
     admin: z
       .strictObject({
         address: ipAddress.default('127.0.0.1').describe('Address of the admin HTTP API and /metrics.'),
@@ -736,6 +792,32 @@ function communitiesProblem(r: { communities?: readonly string[] | undefined; la
   return `communities take ${octets} octets (4 per community, 12 per large, 8 per extended, 20 per IPv6 extended community); at most ${MAX_COMMUNITY_OCTETS} fit one 4096-octet UPDATE with the other attributes`;
 }
 
+/**
+ * An advertisement's `communities` with the `communityAliases` they name replaced by their values: standard ones stay
+ * in `communities`, an alias of a large community moves to `largeCommunities` (after the advertisement's own).
+ * `unknown` lists the names no alias defines (semanticChecks refuses those).
+ */
+export function resolveCommunityAliases(
+  a: { readonly communities?: readonly string[] | undefined; readonly largeCommunities?: readonly string[] | undefined },
+  aliases: readonly { readonly name: string; readonly value: string }[] | undefined,
+): { communities: string[] | undefined; largeCommunities: string[] | undefined; unknown: string[] } {
+  if (a.communities === undefined) return { communities: undefined, largeCommunities: a.largeCommunities?.slice(), unknown: [] };
+  const byName = new Map((aliases ?? []).map((x) => [x.name, x.value]));
+  const communities: string[] = [];
+  const large: string[] = [...(a.largeCommunities ?? [])];
+  const unknown: string[] = [];
+  for (const c of a.communities) {
+    if (parses(parseCommunity, c)) communities.push(c);
+    else {
+      const v = byName.get(c);
+      if (v === undefined) unknown.push(c);
+      else if (parses(parseCommunity, v)) communities.push(v);
+      else large.push(v);
+    }
+  }
+  return { communities, largeCommunities: large.length > 0 ? large : a.largeCommunities?.slice(), unknown };
+}
+
 /** Routes checked between two pauses of {@link semanticChecks}. */
 const ROUTES_PER_STEP = 500;
 
@@ -855,7 +937,9 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
     checkPeerRefs(a.peers, ['advertisements', i, 'peers']);
     if (a.nodeSelector !== undefined && a.nodeSelectors !== undefined) add(['advertisements', i, 'nodeSelector'], 'set nodeSelector or nodeSelectors, not both');
     if (a.serviceSelector !== undefined && a.serviceSelectors !== undefined) add(['advertisements', i, 'serviceSelector'], 'set serviceSelector or serviceSelectors, not both');
-    const why = communitiesProblem(a);
+    const resolved = resolveCommunityAliases(a, cfg.communityAliases);
+    for (const name of resolved.unknown) add(['advertisements', i, 'communities', a.communities?.indexOf(name) ?? 0], `"${name}" is neither a community nor the name of a communityAliases entry: define the alias, or write the value`);
+    const why = communitiesProblem(resolved);
     if (why !== undefined) add(['advertisements', i, a.communities !== undefined ? 'communities' : 'largeCommunities'], why);
     a.serviceAttributes?.communities?.forEach((c, j) => {
       if (reachesWellKnown(parseCommunityRange(c))) {
@@ -874,6 +958,12 @@ export function* semanticChecks(cfg: Config, opts: SemanticOptions = {}): Steps<
     if ((a.maxNodesPerVip !== undefined || a.weighting !== undefined || a.locality !== undefined) && a.addressKinds.length === 1 && a.addressKinds[0] === 'serviceCIDR') {
       add(['advertisements', i, a.maxNodesPerVip !== undefined ? 'maxNodesPerVip' : a.weighting !== undefined ? 'weighting' : 'locality'], 'applies to Service VIPs (loadBalancer, externalIP, clusterIP), not to serviceCIDR');
     }
+  });
+  const aliasNames = new Set<string>();
+  cfg.communityAliases?.forEach((a, i) => {
+    if (aliasNames.has(a.name)) add(['communityAliases', i, 'name'], `duplicate alias "${a.name}"`);
+    aliasNames.add(a.name);
+    if (parses(parseCommunity, a.name)) add(['communityAliases', i, 'name'], `"${a.name}" is already a community (a well-known name): choose another alias`);
   });
   const poolNames = new Set<string>();
   cfg.pools?.forEach((p, i) => {

@@ -227,7 +227,7 @@ export class Controller extends EventEmitter {
     const bounded = boundsFanOut(this.#ctx.advertisements);
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
       this.#node = this.#evaluateNode(snap);
-      this.#cluster = bounded ? clusterNodes(this.#usableNodes(snap)) : NO_CLUSTER_NODES;
+      this.#cluster = bounded ? clusterNodes(this.#usableNodes(snap), { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false }) : NO_CLUSTER_NODES;
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -245,7 +245,7 @@ export class Controller extends EventEmitter {
       // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
       const name = key.slice('node:'.length);
       const obj = snap.node(name);
-      const next = withNode(this.#cluster, name, obj !== undefined && this.quarantine.problem('Node', obj) === undefined ? obj : undefined);
+      const next = withNode(this.#cluster, name, obj !== undefined && this.quarantine.problem('Node', obj) === undefined ? obj : undefined, { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false });
       if (next === undefined) return;
       this.#cluster = next;
       for (const k of [...this.#candidates.keys()]) this.#computeService(k);
@@ -266,7 +266,7 @@ export class Controller extends EventEmitter {
     const me = this.#ctx.nodeName;
     const obj = snap.node(me);
     let problem = obj === undefined ? undefined : this.quarantine.problem('Node', obj);
-    const opts = { departureDrains: this.#ctx.departureDrains ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) };
+    const opts = { departureDrains: this.#ctx.departureDrains ?? false, ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false, ...(this.#lastSeen ? { lastSeen: this.#lastSeen } : {}) };
     let state: NodeState | undefined;
     if (obj !== undefined && problem === undefined) {
       try {

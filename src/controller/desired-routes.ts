@@ -24,7 +24,8 @@
  * - loadBalancerClass: with our class unset only class-less Services' LB IPs are ours; with it set, only an exact
  *   match. The class filters loadBalancer VIPs only.
  * - Advertisements: none configured ⇒ LB ingress IPs to every peer. Otherwise each VIP is announced by every
- *   advertisement selecting its address kind, namespace, Service labels and this node's labels;
+ *   advertisement selecting its address kind, namespace, Service labels, this node's labels and (when it selects
+ *   pools) the address's pool;
  *   `aggregationLength(V6)` widens the prefix.
  * - Admission (admission.ts), before any route piece exists: a LoadBalancer or external address outside the
  *   operator's allowed space, and a prefix an advertisement would widen past it, are never announced
@@ -38,6 +39,7 @@ import { objectKey } from '../k8s/keys.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
 import type { LabelSelector } from '../k8s/selector.ts';
 import { matchesSelectors } from '../k8s/selector.ts';
+import { AddressSpace } from '../net/address-space.ts';
 import type { Family } from '../../bgp/main-thread.ts';
 import type { IpFamily } from '../net/address.ts';
 import { canonicalIP, canonicalCIDR, ipFamilyOf, ipv4MappedAddress, routeFamilyOf, toPrefix } from '../net/address.ts';
@@ -72,6 +74,12 @@ export interface Advertisement {
   serviceSelectors?: LabelSelector[];
   /** Namespaces of the Services (undefined or empty = all). Not applied to serviceCIDR. */
   namespaces?: string[];
+  /**
+   * The pools it selects (config `ipAddressPools`, `ipAddressPoolSelectors`, resolved against the pools in force by
+   * src/daemon/mapping.ts): only addresses inside their `addresses` (CIDRs and "A-B" ranges), as MetalLB's
+   * BGPAdvertisement. Undefined: any address.
+   */
+  pools?: { readonly names: readonly string[]; readonly addresses: readonly string[] };
   /** This node's labels must match (undefined = every node). */
   nodeSelector?: LabelSelector;
   /** This node's labels must match any of these (undefined or empty = every node; MetalLB's list). */
@@ -104,6 +112,27 @@ export interface Advertisement {
   serviceAttributes?: ServiceAttributesPolicy;
 }
 
+const poolSpaces = new WeakMap<object, AddressSpace>();
+
+/** Whether `address` lies inside the pools `ad` selects (true when it selects none: any address). */
+function inPools(ad: Advertisement, address: string): boolean {
+  const pools = ad.pools;
+  if (pools === undefined) return true;
+  let space = poolSpaces.get(pools);
+  if (space === undefined) {
+    space = AddressSpace.EMPTY;
+    for (const text of pools.addresses) {
+      try {
+        space = space.union(AddressSpace.of([text]));
+      } catch {
+        // validated by the config schema; a text that is not an address range selects nothing (fail closed)
+      }
+    }
+    poolSpaces.set(pools, space);
+  }
+  return space.contains(address);
+}
+
 /** Inputs besides the snapshot, all from the configuration (the admission policy's among them: admission.ts). */
 export interface DesiredRoutesContext extends AdmissionInputs {
   /** Name of the Node this speaker runs on (kube-proxy's hostname). */
@@ -126,6 +155,8 @@ export interface DesiredRoutesContext extends AdmissionInputs {
 
   /** Node departure signals drain instead of withdrawing at once (some peer has gracefulShutdown; node-eligibility.ts). */
   departureDrains?: boolean;
+  /** `ignoreExcludeLB`: the label exclude-from-external-load-balancers is not a departure signal (node-eligibility.ts). */
+  ignoreExcludeLB?: boolean;
   /** This speaker's AS: the Global Administrator of the link bandwidth community (default 0). */
   localAs?: number;
 }
@@ -376,6 +407,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
     const matching = selecting.filter(
       (ad) =>
         (!ad.namespaces || ad.namespaces.length === 0 || ad.namespaces.includes(ns)) &&
+        inPools(ad, vip.address) &&
         matchesSelectors(ad.serviceSelector, ad.serviceSelectors, svcLabels) &&
         matchesSelectors(ad.nodeSelector, ad.nodeSelectors, node.labels),
     );
@@ -385,7 +417,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
           ReasonCode.NoAdvertisement,
           selecting.length === 0
             ? `no advertisement selects address kind ${vip.kind}`
-            : `advertisement(s) ${selecting.map((a) => a.name).join(', ')} select ${vip.kind} but not this Service's namespace/labels or this node's labels`,
+            : `advertisement(s) ${selecting.map((a) => a.name).join(', ')} select ${vip.kind} but not this Service's namespace/labels, this node's labels or this address's pool`,
         ),
       );
     }
@@ -567,10 +599,11 @@ const PASS: HealthVerdict = { pass: true };
  * passes when it is omitted), merged with the service CIDRs. Never throws for odd objects (see `decideService`).
  */
 export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesContext, verdict?: (service: string, address: string) => HealthVerdict): DesiredResult {
-  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false });
+  const ignoreExcludeLabel = ctx.ignoreExcludeLB ?? false;
+  const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false, ignoreExcludeLabel });
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
-  const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodes(snapshot.nodes()) : NO_CLUSTER_NODES };
+  const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodes(snapshot.nodes(), { ignoreExcludeLabel }) : NO_CLUSTER_NODES };
   for (const svc of snapshot.services()) {
     const key = objectKey(svc);
     const gated = gateService(decideService(svc, snapshot.endpointSlicesFor(key), node, ctx, inputs), verdict ? (vip) => verdict(key, vip.decision.address) : () => PASS);

@@ -6,7 +6,7 @@
  * deletion timestamp, the cluster autoscaler's scale-down taint `ToBeDeletedByClusterAutoscaler`, the taint
  * `node.kubernetes.io/out-of-service` (non-graceful node shutdown), condition Ready False or Unknown (also how the
  * kubelet's graceful node shutdown shows), and the label `node.kubernetes.io/exclude-from-external-load-balancers`
- * (presence, whatever its value). With `departureDrains` (some peer has gracefulShutdown enabled) they do not block
+ * (presence, whatever its value; not with `ignoreExcludeLabel`, the configuration's `ignoreExcludeLB`). With `departureDrains` (some peer has gracefulShutdown enabled) they do not block
  * the VIPs: the daemon drains instead (RFC 8326: 65535:0, the wait, the withdrawal). Without it they withdraw at once.
  * NetworkUnavailable True always blocks at once (the node's network is broken). A cordon alone does neither.
  *
@@ -54,6 +54,8 @@ export interface EvaluateNodeOptions {
    * `departing`) and keeps these labels while it drains; otherwise it is simply not known (withdrawn at once).
    */
   lastSeen?: Node;
+  /** `ignoreExcludeLB`: the label exclude-from-external-load-balancers neither excludes nor departs (MetalLB's --ignore-exclude-lb). */
+  ignoreExcludeLabel?: boolean;
 }
 
 function internalIps(node: Node): Partial<Record<IpFamily, string>> {
@@ -77,7 +79,7 @@ export function evaluateNode(node: Node | undefined, name: string, opts: Evaluat
   }
   if (!node) departing.push({ code: ReasonCode.NodeNotFound, message: `Node ${name} is gone (deleted)` });
   const labels = seen.metadata?.labels ?? {};
-  if (Object.hasOwn(labels, EXCLUDE_LABEL)) departing.push({ code: ReasonCode.NodeExcluded, message: `Node ${name} has label ${EXCLUDE_LABEL}` });
+  if (!opts.ignoreExcludeLabel && Object.hasOwn(labels, EXCLUDE_LABEL)) departing.push({ code: ReasonCode.NodeExcluded, message: `Node ${name} has label ${EXCLUDE_LABEL}` });
   const taints = seen.spec?.taints ?? [];
   if (taints.some((t) => t.key === TO_BE_DELETED_TAINT)) departing.push({ code: ReasonCode.NodeToBeDeleted, message: `Node ${name} has taint ${TO_BE_DELETED_TAINT}` });
   if (taints.some((t) => t.key === OUT_OF_SERVICE_TAINT)) departing.push({ code: ReasonCode.NodeOutOfService, message: `Node ${name} has taint ${OUT_OF_SERVICE_TAINT}` });

@@ -31,7 +31,7 @@ import type { IpFamily } from '../net/address.ts';
 import type { Advertisement } from './desired-routes.ts';
 import type { EndpointCounts } from './endpoints.ts';
 import { endpointBandwidth } from './link-bandwidth.ts';
-import type { NodeState } from './node-eligibility.ts';
+import type { EvaluateNodeOptions, NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import type { Reason } from './reasons.ts';
 import { ReasonCode } from './reasons.ts';
@@ -64,12 +64,12 @@ export function boundsFanOut(advertisements: readonly { readonly maxNodesPerVip?
 }
 
 /** The eligible Nodes among `nodes`. Never throws. */
-export function clusterNodes(nodes: Iterable<Node>): ClusterNodes {
+export function clusterNodes(nodes: Iterable<Node>, opts: Pick<EvaluateNodeOptions, 'ignoreExcludeLabel'> = {}): ClusterNodes {
   const eligible = new Map<string, Readonly<Record<string, string>>>();
   for (const n of nodes) {
     const name = n.metadata?.name;
     if (name === undefined) continue;
-    const st = evaluateNode(n, name);
+    const st = evaluateNode(n, name, opts);
     if (st.eligible) eligible.set(name, st.labels);
   }
   return { eligible };
@@ -79,8 +79,8 @@ export function clusterNodes(nodes: Iterable<Node>): ClusterNodes {
  * `cluster` with Node `name` re-evaluated (`node` undefined: gone).
  * @returns the new set, or undefined when the Node's eligibility and labels did not change (heartbeats)
  */
-export function withNode(cluster: ClusterNodes, name: string, node: Node | undefined): ClusterNodes | undefined {
-  const st = node === undefined ? undefined : evaluateNode(node, name);
+export function withNode(cluster: ClusterNodes, name: string, node: Node | undefined, opts: Pick<EvaluateNodeOptions, 'ignoreExcludeLabel'> = {}): ClusterNodes | undefined {
+  const st = node === undefined ? undefined : evaluateNode(node, name, opts);
   const before = cluster.eligible.get(name);
   if (st === undefined || !st.eligible) {
     if (before === undefined) return undefined;

@@ -57,6 +57,8 @@ export interface KindSpec {
   readonly spec: z.ZodType;
   /** The section of the configuration file the objects add to (undefined: not configuration). */
   readonly section?: 'peers' | 'advertisements' | 'pools';
+  /** The item's field filled from the object's metadata.labels (absent from the CRD's spec: `fields.omit`). */
+  readonly labelsField?: string;
   readonly fields: FieldMap;
   readonly status: z.ZodType;
   /** CEL rules by CRD path under `spec` ('' = spec itself; `peers[]` = the items of list `peers`). */
@@ -178,9 +180,15 @@ export const IP_ADDRESS_POOL: KindSpec = {
   description: 'Addresses the elected allocator assigns to LoadBalancer Services (MetalLB\'s IPAddressPool).',
   spec: poolSchema,
   section: 'pools',
+  labelsField: 'labels',
   fields: {
-    omit: ['name', 'serviceSelector'],
-    rename: { priority: ['serviceAllocation', 'priority'], namespaces: ['serviceAllocation', 'namespaces'], serviceSelectors: ['serviceAllocation', 'serviceSelectors'] },
+    omit: ['name', 'serviceSelector', 'labels'],
+    rename: {
+      priority: ['serviceAllocation', 'priority'],
+      namespaces: ['serviceAllocation', 'namespaces'],
+      namespaceSelectors: ['serviceAllocation', 'namespaceSelectors'],
+      serviceSelectors: ['serviceAllocation', 'serviceSelectors'],
+    },
     groups: { serviceAllocation: 'Which Services this pool serves, and in which order (MetalLB\'s serviceAllocation).' },
   },
   status: poolStatusSchema,

@@ -97,7 +97,7 @@ function toFileShape(value: unknown, map: FieldMap | undefined, at: string, issu
 
 /**
  * Reads one object of a configuration kind: its spec in the file's names (its metadata.name as the item's `name`
- * for peers, advertisements and pools), checked by the file's schema.
+ * for peers, advertisements and pools, its metadata.labels as a pool's `labels`), checked by the file's schema.
  * @returns the item (defaults applied), or every problem, each naming the object's field
  */
 export function readObject<K extends ConfigKind>(kind: K, obj: HeraldObject): ObjectReading<ConfigItems[K]> {
@@ -107,7 +107,9 @@ export function readObject<K extends ConfigKind>(kind: K, obj: HeraldObject): Ob
   if (!isRecord(obj.spec)) return { ok: false, issues: [{ path: 'spec', message: obj.spec === undefined ? 'required' : 'expected a mapping' }] };
   const data = toFileShape(obj.spec, spec.fields, 'spec', issues);
   if (issues.length > 0) return { ok: false, issues };
-  const withName = spec.section !== undefined && isRecord(data) ? { name, ...data } : data;
+  const labels = obj.metadata?.labels;
+  const withLabels = spec.labelsField !== undefined && isRecord(data) && labels !== undefined && Object.keys(labels).length > 0 ? { ...data, [spec.labelsField]: labels } : data;
+  const withName = spec.section !== undefined && isRecord(withLabels) ? { name, ...withLabels } : withLabels;
   const r = checkAgainst(spec.spec as z.ZodType<ConfigItems[K]>, withName);
   if (r.ok) return { ok: true, item: r.value };
   return {

@@ -226,6 +226,7 @@ export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
         kc,
         source,
         pools: () => o.inForce.config.pools ?? [],
+        metallbAnnotations: () => o.inForce.config.compatibility.metallbAnnotations,
         nodeName: o.identity,
         log: o.log,
         env: o.env,

@@ -15,6 +15,8 @@ import { canonicalCIDR } from '../net/address.ts';
 import type { AdvertisementConfig, Config, ConfigIssue, PeerConfig, StaticRouteConfig } from '../config/schema.ts';
 import { formatExtendedCommunityText, parseBandwidthText, parseExtendedCommunityText } from '../config/extended-communities.ts';
 import { md5KeyProblem } from '../config/secrets.ts';
+import { resolveCommunityAliases } from '../config/schema.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
 import type { SecretFileTexts } from '../config/secrets.ts';
 import type { RouteView } from '../admin/view.ts';
 
@@ -60,12 +62,13 @@ export function desiredRoutesContext(cfg: Config, nodeName: string): DesiredRout
   return {
     nodeName,
     ...(cfg.loadBalancerClass !== undefined ? { loadBalancerClass: cfg.loadBalancerClass } : {}),
-    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements.map(advertisement) } : {}),
+    ...(cfg.advertisements !== undefined ? { advertisements: cfg.advertisements.map((a) => advertisement(a, cfg)) } : {}),
     ...(cfg.serviceCIDRs !== undefined ? { serviceCIDRs: cfg.serviceCIDRs } : {}),
     ...(cfg.allowedPrefixes !== undefined ? { allowedPrefixes: cfg.allowedPrefixes } : {}),
     ...(cfg.pools !== undefined ? { poolAddresses: cfg.pools.flatMap((p) => p.addresses) } : {}),
     countServingTerminating: cfg.countServingTerminating,
     departureDrains: gracefulShutdownConfigured(cfg),
+    ignoreExcludeLB: cfg.ignoreExcludeLB,
     localAs: cfg.bgp.localAs,
   };
 }
@@ -75,11 +78,25 @@ export function gracefulShutdownConfigured(cfg: Config): boolean {
   return cfg.peers.some((p) => p.gracefulShutdown?.enabled === true);
 }
 
-/** A config advertisement → the controller's (bandwidth text → bytes per second; the schema validated it). */
-function advertisement(a: AdvertisementConfig): Advertisement {
-  const { bandwidthPerEndpoint, ...rest } = a;
-  if (bandwidthPerEndpoint === undefined) return rest;
-  return { ...rest, bandwidthPerEndpoint: typeof bandwidthPerEndpoint === 'number' ? bandwidthPerEndpoint : parseBandwidthText(bandwidthPerEndpoint) };
+/**
+ * A config advertisement → the controller's: bandwidth text → bytes per second (the schema validated it); community
+ * aliases → their values (`communityAliases`; a large one joins `largeCommunities`); `ipAddressPools` and
+ * `ipAddressPoolSelectors` → the pools in force they select (a name no pool has selects nothing, as MetalLB's).
+ */
+export function advertisement(a: AdvertisementConfig, cfg: Pick<Config, 'pools' | 'communityAliases'>): Advertisement {
+  const { bandwidthPerEndpoint, ipAddressPools, ipAddressPoolSelectors, ...rest } = a;
+  const resolved = resolveCommunityAliases(a, cfg.communityAliases);
+  const out: Advertisement = {
+    ...rest,
+    ...(resolved.communities !== undefined ? { communities: resolved.communities } : {}),
+    ...(resolved.largeCommunities !== undefined ? { largeCommunities: resolved.largeCommunities } : {}),
+  };
+  if ((ipAddressPools?.length ?? 0) > 0 || (ipAddressPoolSelectors?.length ?? 0) > 0) {
+    const selected = (cfg.pools ?? []).filter((p) => ipAddressPools?.includes(p.name) === true || (ipAddressPoolSelectors !== undefined && ipAddressPoolSelectors.length > 0 && matchesSelectors(undefined, ipAddressPoolSelectors, p.labels ?? {})));
+    out.pools = { names: selected.map((p) => p.name), addresses: selected.flatMap((p) => p.addresses) };
+  }
+  if (bandwidthPerEndpoint !== undefined) out.bandwidthPerEndpoint = typeof bandwidthPerEndpoint === 'number' ? bandwidthPerEndpoint : parseBandwidthText(bandwidthPerEndpoint);
+  return out;
 }
 
 /** Community texts (validated by the config schema) → distinct 32-bit values, or undefined for none. */

@@ -8,7 +8,8 @@
  *
  * Annotations (docs/ipam.md): `herald.io/loadBalancerIPs` (comma-separated requested IPs; an error together with
  * the deprecated `spec.loadBalancerIP`), `herald.io/address-pool` (pool name), `herald.io/allow-shared-ip`
- * (sharing key). Semantics follow MetalLB's documented rules (docs/ipam.md, docs/decisions.md "Pools").
+ * (sharing key); with `compatibility.metallbAnnotations` MetalLB's names of the same three too (`metallb.io/`, else
+ * the deprecated `metallb.universe.tf/`; `allocatorAnnotation`). Semantics follow MetalLB's documented rules (docs/ipam.md, docs/decisions.md "Pools").
  *
  * Tenants write those annotations and `spec.loadBalancerIP` (docs/security.md): a requested IP and a named pool are
  * given only from a pool that serves the Service (its `namespaces` and `serviceSelectors`, as MetalLB's allocator
@@ -17,6 +18,7 @@
  * naming why, and counts in the plan's `failed` (the metric `herald_ipam_allocations_failed`).
  */
 import { matchesSelectors } from '../k8s/selector.ts';
+import { METALLB_SERVICE_ANNOTATIONS } from '../k8s/shapes.ts';
 import type { Service } from '../k8s/types.ts';
 import { addressValue, canonicalIP } from '../net/address.ts';
 import type { IpFamily } from '../net/address.ts';
@@ -65,6 +67,59 @@ export const ALLOCATION_FAILURES: readonly AllocationFailure[] = ['PoolNotAllowe
 export interface AllocatorOptions {
   /** Herald's loadBalancerClass; unset = handle only Services without a class (core/v1 `spec.loadBalancerClass`). */
   readonly loadBalancerClass?: string;
+  /**
+   * `compatibility.metallbAnnotations`: MetalLB's metallb.io/loadBalancerIPs, address-pool and allow-shared-ip count
+   * as Herald's own (under the same restrictions); a Service whose herald.io/ and metallb.io/ values differ is refused.
+   */
+  readonly metallbAnnotations?: boolean;
+  /**
+   * The labels of a namespace (undefined: not known), for pools with `namespaceSelectors`. Absent: no namespace is
+   * known, and such a pool serves only the namespaces it lists (fail closed).
+   */
+  readonly namespaceLabels?: (namespace: string) => Readonly<Record<string, string>> | undefined;
+}
+
+/** The allocator's three annotations, by what they say: Herald's name and MetalLB's (current, then deprecated). */
+const ANNOTATIONS = {
+  requestedIps: { herald: ANNOTATION_REQUESTED_IPS, metallb: METALLB_SERVICE_ANNOTATIONS.requestedIps },
+  pool: { herald: ANNOTATION_POOL, metallb: METALLB_SERVICE_ANNOTATIONS.pool },
+  sharingKey: { herald: ANNOTATION_SHARING_KEY, metallb: METALLB_SERVICE_ANNOTATIONS.sharingKey },
+} as const;
+
+/** One annotation's value and the key it came from (an empty value counts as unset). */
+interface AnnotationValue {
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * The herald.io/ value of one of the allocator's annotations, and (with `metallbAnnotations`) MetalLB's: metallb.io/'s
+ * when that key is present, else metallb.universe.tf/'s, as MetalLB's controller reads them.
+ */
+function annotationValues(svc: Service, which: keyof typeof ANNOTATIONS, o: AllocatorOptions): { herald?: AnnotationValue; metallb?: AnnotationValue } {
+  const a: Readonly<Record<string, unknown>> = svc.metadata?.annotations ?? {};
+  const names = ANNOTATIONS[which];
+  // Values are strings from the apiserver (the allocator needs it); anything else counts as unset.
+  const text = (k: string | undefined): AnnotationValue | undefined => {
+    const v = k === undefined ? undefined : a[k];
+    return k !== undefined && typeof v === 'string' && v !== '' ? { key: k, value: v } : undefined;
+  };
+  const herald = text(names.herald);
+  const metallb = text(o.metallbAnnotations ? names.metallb.find((k) => a[k] !== undefined) : undefined);
+  return { ...(herald ? { herald } : {}), ...(metallb ? { metallb } : {}) };
+}
+
+/**
+ * The value of one of the allocator's annotations and the key it came from: herald.io/'s, else, with
+ * `metallbAnnotations`, MetalLB's. Both set with different values: `conflict` names them (the Service is refused).
+ */
+export function allocatorAnnotation(svc: Service, which: 'pool' | 'sharingKey', o: AllocatorOptions = {}): { value?: string; key?: string; conflict?: string } {
+  const { herald, metallb } = annotationValues(svc, which, o);
+  if (herald !== undefined && metallb !== undefined && herald.value.trim() !== metallb.value.trim()) {
+    return { conflict: `${herald.key} "${herald.value}" and ${metallb.key} "${metallb.value}" differ; set one of them` };
+  }
+  const v = herald ?? metallb;
+  return v !== undefined ? { value: v.value, key: v.key } : {};
 }
 
 function keyOf(svc: Service): string {
@@ -120,9 +175,9 @@ function selectorText(svc: Service): string {
  * (port, protocol) pairs do not overlap, and when either has externalTrafficPolicy Local both select the same pods.
  * Returns undefined when they may, else the reason.
  */
-export function sharingConflict(a: Service, b: Service): string | undefined {
-  const ka = a.metadata?.annotations?.[ANNOTATION_SHARING_KEY];
-  const kb = b.metadata?.annotations?.[ANNOTATION_SHARING_KEY];
+export function sharingConflict(a: Service, b: Service, o: AllocatorOptions = {}): string | undefined {
+  const ka = allocatorAnnotation(a, 'sharingKey', o).value;
+  const kb = allocatorAnnotation(b, 'sharingKey', o).value;
   if (!ka || !kb) return `${keyOf(b)} uses it without a sharing key`;
   if (ka !== kb) return `${keyOf(b)} uses it with a different sharing key`;
   // A key is a tenant's word: it joins Services of its own namespace only (docs/security.md).
@@ -151,19 +206,28 @@ function creationOrder(a: Service, b: Service): number {
  * Why pool `pool` does not serve Service `svc` (its `namespaces`, its `serviceSelector(s)`), or undefined when it
  * does: MetalLB's `serviceAllocation`, checked for automatic allocation, named pools and requested IPs alike.
  */
-export function poolRefuses(pool: Pool, svc: Service): string | undefined {
+export function poolRefuses(pool: Pool, svc: Service, o: AllocatorOptions = {}): string | undefined {
   const ns = svc.metadata?.namespace ?? 'default';
-  const namespaces = pool.config.namespaces;
-  if (namespaces !== undefined && namespaces.length > 0 && !namespaces.includes(ns)) {
-    return `pool "${pool.config.name}" serves the namespace${namespaces.length > 1 ? 's' : ''} ${namespaces.join(', ')} only (this Service is in ${ns})`;
+  const namespaces = pool.config.namespaces ?? [];
+  const selectors = pool.config.namespaceSelectors ?? [];
+  if (namespaces.length > 0 || selectors.length > 0) {
+    // MetalLB's serviceAllocation: listed, or its labels match a selector (the labels unknown: not served).
+    const nsLabels = selectors.length > 0 ? o.namespaceLabels?.(ns) : undefined;
+    const listed = namespaces.includes(ns);
+    const selected = nsLabels !== undefined && matchesSelectors(undefined, selectors, nsLabels);
+    if (!listed && !selected) {
+      const what = [...(namespaces.length > 0 ? [`the namespace${namespaces.length > 1 ? 's' : ''} ${namespaces.join(', ')}`] : []), ...(selectors.length > 0 ? ['the namespaces its namespaceSelectors match'] : [])].join(' and ');
+      const unknown = selectors.length > 0 && nsLabels === undefined ? `; the labels of namespace ${ns} are not known (yet)` : '';
+      return `pool "${pool.config.name}" serves ${what} only (this Service is in ${ns}${unknown})`;
+    }
   }
   if (!matchesSelectors(pool.config.serviceSelector, pool.config.serviceSelectors, svc.metadata?.labels)) return `pool "${pool.config.name}" serves only Services its serviceSelectors match`;
   return undefined;
 }
 
-function eligiblePools(svc: Service, pools: readonly Pool[]): Pool[] {
+function eligiblePools(svc: Service, pools: readonly Pool[], o: AllocatorOptions): Pool[] {
   return pools
-    .filter((p) => p.config.autoAssign !== false && poolRefuses(p, svc) === undefined)
+    .filter((p) => p.config.autoAssign !== false && poolRefuses(p, svc, o) === undefined)
     .sort((a, b) => (a.config.priority ?? Number.MAX_SAFE_INTEGER) - (b.config.priority ?? Number.MAX_SAFE_INTEGER));
 }
 
@@ -209,7 +273,7 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
       }
       continue;
     }
-    const requested = requestedIps(svc);
+    const requested = requestedIps(svc, options);
     const wantsOther = requested.ok && requested.ips.length > 0 && requested.ips.join(',') !== [...ips].sort().join(',');
     if (ips.length > 0 && !wantsOther) {
       assignments.set(key, ips);
@@ -228,7 +292,7 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
       const a = byKey.get(keys[i] as string) as Service;
       for (let j = 0; j < i; j++) {
         const b = byKey.get(keys[j] as string) as Service;
-        const conflict = sharingConflict(a, b);
+        const conflict = sharingConflict(a, b, options);
         if (conflict) {
           for (const k of [keys[i] as string, keys[j] as string]) {
             events.push({ service: k, type: 'Warning', reason: 'DuplicateIP', message: `${ip} is assigned to both ${keys[j]} and ${keys[i]}: ${conflict}` });
@@ -257,28 +321,36 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
       events.push({ service: key, type: 'Warning', reason: 'AllocationFailed', message });
       failed.set(why, (failed.get(why) ?? 0) + 1);
     };
-    const requested = requestedIps(svc);
+    const requested = requestedIps(svc, options);
     if (!requested.ok) {
       fail('InvalidRequest', requested.error);
       continue;
     }
-    const poolName = svc.metadata?.annotations?.[ANNOTATION_POOL];
+    const named = allocatorAnnotation(svc, 'pool', options);
+    const sharing = allocatorAnnotation(svc, 'sharingKey', options);
+    const conflicting = named.conflict ?? sharing.conflict;
+    if (conflicting !== undefined) {
+      fail('InvalidRequest', conflicting);
+      continue;
+    }
+    const poolName = named.value;
+    const poolKey = named.key ?? ANNOTATION_POOL;
     let candidates: Pool[];
     if (poolName) {
-      const named = pools.find((p) => p.config.name === poolName);
-      if (!named) {
-        fail('NoSuchPool', `pool "${poolName}" (annotation ${ANNOTATION_POOL}) does not exist`);
+      const pool = pools.find((p) => p.config.name === poolName);
+      if (!pool) {
+        fail('NoSuchPool', `pool "${poolName}" (annotation ${poolKey}) does not exist`);
         continue;
       }
       // A named pool is given only when it serves the Service (MetalLB: "not compatible for ip assignment").
-      const refused = poolRefuses(named, svc);
+      const refused = poolRefuses(pool, svc, options);
       if (refused !== undefined) {
-        fail('PoolNotAllowed', `${refused}: annotation ${ANNOTATION_POOL} names it in vain`);
+        fail('PoolNotAllowed', `${refused}: annotation ${poolKey} names it in vain`);
         continue;
       }
-      candidates = [named];
+      candidates = [pool];
     } else {
-      candidates = requested.ips.length > 0 ? pools.slice() : eligiblePools(svc, pools);
+      candidates = requested.ips.length > 0 ? pools.slice() : eligiblePools(svc, pools, options);
     }
 
     let chosen: string[] | undefined;
@@ -295,11 +367,11 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
           break;
         }
         // The pool holding a requested address must serve the Service (namespaces, serviceSelectors).
-        if (!holding.some((p) => poolRefuses(p, svc) === undefined)) {
-          failure = ['PoolNotAllowed', `requested IP ${ip}: ${poolRefuses(holding[0] as Pool, svc) as string}`];
+        if (!holding.some((p) => poolRefuses(p, svc, options) === undefined)) {
+          failure = ['PoolNotAllowed', `requested IP ${ip}: ${poolRefuses(holding[0] as Pool, svc, options) as string}`];
           break;
         }
-        const conflict = (users.get(ip) ?? []).map((k) => sharingConflict(svc, byKey.get(k) as Service)).find((c) => c);
+        const conflict = (users.get(ip) ?? []).map((k) => sharingConflict(svc, byKey.get(k) as Service, options)).find((c) => c);
         if (conflict) {
           failure = ['InUse', `requested IP ${ip} is in use: ${conflict}`];
           break;
@@ -311,7 +383,7 @@ export function planAllocations(services: readonly Service[], pools: readonly Po
       const got: string[] = [];
       const missing: IpFamily[] = [];
       for (const family of families) {
-        const ip = shareableIp(svc, family, candidates, users, byKey) ?? firstFreeIn(candidates, family, nextFree);
+        const ip = shareableIp(svc, family, candidates, users, byKey, options) ?? firstFreeIn(candidates, family, nextFree);
         if (ip) got.push(ip);
         else missing.push(family);
       }
@@ -340,30 +412,46 @@ function firstFreeIn(pools: readonly Pool[], family: IpFamily, nextFree: (p: Poo
 }
 
 /** An address already used by services with the same sharing key that `svc` may join, from an eligible pool. */
-function shareableIp(svc: Service, family: IpFamily, pools: readonly Pool[], users: ReadonlyMap<string, string[]>, byKey: ReadonlyMap<string, Service>): string | undefined {
-  if (!svc.metadata?.annotations?.[ANNOTATION_SHARING_KEY]) return undefined;
+function shareableIp(svc: Service, family: IpFamily, pools: readonly Pool[], users: ReadonlyMap<string, string[]>, byKey: ReadonlyMap<string, Service>, o: AllocatorOptions): string | undefined {
+  if (allocatorAnnotation(svc, 'sharingKey', o).value === undefined) return undefined;
   for (const [ip, keys] of users) {
     if (familyOfAddress(ip) !== family || !pools.some((p) => poolContains(p, ip)) || unassignable(ip)) continue;
-    if (keys.every((k) => sharingConflict(svc, byKey.get(k) as Service) === undefined)) return ip;
+    if (keys.every((k) => sharingConflict(svc, byKey.get(k) as Service, o) === undefined)) return ip;
   }
   return undefined;
 }
 
-/** The requested addresses of a Service, canonical and sorted, or the reason they are unusable. */
-export function requestedIps(svc: Service): { ok: true; ips: string[] } | { ok: false; error: string } {
-  const annotation = svc.metadata?.annotations?.[ANNOTATION_REQUESTED_IPS];
+/**
+ * The requested addresses of a Service, canonical and sorted, or the reason they are unusable: herald.io/loadBalancerIPs,
+ * else (with `metallbAnnotations`) MetalLB's loadBalancerIPs (both set: they must ask for the same addresses), else
+ * the deprecated `spec.loadBalancerIP` alone.
+ */
+export function requestedIps(svc: Service, o: AllocatorOptions = {}): { ok: true; ips: string[] } | { ok: false; error: string } {
+  const { herald, metallb } = annotationValues(svc, 'requestedIps', o);
   const legacy = svc.spec?.loadBalancerIP;
-  if (annotation && legacy) return { ok: false, error: `both ${ANNOTATION_REQUESTED_IPS} and the deprecated spec.loadBalancerIP are set; use only the annotation` };
-  const raw = annotation ? annotation.split(',') : legacy ? [legacy] : [];
-  const ips: string[] = [];
-  const fams = new Set<string>();
-  for (const r of raw) {
-    const c = canonicalIP(r);
-    if (!c) return { ok: false, error: `"${r.trim()}" in ${annotation ? ANNOTATION_REQUESTED_IPS : 'spec.loadBalancerIP'} is not an IP address` };
-    const f = familyOfAddress(c) as string;
-    if (fams.has(f)) return { ok: false, error: `more than one ${f} address requested` };
-    fams.add(f);
-    ips.push(c);
+  const first = herald ?? metallb;
+  if (first !== undefined && legacy) return { ok: false, error: `both ${first.key} and the deprecated spec.loadBalancerIP are set; use only the annotation` };
+  const read = (text: string, where: string): { ok: true; ips: string[] } | { ok: false; error: string } => {
+    const ips: string[] = [];
+    const fams = new Set<string>();
+    for (const r of text.split(',')) {
+      const c = canonicalIP(r);
+      if (!c) return { ok: false, error: `"${r.trim()}" in ${where} is not an IP address` };
+      const f = familyOfAddress(c) as string;
+      if (fams.has(f)) return { ok: false, error: `more than one ${f} address requested` };
+      fams.add(f);
+      ips.push(c);
+    }
+    return { ok: true, ips: ips.sort() };
+  };
+  if (herald !== undefined && metallb !== undefined) {
+    const h = read(herald.value, herald.key);
+    const m = read(metallb.value, metallb.key);
+    if (!h.ok) return h;
+    if (!m.ok) return m;
+    if (h.ips.join(',') !== m.ips.join(',')) return { ok: false, error: `${herald.key} "${herald.value}" and ${metallb.key} "${metallb.value}" ask for different addresses; set one of them` };
+    return h;
   }
-  return { ok: true, ips: ips.sort() };
+  if (first !== undefined) return read(first.value, first.key);
+  return legacy ? read(legacy, 'spec.loadBalancerIP') : { ok: true, ips: [] };
 }

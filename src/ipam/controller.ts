@@ -19,6 +19,8 @@ import type { ServiceStatusWriter } from '../status/service-status.ts';
 const WRITE_CONCURRENCY = 8;
 
 export interface AllocatorControllerOptions extends AllocatorOptions {
+  /** What the configuration in force says at each pass (compatibility.metallbAnnotations), besides the class. */
+  readonly planOptions?: () => AllocatorOptions;
   readonly services: () => readonly Service[];
   readonly pools: () => readonly Pool[];
   readonly isLeader: () => boolean;
@@ -108,7 +110,7 @@ export class AllocatorController {
     if (!this.options.isLeader()) return;
     this.stats.passes++;
     const services = this.withOwnWrites(this.options.services());
-    const plan = planAllocations(services, this.options.pools(), { loadBalancerClass: this.options.loadBalancerClass });
+    const plan = planAllocations(services, this.options.pools(), { ...this.options.planOptions?.(), loadBalancerClass: this.options.loadBalancerClass });
     this.failed = plan.failed;
     const rv = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s.metadata?.resourceVersion]));
     const failed = new Set<string>();

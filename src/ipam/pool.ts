@@ -22,6 +22,8 @@ export interface PoolConfig {
   readonly autoAssign?: boolean;
   readonly avoidBuggyIPs?: boolean;
   readonly namespaces?: readonly string[];
+  /** Namespaces whose labels match any of these (MetalLB's serviceAllocation.namespaceSelectors; with namespaces: either). */
+  readonly namespaceSelectors?: readonly LabelSelector[];
   readonly serviceSelector?: LabelSelector;
   /** Services matching any of these (absent or empty: all). */
   readonly serviceSelectors?: readonly LabelSelector[];

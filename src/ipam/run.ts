@@ -17,6 +17,7 @@ import { LeaderElector, type LeaseStore } from '../leader/election.ts';
 import { KubernetesLeaseStore } from '../leader/lease-store.ts';
 import { AllocatorController } from './controller.ts';
 import { KubernetesServiceStatusWriter, type ServiceStatusWriter } from '../status/service-status.ts';
+import { NamespaceLabels } from './namespaces.ts';
 import { parsePool, type Pool, type PoolConfig } from './pool.ts';
 import { poolUsage } from './usage.ts';
 import type { PoolUsage } from '../status/object-conditions.ts';
@@ -30,6 +31,8 @@ export interface AllocatorRunOptions {
   readonly source: Source;
   /** The pools in force, read at every pass (the file's and IPAddressPool objects': the daemon's merged configuration). */
   readonly pools: () => readonly PoolConfig[];
+  /** `compatibility.metallbAnnotations` in force, read at every pass (default false). */
+  readonly metallbAnnotations?: () => boolean;
   readonly nodeName: string;
   readonly loadBalancerClass?: string;
   readonly log: Logger;
@@ -90,10 +93,18 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     onError: (err, e) => log.warn({ err: (err as Error).message, service: e.service, reason: e.reason }, 'cannot record event'),
     onDropped: (_e, reason) => o.onEventDropped?.(reason),
   });
+  // The Namespaces' labels, read while some pool in force has namespaceSelectors.
+  const namespaceLabels = new NamespaceLabels({ kc: o.kc, onChange: () => pass(), onError: (err) => log.warn({ err: (err as Error).message }, 'reading the Namespaces failed (retried)') });
+  /** True when the Namespaces needed (or none) are read: a pass waits for them rather than refuse on unknown labels. */
+  const namespacesReady = (): boolean => {
+    namespaceLabels.need(poolsNow().some((p) => (p.config.namespaceSelectors?.length ?? 0) > 0));
+    return namespaceLabels.ready();
+  };
   const controller = new AllocatorController({
     services: () => [...o.source.snapshot().services()],
     pools: poolsNow,
-    isLeader: () => elector.isLeader() && o.source.synced(),
+    planOptions: () => ({ metallbAnnotations: o.metallbAnnotations?.() ?? false, namespaceLabels: (ns) => namespaceLabels.labels(ns) }),
+    isLeader: () => elector.isLeader() && o.source.synced() && namespacesReady(),
     writer,
     recorder,
     ...(o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
@@ -129,6 +140,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
       clearInterval(timer);
       o.source.off('change', onChange);
       o.source.off('synced', pass);
+      await namespaceLabels.stop();
       await elector.stop();
     },
   };

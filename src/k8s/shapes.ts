@@ -7,7 +7,8 @@
  * Written from what the code reads: the controller (Service VIPs, traffic policies, class, labels for advertisement
  * selectors; EndpointSlice endpoints; Node eligibility and labels for node selectors), the health checks
  * (`herald.io/health-check-*` annotations, `healthCheckNodePort`), per-Service attributes (`herald.io/` annotations),
- * IPAM (families, ports, selector, requested IPs, creation order, resourceVersion for conditional writes) and
+ * IPAM (families, ports, selector, requested IPs, creation order, resourceVersion for conditional writes; MetalLB's
+ * three Service annotations besides Herald's, under both of their prefixes) and
  * ServiceCIDRs; of Herald's own kinds, the metadata and their spec and status whole. `null` is accepted where the API server writes it for an empty list or an unset field (Go nil slices
  * and pointers). Sources: kubernetes/api core/v1/types.go, discovery/v1/types.go, networking/v1 ServiceCIDR.
  */
@@ -46,8 +47,21 @@ export type Shape =
 /** Prefix of the annotations Herald reads (health checks, route attributes, IPAM). */
 export const HERALD_ANNOTATION_PREFIX = 'herald.io/';
 
+/**
+ * MetalLB's Service annotations the allocator reads too with `compatibility.metallbAnnotations` (src/ipam/allocator.ts,
+ * docs/metallb-migration.md), each under its name and its deprecated `metallb.universe.tf/` name (MetalLB's
+ * controller/service.go reads the latter when the former is absent): kept on Services, whatever the setting.
+ */
+export const METALLB_SERVICE_ANNOTATIONS = {
+  requestedIps: ['metallb.io/loadBalancerIPs', 'metallb.universe.tf/loadBalancerIPs'],
+  pool: ['metallb.io/address-pool', 'metallb.universe.tf/address-pool'],
+  sharingKey: ['metallb.io/allow-shared-ip', 'metallb.universe.tf/allow-shared-ip'],
+} as const;
+const metallbKept: ReadonlySet<string> = new Set(Object.values(METALLB_SERVICE_ANNOTATIONS).flat());
+
 const labels: Shape = { map: 'text', terms: true };
 const heraldAnnotations: Shape = { map: 'any', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) };
+const serviceAnnotations: Shape = { map: 'any', keep: (k) => k.startsWith(HERALD_ANNOTATION_PREFIX) || metallbKept.has(k) };
 const texts: Shape = { list: 'text' };
 const term: Shape = { term: 'text' };
 const requiredTerm: Shape = { term: 'name' };
@@ -70,7 +84,7 @@ const heraldObject: Shape = {
 export const SHAPES: Readonly<Record<ResourceKind, Shape>> = {
   Service: {
     fields: {
-      metadata: { fields: { name: 'name', namespace: requiredTerm, resourceVersion: 'opaque', creationTimestamp: 'opaque', deletionTimestamp: 'opaque', labels, annotations: heraldAnnotations } },
+      metadata: { fields: { name: 'name', namespace: requiredTerm, resourceVersion: 'opaque', creationTimestamp: 'opaque', deletionTimestamp: 'opaque', labels, annotations: serviceAnnotations } },
       spec: {
         fields: {
           type: term,

@@ -111,14 +111,14 @@ t.test('docs/troubleshooting.md has an entry for every reason code and every ale
 
 t.test('the RBAC verbs in docs/kubernetes.md and docs/ipam.md are those deploy/kubernetes/rbac.yaml grants', async (t) => {
   const granted = grantedPermissions(renderKustomization(join(root, 'deploy/kubernetes')));
-  const RESOURCE: Record<string, string> = { Service: '/services', EndpointSlice: 'discovery.k8s.io/endpointslices', Node: '/nodes', ServiceCIDR: 'networking.k8s.io/servicecidrs' };
+  const RESOURCE: Record<string, string> = { Service: '/services', EndpointSlice: 'discovery.k8s.io/endpointslices', Node: '/nodes', ServiceCIDR: 'networking.k8s.io/servicecidrs', Namespace: '/namespaces' };
   const stated = new Set<string>();
   const k8sDoc = readFileSync(join(root, 'docs/kubernetes.md'), 'utf8');
-  const rows = [...k8sDoc.matchAll(/^\| (Service|EndpointSlice|Node|ServiceCIDR) \|.*\| ([a-z, ]+) \|$/gm)];
-  t.equal(rows.length, 4, 'the four read resources have a row');
+  const rows = [...k8sDoc.matchAll(/^\| (Service|EndpointSlice|Node|ServiceCIDR|Namespace) \|.*\| ([a-z, ]+) \|$/gm)];
+  t.equal(rows.length, 5, 'the five read resources have a row');
   for (const m of rows) for (const v of (m[2] as string).split(',').map((s) => s.trim())) stated.add(`${RESOURCE[m[1] as string]}/${v}`);
   const ipam = /^RBAC: (.*)$/m.exec(readFileSync(join(root, 'docs/ipam.md'), 'utf8'))?.[1] ?? '';
-  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '' };
+  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '', namespaces: '' };
   for (const m of ipam.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) stated.add(`${GROUP[m[1] as string]}/${m[1]}/${v}`);
   // Herald's own namespace: its kinds (herald.io) and the Secrets of passwordSecret peers.
   const ns = /^Namespace RBAC: (.*)$/m.exec(k8sDoc)?.[1] ?? '';

@@ -53,6 +53,18 @@ t.test('IPAddressPool: serviceAllocation maps to the file\'s fields; errors name
   t.match(readObject('IPAddressPool', heraldObject('IPAddressPool', 'p', { addresses: ['198.51.100.0/24'], serviceAllocation: 3 })), { ok: false, issues: [{ path: 'spec.serviceAllocation', message: 'expected a mapping' }] });
 });
 
+t.test('IPAddressPool: namespaceSelectors under serviceAllocation; metadata.labels are the labels advertisements select it by', async (t) => {
+  const obj = heraldObject('IPAddressPool', 'prod', { addresses: ['198.51.100.0/24'], serviceAllocation: { namespaceSelectors: [{ matchLabels: { team: 'a' } }] } });
+  t.match(readObject('IPAddressPool', { ...obj, metadata: { ...obj.metadata, labels: { tier: 'prod' } } }), { ok: true, item: { name: 'prod', namespaceSelectors: [{ matchLabels: { team: 'a' } }], labels: { tier: 'prod' } } });
+  const plain = readObject('IPAddressPool', obj);
+  t.equal(plain.ok && plain.item.labels, undefined, 'no labels: none');
+  t.match(readObject('IPAddressPool', heraldObject('IPAddressPool', 'p', { addresses: ['198.51.100.0/24'], labels: { a: 'b' } })), { ok: false, issues: [{ path: 'spec.labels', message: 'unknown field' }] }, 'labels are metadata\'s, not the spec\'s');
+});
+
+t.test('BGPAdvertisement: ipAddressPools and ipAddressPoolSelectors as MetalLB\'s; a community may name an alias', async (t) => {
+  t.match(readObject('BGPAdvertisement', heraldObject('BGPAdvertisement', 'a', { ipAddressPools: ['prod'], ipAddressPoolSelectors: [{ matchLabels: { tier: 'prod' } }], communities: ['no-transit'] })), { ok: true, item: { ipAddressPools: ['prod'], ipAddressPoolSelectors: [{ matchLabels: { tier: 'prod' } }], communities: ['no-transit'] } });
+});
+
 t.test('BGPNodeConfigOverride: myASN, routerID and peers of its own; errors inside its peers name the item', async (t) => {
   const ok = readObject('BGPNodeConfigOverride', heraldObject('BGPNodeConfigOverride', 'node-a', { myASN: 64601, routerID: '10.0.0.11', peers: [{ name: 'tor', peerAddress: '192.0.2.1', peerASN: 65001 }] }));
   t.match(ok, { ok: true, item: { localAs: 64601, routerId: '10.0.0.11', peers: [{ name: 'tor', address: '192.0.2.1', peerAs: 65001, port: 179 }] } });
