@@ -147,9 +147,12 @@ function parses(parse: (text: string) => unknown, text: string): boolean {
  * A standard community (RFC 1997) as the BGP codec reads it: "ASN:VALUE" or a well-known name. A bare number ("65000")
  * is refused though the codec reads it as a 32-bit value (0:65000): that is never what was meant (issue 35).
  */
-const community = z.string().refine((s) => !/^\s*\d+\s*$/.test(s) && parses(parseCommunity, s), {
+const bareNumber = (s: string): boolean => /^\s*\d+\s*$/.test(s);
+/** True when `s` is a standard community's text (see {@link community}). */
+const isCommunity = (s: string): boolean => !bareNumber(s) && parses(parseCommunity, s);
+const community = z.string().refine(isCommunity, {
   error: (iss) =>
-    typeof iss.input === 'string' && /^\s*\d+\s*$/.test(iss.input)
+    typeof iss.input === 'string' && bareNumber(iss.input)
       ? `must be a community "ASN:VALUE", not a bare number: write e.g. "${iss.input.trim()}:0" or "0:${iss.input.trim()}", whichever is meant`
       : 'must be a community "ASN:VALUE" (0..65535 each) or a well-known name (no-export, no-advertise, nopeer, blackhole, graceful-shutdown, ...)',
 });
@@ -159,8 +162,11 @@ const largeCommunity = z.string().refine((s) => parses(parseLargeCommunity, s), 
 /** The name of a community alias (`communityAliases`, MetalLB's Community kind): a letter, then letters, digits, `-_.`. */
 const ALIAS_NAME = /^[A-Za-z][-A-Za-z0-9_.]{0,62}$/;
 /** A community of an advertisement: a value, or the name of a `communityAliases` entry (checked by semanticChecks). */
-const communityOrAlias = z.string().refine((s) => parses(parseCommunity, s) || ALIAS_NAME.test(s), {
-  error: 'must be a community "ASN:VALUE" (0..65535 each), a well-known name (no-export, ...) or the name of a communityAliases entry',
+const communityOrAlias = z.string().refine((s) => isCommunity(s) || ALIAS_NAME.test(s), {
+  error: (iss) =>
+    typeof iss.input === 'string' && bareNumber(iss.input)
+      ? `must be a community "ASN:VALUE", not a bare number: write e.g. "${iss.input.trim()}:0" or "0:${iss.input.trim()}", whichever is meant`
+      : 'must be a community "ASN:VALUE" (0..65535 each), a well-known name (no-export, ...) or the name of a communityAliases entry',
 });
 /** A community alias: its name and the standard or large community it stands for. */
 const communityAlias = z
@@ -168,7 +174,7 @@ const communityAlias = z
     name: z.string().regex(ALIAS_NAME, { error: 'must start with a letter and hold only letters, digits, "-", "_" and "." (at most 63)' }).describe('The alias, used in advertisements\' communities.'),
     value: z
       .string()
-      .refine((s) => parses(parseCommunity, s) || parses(parseLargeCommunity, s), { error: 'must be a community "ASN:VALUE" or a large community "G:L1:L2"' })
+      .refine((s) => isCommunity(s) || parses(parseLargeCommunity, s), { error: 'must be a community "ASN:VALUE" or a large community "G:L1:L2"' })
       .describe('The standard community "ASN:VALUE" (or well-known name) or large community "G:L1:L2" it stands for.'),
   })
   .describe("A name for a community value (MetalLB's Community kind).");
@@ -807,11 +813,11 @@ export function resolveCommunityAliases(
   const large: string[] = [...(a.largeCommunities ?? [])];
   const unknown: string[] = [];
   for (const c of a.communities) {
-    if (parses(parseCommunity, c)) communities.push(c);
+    if (isCommunity(c)) communities.push(c);
     else {
       const v = byName.get(c);
       if (v === undefined) unknown.push(c);
-      else if (parses(parseCommunity, v)) communities.push(v);
+      else if (isCommunity(v)) communities.push(v);
       else large.push(v);
     }
   }

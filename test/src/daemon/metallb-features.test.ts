@@ -89,6 +89,8 @@ t.test('guard: an advertisement naming an alias no communityAliases entry define
   t.match(!r.ok && r.errors, [{ path: 'advertisements[0].communities[1]', message: /"b" is neither a community nor the name of a communityAliases entry/ }]);
   const dup = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, communityAliases: [{ name: 'a', value: '1:1' }, { name: 'a', value: '1:2' }, { name: 'no-export', value: '1:3' }] });
   t.match(!dup.ok && dup.errors.map((e) => e.message), [/duplicate alias "a"/, /"no-export" is already a community/]);
+  const bare = validateConfig({ bgp: { localAs: 65000, routerId: '10.0.0.1' }, communityAliases: [{ name: 'c', value: '65000' }], advertisements: [{ name: 'x', communities: ['65000'] }] });
+  t.match(!bare.ok && bare.errors, [{ path: 'advertisements[0].communities[0]', message: /not a bare number/ }, { path: 'communityAliases[0].value' }], 'a bare number is neither a community nor an alias (issue 35)');
 });
 
 t.test('ignoreExcludeLB: a node labelled exclude-from-external-load-balancers announces only with it', async (t) => {
