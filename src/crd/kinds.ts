@@ -76,7 +76,7 @@ const PEER_RENAMES = crdRenames();
 /** The hold time a peer without one has, in CEL. */
 const HOLD_TIME = `(has(self.holdTime) ? self.holdTime : ${PEER_OPTIONS.holdTimeSec.default})`;
 
-/** The cross-field rules of one peer (src/config/schema.ts `semanticChecks`) that CEL can express. */
+/** The cross-field rules of one peer (src/config/semantic.ts `semanticChecks`) that CEL can express. */
 const PEER_OBJECT_RULES: readonly CelRule[] = [
   {
     rule: `!has(self.keepaliveTime) || ${HOLD_TIME} == 0 || self.keepaliveTime < ${HOLD_TIME}`,

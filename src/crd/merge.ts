@@ -22,7 +22,7 @@ import type { ConfigItems, ObjectIssue } from './objects.ts';
 import { crdFieldPath, readObject } from './objects.ts';
 import { kindSpec } from './kinds.ts';
 import type { Config, NodeOverrideConfig, PeerConfig } from '../config/schema.ts';
-import { semanticErrors } from '../config/schema.ts';
+import { semanticErrors } from '../config/semantic.ts';
 
 /** Herald's configuration objects as read from the apiserver, by kind. */
 export type ConfigObjects = Readonly<Record<ConfigKind, readonly HeraldObject[]>>;
