@@ -30,13 +30,14 @@ export const SRC_LAYERS = {
   events: { may: ['net', 'k8s'], why: 'the Event recorder writes what it is given' },
   admin: { may: ['net'], why: 'the admin API serves a DaemonView: it knows the view, not the daemon' },
   crd: { may: ['net', 'k8s', 'config'], why: 'Herald\'s kinds are views of the configuration schema' },
+  migrate: { may: ['net', 'k8s', 'config', 'crd'], why: 'herald migrate reads other implementations\' objects and writes Herald\'s kinds, checked by src/crd; only the CLI loads it' },
   sources: { may: ['net', 'k8s', 'config'], why: 'sources feed the controller, never the other way' },
   controller: { may: ['net', 'k8s', 'sources'], why: 'desired routes are pure: no health checks, no config file (the daemon maps its context), no daemon' },
   status: { may: ['net', 'k8s', 'config', 'crd', 'sources', 'leader', 'admin'], why: 'status is written from views and objects, never from the allocator or the controller' },
   ipam: { may: ['net', 'k8s', 'sources', 'leader', 'events', 'status'], why: 'the allocator writes Service status through src/status' },
   metrics: { may: ['net', 'admin', 'status'], why: 'metrics read providers the daemon sets: views, not stages' },
   daemon: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics'], why: 'the daemon composes every stage; only the CLI sits above it' },
-  cli: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics', 'daemon'], why: 'the CLI is the top floor' },
+  cli: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics', 'daemon', 'migrate'], why: 'the CLI is the top floor' },
 };
 const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
 /** The import patterns refused to `src/<folder>`: every other layer it may not use. */

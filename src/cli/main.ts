@@ -1,6 +1,6 @@
 /**
  * `herald` command line: dispatches to the daemon (`run`), the offline tools (`config check`,
- * `decode`) and the admin API clients (`status`, `peers`, `routes`, `services`, `drain`,
+ * `decode`, `migrate metallb`) and the admin API clients (`status`, `peers`, `routes`, `services`, `drain`,
  * `undrain`, `reset`). docs/cli.md documents every command.
  *
  * Exit codes: 0 success, 1 failure (daemon unreachable, HTTP error, invalid config), 2 usage error.
@@ -24,6 +24,8 @@ export interface CliContext {
   out: Output;
   err: Output;
   env: NodeJS.ProcessEnv;
+  /** Standard input, read whole (`migrate metallb -`; default the process's). */
+  stdin?: () => Promise<string>;
 }
 
 export const DEFAULT_API = 'http://127.0.0.1:9179';
@@ -54,6 +56,9 @@ Every node at once (each node's Herald asked through the apiserver's pod proxy, 
 
 Tools:
   decode ...                 decode BGP messages from captures / MRT / hex (herald decode --help)
+  migrate metallb FILE|-     MetalLB's objects (kubectl get -o yaml) → Herald's, on stdout; what cannot be
+    [-n NS]                  carried and what to do, on stderr (exit 0 all carried, 1 something not carried);
+                             -n: Herald's namespace (default herald-system) (docs/metallb-migration.md)
 
 Options for admin commands:
   --api URL          admin API (default ${DEFAULT_API}, or HERALD_API)
@@ -93,6 +98,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   undrain: ['api', 'json', 'token-file'],
   reset: ['api', 'json', 'token-file', 'soft'],
   config: ['json'],
+  migrate: ['namespace'],
   run: ['config', 'node-name', 'node-ip'],
 };
 
@@ -224,6 +230,12 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
       else ctx.err.write(`${file}: invalid, ${err.issues.length} problem(s):\n${formatIssues(err.issues)}\n`);
       return unread ? 2 : 1;
     }
+  }
+  if (cmd === 'migrate') {
+    if (positionals[0] !== 'metallb') throw new UsageError('usage: herald migrate metallb FILE|- [-n NAMESPACE]');
+    expectPositionals(cmd, positionals.slice(1), 1, 1, 'one FILE (or - for standard input)');
+    const { runMigrateMetalLB } = await import('../migrate/cli.ts');
+    return runMigrateMetalLB(positionals[1] as string, values.namespace, ctx);
   }
   if (cmd === 'run') {
     expectPositionals(cmd, positionals, 0, 0, 'no arguments');

@@ -15,7 +15,7 @@ import { configJsonSchema } from '../../src/crd/docs.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 /** Configuration snippets in README.md and docs/*.md today (update it with the docs). */
-const CONFIG_SNIPPETS = 11;
+const CONFIG_SNIPPETS = 12;
 
 /** Every ```yaml block of the file, with the line its text starts on. */
 function yamlBlocks(file: string): { where: string; text: string }[] {
