@@ -27,7 +27,7 @@ import { parseWithRoutesBlock } from './routes-block.ts';
 import { ParseBudgetExceeded, ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from './parse-worker.ts';
 import { runSliced, runSync } from './slices.ts';
 import type { Steps } from './slices.ts';
-import { LineIndex, parseJsonText, parseSingleDocument, problemText } from './yaml.ts';
+import { documentData, LineIndex, parseJsonText, parseSingleDocument, problemText } from './yaml.ts';
 import type { YamlProblem } from './yaml.ts';
 
 /** Result of validating a configuration. */
@@ -232,7 +232,7 @@ export function* configDataSteps(text: string, opts: ParseOptions = {}): Steps<{
   if (opts.libraryMaxBytes !== undefined && text.length > opts.libraryMaxBytes) throw new ParseBudgetExceeded(text.length);
   const whole = yield* parseSingleDocument(text, index);
   if (!whole.ok) return whole;
-  return { ok: true, data: whole.doc?.toJS() };
+  return documentData(whole.doc);
 }
 
 /**

@@ -25,7 +25,7 @@
 import { isMap, isScalar, isSeq } from 'yaml';
 import { isCanonicalIPv4Prefix } from '../../bgp/main-thread.ts';
 import type { YamlProblem } from './yaml.ts';
-import { LineIndex, parseSingleDocument } from './yaml.ts';
+import { documentData, LineIndex, parseSingleDocument } from './yaml.ts';
 import type { Steps } from './slices.ts';
 
 /** A JS value as the library's `toJS` gives it for the shapes read here. */
@@ -294,7 +294,9 @@ export function* parseWithRoutesBlock(text: string, index: LineIndex, opts: { ma
   const key = routesPair?.key;
   const value = routesPair?.value;
   if (!isScalar(key) || key.range?.[0] !== keyOffset || !isSeq(value) || !value.flow || value.items.length !== 0) return undefined;
-  const data: unknown = r.doc?.toJS();
+  const converted = documentData(r.doc);
+  if (!converted.ok) return text.length <= WHOLE_ON_ERROR_MAX ? undefined : converted;
+  const data = converted.data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
   (data as Record<string, unknown>)['routes'] = routes;
   return { ok: true, data: data as Record<string, unknown> };

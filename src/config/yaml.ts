@@ -95,6 +95,18 @@ export function* composeDocuments(text: string, onDocument: (doc: Document.Parse
   for (const doc of composer.end()) if (onDocument(doc) === false) return;
 }
 
+/**
+ * The data of a parsed document (the library's `toJS`), or the problem when the library refuses to convert it: an
+ * alias without its anchor (`bgp: *x`), or more than 100 aliases (an alias bomb). Never throws (issue 35).
+ */
+export function documentData(doc: Document | undefined): { ok: true; data: unknown } | { ok: false; problems: YamlProblem[] } {
+  try {
+    return { ok: true, data: doc?.toJS() };
+  } catch (e) {
+    return { ok: false, problems: [{ message: `document not usable: ${e instanceof Error ? e.message : String(e)}` }] };
+  }
+}
+
 /** Outcome of {@link parseSingleDocument}. */
 export type SingleDocument = { ok: true; doc: Document.Parsed | undefined } | { ok: false; problems: YamlProblem[] };
 

@@ -42,6 +42,11 @@ function join(base: string, key: PropertyKey): string {
   return typeof key === 'number' ? `${base}[${key}]` : `${base}.${String(key)}`;
 }
 
+/** `record[key]` when it is the record's own property, never one of Object.prototype's. */
+function own<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /**
  * The CRD path of a file path inside an object whose fields `map` maps: ['peerAs'] → spec.peerASN,
  * ['priority'] → spec.serviceAllocation.priority, ['peers', 1, 'address'] → spec.peers[1].peerAddress.
@@ -56,9 +61,10 @@ export function crdFieldPath(map: FieldMap | undefined, path: readonly PropertyK
       continue;
     }
     if (typeof key !== 'string') continue;
-    const renamed = m?.rename?.[key];
+    // own properties only: the key is the object's own (a spec field named "toString" threw here; issue 35)
+    const renamed = own(m?.rename, key);
     for (const k of renamed ?? [key]) out = join(out, k);
-    m = m?.nested?.[key];
+    m = own(m?.nested, key);
   }
   return out;
 }
