@@ -147,6 +147,8 @@ export interface AuditEvent {
   verb: string;
   requestURI: string;
   user: { username: string; groups?: string[] };
+  /** The request's User-Agent. */
+  userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string };
   responseStatus?: { code?: number; reason?: string; message?: string };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,0 +1,412 @@
+/**
+ * bench/scale.ts — what Herald costs the apiserver and etcd, measured on PODS real `herald run` processes
+ * (`npm run bench:scale`) and projected to 100, 1,000 and 5,000 nodes (docs/scale.md). Not a test: prints figures,
+ * asserts nothing. Stops every process it started, by PID.
+ *
+ * - The fake apiserver (test/helpers/fake-apiserver.ts, in this process: streaming lists, bookmarks every minute as
+ *   kube-apiserver's watch cache sends them) holds PODS Nodes and SERVICES LoadBalancer Services (Local), one
+ *   EndpointSlice each with 3 endpoints on 3 nodes, plus HEADLESS headless Services with their slices, all in the
+ *   shape a kube-apiserver serves them (`served*` of test/helpers/k8s-objects.ts), and Herald's CRDs.
+ * - Every Herald reaches it through bench/counting-proxy.ts, one path prefix per node: requests by verb, resource and
+ *   code, LISTs from etcd or the watch cache, watch opens, bytes each way, watch events by resource, and the size of
+ *   every object a write stores (what etcd keeps).
+ * - PODS `herald run` processes as the image starts them (deploy/herald; node-00 … node-NN, `--node-name`), no BGP
+ *   peer (the apiserver side is measured), kube-proxy's checks answered by one fake kube-proxy.
+ *
+ * Phases, each counted on its own: start (spawn → every pod ready), quiet (QUIET_SEC: nothing changes but the
+ * kubelets' Node status updates, each Node once every 5 minutes), churn (CHURN_SEC: FLIPS_PER_SEC EndpointSlice
+ * readiness flips a second across the cluster), then the faults of FAULTS: `restart` (the apiserver refuses
+ * connections for 15 s, etcd compacted meanwhile, then 90 s after), `storm` (30 s of 429 with Retry-After: 1 for
+ * every request, then 60 s), `partition` (node-00 cut off for 60 s, then 90 s).
+ *
+ * Output: a table of per-pod rates per phase, the objects Herald keeps in etcd, and the projection of every target of
+ * issue 31 to 100, 1,000 and 5,000 nodes (JSON too, with OUT=file).
+ *
+ * Environment: PODS (default 50), SERVICES (default 10000), HEADLESS (default 500), QUIET_SEC (default 660: longer
+ * than the longest watch timeout, 10 min), CHURN_SEC (default 60), FLIPS_PER_SEC (default 20), FAULTS (default
+ * "restart,storm,partition"; "" for none), MEMORY_LIMIT_MIB (default the DaemonSet's limit), OUT (a JSON file).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../src/k8s/herald-kinds.ts';
+import type { HeraldKind } from '../src/k8s/herald-kinds.ts';
+import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
+import { startFakeKubeProxy } from '../test/helpers/fake-kube-proxy.ts';
+import { node, servedNode, servedService, servedSlice, service, slice } from '../test/helpers/k8s-objects.ts';
+import { freePort } from '../test/helpers/bird.ts';
+import { CountingProxy } from './counting-proxy.ts';
+import type { NodeCounts } from './counting-proxy.ts';
+
+const PODS = Number(process.env.PODS ?? 50);
+const SERVICES = Number(process.env.SERVICES ?? 10_000);
+const HEADLESS = Number(process.env.HEADLESS ?? 500);
+const QUIET_SEC = Number(process.env.QUIET_SEC ?? 660);
+const CHURN_SEC = Number(process.env.CHURN_SEC ?? 60);
+const FLIPS_PER_SEC = Number(process.env.FLIPS_PER_SEC ?? 20);
+const FAULTS = (process.env.FAULTS ?? 'restart,storm,partition').split(',').map((s) => s.trim()).filter(Boolean);
+const OUT = process.env.OUT ?? '';
+const ROOT = join(import.meta.dirname, '..');
+const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
+/** A kubelet updates its Node's status at least this often (nodeStatusReportFrequency), s. */
+const KUBELET_REPORT_SEC = 300;
+const SIZES = [100, 1000, 5000];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const nodeName = (n: number): string => `node-${String(n).padStart(2, '0')}`;
+const svcName = (i: number): string => `svc-${String(i).padStart(5, '0')}`;
+const vipOf = (i: number): string => {
+  const v = (0x0ac80000 + i) >>> 0;
+  return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
+};
+const nodesOf = (i: number): number[] => [i % PODS, (i + 17) % PODS, (i + 33) % PODS];
+const sliceOf = (i: number, ready: (n: number) => boolean) =>
+  servedSlice(slice(`${svcName(i)}-1`, svcName(i), nodesOf(i).map((n, k) => [`10.${100 + k}.${(i >> 8) & 255}.${i & 255}`, nodeName(n), { ready: ready(n) }])), i);
+
+/** One `herald run` process. */
+interface Pod {
+  readonly node: string;
+  readonly pid: number;
+  readonly adminPort: number;
+  readonly out: () => string;
+  readonly exited: Promise<void>;
+  /** The exit code or signal once it exited, else undefined. */
+  readonly exit: () => string | undefined;
+}
+
+function spawnPod(node: string, configPath: string, adminPort: number, env: NodeJS.ProcessEnv): Pod {
+  let out = '';
+  const child = spawn('sh', [join(ROOT, 'deploy', 'herald'), 'run', '--config', configPath, '--node-name', node, '--node-ip', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  if (child.pid === undefined) throw new Error(`${node}: herald did not start`);
+  let exit: string | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exit = signal ?? String(code);
+      resolve();
+    }),
+  );
+  return { node, pid: child.pid, adminPort, out: () => out, exited, exit: () => exit };
+}
+
+async function ready(p: Pod): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${p.adminPort}/readyz`, { signal: AbortSignal.timeout(5000) })).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** A phase's counts summed over pods, per pod and per second. */
+interface PhaseFigures {
+  readonly phase: string;
+  readonly seconds: number;
+  readonly pods: number;
+  /** Per pod per second. */
+  readonly requestsPerSec: number;
+  readonly byVerb: Record<string, number>;
+  readonly leaseRequestsPerSec: number;
+  readonly etcdListsPerPod: number;
+  readonly cacheListsPerPod: number;
+  readonly watchOpensPerSec: number;
+  readonly bytesOutPerSec: number;
+  readonly bytesInPerSec: number;
+  readonly nodeEventBytesPerSec: number;
+  readonly writeBytesPerSec: number;
+  readonly writesPerSec: Record<string, number>;
+  readonly eventWritesPerSec: number;
+  /** Of those, new Event objects (the rest raise the count of one written before). */
+  readonly eventCreatesPerSec: number;
+  readonly code429: number;
+  readonly agents: string[];
+}
+
+function figures(phase: string, seconds: number, counts: Map<string, NodeCounts>, pods: number): PhaseFigures {
+  const perPod = (n: number) => n / pods / seconds;
+  let requests = 0;
+  let lease = 0;
+  let etcdLists = 0;
+  let cacheLists = 0;
+  let watchOpens = 0;
+  let bytesOut = 0;
+  let bytesIn = 0;
+  let nodeBytes = 0;
+  let writeBytes = 0;
+  let code429 = 0;
+  let eventWrites = 0;
+  let eventCreates = 0;
+  const byVerb: Record<string, number> = {};
+  const writes: Record<string, number> = {};
+  const agents = new Set<string>();
+  for (const c of counts.values()) {
+    for (const [k, n] of c.requests) {
+      const [verb = '', resource = '', code = ''] = k.split(' ');
+      requests += n;
+      byVerb[verb] = (byVerb[verb] ?? 0) + n;
+      if (resource === 'leases') lease += n;
+      if (code === '429') code429 += n;
+    }
+    etcdLists += c.etcdLists;
+    cacheLists += c.cacheLists;
+    watchOpens += c.watchOpens;
+    bytesOut += c.bytesOut;
+    bytesIn += c.bytesIn;
+    nodeBytes += c.watchEvents.get('nodes')?.bytes ?? 0;
+    for (const [r, w] of c.writes) {
+      writeBytes += w.bytes;
+      writes[r] = (writes[r] ?? 0) + w.count;
+      if (r.endsWith(' events')) eventWrites += w.count;
+      if (r === 'create events') eventCreates += w.count;
+    }
+    for (const a of c.agents) agents.add(a);
+  }
+  return {
+    phase,
+    seconds,
+    pods,
+    requestsPerSec: perPod(requests),
+    byVerb: Object.fromEntries(Object.entries(byVerb).map(([k, n]) => [k, perPod(n)])),
+    leaseRequestsPerSec: perPod(lease),
+    etcdListsPerPod: etcdLists / pods,
+    cacheListsPerPod: cacheLists / pods,
+    watchOpensPerSec: perPod(watchOpens),
+    bytesOutPerSec: perPod(bytesOut),
+    bytesInPerSec: perPod(bytesIn),
+    nodeEventBytesPerSec: perPod(nodeBytes),
+    writeBytesPerSec: perPod(writeBytes),
+    writesPerSec: Object.fromEntries(Object.entries(writes).map(([k, n]) => [k, perPod(n)])),
+    eventWritesPerSec: perPod(eventWrites),
+    eventCreatesPerSec: perPod(eventCreates),
+    code429,
+    agents: [...agents].sort(),
+  };
+}
+
+const fmt = (n: number, digits = 3): string => (n === 0 ? '0' : Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(digits));
+const kb = (bytes: number): string => `${fmt(bytes / 1024)} KiB`;
+const mb = (bytes: number): string => `${fmt(bytes / 1e6)} MB`;
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'herald-bench-scale-'));
+  const api = new FakeApiServer();
+  for (const kind of Object.keys(HERALD_PLURALS) as HeraldKind[]) api.registerResource({ group: HERALD_GROUP, version: HERALD_VERSION, plural: HERALD_PLURALS[kind], kind, namespaced: true });
+  api.logRequests = false;
+  api.bookmarkEveryMs = 60_000;
+  await api.start();
+  for (let n = 0; n < PODS; n++) api.upsert('nodes', servedNode(node(nodeName(n)), `192.0.2.${n + 1}`));
+  const readyState = new Map<number, boolean>();
+  for (let i = 0; i < SERVICES; i++) {
+    api.upsert('services', servedService(service(svcName(i), { etp: 'Local', lbIPs: [vipOf(i)] }), i));
+    api.upsert('endpointslices', sliceOf(i, () => true), 'discovery.k8s.io');
+  }
+  for (let i = 0; i < HEADLESS; i++) {
+    const name = `headless-${i}`;
+    const svc = service(name);
+    svc.spec!.clusterIP = 'None';
+    api.upsert('services', servedService(svc, SERVICES + i));
+    const s = servedSlice(slice(`${name}-1`, name, [[`10.99.${(i >> 8) & 255}.${i & 255}`, nodeName(i % PODS)]]), SERVICES + i);
+    s.metadata!.labels!['service.kubernetes.io/headless'] = '';
+    api.upsert('endpointslices', s, 'discovery.k8s.io');
+  }
+  const proxy = new CountingProxy(api.url);
+  await proxy.start();
+  const kp = await startFakeKubeProxy({ host: '127.0.0.1' });
+  const env: NodeJS.ProcessEnv = { ...process.env, HERALD_HOME: ROOT, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`, HERALD_MEMORY_LIMIT_MIB: LIMIT_MIB, POD_NAMESPACE: 'herald-system' };
+  const pods: Pod[] = [];
+  const cleanup = async () => {
+    for (const p of pods) {
+      try {
+        process.kill(p.pid, 'SIGTERM');
+      } catch {
+        // gone
+      }
+    }
+    await Promise.race([Promise.all(pods.map((p) => p.exited)), sleep(20_000)]);
+    for (const p of pods) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await proxy.stop();
+    await kp.close();
+    await api.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  const phases: PhaseFigures[] = [];
+  try {
+    proxy.take();
+    const t0 = Date.now();
+    for (let n = 0; n < PODS; n++) {
+      const name = nodeName(n);
+      const kubeconfig = join(dir, `${name}.kubeconfig`);
+      writeFileSync(kubeconfig, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'fake', cluster: { server: proxy.urlFor(name) } }], users: [{ name: 'u', user: { token: 'bench' } }], contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }], 'current-context': 'fake' }));
+      const adminPort = await freePort();
+      const config = join(dir, `${name}.yaml`);
+      writeFileSync(config, stringify({ bgp: { localAs: 65000 }, peers: [], allowedPrefixes: ['10.200.0.0/16'], source: { kubernetes: { kubeconfig } }, kubeProxy: { healthzPort: kp.port, checkServices: false }, admin: { address: '127.0.0.1', port: adminPort }, stateDir: join(dir, name), logLevel: process.env['DEBUG_PODS'] ? 'debug' : 'warn' }));
+      pods.push(spawnPod(name, config, adminPort, env));
+    }
+    const pending = new Set(pods);
+    const restarts = new Map<string, number>();
+    while (pending.size > 0) {
+      for (const p of [...pending]) {
+        if (p.exit() !== undefined) {
+          // As the kubelet restarts a container that exited (on a loaded machine a start can time out), at most 3 times.
+          const k = pods.indexOf(p);
+          const n = (restarts.get(p.node) ?? 0) + 1;
+          if (n > 3) throw new Error(`${p.node}: herald exited (${p.exit()}) ${n} times before it was ready: ${p.out().slice(-2000)}`);
+          restarts.set(p.node, n);
+          console.log(`${p.node}: exited (${p.exit()}) before it was ready, restarted: ${p.out().trim().split('\n').slice(-2).join(' / ')}`);
+          const again = spawnPod(p.node, join(dir, `${p.node}.yaml`), p.adminPort, env);
+          pods[k] = again;
+          pending.delete(p);
+          pending.add(again);
+          continue;
+        }
+        if (await ready(p)) pending.delete(p);
+      }
+      if (Date.now() - t0 > 900_000) throw new Error(`not ready after 15 min: ${[...pending].map((p) => `${p.node}: ${p.out().slice(-500)}`).join('\n')}`);
+      if (process.env['DEBUG_PODS']) console.log(`${pending.size} pods not ready after ${((Date.now() - t0) / 1000).toFixed(0)} s; e.g. ${[...pending][0]?.node}: ${[...pending][0]?.out().slice(-300)}`);
+      await sleep(1000);
+    }
+    phases.push(figures('start', (Date.now() - t0) / 1000, proxy.take(), PODS));
+    console.log(`all ${PODS} pods ready in ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadavg()[0]!.toFixed(1)}; ${[...restarts.values()].reduce((a, b) => a + b, 0)} restarts)`);
+
+    // Quiet: only the kubelets' Node status updates, each Node once every KUBELET_REPORT_SEC at its own offset.
+    const heartbeat = (n: number) => {
+      const nd = servedNode(node(nodeName(n)), `192.0.2.${n + 1}`);
+      for (const c of nd.status?.conditions ?? []) (c as { lastHeartbeatTime?: string }).lastHeartbeatTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      api.upsert('nodes', nd);
+    };
+    const kubelets = Array.from({ length: PODS }, (_, n) => {
+      const first = setTimeout(() => {
+        heartbeat(n);
+        const every = setInterval(() => heartbeat(n), KUBELET_REPORT_SEC * 1000);
+        kubelets[n] = every;
+      }, Math.random() * KUBELET_REPORT_SEC * 1000);
+      return first as NodeJS.Timeout;
+    });
+    const q0 = Date.now();
+    await sleep(QUIET_SEC * 1000);
+    const quietCounts = proxy.take();
+    phases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts, PODS));
+    const watchesPerPod = [...proxy.openWatches().values()].reduce((a, b) => a + b, 0) / PODS;
+
+    // Churn: endpoint readiness flips across the cluster.
+    const c0 = Date.now();
+    let flips = 0;
+    while (Date.now() - c0 < CHURN_SEC * 1000) {
+      const tick = Date.now();
+      for (let k = 0; k < FLIPS_PER_SEC; k++) {
+        const i = Math.floor(Math.random() * SERVICES);
+        const down = !(readyState.get(i) ?? false);
+        readyState.set(i, down);
+        const flipped = nodesOf(i)[0]!;
+        api.upsert('endpointslices', sliceOf(i, (n) => !(down && n === flipped)), 'discovery.k8s.io');
+        flips++;
+      }
+      await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+    }
+    phases.push(figures('churn', (Date.now() - c0) / 1000, proxy.take(), PODS));
+    // Back to ready, and settle: the status writes after a burst come up to 30 s later.
+    for (const [i, down] of readyState) if (down) api.upsert('endpointslices', sliceOf(i, () => true), 'discovery.k8s.io');
+    await sleep(45_000);
+    phases.push(figures('after churn (45 s)', 45, proxy.take(), PODS));
+
+    for (const fault of FAULTS) {
+      const f0 = Date.now();
+      if (fault === 'restart') {
+        await api.goDown('refuse');
+        await sleep(15_000);
+        api.compact();
+        await api.comeBack();
+        await sleep(90_000);
+      } else if (fault === 'storm') {
+        proxy.storm(1);
+        await sleep(30_000);
+        proxy.calm();
+        await sleep(60_000);
+      } else if (fault === 'partition') {
+        proxy.partition(nodeName(0));
+        await sleep(60_000);
+        proxy.heal(nodeName(0));
+        await sleep(90_000);
+      } else throw new Error(`unknown fault ${fault}`);
+      const counts = proxy.take();
+      phases.push(figures(`fault: ${fault}`, (Date.now() - f0) / 1000, counts, PODS));
+      if (fault === 'partition') {
+        const one = new Map([...counts].filter(([n]) => n === nodeName(0)));
+        phases.push(figures('fault: partition (node-00 alone)', (Date.now() - f0) / 1000, one, 1));
+      }
+    }
+    for (const k of kubelets) clearTimeout(k);
+
+    // What Herald keeps in etcd.
+    const statuses = api.list(HERALD_PLURALS.BGPNodeStatus, HERALD_GROUP).map((o) => Buffer.byteLength(JSON.stringify(o)));
+    const events = api.list('events').map((o) => Buffer.byteLength(JSON.stringify(o)));
+    const avg = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+    const stored = { statuses: statuses.length, statusBytesAvg: avg(statuses), statusBytesMax: Math.max(0, ...statuses), events: events.length, eventBytesAvg: avg(events) };
+
+    report(phases, stored, watchesPerPod, flips, started);
+  } finally {
+    await cleanup();
+  }
+}
+
+function report(phases: PhaseFigures[], stored: { statuses: number; statusBytesAvg: number; statusBytesMax: number; events: number; eventBytesAvg: number }, watchesPerPod: number, flips: number, started: number): void {
+  const by = new Map(phases.map((p) => [p.phase, p]));
+  console.log(`\nbench:scale — ${PODS} pods, ${SERVICES} Services (+${HEADLESS} headless), quiet ${QUIET_SEC} s, churn ${CHURN_SEC} s at ${FLIPS_PER_SEC} flips/s (${flips} flips), faults ${FAULTS.join(', ') || 'none'}; ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  console.log(`User-Agents: ${[...new Set(phases.flatMap((p) => p.agents))].join(', ')}`);
+  console.log('\nPer pod | s | req/s | by verb (/s) | lease req/s | LISTs from etcd | cache/streamed lists | watch opens/s | bytes to pod/s | Node watch bytes/s | writes/s | stored bytes/s | 429s');
+  for (const p of phases) {
+    const verbs = Object.entries(p.byVerb).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
+    const writes = Object.entries(p.writesPerSec).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
+    console.log(`${p.phase} | ${p.seconds.toFixed(0)} | ${fmt(p.requestsPerSec)} | ${verbs} | ${fmt(p.leaseRequestsPerSec)} | ${fmt(p.etcdListsPerPod)} | ${fmt(p.cacheListsPerPod)} | ${fmt(p.watchOpensPerSec)} | ${kb(p.bytesOutPerSec)} | ${fmt(p.nodeEventBytesPerSec)} B | ${writes || '0'} | ${fmt(p.writeBytesPerSec)} B | ${p.code429}`);
+  }
+  console.log(`\nIn etcd: ${stored.statuses} BGPNodeStatus, ${fmt(stored.statusBytesAvg)} B average, ${fmt(stored.statusBytesMax)} B largest; ${stored.events} Events, ${fmt(stored.eventBytesAvg)} B average.`);
+  console.log(`Open watches per pod: ${fmt(watchesPerPod)}.`);
+  const quiet = by.get('quiet');
+  const churn = by.get('churn');
+  const start = by.get('start');
+  if (quiet === undefined || churn === undefined || start === undefined) return;
+  const reopenPer5Min = watchesPerPod > 0 ? (quiet.watchOpensPerSec * 300) / watchesPerPod : 0;
+  // A Node's served size, for the fan-out of every Node's updates (the maxNodesPerVip exception).
+  const nodeBytes = Buffer.byteLength(JSON.stringify({ type: 'MODIFIED', object: servedNode(node('node-00'), '192.0.2.1') })) + 1;
+  const rows: Array<[string, string, (n: number) => number, (v: number) => string, number | undefined]> = [
+    ['etcd writes from Herald, quiet', '≤ 0.1 MB/s', (n) => quiet.writeBytesPerSec * n, (v) => `${mb(v)}/s`, 0.1e6],
+    ['etcd writes from Herald, endpoint burst', '≤ 1 MB/s', (n) => churn.writeBytesPerSec * n, (v) => `${mb(v)}/s`, 1e6],
+    // Events live an hour (kube-apiserver --event-ttl): what an hour of quiet and one burst leave.
+    ["Herald's objects in etcd (statuses, an hour's Events with one burst)", '≤ 50 MB', (n) => stored.statusBytesAvg * n + (quiet.eventCreatesPerSec * 3600 + churn.eventCreatesPerSec * churn.seconds) * n * stored.eventBytesAvg, (v) => mb(v), 50e6],
+    ['Lease requests, cluster-wide', '≤ 2/s', (n) => quiet.leaseRequestsPerSec * n, (v) => `${fmt(v)}/s`, 2],
+    ['watch re-opens per watch per 5 min', '≤ 1', () => reopenPer5Min, (v) => fmt(v), 1],
+    ['Events written, cluster-wide, in a burst', '≤ 10/s', (n) => churn.eventWritesPerSec * n, (v) => `${fmt(v)}/s`, 10],
+    ['Node-update fan-out (own Node only)', '≤ 1 MB/s', (n) => quiet.nodeEventBytesPerSec * n, (v) => `${mb(v)}/s`, 1e6],
+    ['Node-update fan-out with maxNodesPerVip (every Node)', '≤ 1 MB/s', (n) => (n * n * nodeBytes) / KUBELET_REPORT_SEC, (v) => `${mb(v)}/s`, 1e6],
+    ['LISTs read from etcd on a rolling update', '0 (watch cache)', (n) => start.etcdListsPerPod * n, (v) => fmt(v), 0],
+    ['apiserver requests, quiet', '', (n) => quiet.requestsPerSec * n, (v) => `${fmt(v)}/s`, undefined],
+    ['bytes the apiservers send to Heralds, quiet', '', (n) => quiet.bytesOutPerSec * n, (v) => `${mb(v)}/s`, undefined],
+    ['bytes the apiservers send to Heralds, burst', '', (n) => churn.bytesOutPerSec * n, (v) => `${mb(v)}/s`, undefined],
+    ['bytes a rolling update reads', '', (n) => ((start.bytesOutPerSec * start.seconds) / 1) * n, (v) => mb(v), undefined],
+  ];
+  console.log(`\nProjection (per-pod rates × nodes; Services as measured: ${SERVICES}) | target | ${SIZES.join(' | ')} | met at ${SIZES[SIZES.length - 1]}`);
+  const projection: Record<string, unknown> = {};
+  for (const [what, target, f, show, limit] of rows) {
+    const values = SIZES.map((n) => f(n));
+    const last = values[values.length - 1]!;
+    const met = limit === undefined ? '' : last <= limit ? 'met' : 'NOT met';
+    console.log(`${what} | ${target} | ${values.map(show).join(' | ')} | ${met}`);
+    projection[what] = { target, values: Object.fromEntries(SIZES.map((n, i) => [n, values[i]])), met };
+  }
+  if (OUT !== '') writeFileSync(OUT, JSON.stringify({ pods: PODS, services: SERVICES, headless: HEADLESS, quietSec: QUIET_SEC, churnSec: CHURN_SEC, flipsPerSec: FLIPS_PER_SEC, phases, stored, watchesPerPod, projection }, null, 2));
+}
+
+await main();
