@@ -195,6 +195,11 @@ export function migrateMetalLB(input: readonly Obj[], o: MigrateOptions = {}): M
       else communities.push(value);
       if (aliases.has(c)) notes.push({ level: 'action', object: label(a), field: 'spec.communities', message: `the Community alias "${c}" is written as its value ${value.startsWith('large:') ? `(large community ${value.slice(6)})` : value}` });
     }
+    const v4 = typeof s['aggregationLength'] === 'number' && s['aggregationLength'] < 32;
+    const v6 = typeof s['aggregationLengthV6'] === 'number' && s['aggregationLengthV6'] < 128;
+    if (v4 || v6) {
+      notes.push({ level: 'action', object: label(a), field: v4 ? 'spec.aggregationLength' : 'spec.aggregationLengthV6', message: "Herald announces an aggregate only when it lies wholly inside its pools or allowedPrefixes (docs/security.md): list the aggregates this makes in allowedPrefixes of Herald's configuration, or they stay unannounced (PrefixNotAllowed)" });
+    }
     if (communities.length > 0) body['communities'] = communities;
     if (large.length > 0) body['largeCommunities'] = large;
     emit('BGPAdvertisement', a, nameOf(a).name, body);
