@@ -92,7 +92,8 @@ export function establishedTimes(bird: Bird, name: string): number[] {
   return out;
 }
 
-function vmHwmMiB(pid: number | undefined): number {
+/** Peak RSS (VmHWM) of process `pid`, MiB; NaN when it cannot be read. */
+export function vmHwmMiB(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -19,7 +19,7 @@
  * Not a test: prints nothing itself, asserts nothing. Stops every process it started, by PID.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
@@ -31,7 +31,7 @@ import { Bird, bgpProtocol, freePort } from '../test/helpers/bird.ts';
 import { BGPD, frrAvailable } from '../test/helpers/frr.ts';
 import { DaemonProcess, run, sleep } from '../test/helpers/daemon-process.ts';
 import { keepalive } from '../test/helpers/wire.ts';
-import { establishedAt, NlriCounter, pair, pollUntil, TIMEFORMAT, trivialOpen } from './peers.ts';
+import { establishedAt, NlriCounter, pair, pollUntil, TIMEFORMAT, trivialOpen, vmHwmMiB } from './peers.ts';
 import type { Result } from './peers.ts';
 
 export { frrAvailable };
@@ -42,16 +42,6 @@ const BASE = 0x0a000000; // 10.0.0.0, as bench/config-gen.ts and bench/peers.ts
 function prefixOf(i: number): string {
   const v = (BASE + i) >>> 0;
   return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/32`;
-}
-
-function vmHwmMiB(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
 }
 
 /** The receiving BIRD of one sender: passive, eBGP from AS 65001 at `sender`, IPv4 only, session states logged. */
