@@ -55,7 +55,10 @@ t.test('guard: a well-known community (65535:x) never comes from an annotation, 
     const res = run([ad], annotated('web', '198.51.100.10', { 'herald.io/communities': `64512:7 ${bad}` }));
     const r = res.routes.find((x) => x.prefix === '198.51.100.10/32');
     t.strictSame(r?.communities, ['64512:1'], `${bad}: nothing of the annotation is sent (it is refused whole)`);
-    t.match(reasons(res, 'default/web', 'AttributeNotAllowed')[0], /well-known communit(y|ies) \(65535:x\), which never come from a Service/, bad);
+    // 4294967295 is 65535:65535 written as one number: since 8d3e8af a bare number is never a community (the codec
+    // would read it as 0:N), so it is refused before the well-known rule is asked.
+    if (bad === '4294967295') t.match(reasons(res, 'default/web', 'InvalidAnnotation')[0], /herald\.io\/communities.*4294967295/, bad);
+    else t.match(reasons(res, 'default/web', 'AttributeNotAllowed')[0], /well-known communit(y|ies) \(65535:x\), which never come from a Service/, bad);
   }
   const attack = run([ad], annotated('web', '198.51.100.10', ATTACK));
   const r = attack.routes.find((x) => x.prefix === '198.51.100.10/32');
