@@ -33,7 +33,13 @@ export const DEFAULT_API = 'http://127.0.0.1:9179';
 export const USAGE = `Usage: herald <command> [options]
 
 Daemon:
-  run --config FILE [--node-name NAME] [--node-ip IP]   run the BGP speaker
+  run --config FILE [--node-name NAME] [--node-ip IP] [--separate-controller]
+                                                        run the BGP speaker on this node; with
+                                                        --separate-controller, herald controller runs the
+                                                        allocator, the object status and the Events
+  controller --config FILE [--listen HOST:PORT]         run the cluster-wide writers (allocator, object status,
+                                                        Events on Services); probes and metrics on
+                                                        --listen (default 0.0.0.0:9180)
   config check FILE                                     validate a configuration file
                                                         (exit 0 valid, 1 invalid, 2 usage error or unreadable file)
 
@@ -79,6 +85,8 @@ const OPTIONS = {
   config: { type: 'string', short: 'c' },
   'node-name': { type: 'string' },
   'node-ip': { type: 'string' },
+  'separate-controller': { type: 'boolean' },
+  listen: { type: 'string' },
   'all-nodes': { type: 'boolean' },
   kubeconfig: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
@@ -99,7 +107,8 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   reset: ['api', 'json', 'token-file', 'soft'],
   config: ['json'],
   migrate: ['namespace'],
-  run: ['config', 'node-name', 'node-ip'],
+  run: ['config', 'node-name', 'node-ip', 'separate-controller'],
+  controller: ['config', 'listen'],
 };
 
 async function readToken(values: Values, env: NodeJS.ProcessEnv): Promise<string | undefined> {
@@ -199,6 +208,14 @@ async function runtimeWarnings(cfg: Config, env: NodeJS.ProcessEnv): Promise<Con
   return out;
 }
 
+/** `HOST:PORT` (an IPv6 host in brackets: `[::]:9180`). @throws UsageError naming the form */
+function parseListen(text: string): { address: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new UsageError(`--listen ${text}: expected HOST:PORT, e.g. 0.0.0.0:9180 or [::]:9180`);
+  return { address: (m[1] ?? m[2]) as string, port };
+}
+
 function expectPositionals(cmd: string, positionals: string[], min: number, max: number, what: string): void {
   if (positionals.length < min || positionals.length > max) throw new UsageError(`expected ${what}, got ${positionals.length === 0 ? 'nothing' : positionals.join(' ')}`);
   void cmd;
@@ -245,7 +262,14 @@ async function runCommand(cmd: string, values: Values, positionals: string[], ct
     const { SpeakerThread } = await import('../../bgp/main-thread.ts');
     const speakerThread = SpeakerThread.spawn();
     const { runDaemon } = await import('../daemon/run.ts');
-    return runDaemon({ configPath: values.config, speakerThread, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}) });
+    return runDaemon({ configPath: values.config, speakerThread, ...(values['node-name'] !== undefined ? { nodeName: values['node-name'] } : {}), ...(values['node-ip'] !== undefined ? { nodeIp: values['node-ip'] } : {}), ...(values['separate-controller'] ? { separateController: true } : {}) });
+  }
+  if (cmd === 'controller') {
+    expectPositionals(cmd, positionals, 0, 0, 'no arguments');
+    if (values.config === undefined) throw new UsageError('--config FILE is required');
+    const listen = values.listen !== undefined ? parseListen(values.listen) : undefined;
+    const { runController } = await import('../daemon/controller-components.ts');
+    return runController({ configPath: values.config, ...(listen ? { listen } : {}) });
   }
 
   if (values['all-nodes']) return clusterCommand(cmd, values, positionals, ctx);

@@ -85,10 +85,15 @@ export function chartValuesSchema(): SchemaNode {
       priorityClassName: str('Pod priority class'),
       podAnnotations: labels('Annotations of the pods'),
       podLabels: labels('Labels added to the pods (the selector stays app.kubernetes.io/name)'),
-      serviceAccount: obj("The pods' ServiceAccount", {
+      serviceAccount: obj("The DaemonSet's ServiceAccount (the controller's is <fullname>-controller)", {
         create: bool('Create it (false: it must exist; the RBAC objects still bind it)'),
         name: str('Default: <fullname>'),
         annotations: labels('Annotations of the ServiceAccount the chart creates'),
+      }),
+      controller: obj('herald controller: the Deployment holding the cluster-wide writers (allocator, object status, Events on Services)', {
+        replicas: { type: 'integer', minimum: 1, description: 'Replicas (one leader per Lease; 2 take over from each other within 15 s)' },
+        port: port('Port of its probes (/healthz, /readyz) and /metrics on the pod\'s address'),
+        resources: kube("The controller container's requests and limits"),
       }),
       metrics: obj("Herald's metrics-only listener and the monitoring objects", {
         port: port('Port of the metrics-only listener on the node\'s address (the pod\'s port named metrics)'),

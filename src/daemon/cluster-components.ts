@@ -80,9 +80,10 @@ export interface SourceParts {
  * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this node's Node — every
  * Node while an advertisement sets `maxNodesPerVip` —, ServiceCIDRs and Herald's objects in its namespace,
  * src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
+ * `herald controller` reads Services and Herald's objects only (no node: `scope` `controller`).
  * @param client the client's role, version and observer (User-Agent, metrics)
  */
-export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions, nodeName: string): Promise<SourceParts> {
+export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidden: ForbiddenCalls, client: KubeClientOptions, scope: { nodeName: string } | 'controller'): Promise<SourceParts> {
   if (!cfg.source) return {};
   if (cfg.source.manifests !== undefined) {
     const { ManifestSource } = await import('../sources/manifests.ts');
@@ -102,24 +103,29 @@ export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidde
   const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
   const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
   const streaming = streamingListFromEnv(env);
-  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, nodeName, allNodes: boundsFanOut(cfg.advertisements), ...watch, ...streaming });
+  const reads = scope === 'controller' ? { nodes: false, endpointSlices: false, serviceCIDRs: false } : { nodeName: scope.nodeName, allNodes: boundsFanOut(cfg.advertisements) };
+  const kube = new KubernetesSource({ kc, heraldNamespace: namespace, ...reads, ...watch, ...streaming });
   return { source: kube, kube, kc, secrets, namespace };
 }
 
 /**
- * The source as a component: its errors logged and its watch restarts counted from the start; the source itself is
- * started by whoever reads it first (the daemon's controller) and stopped by it; the Secrets' cache stops here. Its
- * stop, the last, waits for the Lease releases (at most {@link LEASE_RELEASE_MS}) and closes the Kubernetes client.
+ * The source as a component: its errors logged and its watch restarts counted from the start. In `herald run` the
+ * source is started by whoever reads it first (the daemon's controller) and stopped by it; with `runs` this component
+ * starts and stops it (`herald controller`). The Secrets' cache stops here. Its stop, the last, waits for the Lease
+ * releases (at most {@link LEASE_RELEASE_MS}) and closes the Kubernetes client.
  */
-export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: HeraldMetrics; releases: LeaseReleases }): Component {
+export function sourceComponent(parts: SourceParts, o: { log: Logger; metrics: HeraldMetrics; releases: LeaseReleases; runs?: boolean }): Component {
   const { source } = parts;
   // KubernetesSource emits (kind, err), ManifestSource (fileError): name the resource when there is one.
   source?.on('error', (...args: unknown[]) => o.log.warn({ ...(args.length > 1 ? { kind: args[0] } : {}), err: args[args.length - 1] }, 'source error'));
   source?.on('restart', (kind: string) => o.metrics.kubernetesWatchRestarts.inc({ resource: String(kind) }));
   return {
     name: 'source',
-    start: () => undefined,
+    start: async () => {
+      if (o.runs) await source?.start();
+    },
     async stop() {
+      if (o.runs) await source?.stop().catch(() => undefined);
       parts.secrets?.stop();
       if (!(await o.releases.ended(LEASE_RELEASE_MS))) {
         o.log.warn({ waitedMs: LEASE_RELEASE_MS }, 'Leases not released: the apiserver did not answer in time (other nodes take them over when they expire)');

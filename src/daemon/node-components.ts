@@ -8,7 +8,9 @@
  * and stopped in the reverse order: the configuration watcher first (a reload in progress finishes), the writers
  * (whose Lease releases go on beside the stops after them), then the pipeline (the speaker's stop in the mode the
  * node's state calls for), the state file's last heartbeat after it, the listeners, and the source last: the Secrets'
- * cache, the Lease releases waited for at most 3 s, the Kubernetes client closed (docs/decisions.md "Stop modes"). Building them is what can fail before anything runs (a password file,
+ * cache, the Lease releases waited for at most 3 s, the Kubernetes client closed (docs/decisions.md "Stop modes").
+ * Object status, the allocator and the Events on Services are built only when no `herald controller` runs them
+ * (`--separate-controller`, src/daemon/controller-components.ts). Building them is what can fail before anything runs (a password file,
  * a kubeconfig): {@link buildNode} then releases what it built and throws.
  */
 import type { Logger } from 'pino';
@@ -65,6 +67,11 @@ export interface NodeInputs {
   readonly watchIntervalMs?: number;
   /** The speaker thread died: the process stops (with EXIT_SPEAKER_THREAD). */
   readonly onSpeakerThreadExit: () => void;
+  /**
+   * `herald controller` runs the cluster-wide writers: no object status, no allocator, no Events here (so no Lease,
+   * no Service status, no Event is written by this process: docs/security.md "Components and rights").
+   */
+  readonly separateController?: boolean;
 }
 
 /** `herald run`, built: its components in start order, the daemon, and the watcher SIGHUP reloads through. */
@@ -115,9 +122,11 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
   const forbidden = forbiddenCalls(log);
   let parts: SourceParts = {};
   try {
-    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: metrics.kubernetesObserver() }, identity.nodeName);
+    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: metrics.kubernetesObserver() }, { nodeName: identity.nodeName });
     const { source, kc, secrets, namespace } = parts;
     const cluster = kc && namespace !== undefined ? { kc, namespace } : undefined;
+    // Standalone, this process runs the cluster-wide writers too; beside `herald controller`, none of them.
+    const writers = cluster && !i.separateController ? cluster : undefined;
     let nodeStatus: NodeStatusWriter | undefined;
     let objectStatus: ObjectStatusComponent | undefined;
     const allocatorRef: { check(): void } = { check: () => undefined };
@@ -139,7 +148,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       restarting: restart.restarting,
       env,
       // Refusals are the same on every node: the status writer's Lease holder posts them (one writer).
-      ...(kc ? { onDecisions: await announcementEvents(i, kc, forbidden, () => objectStatus?.isLeader() ?? true) } : {}),
+      ...(writers ? { onDecisions: await announcementEvents(i, writers.kc, forbidden, () => objectStatus?.isLeader() ?? true) } : {}),
       forbidden: () => [...forbidden.list(), ...(objectStatus?.forbidden() ?? [])],
       onStatusChange: () => {
         nodeStatus?.changed();
@@ -150,10 +159,10 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
     });
     if (cluster) nodeStatus = await nodeStatusWriter(i, cluster, daemon, () => source?.snapshot().node(identity.nodeName)?.metadata?.uid, forbidden);
     const releases = new LeaseReleases();
-    if (cluster && source) objectStatus = await objectStatusComponent({ ...cluster, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases, env });
-    const allocator = allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases });
-    allocatorRef.check = () => allocator.check();
-    log.info({ version: i.version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting }, 'herald starting');
+    if (writers && source) objectStatus = await objectStatusComponent({ ...writers, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases, env });
+    const allocator = i.separateController ? undefined : allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases });
+    if (allocator) allocatorRef.check = () => allocator.check();
+    log.info({ version: i.version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting, ...(i.separateController ? { separateController: true } : {}) }, 'herald starting');
 
     let token = readToken(config, env, log, secretFiles);
     for (const w of placeholderWarnings(config, token, (p, n) => resolvePassword(p, n, env, secretFiles))) log.warn(w.fields, w.message);
@@ -186,7 +195,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       pipelineComponent(daemon, log),
       ...(nodeStatus ? [{ name: 'node status', start: () => undefined, stop: () => nodeStatus.stop() }] : []),
       ...(objectStatus ? [objectStatus] : []),
-      allocator,
+      ...(allocator ? [allocator] : []),
       watcher,
     ];
     return { daemon, components, watcher };

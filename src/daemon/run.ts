@@ -1,7 +1,8 @@
 /**
  * `herald run`: read the configuration file, build the components of a node (node-components.ts: the speaker
  * thread, the source, the pipeline, the admin API and the metrics-only listener, this node's status, the status
- * writer and the allocator when this process runs them, the state file's heartbeat, the configuration watcher) and
+ * writer and the allocator unless `herald controller` runs them (`--separate-controller`), the state file's
+ * heartbeat, the configuration watcher) and
  * run them until a stop (process.ts):
  * - SIGTERM / SIGINT → a stop in the mode the node's state calls for (a restart, or a departure when it is drained
  *   or leaving service; src/daemon/stop-mode.ts, docs/upgrades.md), exit 0;
@@ -40,6 +41,11 @@ export interface RunOptions {
   heartbeatIntervalMs?: number;
   /** The thread the Speaker runs on, spawned ahead (bgp/speaker-thread/thread.ts); default one spawned when it starts. */
   speakerThread?: SpeakerThread;
+  /**
+   * `herald controller` runs the cluster-wide writers (allocator, object status, Events on Services): this process
+   * takes no Lease and writes only its own BGPNodeStatus and its own Node's drain annotation (docs/security.md).
+   */
+  separateController?: boolean;
 }
 
 /**
@@ -70,6 +76,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       ...(opts.speakerThread ? { speakerThread: opts.speakerThread } : {}),
       ...(opts.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: opts.heartbeatIntervalMs } : {}),
       ...(opts.watchIntervalMs !== undefined ? { watchIntervalMs: opts.watchIntervalMs } : {}),
+      separateController: opts.separateController === true,
       onSpeakerThreadExit: () => stopWith('speaker thread exited', EXIT_SPEAKER_THREAD),
     });
   } catch (err) {

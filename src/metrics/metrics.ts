@@ -223,7 +223,7 @@ export class HeraldMetrics {
     });
     this.kubernetesEventsDropped = new Counter({
       name: `${PREFIX}kubernetes_events_dropped_total`,
-      help: 'Kubernetes Events lost, by recording component (herald, herald-allocator) and reason (rateLimited, sendFailed).',
+      help: 'Kubernetes Events lost, by recording component (herald, herald-controller, herald-allocator) and reason (rateLimited, sendFailed).',
       labelNames: ['component', 'reason'],
       registers,
     });

@@ -59,6 +59,12 @@ export interface MetricsServerOptions extends MetricsServerLimits {
   logger?: false | FastifyBaseLogger;
   /** A scrape or a connection refused by a limit. */
   onRefused?: (reason: MetricsRefusal) => void;
+  /**
+   * Also serve the probes of a process that has no admin API (`herald controller`): GET /healthz (200 while it runs)
+   * and GET /readyz (200, or 503 with `notReady`: what keeps it from being ready; `forbidden`: the Kubernetes calls
+   * refused with 403, as `herald status` lists them).
+   */
+  probes?: { notReady(): string[]; forbidden?(): string[] };
   /** Monotonic ms (tests); default performance.now. */
   now?: () => number;
   /** The read-only views served beside the metrics (rendered at most once per `maxAgeMs` too); none when absent. */
@@ -185,6 +191,15 @@ export async function buildMetricsServer(opts: MetricsServerOptions): Promise<Fa
       const s = views.services().find((x) => x.service === `${namespace}/${name}`);
       if (s === undefined) return sendError(reply, 404, `no Service ${namespace}/${name} known to this node`);
       return s;
+    });
+  }
+  const probes = opts.probes;
+  if (probes) {
+    app.get('/healthz', async () => ({ live: true }));
+    app.get('/readyz', async (_req, reply) => {
+      const notReady = probes.notReady();
+      const forbidden = probes.forbidden?.() ?? [];
+      return reply.code(notReady.length === 0 ? 200 : 503).send({ ready: notReady.length === 0, notReady, ...(forbidden.length > 0 ? { forbidden } : {}) });
     });
   }
   app.setNotFoundHandler((req, reply) => {

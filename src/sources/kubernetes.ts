@@ -39,6 +39,10 @@ export interface KubernetesSourceOptions {
   serviceCIDRs?: boolean;
   /** This node: its Node is read by name (fieldSelector metadata.name=…); default: every Node. */
   nodeName?: string;
+  /** Read Nodes (default true); `herald controller` reads none through the source (src/daemon/controller-components.ts). */
+  nodes?: boolean;
+  /** Read EndpointSlices (default true); `herald controller` reads none. */
+  endpointSlices?: boolean;
   /** With `nodeName`: read every Node too, as the file's advertisements bound fan-out (`maxNodesPerVip`); see `setAllNodes`. */
   allNodes?: boolean;
   /** Skip Services labelled `service.kubernetes.io/service-proxy-name` at the watch (kube-proxy does). Default false. */
@@ -108,10 +112,10 @@ export class KubernetesSource extends EventEmitter implements Source {
     const informer = (kind: ResourceKind, o: { name: string; path: string; fieldSelector?: string; labelSelector?: string; optional?: boolean; cache?: InformerCache }) =>
       this.#add(kind, new SupervisedInformer({ ...common, ...o, cache: o.cache ?? this.#store.cacheOf(kind) }));
     informer('Service', { name: 'services', path: '/api/v1/services', ...(opts.skipServiceProxyName ? { labelSelector: `!${SERVICE_PROXY_NAME_LABEL}` } : {}) });
-    informer('EndpointSlice', { name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: ENDPOINTSLICE_SELECTOR });
+    if (opts.endpointSlices !== false) informer('EndpointSlice', { name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: ENDPOINTSLICE_SELECTOR });
     const me = opts.nodeName;
-    if (me === undefined) informer('Node', { name: 'nodes', path: '/api/v1/nodes' });
-    else {
+    if (opts.nodes !== false && me === undefined) informer('Node', { name: 'nodes', path: '/api/v1/nodes' });
+    else if (opts.nodes !== false && me !== undefined) {
       // Its cache is this node's Node alone: a relist by name must not delete the others the all-Nodes informer holds.
       const nodes = this.#store.cacheOf('Node');
       const mine: InformerCache = { versionOf: (obj) => (obj.metadata?.name === me ? nodes.versionOf(obj) : undefined), objects: () => [...nodes.objects()].filter((n) => n.metadata?.name === me) };

@@ -6,14 +6,13 @@
 // printing); an unrelated change rewrites nothing; a label move changes the peer's counts without a new transition.
 // The BGPAdvertisement sets maxNodesPerVip 1 (every Node is read while one does): one node announces the VIP.
 import t from 'tap';
-import { join } from 'node:path';
 import { loopbackBlock, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
 import { freePort } from '../helpers/bird.ts';
 import type { ControlPlane } from '../helpers/control-plane.ts';
 import type { Condition, HeraldKind } from '../../src/k8s/herald-kinds.ts';
 import { HERALD_API_VERSION, HERALD_PLURALS } from '../../src/k8s/herald-kinds.ts';
-import { BIRD_AS, HERALD_AS, controlPlaneTier, createHeraldPods, createNode, createPod, createService, heraldLog, setPodReady, startCluster, startHerald, until } from './harness.ts';
+import { BIRD_AS, HERALD_AS, controlPlaneTier, createHeraldPods, createNode, createPod, createService, heraldLog, nodeKubeconfig, setPodReady, startCluster, startHerald, until } from './harness.ts';
 
 const NS = 'herald-system';
 const POOL = '198.51.100.48/29';
@@ -39,7 +38,8 @@ async function kubectlGet(cp: ControlPlane, kind: HeraldKind): Promise<Map<strin
 controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and overrides from one elected writer, as kubectl get shows them', 300_000, async (t) => {
   const block = loopbackBlock();
   // The garbage collector deletes a deleted Node's BGPNodeStatus (step 9).
-  const cp = await startCluster(t, { host: `${block}200`, controllers: ['endpointslice', 'serviceaccount', 'garbagecollector'] });
+  // One `herald run` per node doing everything (no herald controller): the one-process install's rights.
+  const cp = await startCluster(t, { host: `${block}200`, controllers: ['endpointslice', 'serviceaccount', 'garbagecollector'], standalone: true });
   const api = cp.admin;
   const nodes: NodeSpec[] = ['a', 'b'].map((x, i) => ({ name: `node-${x}`, ip: `${block}${i + 1}` }));
   const names = nodes.map((n) => n.name);
@@ -65,12 +65,12 @@ controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and 
   await setPodReady(api, { name: 'web-1', podIP: '10.244.1.10', hostIP: nodes[0]!.ip, ready: true });
   await createService(api, { name: 'web', selector: { app: 'web' }, etp: 'Cluster' });
 
-  // Herald's DaemonSet pods, Ready: the status writer counts a node while its Herald pod is Ready.
+  // Herald's DaemonSet pods, Ready: the status writer counts a node while its Herald pod is Ready (each Herald runs
+  // with its pod's token: nodeKubeconfig below).
   await createHeraldPods(api, { namespace: NS, nodes });
-  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), await cp.serviceAccountToken(NS, 'herald'));
   const heralds: HeraldNode[] = [];
   // No peer in the file: every session comes from the BGPPeer objects.
-  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort }, extra: { peers: [] } }));
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig: await nodeKubeconfig(cp, n.name), bird: { ip: birdIp, port: birdPort }, extra: { peers: [] } }));
   for (const h of heralds) await waitHeraldUp(h);
   const get = async (kind: HeraldKind, name: string): Promise<Obj> => (await api.must('GET', path(kind, name))).body as Obj;
   const waitFor = <T>(what: string, check: () => Promise<T | undefined | false>) => withLogs(() => until(what, check, 120_000, 500), heralds, names);

@@ -47,16 +47,54 @@ export function controlPlaneTier(t: Test, name: string, timeoutMs: number, body:
   t.test(name, reason !== undefined ? { skip: reason } : { timeout: timeoutMs }, body);
 }
 
-/** A started control plane with deploy/kubernetes/{namespace,serviceaccount,rbac}.yaml applied. */
-export async function startCluster(t: Test, o: ControlPlaneOptions = {}): Promise<ControlPlane> {
+/**
+ * The access objects of deploy/kubernetes: the DaemonSet's ServiceAccount and RBAC (serviceaccount.yaml, rbac.yaml),
+ * its admission policies (admission-policy.yaml), herald controller's ServiceAccount and RBAC (controller.yaml
+ * without its Deployment: no kubelet runs pods here; the tests start `herald controller` themselves), and their
+ * priority level (flowcontrol.yaml).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function accessManifests(): any[] {
+  return [
+    ...readManifests('deploy/kubernetes/serviceaccount.yaml'),
+    ...readManifests('deploy/kubernetes/rbac.yaml'),
+    ...readManifests('deploy/kubernetes/admission-policy.yaml'),
+    ...readManifests('deploy/kubernetes/controller.yaml').filter((d) => d.kind !== 'Deployment'),
+    ...readManifests('deploy/kubernetes/flowcontrol.yaml'),
+  ];
+}
+
+/**
+ * A started control plane with deploy/kubernetes's Namespace and access objects applied ({@link accessManifests}).
+ * `standalone`: the DaemonSet's account is also bound to the controller's roles — one `herald run` process doing
+ * everything (no `--separate-controller`), as a one-process install must grant it.
+ */
+export async function startCluster(t: Test, o: ControlPlaneOptions & { standalone?: boolean } = {}): Promise<ControlPlane> {
   const tools = controlPlaneTools();
   if ('reason' in tools) throw new Error(tools.reason);
   const cp = await ControlPlane.start(tools.tools, o);
   t.teardown(() => cp.stop());
   t.comment(`control plane: kube-apiserver ${tools.tools.k8sVersion}, etcd ${tools.tools.etcdVersion} at ${cp.server}`);
-  await cp.apply([...readManifests('deploy/kubernetes/namespace.yaml'), ...readManifests('deploy/kubernetes/serviceaccount.yaml'), ...readManifests('deploy/kubernetes/rbac.yaml')]);
+  await cp.apply([...readManifests('deploy/kubernetes/namespace.yaml'), ...accessManifests()]);
+  if (o.standalone) {
+    const herald = [{ kind: 'ServiceAccount', name: 'herald', namespace: 'herald-system' }];
+    await cp.apply([
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'herald-standalone' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'herald-controller' }, subjects: herald },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'herald-standalone', namespace: 'herald-system' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'herald-controller' }, subjects: herald },
+    ]);
+  }
   await installCrds(cp);
   return cp;
+}
+
+/**
+ * A kubeconfig with the token the DaemonSet's pod on `node` gets (bound to a Pod there: the admission policies read
+ * the node's name from it), written under the control plane's directory.
+ */
+export async function nodeKubeconfig(cp: ControlPlane, node: string, o: { namespace?: string } = {}): Promise<string> {
+  const ns = o.namespace ?? 'herald-system';
+  const token = await cp.podToken(ns, 'herald', `herald-${node}`, node);
+  return cp.writeTokenKubeconfig(join(cp.dir, `herald-${ns}-${node}.kubeconfig`), token);
 }
 
 /** Installs Herald's CRDs (deploy/kubernetes/crds/, as the kustomization does) and waits until each is Established. */
@@ -147,7 +185,7 @@ export async function createHeraldPods(api: KubeRest, o: { namespace: string; no
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name, namespace: o.namespace, labels, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'herald', uid: ds.metadata.uid, controller: true, blockOwnerDeletion: true }] },
-      spec: { nodeName: n.name, hostNetwork: true, automountServiceAccountToken: false, containers: [{ name: 'herald', image: 'registry.invalid/herald:test', ports: [{ name: 'metrics', containerPort: o.metricsPort ?? 9179 }] }] },
+      spec: { nodeName: n.name, serviceAccountName: 'herald', hostNetwork: true, automountServiceAccountToken: false, containers: [{ name: 'herald', image: 'registry.invalid/herald:test', ports: [{ name: 'metrics', containerPort: o.metricsPort ?? 9179 }] }] },
     });
     await setPodReady(api, { name, namespace: o.namespace, podIP: n.ip, hostIP: n.ip, ready: true });
   }
@@ -196,12 +234,12 @@ export async function finishPodDeletion(api: KubeRest, name: string, namespace =
 }
 
 /** Creates a LoadBalancer Service selecting `selector` (port 80 → 8080). */
-export async function createService(api: KubeRest, o: { name: string; namespace?: string; selector: Record<string, string>; etp: 'Local' | 'Cluster'; loadBalancerClass?: string }): Promise<void> {
+export async function createService(api: KubeRest, o: { name: string; namespace?: string; selector: Record<string, string>; etp: 'Local' | 'Cluster'; loadBalancerClass?: string; annotations?: Record<string, string> }): Promise<void> {
   const ns = o.namespace ?? 'default';
   await api.must('POST', `/api/v1/namespaces/${ns}/services`, {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: o.name, namespace: ns },
+    metadata: { name: o.name, namespace: ns, ...(o.annotations ? { annotations: o.annotations } : {}) },
     spec: {
       type: 'LoadBalancer',
       selector: o.selector,
@@ -240,6 +278,8 @@ export interface HeraldOptions {
   extra?: Record<string, unknown>;
   /** More environment (test hooks, docs/development.md). */
   env?: Record<string, string>;
+  /** Extra arguments of `herald run` (e.g. --separate-controller). */
+  args?: string[];
 }
 
 /**
@@ -263,11 +303,44 @@ export async function startHerald(t: Test, o: HeraldOptions): Promise<HeraldNode
   };
   const configPath = join(proc.dir, 'herald.yaml');
   writeFileSync(configPath, stringify(config));
-  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip], {
+  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'run', '--config', configPath, '--node-name', o.node.name, '--node-ip', o.node.ip, ...(o.args ?? [])], {
     env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system', HERALD_ADMIN_TOKEN: ADMIN_TOKEN, ...o.env },
   });
   t.teardown(() => proc.stop(5000));
   return { proc, adminPort };
+}
+
+/** A running `herald controller` and the port of its probes and metrics listener. */
+export interface HeraldController {
+  proc: DaemonProcess;
+  port: number;
+}
+
+/**
+ * Spawns `herald controller` (bin/herald.js under this Node) with the Kubernetes source on `kubeconfig`, its probes
+ * and metrics on a free port of 127.0.0.1, holder identity `identity`.
+ */
+export async function startController(t: Test, o: { kubeconfig: string; identity: string; namespace?: string; extra?: Record<string, unknown>; env?: Record<string, string> }): Promise<HeraldController> {
+  const proc = new DaemonProcess(`cp-${o.identity}`);
+  const port = await freePort('127.0.0.1');
+  const config = { bgp: { localAs: HERALD_AS }, source: { kubernetes: { kubeconfig: o.kubeconfig } }, logLevel: 'info', ...o.extra };
+  const configPath = join(proc.dir, 'herald.yaml');
+  writeFileSync(configPath, stringify(config));
+  proc.spawn(process.execPath, [join(ROOT, 'bin', 'herald.js'), 'controller', '--config', configPath, '--listen', `127.0.0.1:${port}`], {
+    env: { ...process.env, POD_NAMESPACE: o.namespace ?? 'herald-system', POD_NAME: o.identity, ...o.env },
+  });
+  t.teardown(() => proc.stop(5000));
+  return { proc, port };
+}
+
+/** The controller's `/readyz` (undefined while it does not answer). */
+export async function controllerStatus(c: HeraldController): Promise<{ ready: boolean; notReady: string[]; forbidden?: string[] } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${c.port}/readyz`, { signal: AbortSignal.timeout(3000) });
+    return (await res.json()) as { ready: boolean; notReady: string[]; forbidden?: string[] };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The admin token every Herald of this tier is started with. */
@@ -316,14 +389,13 @@ export interface HeraldCluster {
  * that read BIRD's paths for `prefix`.
  */
 export async function startNodes(t: Test, cp: ControlPlane, block: string, nodes: NodeSpec[], prefix: string): Promise<HeraldCluster> {
-  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), await cp.serviceAccountToken('herald-system', 'herald'));
   const birdIp = `${block}100`;
   const birdPort = await freePort(birdIp);
   const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
   t.teardown(() => bird.stop());
   const heralds: HeraldNode[] = [];
   // The operator allows the tier's VIP (admission: a LoadBalancer address only inside pools or allowedPrefixes).
-  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort }, extra: { allowedPrefixes: [prefix] } }));
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig: await nodeKubeconfig(cp, n.name), bird: { ip: birdIp, port: birdPort }, args: ['--separate-controller'], extra: { allowedPrefixes: [prefix] } }));
   const names = nodes.map((n) => n.name);
   const paths = () => pathsFor(bird, prefix);
   const waitPaths = async (want: string[], what: string, timeoutMs = 90_000) => {

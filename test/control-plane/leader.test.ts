@@ -5,21 +5,21 @@
 // releases the Lease and the other node takes over and allocates.
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { BlockList } from 'node:net';
 import { freePort } from '../helpers/bird.ts';
 import { ApiProxy } from '../helpers/control-plane.ts';
 import type { AuditEvent } from '../helpers/control-plane.ts';
 import { loopbackBlock, pathsFor, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
-import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, createService, heraldLog, setPodReady, startCluster, startHerald, until } from './harness.ts';
+import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, createService, heraldLog, nodeKubeconfig, setPodReady, startCluster, startHerald, until } from './harness.ts';
 
 const POOL = '198.51.100.40/29';
 const LEASE = '/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-allocator';
 
 controlPlaneTier(t, 'leader election via the real Lease API; status writes checked by the real resourceVersion; takeover', 300_000, async (t) => {
   const block = loopbackBlock();
-  const cp = await startCluster(t, { host: `${block}200` });
+  // Two `herald run` doing everything (no herald controller): the one-process install's rights.
+  const cp = await startCluster(t, { host: `${block}200`, standalone: true });
   const api = cp.admin;
   const proxy = await ApiProxy.start(cp);
   t.teardown(() => proxy.stop());
@@ -30,15 +30,18 @@ controlPlaneTier(t, 'leader election via the real Lease API; status writes check
   await setPodReady(api, { name: 'web-node-a', podIP: '10.244.1.10', hostIP: nodes[0]!.ip, ready: true });
 
   // Herald reaches the apiserver through the proxy (which only forwards, until told to hold a request).
-  const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'herald.kubeconfig'), await cp.serviceAccountToken('herald-system', 'herald'));
-  const viaProxy = kubeconfig.replace(/\.kubeconfig$/, '-proxy.kubeconfig');
-  writeFileSync(viaProxy, readFileSync(kubeconfig, 'utf8').replace(cp.server, proxy.url));
+  const viaProxy = async (node: string): Promise<string> => {
+    const kubeconfig = await nodeKubeconfig(cp, node);
+    const path = kubeconfig.replace(/\.kubeconfig$/, '-proxy.kubeconfig');
+    writeFileSync(path, readFileSync(kubeconfig, 'utf8').replace(cp.server, proxy.url));
+    return path;
+  };
   const birdIp = `${block}100`;
   const birdPort = await freePort(birdIp);
   const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
   t.teardown(() => bird.stop());
   const heralds: HeraldNode[] = [];
-  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig: viaProxy, bird: { ip: birdIp, port: birdPort }, extra: { pools: [{ name: 'test', addresses: [POOL] }] } }));
+  for (const n of nodes) heralds.push(await startHerald(t, { node: n, kubeconfig: await viaProxy(n.name), bird: { ip: birdIp, port: birdPort }, extra: { pools: [{ name: 'test', addresses: [POOL] }] } }));
   for (const h of heralds) await waitHeraldUp(h);
 
   const pool = new BlockList();

@@ -20,7 +20,7 @@ import type { BirdRoute } from '../helpers/bird.ts';
 import { KubeRest } from '../helpers/control-plane.ts';
 import { HERALD_API_VERSION } from '../../src/k8s/herald-kinds.ts';
 import { ROOT, adminJson, loopbackBlock, protoName, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
-import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, setPodReady, startCluster, startHerald, until } from './harness.ts';
+import { BIRD_AS, HERALD_AS, controlPlaneTier, createNode, createPod, nodeKubeconfig, setPodReady, startCluster, startHerald, until } from './harness.ts';
 
 const SHOP = 'shop';
 const PAYMENTS = 'payments';
@@ -45,7 +45,8 @@ async function herald(...args: string[]): Promise<string> {
 controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what the operator allows (issue 30)', 480_000, async (t) => {
   const block = loopbackBlock();
   // clusterrole-aggregation fills the built-in `edit` role from its aggregate-to-edit parts, as in every cluster.
-  const cp = await startCluster(t, { host: `${block}200`, controllers: ['endpointslice', 'serviceaccount', 'clusterrole-aggregation'] });
+  // standalone: this one `herald run` holds the controller's rights too (its allocator, its Events; docs/security.md).
+  const cp = await startCluster(t, { host: `${block}200`, controllers: ['endpointslice', 'serviceaccount', 'clusterrole-aggregation'], standalone: true });
   const api = cp.admin;
   const me = { name: 'node-a', ip: `${block}1` };
   await createNode(api, me.name, me.ip);
@@ -79,7 +80,8 @@ controlPlaneTier(t, 'a namespace user with edit rights steers nothing past what 
   const birdPort = await freePort(birdIp);
   const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes: [me], trace: true });
   t.teardown(() => bird.stop());
-  const kubeconfig = cp.writeTokenKubeconfig(`${cp.dir}/herald.kubeconfig`, await cp.serviceAccountToken('herald-system', 'herald'));
+  // The token its pod on node-a gets (the admission policies read the node's name from it).
+  const kubeconfig = await nodeKubeconfig(cp, me.name);
   const h = await startHerald(t, {
     node: me,
     kubeconfig,

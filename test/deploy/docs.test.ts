@@ -109,21 +109,46 @@ t.test('docs/troubleshooting.md has an entry for every reason code and every ale
   t.same([...entries].filter((e) => !known.has(e)), [], 'every entry is a code or an alert that exists');
 });
 
-t.test('the RBAC verbs in docs/kubernetes.md and docs/ipam.md are those deploy/kubernetes/rbac.yaml grants', async (t) => {
-  const granted = grantedPermissions(renderKustomization(join(root, 'deploy/kubernetes')));
-  const RESOURCE: Record<string, string> = { Service: '/services', EndpointSlice: 'discovery.k8s.io/endpointslices', Node: '/nodes', ServiceCIDR: 'networking.k8s.io/servicecidrs', Namespace: '/namespaces' };
-  const stated = new Set<string>();
+t.test('the RBAC verbs in docs/kubernetes.md and docs/ipam.md are those each account is granted', async (t) => {
+  const docs = renderKustomization(join(root, 'deploy/kubernetes'));
+  /** What the roles bound to ServiceAccount `sa` grant. */
+  const grantsOf = (sa: string): Set<string> => {
+    const bound = new Set<string>();
+    for (const b of docs.filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') as unknown as { roleRef: { kind: string; name: string }; subjects?: { name: string }[] }[]) {
+      if ((b.subjects ?? []).some((s) => s.name === sa)) bound.add(`${b.roleRef.kind}/${b.roleRef.name}`);
+    }
+    return grantedPermissions(docs.filter((d) => bound.has(`${d.kind}/${d.metadata?.name}`)));
+  };
+  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '', services: '', nodes: '', secrets: '', pods: '', namespaces: '' };
+  /** The permissions a line "`resource` verb/verb, ..." states (Herald's kinds in herald.io). */
+  const statedIn = (line: string, into: Set<string>) => {
+    for (const m of line.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) into.add(`${GROUP[m[1] as string] ?? 'herald.io'}/${m[1]}/${v}`);
+  };
   const k8sDoc = readFileSync(join(root, 'docs/kubernetes.md'), 'utf8');
-  const rows = [...k8sDoc.matchAll(/^\| (Service|EndpointSlice|Node|ServiceCIDR|Namespace) \|.*\| ([a-z, ]+) \|$/gm)];
-  t.equal(rows.length, 5, 'the five read resources have a row');
-  for (const m of rows) for (const v of (m[2] as string).split(',').map((s) => s.trim())) stated.add(`${RESOURCE[m[1] as string]}/${v}`);
+  const line = (label: string): string => {
+    const l = new RegExp(`^${label.replace(/[()]/g, '\\$&')}: (.*)$`, 'm').exec(k8sDoc)?.[1] ?? '';
+    t.ok(l !== '', `docs/kubernetes.md states "${label}"`);
+    return l;
+  };
+  // The DaemonSet: the table's reads, its namespace line.
+  const RESOURCE: Record<string, string> = { Service: '/services', EndpointSlice: 'discovery.k8s.io/endpointslices', Node: '/nodes', ServiceCIDR: 'networking.k8s.io/servicecidrs' };
+  const node = new Set<string>();
+  const rows = [...k8sDoc.matchAll(/^\| (Service|EndpointSlice|Node|ServiceCIDR) \|.*\| ([a-z, ]+) \|$/gm)];
+  t.equal(rows.length, 4, 'the four read resources have a row');
+  for (const m of rows) for (const v of (m[2] as string).split(',').map((s) => s.trim())) node.add(`${RESOURCE[m[1] as string]}/${v}`);
+  statedIn(line('Namespace RBAC (DaemonSet)'), node);
+  t.ok(node.size >= 12, `${node.size} permissions stated for the DaemonSet`);
+  t.same([...node].sort(), [...grantsOf('herald')].sort(), 'the docs state exactly what the DaemonSet is granted');
+  // The controller: docs/kubernetes.md's two lines, and docs/ipam.md's.
+  const controller = new Set<string>();
+  statedIn(line('Cluster RBAC (controller)'), controller);
+  statedIn(line('Namespace RBAC (controller)'), controller);
   const ipam = /^RBAC: (.*)$/m.exec(readFileSync(join(root, 'docs/ipam.md'), 'utf8'))?.[1] ?? '';
-  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '', namespaces: '' };
-  for (const m of ipam.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) stated.add(`${GROUP[m[1] as string]}/${m[1]}/${v}`);
-  // Herald's own namespace: its kinds (herald.io) and the Secrets of passwordSecret peers.
-  const ns = /^Namespace RBAC: (.*)$/m.exec(k8sDoc)?.[1] ?? '';
-  t.ok(ns !== '', 'docs/kubernetes.md states the namespace RBAC');
-  for (const m of ns.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) stated.add(`${m[1] === 'secrets' || m[1] === 'pods' ? '' : 'herald.io'}/${m[1]}/${v}`);
-  t.ok(stated.size >= 12, `${stated.size} permissions stated`);
-  t.same([...stated].sort(), [...granted].sort(), 'the docs state exactly what rbac.yaml grants');
+  const ipamStated = new Set<string>();
+  statedIn(ipam, ipamStated);
+  t.ok(ipamStated.size >= 5, 'docs/ipam.md states the allocator\'s RBAC');
+  const granted = grantsOf('herald-controller');
+  t.same([...ipamStated].filter((p) => !granted.has(p)), [], 'docs/ipam.md states only what the controller is granted');
+  t.same([...controller].sort(), [...granted].sort(), 'the docs state exactly what the controller is granted');
 });
+

@@ -92,7 +92,7 @@ t.test('monitoring values render deploy/kubernetes/monitoring; the rules are the
 
 t.test('full values: every object is valid, herald.yaml is valid and can run in the rendered pod', { skip }, async (t) => {
   const docs = helmTemplate(H, ['-f', FULL]);
-  t.same(docs.map((d) => d.kind).filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Namespace', 'PodMonitor', 'PrometheusRule', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount']);
+  t.same(docs.map((d) => d.kind).filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'Deployment', 'FlowSchema', 'FlowSchema', 'Namespace', 'PodMonitor', 'PriorityLevelConfiguration', 'PrometheusRule', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Secret', 'ServiceAccount', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding']);
   t.equal(docs.filter((d) => d.kind === 'CustomResourceDefinition').length, 5, 'and the five CRDs');
   for (const d of docs) t.same(validateObject(d, 'helm template -f ci/full-values.yaml'), [], `${d.kind} ${d.metadata?.name} is valid`);
   const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata?.name === 'bgp-config') as unknown as k8s.V1ConfigMap;
@@ -111,7 +111,8 @@ t.test('full values: every object is valid, herald.yaml is valid and can run in 
   t.same([ds.spec?.template.metadata?.labels?.['example.net/team'], ds.spec?.selector.matchLabels], ['network', { 'app.kubernetes.io/name': 'herald' }], 'podLabels on the pods; the selector unchanged');
   t.same(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'tor-c')?.secret, { secretName: 'tor-c' }, 'extraVolumes');
   t.same(c.volumeMounts?.find((m) => m.name === 'tor-c'), { name: 'tor-c', mountPath: '/etc/herald/tor-c', readOnly: true }, 'extraVolumeMounts');
-  const sa = only<k8s.V1ServiceAccount>(docs, 'ServiceAccount');
+  // The DaemonSet's account (the controller's own is <fullname>-controller).
+  const sa = only<k8s.V1ServiceAccount>(docs.filter((d) => d.metadata?.name !== 'bgp-controller'), 'ServiceAccount');
   t.same([sa.metadata?.name, sa.metadata?.annotations], ['bgp-speaker', { 'example.net/audit': 'true' }], 'serviceAccount.name and annotations');
   const pm = only<{ metadata: { labels: Record<string, string> }; spec: { podMetricsEndpoints: { interval: string }[] } }>(docs, 'PodMonitor');
   t.same([pm.metadata.labels['release'], pm.spec.podMetricsEndpoints[0]?.interval], ['kube-prometheus-stack', '15s']);
@@ -160,10 +161,16 @@ t.test('extraArgs follow the container\'s own; serviceAccount.create=false binds
   t.same(args.slice(-2), ['--an-option', 'a value'], 'appended, quoted');
   t.same(args.slice(0, 7), ['run', '--config', '/etc/herald/config/herald.yaml', '--node-name', '$(NODE_NAME)', '--node-ip', '$(HOST_IPS)'], 'after the chart\'s own');
   const noSa = helmTemplate(H, ['--set', 'serviceAccount.create=false', '--set', 'serviceAccount.name=platform-bgp']);
-  t.equal(noSa.filter((d) => d.kind === 'ServiceAccount').length, 0, 'no ServiceAccount rendered');
+  t.same(noSa.filter((d) => d.kind === 'ServiceAccount').map((d) => d.metadata?.name), ['herald-controller'], "no ServiceAccount rendered for the DaemonSet (the controller's own stays)");
   t.equal(only<k8s.V1DaemonSet>(noSa, 'DaemonSet').spec?.template.spec?.serviceAccountName, 'platform-bgp', 'the pods use the given one');
-  const subjects = noSa.filter((d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding').flatMap((d) => (d as unknown as k8s.V1RoleBinding).subjects ?? []);
-  t.ok(subjects.length >= 3 && subjects.every((x) => x.name === 'platform-bgp'), 'and every binding names it');
+  // The DaemonSet's bindings (named herald) name it; the controller's (herald-controller) keep its own account.
+  const bindings = noSa.filter((d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding').map((d) => d as unknown as k8s.V1RoleBinding);
+  const subjects = bindings.filter((b) => b.metadata?.name === 'herald').flatMap((b) => b.subjects ?? []);
+  t.ok(subjects.length >= 2 && subjects.every((x) => x.name === 'platform-bgp'), 'and every binding of the DaemonSet names it');
+  t.ok(bindings.filter((b) => b.metadata?.name === 'herald-controller').flatMap((b) => b.subjects ?? []).every((x) => x.name === 'herald-controller'), "the controller's bindings name its own account");
+  const policy = JSON.stringify(noSa.filter((d) => d.kind === 'ValidatingAdmissionPolicy' || d.kind === 'FlowSchema'));
+  t.match(policy, 'system:serviceaccount:herald-system:platform-bgp', 'the admission policies match the given account');
+  t.notMatch(policy, "'system:serviceaccount:herald-system:herald'", 'and not the default one');
   t.equal(helmTemplate(H, ['--set', 'crds.install=false']).filter((d) => d.kind === 'CustomResourceDefinition').length, 0, 'crds.install=false: no CRD');
 });
 

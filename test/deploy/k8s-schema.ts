@@ -21,6 +21,11 @@ export const KIND_MODEL: Readonly<Record<string, { apiVersion: string; model: st
   ConfigMap: { apiVersion: 'v1', model: 'V1ConfigMap' },
   Secret: { apiVersion: 'v1', model: 'V1Secret' },
   DaemonSet: { apiVersion: 'apps/v1', model: 'V1DaemonSet' },
+  Deployment: { apiVersion: 'apps/v1', model: 'V1Deployment' },
+  ValidatingAdmissionPolicy: { apiVersion: 'admissionregistration.k8s.io/v1', model: 'V1ValidatingAdmissionPolicy' },
+  ValidatingAdmissionPolicyBinding: { apiVersion: 'admissionregistration.k8s.io/v1', model: 'V1ValidatingAdmissionPolicyBinding' },
+  FlowSchema: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', model: 'V1FlowSchema' },
+  PriorityLevelConfiguration: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', model: 'V1PriorityLevelConfiguration' },
   CustomResourceDefinition: { apiVersion: 'apiextensions.k8s.io/v1', model: 'V1CustomResourceDefinition' },
 };
 

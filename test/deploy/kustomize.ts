@@ -43,7 +43,8 @@ function applyImages(doc: KubeDoc, overrides: readonly ImageOverride[]): void {
   const pod = d.kind === 'Pod' ? d.spec : d.kind === 'CronJob' ? d.spec?.jobTemplate?.spec?.template?.spec : d.spec?.template?.spec;
   for (const c of [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])]) if (c.image !== undefined) c.image = overrideImage(c.image, overrides);
 }
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+/** Kinds without a namespace: kustomize's namespace leaves them as written. */
+export const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'FlowSchema', 'PriorityLevelConfiguration']);
 
 /** Parses every YAML document of a file (throws on a YAML error, with the file name); skips empty documents. */
 export function loadYamlDocs(file: string): KubeDoc[] {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type * as k8s from '@kubernetes/client-node';
 import { grantedPermissions, validateObject, validateType, type KubeDoc } from './k8s-schema.ts';
-import { renderKustomization } from './kustomize.ts';
+import { CLUSTER_SCOPED, renderKustomization } from './kustomize.ts';
 import { CONFIG_KINDS, heraldCollectionPath, type HeraldKind } from '../../src/k8s/herald-kinds.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -35,11 +35,15 @@ t.test('every object kustomize renders from deploy/kubernetes and its monitoring
     const docs = renderKustomization(join(root, dir));
     t.ok(docs.length >= 2, `${dir}: ${docs.length} objects`);
     for (const doc of docs) t.same(validateObject(doc, dir), [], `${dir}: ${doc.kind} ${doc.metadata?.name} is valid`);
-    for (const doc of docs) if (doc.kind !== 'Namespace' && doc.kind !== 'CustomResourceDefinition' && !doc.kind?.startsWith('Cluster')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
+    for (const doc of docs) if (!CLUSTER_SCOPED.has(doc.kind ?? '')) t.equal(doc.metadata?.namespace, 'herald-system', `${doc.kind} ${doc.metadata?.name} in herald-system`);
   }
   const kinds = renderKustomization(deployDir).map((d) => d.kind);
   t.equal(kinds.filter((k) => k === 'CustomResourceDefinition').length, 5, 'the five CRDs of herald.io');
-  t.same(kinds.filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Namespace', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount'], 'Namespace, ServiceAccount, the RBAC objects, ConfigMap, DaemonSet (no Secret: the user creates them)');
+  t.same(
+    kinds.filter((k) => k !== 'CustomResourceDefinition').sort(),
+    ['ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Deployment', 'FlowSchema', 'FlowSchema', 'Namespace', 'PriorityLevelConfiguration', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding'],
+    'Namespace, the two ServiceAccounts with their RBAC, the admission policies, their priority level, ConfigMap, DaemonSet, the controller Deployment (no Secret: the user creates them)',
+  );
 });
 
 t.test('the kustomization lists every manifest file and only existing ones; no Secret with a placeholder ships', async (t) => {
@@ -58,7 +62,7 @@ t.test('RoleBinding subjects are in the kustomization namespace (so kustomize le
   }
 });
 
-t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preStop drain, node-critical priority, grace > shutdown wait, required Secrets', async (t) => {
+t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preStop drain, node-critical priority, grace > shutdown wait, the password Secret required, the admin token optional', async (t) => {
   const docs = renderKustomization(deployDir);
   const ds = find<k8s.V1DaemonSet>(docs, 'DaemonSet');
   const pod = ds.spec?.template.spec;
@@ -76,7 +80,8 @@ t.test('DaemonSet: hostNetwork, downward API, probes on the admin port, no preSt
   const wait = Number(/waitTime:\s*(\d+)/.exec(cm.data['herald.yaml'] ?? '')?.[1]);
   t.ok((pod?.terminationGracePeriodSeconds ?? 30) > wait + 10, 'terminationGracePeriodSeconds covers a departure: the graceful-shutdown wait, the withdrawal, the Cease');
   const secrets = (pod?.volumes ?? []).filter((v) => v.secret);
-  t.same(secrets.map((v) => [v.secret?.secretName, v.secret?.optional]), [['herald-bgp-password', false], ['herald-admin-token', false]], 'both Secrets are required: a missing one is named in the pod events');
+  t.same(secrets.map((v) => [v.secret?.secretName, v.secret?.optional]), [['herald-bgp-password', false], ['herald-admin-token', true]], 'the password Secret is required (a missing one is named in the pod events); the admin token is optional (admin mutations are then refused)');
+  t.same(c?.args?.slice(-1), ['--separate-controller'], 'the cluster-wide writers are herald controller\'s');
   const ns = find<k8s.V1Namespace>(docs, 'Namespace');
   t.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'privileged', 'hostNetwork and hostPath need the privileged Pod Security level');
 });
@@ -141,4 +146,75 @@ t.test('RBAC covers exactly the API calls the code makes', async (t) => {
   const granted = grantedPermissions(renderKustomization(deployDir));
   t.same([...needed].filter((n) => !granted.has(n)).sort(), [], 'nothing the code needs is missing (add it to deploy/kubernetes/rbac.yaml)');
   t.same([...granted].filter((g) => !needed.has(g)).sort(), [], 'nothing is granted that the code does not use');
+});
+
+t.test('herald controller: a Deployment of two with its own ServiceAccount, the same image and configuration, probes on its port, pods apart from the DaemonSet', async (t) => {
+  const docs = renderKustomization(deployDir);
+  const ds = find<k8s.V1DaemonSet>(docs, 'DaemonSet');
+  const dep = find<k8s.V1Deployment>(docs, 'Deployment');
+  const pod = dep.spec?.template.spec;
+  const c = pod?.containers[0];
+  t.equal(dep.spec?.replicas, 2);
+  t.equal(pod?.serviceAccountName, 'herald-controller');
+  t.not(pod?.serviceAccountName, ds.spec?.template.spec?.serviceAccountName, 'not the DaemonSet\'s account');
+  t.equal(c?.image, ds.spec?.template.spec?.containers[0]?.image, 'the same image');
+  t.same(c?.args, ['controller', '--config', '/etc/herald/config/herald.yaml', '--listen', '0.0.0.0:9180']);
+  t.same(pod?.volumes?.find((v) => v.name === 'config')?.configMap?.name, ds.spec?.template.spec?.volumes?.find((v) => v.name === 'config')?.configMap?.name, 'the same configuration');
+  t.same([c?.readinessProbe?.httpGet?.path, c?.readinessProbe?.httpGet?.port, c?.livenessProbe?.httpGet?.path], ['/readyz', 'metrics', '/healthz']);
+  t.same(c?.ports?.map((p) => [p.name, p.containerPort]), [['metrics', 9180]]);
+  t.same(c?.env?.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE', 'HERALD_MEMORY_LIMIT_MIB'], 'POD_NAME: the holder identity of its Leases');
+  const dsSelector = ds.spec?.selector.matchLabels ?? {};
+  const labels = dep.spec?.template.metadata?.labels ?? {};
+  t.notOk(Object.entries(dsSelector).every(([k, v]) => labels[k] === v), 'the DaemonSet\'s selector does not match the controller\'s pods');
+  t.equal(pod?.hostNetwork, undefined, 'on the pod network');
+});
+
+/** Every permission the Roles and ClusterRoles bound to ServiceAccount `sa` grant. */
+function grantsOf(docs: ReturnType<typeof renderKustomization>, sa: string): Set<string> {
+  const bound = new Set<string>();
+  for (const b of docs.filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') as unknown as k8s.V1RoleBinding[]) {
+    if ((b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === sa)) bound.add(`${b.roleRef.kind}/${b.roleRef.name}`);
+  }
+  return grantedPermissions(docs.filter((d) => bound.has(`${d.kind}/${d.metadata?.name}`)));
+}
+
+t.test('the two accounts: the DaemonSet\'s reads and writes its own node\'s two objects only; the cluster-wide writes are the controller\'s', async (t) => {
+  const docs = renderKustomization(deployDir);
+  const node = grantsOf(docs, 'herald');
+  const controller = grantsOf(docs, 'herald-controller');
+  const writes = (g: Set<string>) => [...g].filter((p) => !/\/(list|watch|get)$/.test(p)).sort();
+  t.same(writes(node), ['/nodes/patch', 'herald.io/bgpnodestatuses/create', 'herald.io/bgpnodestatuses/status/patch'], 'the DaemonSet writes its Node (the drain annotation) and its BGPNodeStatus, nothing else');
+  for (const p of ['coordination.k8s.io/leases/get', '/services/status/patch', '/events/create', '/events/patch', 'herald.io/bgpnodestatuses/list']) {
+    t.notOk(node.has(p), `the DaemonSet has no ${p}`);
+    t.ok(controller.has(p), `the controller has ${p}`);
+  }
+  t.notOk(controller.has('/nodes/patch') || controller.has('/secrets/get'), 'the controller neither patches Nodes nor reads Secrets');
+});
+
+t.test('the admission policies: the DaemonSet\'s account, its token\'s node name, enforced (Deny)', async (t) => {
+  const docs = renderKustomization(deployDir);
+  const policies = docs.filter((d) => d.kind === 'ValidatingAdmissionPolicy') as unknown as k8s.V1ValidatingAdmissionPolicy[];
+  const bindings = docs.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding') as unknown as k8s.V1ValidatingAdmissionPolicyBinding[];
+  t.same(policies.map((p) => p.spec?.matchConstraints?.resourceRules?.flatMap((r) => r.resources)), [['nodes'], ['bgpnodestatuses', 'bgpnodestatuses/status']]);
+  for (const p of policies) {
+    t.same(p.spec?.matchConditions?.map((m) => m.expression), ["request.userInfo.username == 'system:serviceaccount:herald-system:herald'"], `${p.metadata?.name}: the DaemonSet's account`);
+    t.match(JSON.stringify(p.spec?.variables), /authentication\.kubernetes\.io\/node-name/, `${p.metadata?.name}: the node name from the token`);
+    t.equal(p.spec?.failurePolicy, 'Fail');
+    t.same(bindings.filter((b) => b.spec?.policyName === p.metadata?.name).map((b) => b.spec?.validationActions), [['Deny']], `${p.metadata?.name} is bound, Deny`);
+  }
+});
+
+t.test('API Priority and Fairness: one priority level for Herald, a flow per identity, matched before the default service-accounts schema', async (t) => {
+  const docs = renderKustomization(deployDir);
+  const plc = find<k8s.V1PriorityLevelConfiguration>(docs, 'PriorityLevelConfiguration');
+  t.equal(plc.spec?.type, 'Limited');
+  t.equal(plc.spec?.limited?.limitResponse?.type, 'Queue', 'bursts queue rather than fail at once');
+  const schemas = docs.filter((d) => d.kind === 'FlowSchema') as unknown as k8s.V1FlowSchema[];
+  const accounts = (docs.filter((d) => d.kind === 'ServiceAccount') as unknown as k8s.V1ServiceAccount[]).map((a) => a.metadata?.name).sort();
+  t.same(schemas.map((f) => f.spec?.rules?.[0]?.subjects?.[0]?.serviceAccount?.name).sort(), accounts, 'one schema per ServiceAccount shipped');
+  for (const f of schemas) {
+    t.equal(f.spec?.priorityLevelConfiguration.name, plc.metadata?.name, `${f.metadata?.name}: Herald's level`);
+    t.equal(f.spec?.distinguisherMethod?.type, 'ByUser', `${f.metadata?.name}: its identity is its flow`);
+    t.ok((f.spec?.matchingPrecedence ?? 10_000) < 9000 && (f.spec?.matchingPrecedence ?? 0) > 900, `${f.metadata?.name}: after the system's schemas, before service-accounts (9000)`);
+  }
 });

@@ -66,6 +66,8 @@ export interface ApiAnswer {
   status: number;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
+  /** The response's headers (e.g. API Priority and Fairness's X-Kubernetes-PF-FlowSchema-UID). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /** Thrown by {@link KubeRest.must} for an unexpected status: carries the code and the apiserver's Status message. */
@@ -122,7 +124,7 @@ export class KubeRest {
           } catch {
             // not JSON (e.g. /readyz answers "ok")
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
         });
       });
       req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)));
@@ -146,8 +148,8 @@ export interface AuditEvent {
   stageTimestamp: string;
   verb: string;
   requestURI: string;
-  user: { username: string; groups?: string[] };
-  /** The request's User-Agent. */
+  user: { username: string; groups?: string[]; extra?: Record<string, string[]> };
+  /** The client's User-Agent (Herald's: `herald/<version> (<role>)`). */
   userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string };
   responseStatus?: { code?: number; reason?: string; message?: string };
@@ -167,6 +169,10 @@ const KIND_PATHS: Record<string, { prefix: string; plural: string; namespaced: b
   ClusterRoleBinding: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'clusterrolebindings', namespaced: false },
   Role: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'roles', namespaced: true },
   RoleBinding: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'rolebindings', namespaced: true },
+  ValidatingAdmissionPolicy: { prefix: '/apis/admissionregistration.k8s.io/v1', plural: 'validatingadmissionpolicies', namespaced: false },
+  ValidatingAdmissionPolicyBinding: { prefix: '/apis/admissionregistration.k8s.io/v1', plural: 'validatingadmissionpolicybindings', namespaced: false },
+  FlowSchema: { prefix: '/apis/flowcontrol.apiserver.k8s.io/v1', plural: 'flowschemas', namespaced: false },
+  PriorityLevelConfiguration: { prefix: '/apis/flowcontrol.apiserver.k8s.io/v1', plural: 'prioritylevelconfigurations', namespaced: false },
 };
 
 /** The object path (`name` given) or collection path of a manifest's kind. @throws for a kind not in KIND_PATHS. */
@@ -385,13 +391,30 @@ export class ControlPlane {
    * A bearer token of ServiceAccount `namespace/name` from the TokenRequest API (what a Pod's projected token is),
    * valid `expirationSeconds` (default 2 h).
    */
-  async serviceAccountToken(namespace: string, name: string, expirationSeconds = 7200): Promise<string> {
+  async serviceAccountToken(namespace: string, name: string, expirationSeconds = 7200, pod?: { name: string; uid: string }): Promise<string> {
     const a = await this.admin.must('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
-      spec: { expirationSeconds },
+      spec: { expirationSeconds, ...(pod ? { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } } : {}) },
     });
     return a.body.status.token as string;
+  }
+
+  /**
+   * The token a Pod of ServiceAccount `namespace/serviceAccount` on Node `nodeName` is given (its projected token): a
+   * Pod `podName` is created there (no kubelet runs it) and the token bound to it, so the apiserver puts the node's
+   * name in the token's user info (`authentication.kubernetes.io/node-name`), as for a DaemonSet's pod.
+   */
+  async podToken(namespace: string, serviceAccount: string, podName: string, nodeName: string): Promise<string> {
+    // A pod of that name already there (test/control-plane/harness.ts createHeraldPods) is the one the token is bound to.
+    const pod = await this.admin.must('POST', `/api/v1/namespaces/${namespace}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: podName, namespace },
+      spec: { nodeName, serviceAccountName: serviceAccount, automountServiceAccountToken: false, containers: [{ name: 'herald', image: 'registry.invalid/herald-test:1' }] },
+    }, undefined, [409]);
+    const uid = pod.status === 409 ? ((await this.admin.must('GET', `/api/v1/namespaces/${namespace}/pods/${podName}`)).body.metadata.uid as string) : (pod.body.metadata.uid as string);
+    return this.serviceAccountToken(namespace, serviceAccount, 7200, { name: podName, uid });
   }
 
   /** Writes a kubeconfig for the apiserver holding `token` to `path`; returns path. */

@@ -32,6 +32,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
+{{/* The controller's pod selector: apart from the DaemonSet's (its selector never matches them). */}}
+{{- define "herald.controllerSelectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}-controller
+{{- end -}}
+
+{{/* Labels of the controller's objects. */}}
+{{- define "herald.controllerLabels" -}}
+{{ include "herald.controllerSelectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The DaemonSet's ServiceAccount as the apiserver names its user (the admission policies match it). */}}
+{{- define "herald.nodeAgentUser" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "herald.serviceAccountName" . }}
+{{- end -}}
+
 {{- define "herald.serviceAccountName" -}}
 {{- .Values.serviceAccount.name | default (include "herald.fullname" .) -}}
 {{- end -}}
