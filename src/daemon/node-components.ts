@@ -34,7 +34,7 @@ import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { buildMetricsServer } from '../metrics/server.ts';
 import type { NodeStatusWriter } from '../status/node-status.ts';
 import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, objectStatusComponent, sourceComponent } from './cluster-components.ts';
-import type { ObjectStatusComponent, SourceParts } from './cluster-components.ts';
+import type { AllocatorComponent, ObjectStatusComponent, SourceParts } from './cluster-components.ts';
 import { configWatcher, heartbeatComponent, listenerComponent } from './components.ts';
 import type { Component, ConfigWatcher } from './components.ts';
 import { Daemon } from './daemon.ts';
@@ -160,8 +160,11 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
     if (cluster) nodeStatus = await nodeStatusWriter(i, cluster, daemon, () => source?.snapshot().node(identity.nodeName)?.metadata?.uid, forbidden);
     const releases = new LeaseReleases();
     if (writers && source) objectStatus = await objectStatusComponent({ ...writers, identity: identity.nodeName, source, inForce: daemon.inForce, loadBalancerClass: config.loadBalancerClass, forbidden, log, metrics, releases, env });
-    const allocator = i.separateController ? undefined : allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases });
-    if (allocator) allocatorRef.check = () => allocator.check();
+    let allocator: AllocatorComponent | undefined;
+    if (!i.separateController) {
+      const a = (allocator = allocatorComponent({ kc, source, inForce: daemon.inForce, identity: identity.nodeName, loadBalancerClass: config.loadBalancerClass, env, forbidden, log, metrics, releases }));
+      allocatorRef.check = () => a.check();
+    }
     log.info({ version: i.version, node: identity.nodeName, routerId: identity.routerId, localAs: config.bgp.localAs, peers: config.peers.length, restarting: restart.restarting, ...(i.separateController ? { separateController: true } : {}) }, 'herald starting');
 
     let token = readToken(config, env, log, secretFiles);
