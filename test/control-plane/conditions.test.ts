@@ -65,8 +65,7 @@ controlPlaneTier(t, 'conditions of BGPPeer, BGPAdvertisement, IPAddressPool and 
   await setPodReady(api, { name: 'web-1', podIP: '10.244.1.10', hostIP: nodes[0]!.ip, ready: true });
   await createService(api, { name: 'web', selector: { app: 'web' }, etp: 'Cluster' });
 
-  // Herald's DaemonSet pods, Ready: the status writer counts a node while its Herald pod is Ready (each Herald runs
-  // with its pod's token: nodeKubeconfig below).
+  // Herald's DaemonSet pods, Ready: the status writer counts a node while its Herald pod is Ready.
   await createHeraldPods(api, { namespace: NS, nodes });
   const heralds: HeraldNode[] = [];
   // No peer in the file: every session comes from the BGPPeer objects.

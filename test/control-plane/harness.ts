@@ -93,7 +93,8 @@ export async function startCluster(t: Test, o: ControlPlaneOptions & { standalon
  */
 export async function nodeKubeconfig(cp: ControlPlane, node: string, o: { namespace?: string } = {}): Promise<string> {
   const ns = o.namespace ?? 'herald-system';
-  const token = await cp.podToken(ns, 'herald', `herald-${node}`, node);
+  // A pod of its own (unlabelled: not one of the DaemonSet's pods createHeraldPods makes), bound to the node.
+  const token = await cp.podToken(ns, 'herald', `herald-token-${node}`, node);
   return cp.writeTokenKubeconfig(join(cp.dir, `herald-${ns}-${node}.kubeconfig`), token);
 }
 
