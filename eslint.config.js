@@ -22,22 +22,23 @@ const NO_CREATE_REQUIRE = {
  * a new folder must be placed here before anything can import it, and no arrow climbs back up.
  */
 export const SRC_LAYERS = {
+  files: { may: [], why: 'src/files is the ground floor beside src/net: the one bounded reader of every file Herald reads (the kubeconfig, secret files, the config file, manifests): below every layer, so src/k8s reads its kubeconfig through it as src/config reads the config file' },
   net: { may: [], why: 'src/net is the ground floor: addresses, prefixes, HTTP helpers' },
-  k8s: { may: ['net'], why: 'src/k8s (client, informers, the object store) knows nothing of Herald\'s configuration, routes or status' },
-  config: { may: ['net'], why: 'the configuration file stands alone: the daemon maps it to what each stage needs' },
+  k8s: { may: ['files', 'net'], why: 'src/k8s (client, informers, the object store) knows nothing of Herald\'s configuration, routes or status' },
+  config: { may: ['files', 'net'], why: 'the configuration file stands alone: the daemon maps it to what each stage needs' },
   health: { may: ['net', 'k8s'], why: 'health checks know nothing of desired routes or the config file: the daemon builds their specs' },
   leader: { may: ['net', 'k8s'], why: 'leader election is a Lease and nothing else' },
   events: { may: ['net', 'k8s'], why: 'the Event recorder writes what it is given' },
   admin: { may: ['net'], why: 'the admin API serves a DaemonView: it knows the view, not the daemon' },
   crd: { may: ['net', 'k8s', 'config'], why: 'Herald\'s kinds are views of the configuration schema' },
-  migrate: { may: ['net', 'k8s', 'config', 'crd'], why: 'herald migrate reads other implementations\' objects and writes Herald\'s kinds, checked by src/crd; only the CLI loads it' },
-  sources: { may: ['net', 'k8s', 'config'], why: 'sources feed the controller, never the other way' },
+  migrate: { may: ['files', 'net', 'k8s', 'config', 'crd'], why: 'herald migrate reads other implementations\' objects and writes Herald\'s kinds, checked by src/crd; only the CLI loads it' },
+  sources: { may: ['files', 'net', 'k8s', 'config'], why: 'sources feed the controller, never the other way' },
   controller: { may: ['net', 'k8s', 'sources'], why: 'desired routes are pure: no health checks, no config file (the daemon maps its context), no daemon' },
   status: { may: ['net', 'k8s', 'config', 'crd', 'sources', 'leader', 'admin'], why: 'status is written from views and objects, never from the allocator or the controller' },
   ipam: { may: ['net', 'k8s', 'sources', 'leader', 'events', 'status'], why: 'the allocator writes Service status through src/status' },
   metrics: { may: ['net', 'admin', 'status'], why: 'metrics read providers the daemon sets: views, not stages' },
-  daemon: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics'], why: 'the daemon composes every stage; only the CLI sits above it' },
-  cli: { may: ['net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics', 'daemon', 'migrate'], why: 'the CLI is the top floor' },
+  daemon: { may: ['files', 'net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics'], why: 'the daemon composes every stage; only the CLI sits above it' },
+  cli: { may: ['files', 'net', 'k8s', 'config', 'health', 'leader', 'events', 'admin', 'crd', 'sources', 'controller', 'status', 'ipam', 'metrics', 'daemon', 'migrate'], why: 'the CLI is the top floor' },
 };
 const layer = (folder, why) => ({ group: [`**/src/${folder}/**`, `../${folder}/**`, `../../${folder}/**`], message: why });
 /** The import patterns refused to `src/<folder>`: every other layer it may not use. */

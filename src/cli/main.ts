@@ -10,7 +10,7 @@ import type { HealthCheckView, PeerView, RouteView, ServiceView, StatusView } fr
 // config/load.ts (zod, yaml: ~21 MiB of RSS) is imported only by `config check`; `run` loads it in the daemon
 import type { Config, ConfigIssue } from '../config/schema.ts';
 import { AdminClient, AdminApiError } from './client.ts';
-import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../config/read.ts';
+import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../files/read.ts';
 import { version } from '../version.ts';
 import { formatHealth, formatPeerDetail, formatPeers, formatRoutes, formatServiceDetail, formatServices, formatStatus } from './table.ts';
 

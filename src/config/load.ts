@@ -22,7 +22,7 @@ import { ipFamilyOf, parseNodeIps } from '../net/address.ts';
 import { configSchema, formatPath, listenerClash, staticRouteSchema } from './schema.ts';
 import { semanticChecks } from './semantic.ts';
 import { unknownFieldMessage } from './field-names.ts';
-import { InputReadError, readFailure, readRegularFile } from './read.ts';
+import { InputReadError, readFailure, readRegularFile } from '../files/read.ts';
 import { parseWithRoutesBlock } from './routes-block.ts';
 import { ParseBudgetExceeded, ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from './parse-worker.ts';
 import { runSliced, runSync } from './slices.ts';

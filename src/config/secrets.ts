@@ -9,7 +9,7 @@
  * device or a file over 64 KiB is refused with the file named, and nothing waits on the main thread.
  */
 import type { Config, PeerConfig } from './schema.ts';
-import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from './read.ts';
+import { readFailure, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../files/read.ts';
 
 /** Longest TCP MD5 key Linux accepts, octets (TCP_MD5SIG_MAXKEYLEN; bgp/session/transport.ts refuses longer keys). */
 export const TCP_MD5_MAX_KEY_OCTETS = 80;

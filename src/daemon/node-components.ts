@@ -122,7 +122,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
   const forbidden = forbiddenCalls(log);
   let parts: SourceParts = {};
   try {
-    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: metrics.kubernetesObserver() }, { nodeName: identity.nodeName });
+    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: { ...metrics.kubernetesObserver(), onTokenFileError: (reason) => log.warn({ err: reason }, 'cannot read the Kubernetes token file again: the last token read is still sent') } }, { nodeName: identity.nodeName });
     const { source, kc, secrets, namespace } = parts;
     const cluster = kc && namespace !== undefined ? { kc, namespace } : undefined;
     // Standalone, this process runs the cluster-wide writers too; beside `herald controller`, none of them.

@@ -14,7 +14,7 @@
  */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFailure, readSmallFileSync } from '../config/read.ts';
+import { readFailure, readSmallFileSync } from '../files/read.ts';
 
 /** Largest state file read, bytes (Herald writes a few dozen). */
 const STATE_FILE_MAX_BYTES = 64 * 1024;

@@ -22,11 +22,11 @@
  * InClusterConfig: KUBERNETES_SERVICE_HOST/PORT, the service account's token and ca.crt; the token file is re-read,
  * as bound tokens rotate); API conventions (a failed call answers a `Status` object).
  */
-import { readFileSync } from 'node:fs';
 import type { Agent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { AgentOptions, RequestOptions as HttpsRequestOptions } from 'node:https';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { readFailure, readSmallBytesSync, readTextFile, SECRET_FILE_MAX_BYTES, SECRET_FILE_TIMEOUT_MS } from '../files/read.ts';
 import { http, https } from '../net/node-http.ts';
 import type { ClientRole, RateLimit } from './rate-limit.ts';
 import { DEFAULT_LIMITS, TokenBucket } from './rate-limit.ts';
@@ -39,6 +39,29 @@ export type KubeConfigOrigin = 'config' | 'env' | 'in-cluster';
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** How long a token read from a file is used before the file is read again (client-go: one minute). */
 const TOKEN_FILE_TTL_MS = 60_000;
+/** Largest kubeconfig file read, bytes (kubectl's own are a few KiB; inline `-data` certificates add a few more). */
+export const KUBECONFIG_MAX_BYTES = 1024 * 1024;
+/**
+ * Largest certificate-authority file read, bytes: a bundle of public roots (Debian's ca-certificates.crt) is about
+ * 220 KiB. A client certificate, a client key, a token and the ServiceAccount namespace: SECRET_FILE_MAX_BYTES (64 KiB).
+ */
+export const CA_FILE_MAX_BYTES = 1024 * 1024;
+/** What to do about a credential file Herald refused (a FIFO, a device, too big, missing). */
+const CREDENTIAL_FIX = 'point it at the regular file the kubeconfig or the ServiceAccount mount provides';
+
+/**
+ * Reads one of the client's files at start (a kubeconfig, a certificate, a key, a ServiceAccount file) through the one
+ * bounded reader (src/files/read.ts): a FIFO or device is refused at once, never read.
+ * @param what the file's role in words, e.g. "client-key"
+ * @throws Error naming `what`, the file, the problem and the fix
+ */
+function readStartFile(what: string, file: string, maxBytes: number): Buffer {
+  try {
+    return readSmallBytesSync(file, { maxBytes });
+  } catch (e) {
+    throw new Error(`${what} ${file}: ${readFailure(e)}; ${CREDENTIAL_FIX}`, { cause: e });
+  }
+}
 
 /**
  * Herald's own namespace: where its Lease, its Secrets and its objects (herald.io) live. `POD_NAMESPACE` (downward
@@ -47,7 +70,7 @@ const TOKEN_FILE_TTL_MS = 60_000;
 export function heraldNamespace(env: NodeJS.ProcessEnv = process.env): string {
   if (env['POD_NAMESPACE']) return env['POD_NAMESPACE'];
   try {
-    const ns = readFileSync(`${SA_DIR}/namespace`, 'utf8').trim();
+    const ns = readSmallBytesSync(`${SA_DIR}/namespace`, { maxBytes: SECRET_FILE_MAX_BYTES }).toString('utf8').trim();
     if (ns) return ns;
   } catch {
     // not in a cluster
@@ -109,6 +132,12 @@ export interface RequestObserver {
    * `resource` the plural with its subresource ("bgpnodestatuses/status"), `code` the HTTP status or "error".
    */
   readonly onResponse?: (verb: string, resource: string, code: string) => void;
+  /**
+   * The token file could not be read again (refused by src/files/read.ts: a FIFO, a device, too big, gone): `reason`
+   * names the file and the problem. The last token read keeps being sent until the file reads again (tried once a
+   * minute, so reported at most once a minute).
+   */
+  readonly onTokenFileError?: (reason: string) => void;
   /** A request waited `waitMs` for the client-side limit. */
   readonly onThrottled?: (waitMs: number) => void;
   /** The apiserver answered 429 or 5xx with `Retry-After`: the request goes again after `waitMs`. */
@@ -172,12 +201,15 @@ function text(d: Doc, k: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** Reads a kubeconfig's `X` or `X-data` (base64) field; a path is relative to the kubeconfig's directory. */
-function fileOrData(d: Doc, field: string, baseFile: string): Buffer | undefined {
+/**
+ * Reads a kubeconfig's `X` or `X-data` (base64) field; a path is relative to the kubeconfig's directory.
+ * @throws Error naming the field and the file when the file is refused (src/files/read.ts)
+ */
+function fileOrData(d: Doc, field: string, baseFile: string, maxBytes: number): Buffer | undefined {
   const data = text(d, `${field}-data`);
   if (data !== undefined) return Buffer.from(data, 'base64');
   const path = text(d, field);
-  return path === undefined ? undefined : readFileSync(isAbsolute(path) ? path : resolve(dirname(baseFile), path));
+  return path === undefined ? undefined : readStartFile(field, isAbsolute(path) ? path : resolve(dirname(baseFile), path), maxBytes);
 }
 
 /**
@@ -200,7 +232,7 @@ function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
   const contexts = new Map<string, { value: Doc; file: string }>();
   let current: string | undefined;
   for (const file of files) {
-    const doc: unknown = parseYaml(readFileSync(file, 'utf8'));
+    const doc: unknown = parseYaml(readStartFile('kubeconfig', file, KUBECONFIG_MAX_BYTES).toString('utf8'));
     if (!isDoc(doc)) throw new Error('not a kubeconfig (expected a mapping with clusters, users, contexts)');
     for (const [k, v] of namedEntries(doc, 'clusters', 'cluster', file)) if (!clusters.has(k)) clusters.set(k, v);
     for (const [k, v] of namedEntries(doc, 'users', 'user', file)) if (!users.has(k)) users.set(k, v);
@@ -230,9 +262,9 @@ function fromKubeconfigFiles(files: readonly string[]): KubeConnection {
   const username = text(u, 'username');
   const token = text(u, 'token');
   const tlsServerName = text(cluster.value, 'tls-server-name');
-  const ca = fileOrData(cluster.value, 'certificate-authority', cluster.file);
-  const cert = user ? fileOrData(u, 'client-certificate', user.file) : undefined;
-  const key = user ? fileOrData(u, 'client-key', user.file) : undefined;
+  const ca = fileOrData(cluster.value, 'certificate-authority', cluster.file, CA_FILE_MAX_BYTES);
+  const cert = user ? fileOrData(u, 'client-certificate', user.file, SECRET_FILE_MAX_BYTES) : undefined;
+  const key = user ? fileOrData(u, 'client-key', user.file, SECRET_FILE_MAX_BYTES) : undefined;
   return {
     server: server.replace(/\/+$/, ''),
     ...(ca !== undefined ? { ca } : {}),
@@ -279,9 +311,11 @@ export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv =
   }
   let ca: Buffer | undefined;
   try {
-    ca = readFileSync(`${SA_DIR}/ca.crt`);
-  } catch {
-    // verified against Node's bundled roots then (an apiserver with a public certificate)
+    ca = readStartFile('the ServiceAccount CA', `${SA_DIR}/ca.crt`, CA_FILE_MAX_BYTES);
+  } catch (e) {
+    // No file: verified against Node's bundled roots then (an apiserver with a public certificate). A file that is
+    // there but refused (a FIFO, a device, too big) is an error: it is not read, and not silently replaced either.
+    if ((e instanceof Error ? (e.cause as NodeJS.ErrnoException | undefined)?.code : undefined) !== 'ENOENT') throw e;
   }
   return { kc: new KubeClient({ server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, tokenFile: `${SA_DIR}/token`, ...(ca ? { ca } : {}) }, options), origin: 'in-cluster' };
 }
@@ -515,14 +549,27 @@ export class KubeClient {
     return `${base}${path}${qs ? `?${qs}` : ''}`;
   }
 
-  /** The bearer token: inline, or from its file (cached for a minute). */
-  #bearer(): string | undefined {
+  /**
+   * The bearer token: inline, or from its file (read again after a minute, off the main thread, through the bounded
+   * reader src/files/read.ts). A file that cannot be read again keeps the last token read (it may still be valid: a
+   * projected token lives an hour), is reported to the observer and is tried again a minute later.
+   * @throws Error naming the file and the fix when the file has never been read (no token to send)
+   */
+  async #bearer(): Promise<string | undefined> {
     const c = this.connection;
     if (c.token !== undefined) return c.token;
     if (c.tokenFile === undefined) return undefined;
     const now = Date.now();
     if (this.#token === undefined || now - this.#token.readAtMs > TOKEN_FILE_TTL_MS) {
-      this.#token = { value: readFileSync(c.tokenFile, 'utf8').trim(), readAtMs: now };
+      try {
+        const value = (await readTextFile(c.tokenFile, { maxBytes: SECRET_FILE_MAX_BYTES, timeoutMs: SECRET_FILE_TIMEOUT_MS })).trim();
+        this.#token = { value, readAtMs: now };
+      } catch (e) {
+        const reason = `tokenFile ${c.tokenFile}: ${readFailure(e)}; ${CREDENTIAL_FIX}`;
+        if (this.#token === undefined) throw new Error(reason, { cause: e });
+        this.#token = { value: this.#token.value, readAtMs: now }; // tried again in a minute, reported once a minute
+        this.#observer.onTokenFileError?.(reason);
+      }
     }
     return this.#token.value;
   }
@@ -548,7 +595,7 @@ export class KubeClient {
     if (this.connection.delegate) {
       await (await this.#delegated()).applyToHTTPSOptions(opts);
     } else {
-      const token = this.#bearer();
+      const token = await this.#bearer();
       if (token !== undefined) (opts.headers as OutgoingHttpHeaders)['Authorization'] = `Bearer ${token}`;
       else if (this.connection.basic) opts.auth = `${this.connection.basic.username}:${this.connection.basic.password}`;
     }

@@ -7,7 +7,7 @@
  * file or input that is not YAML.
  */
 import { parseAllDocuments, stringify } from 'yaml';
-import { readFailure, readTextFile } from '../config/read.ts';
+import { readFailure, readTextFile } from '../files/read.ts';
 import { formatNotes, inputObjects, migrateMetalLB } from './metallb.ts';
 
 /** The most input read: a cluster's MetalLB objects are a few hundred KiB at most. */

@@ -15,7 +15,7 @@
  *
  * Bounded input (docs/operations.md, "Limits"): only regular files are read — a FIFO, socket or
  * device (directly or through a symlink) is skipped and reported, never opened for a blocking read
- * (src/config/read.ts) — of at most `maxFileBytes` (8 MiB), each within `readTimeoutMs`; a file
+ * (src/files/read.ts) — of at most `maxFileBytes` (8 MiB), each within `readTimeoutMs`; a file
  * whose bytes (SHA-256) did not change is not parsed again, and parsing runs in slices of ~10 ms
  * (manifest-parse.ts), a file of 128 KiB or more in a parse worker whose memory is capped at what the pod has free
  * (src/config/parse-worker.ts), so that neither a big file nor one that does not fit stops the daemon. A file that
@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { MemoryReducer } from '../../bgp/main-thread.ts';
 import { ObjectStore } from '../k8s/object-store.ts';
 import type { Snapshot } from '../k8s/object-store.ts';
-import { InputReadError, readRegularFile } from '../config/read.ts';
+import { InputReadError, readRegularFile } from '../files/read.ts';
 import { runSliced } from '../config/slices.ts';
 import { ParseMemoryError, PARSE_IN_WORKER_BYTES, runParseJob } from '../config/parse-worker.ts';
 import { objectKey } from '../k8s/keys.ts';

@@ -1,6 +1,7 @@
 /**
  * The one reader of every file Herald reads (the configuration file, manifest files, the secret files
- * `password.file` and `admin.tokenFile`, the CLI's `--token-file`, the state files of `stateDir`): only regular files,
+ * `password.file` and `admin.tokenFile`, the CLI's `--token-file`, the state files of `stateDir`, the Kubernetes
+ * client's kubeconfig, certificates, key, token file and ServiceAccount files): only regular files,
  * at most `maxBytes`, within `timeoutMs`, never a blocking read on the main thread.
  *
  * The file is opened with O_NONBLOCK, so opening a FIFO (or a symlink to one) returns at once instead of waiting for
@@ -144,7 +145,7 @@ async function readChecked(path: string, limits: ReadLimits): Promise<Buffer> {
         buf = bigger;
       }
     }
-    return buf.subarray(0, n);
+    return Buffer.from(buf.subarray(0, n)); // a copy of what was read: the buffer of maxBytes is not kept
   } finally {
     await fh.close();
   }
@@ -161,6 +162,15 @@ export async function readTextFile(path: string, limits: ReadLimits): Promise<st
  * @throws InputReadError as {@link readRegularFile} (no `ETIMEDOUT`); the fs error otherwise
  */
 export function readSmallFileSync(path: string, limits: { maxBytes: number }): string {
+  return readSmallBytesSync(path, limits).toString('utf8');
+}
+
+/**
+ * {@link readSmallFileSync} as bytes: also the Kubernetes client's files read once at start (a kubeconfig, its
+ * certificates and key, the ServiceAccount files: small files on local disk or a Secret volume).
+ * @throws InputReadError as {@link readRegularFile} (no `ETIMEDOUT`); the fs error otherwise
+ */
+export function readSmallBytesSync(path: string, limits: { maxBytes: number }): Buffer {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -179,7 +189,7 @@ export function readSmallFileSync(path: string, limits: { maxBytes: number }): s
       n += r;
       if (n > limits.maxBytes) throw tooBigError('grew past the limit while being read', limits);
     }
-    return buf.toString('utf8', 0, n);
+    return Buffer.from(buf.subarray(0, n)); // a copy of what was read: the buffer of maxBytes is not kept
   } finally {
     closeSync(fd);
   }
