@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
-import type { KubeClient, KubeClientOptions } from '../k8s/client.ts';
+import type { KubeClient, KubeClientOptions, RequestObserver } from '../k8s/client.ts';
 import { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { SecretCache } from '../k8s/secrets.ts';
 import type { RunningAllocator } from '../ipam/run.ts';
@@ -74,6 +74,14 @@ export interface SourceParts {
   readonly kc?: KubeClient;
   readonly secrets?: SecretCache;
   readonly namespace?: string;
+}
+
+/**
+ * What the Kubernetes client reports: requests, waits and `Retry-After` as metrics, a token file that cannot be read
+ * again (the last token read is still sent) as a warning.
+ */
+export function kubernetesObserver(metrics: HeraldMetrics, log: Logger): RequestObserver {
+  return { ...metrics.kubernetesObserver(), onTokenFileError: (reason) => log.warn({ err: reason }, 'cannot read the Kubernetes token file again: the last token read is still sent') };
 }
 
 /**

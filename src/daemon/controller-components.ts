@@ -19,7 +19,7 @@ import type { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { buildMetricsServer } from '../metrics/server.ts';
 import type { Source } from '../sources/source.ts';
-import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, objectStatusComponent, sourceComponent } from './cluster-components.ts';
+import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, kubernetesObserver, objectStatusComponent, sourceComponent } from './cluster-components.ts';
 import type { SourceParts } from './cluster-components.ts';
 import { configWatcher, listenerComponent } from './components.ts';
 import type { Component } from './components.ts';
@@ -65,7 +65,7 @@ export async function runController(o: ControllerRunOptions): Promise<number> {
   const forbidden = forbiddenCalls(log);
   let parts: SourceParts;
   try {
-    parts = await createSource(config, env, forbidden, { role: 'controller', version: b.version, observer: metrics.kubernetesObserver() }, 'controller');
+    parts = await createSource(config, env, forbidden, { role: 'controller', version: b.version, observer: kubernetesObserver(metrics, log) }, 'controller');
   } catch (err) {
     return cannotStart('controller', log, err);
   }

@@ -33,7 +33,7 @@ import type { ForbiddenCalls } from '../k8s/forbidden.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import { buildMetricsServer } from '../metrics/server.ts';
 import type { NodeStatusWriter } from '../status/node-status.ts';
-import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, objectStatusComponent, sourceComponent } from './cluster-components.ts';
+import { LeaseReleases, allocatorComponent, createSource, forbiddenCalls, kubernetesObserver, objectStatusComponent, sourceComponent } from './cluster-components.ts';
 import type { AllocatorComponent, ObjectStatusComponent, SourceParts } from './cluster-components.ts';
 import { configWatcher, heartbeatComponent, listenerComponent } from './components.ts';
 import type { Component, ConfigWatcher } from './components.ts';
@@ -122,7 +122,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
   const forbidden = forbiddenCalls(log);
   let parts: SourceParts = {};
   try {
-    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: { ...metrics.kubernetesObserver(), onTokenFileError: (reason) => log.warn({ err: reason }, 'cannot read the Kubernetes token file again: the last token read is still sent') } }, { nodeName: identity.nodeName });
+    parts = await createSource(config, env, forbidden, { role: 'speaker', version: i.version, observer: kubernetesObserver(metrics, log) }, { nodeName: identity.nodeName });
     const { source, kc, secrets, namespace } = parts;
     const cluster = kc && namespace !== undefined ? { kc, namespace } : undefined;
     // Standalone, this process runs the cluster-wide writers too; beside `herald controller`, none of them.
