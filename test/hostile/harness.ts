@@ -82,9 +82,12 @@ export function rssMib(pid: number): number {
 /** Options of {@link startHostileHerald}. */
 export interface HostileOptions {
   /** Extra configuration (merged over the base: bgp, admin, stateDir, and the BIRD peer when `bird`); a function gets the addresses. */
-  config?: Record<string, unknown> | ((a: { nodeIp: string; birdIp: string }) => Record<string, unknown>);
-  /** Start one BIRD peer (hold time 3 s, eBGP) and put it in the config as peer `bird`. */
-  bird?: boolean | { extra?: string; holdTimeSec?: number };
+  config?: Record<string, unknown> | ((a: { nodeIp: string; birdIp: string; adminPort: number }) => Record<string, unknown>);
+  /**
+   * Start one BIRD peer (hold time 3 s, eBGP) and put it in the config as peer `bird`: `extra` goes into its BGP
+   * protocol, `protocols` (e.g. `protocol bfd {...}`) before it, `peer` is merged into Herald's peer `bird`.
+   */
+  bird?: boolean | { extra?: string; holdTimeSec?: number; protocols?: string; peer?: Record<string, unknown> };
   /** A manifests directory as the source (`source: {manifests}`), with these files first. */
   manifests?: Record<string, string>;
   /** Memory cap, MiB (default the DaemonSet's 320). */
@@ -156,9 +159,9 @@ export async function startHostileHerald(t: Test, o: HostileOptions = {}): Promi
     const opt = typeof o.bird === 'object' ? o.bird : {};
     const birdPort = await freePort(birdIp);
     const hold = opt.holdTimeSec ?? 3;
-    bird = await Bird.start(bgpProtocol({ name: 'herald', local: birdIp, localPort: birdPort, localAs: BIRD_AS, neighbor: nodeIp, neighborPort: 179, neighborAs: HERALD_AS, passive: true, holdTimeSec: hold, families: ['ipv4'], ...(opt.extra ? { extra: opt.extra } : {}) }));
+    bird = await Bird.start((opt.protocols ?? '') + bgpProtocol({ name: 'herald', local: birdIp, localPort: birdPort, localAs: BIRD_AS, neighbor: nodeIp, neighborPort: 179, neighborAs: HERALD_AS, passive: true, holdTimeSec: hold, families: ['ipv4'], ...(opt.extra ? { extra: opt.extra } : {}) }));
     t.teardown(() => bird?.stop());
-    peers.push({ name: 'bird', address: birdIp, port: birdPort, peerAs: BIRD_AS, localAddress: nodeIp, holdTime: hold, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'] });
+    peers.push({ name: 'bird', address: birdIp, port: birdPort, peerAs: BIRD_AS, localAddress: nodeIp, holdTime: hold, connectRetryTime: 1, ebgpMultihop: 2, families: ['ipv4-unicast'], ...opt.peer });
   }
   const adminPort = await freePort('127.0.0.1');
   const configPath = join(dir, 'herald.yaml');
@@ -174,7 +177,7 @@ export async function startHostileHerald(t: Test, o: HostileOptions = {}): Promi
     writeFileSync(`${configPath}.tmp`, stringify(c));
     renameSync(`${configPath}.tmp`, configPath);
   };
-  writeConfig({ ...baseConfig, ...(typeof o.config === 'function' ? o.config({ nodeIp, birdIp }) : o.config) });
+  writeConfig({ ...baseConfig, ...(typeof o.config === 'function' ? o.config({ nodeIp, birdIp, adminPort }) : o.config) });
 
   const limitMib = o.limitMib ?? POD_LIMIT_MIB;
   const cg = makeMemoryCgroup(limitMib);
