@@ -10,8 +10,14 @@
  * - Every Herald reaches it through bench/counting-proxy.ts, one path prefix per node: requests by verb, resource and
  *   code, LISTs from etcd or the watch cache, watch opens, bytes each way, watch events by resource, and the size of
  *   every object a write stores (what etcd keeps).
- * - PODS `herald run` processes as the image starts them (deploy/herald; node-00 … node-NN, `--node-name`), no BGP
- *   peer (the apiserver side is measured), kube-proxy's checks answered by one fake kube-proxy.
+ * - What ships (deploy/kubernetes/): PODS `herald run --separate-controller` processes as the DaemonSet starts them
+ *   (deploy/herald; node-00 … node-NN, `--node-name`: no Lease, no Event, only reads, its own BGPNodeStatus and its
+ *   Node's drain annotation), no BGP peer (the apiserver side is measured), kube-proxy's checks answered by one fake
+ *   kube-proxy; and CONTROLLERS `herald controller` replicas as the Deployment starts them (controller-0 …, POD_NAME
+ *   their holder identity: the Leases herald-allocator and herald-status, the allocator, the objects' status, the
+ *   aggregated refusal Events), started first, as a Deployment already runs when the DaemonSet rolls. The controller
+ *   is counted apart: its rates do not grow with the nodes. STANDALONE=1 runs the one-process install instead (every
+ *   pod `herald run` without --separate-controller, no controller).
  *
  * Phases, each counted on its own: start (spawn → every pod ready), quiet (QUIET_SEC: nothing changes but the
  * kubelets' Node status updates, each Node once every 5 minutes), churn (CHURN_SEC: FLIPS_PER_SEC EndpointSlice
@@ -19,12 +25,14 @@
  * connections for 15 s, etcd compacted meanwhile, then 90 s after), `storm` (30 s of 429 with Retry-After: 1 for
  * every request, then 60 s), `partition` (node-00 cut off for 60 s, then 90 s).
  *
- * Output: a table of per-pod rates per phase, the objects Herald keeps in etcd, and the projection of every target of
- * issue 31 to 100, 1,000 and 5,000 nodes (JSON too, with OUT=file).
+ * Output: a table of per-pod rates per phase, one of the controller Deployment's rates (all its replicas together),
+ * the objects Herald keeps in etcd, and the projection of every target of issue 31 to 100, 1,000 and 5,000 nodes:
+ * per-pod rate × nodes + the controller's rate (JSON too, with OUT=file).
  *
  * Environment: PODS (default 50), SERVICES (default 10000), HEADLESS (default 500), QUIET_SEC (default 660: longer
  * than the longest watch timeout, 10 min), CHURN_SEC (default 60), FLIPS_PER_SEC (default 20), FAULTS (default
- * "restart,storm,partition"; "" for none), MEMORY_LIMIT_MIB (default the DaemonSet's limit), OUT (a JSON file).
+ * "restart,storm,partition"; "" for none), CONTROLLERS (default 2, the Deployment's replicas), STANDALONE (1: see
+ * above), MEMORY_LIMIT_MIB (default the DaemonSet's limit), OUT (a JSON file).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +56,8 @@ const CHURN_SEC = Number(process.env.CHURN_SEC ?? 60);
 const FLIPS_PER_SEC = Number(process.env.FLIPS_PER_SEC ?? 20);
 const FAULTS = (process.env.FAULTS ?? 'restart,storm,partition').split(',').map((s) => s.trim()).filter(Boolean);
 const OUT = process.env.OUT ?? '';
+const STANDALONE = process.env.STANDALONE === '1';
+const CONTROLLERS = STANDALONE ? 0 : Number(process.env.CONTROLLERS ?? 2);
 const ROOT = join(import.meta.dirname, '..');
 const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
 /** A kubelet updates its Node's status at least this often (nodeStatusReportFrequency), s. */
@@ -56,6 +66,13 @@ const SIZES = [100, 1000, 5000];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nodeName = (n: number): string => `node-${String(n).padStart(2, '0')}`;
+const controllerName = (n: number): string => `controller-${n}`;
+const isController = (name: string): boolean => name.startsWith('controller-');
+/** The counts of the nodes' pods and those of the controller's replicas, apart. */
+const split = (counts: Map<string, NodeCounts>): { pods: Map<string, NodeCounts>; controller: Map<string, NodeCounts> } => ({
+  pods: new Map([...counts].filter(([n]) => !isController(n))),
+  controller: new Map([...counts].filter(([n]) => isController(n))),
+});
 const svcName = (i: number): string => `svc-${String(i).padStart(5, '0')}`;
 const vipOf = (i: number): string => {
   const v = (0x0ac80000 + i) >>> 0;
@@ -65,9 +82,11 @@ const nodesOf = (i: number): number[] => [i % PODS, (i + 17) % PODS, (i + 33) % 
 const sliceOf = (i: number, ready: (n: number) => boolean) =>
   servedSlice(slice(`${svcName(i)}-1`, svcName(i), nodesOf(i).map((n, k) => [`10.${100 + k}.${(i >> 8) & 255}.${i & 255}`, nodeName(n), { ready: ready(n) }])), i);
 
-/** One `herald run` process. */
+/** One `herald run` or `herald controller` process. */
 interface Pod {
+  /** Its node (node-NN), or its replica's name (controller-N). */
   readonly node: string;
+  /** Its readiness URL's port: the admin API of `herald run`, the probes listener of `herald controller`. */
   readonly pid: number;
   readonly adminPort: number;
   readonly out: () => string;
@@ -76,9 +95,13 @@ interface Pod {
   readonly exit: () => string | undefined;
 }
 
+/** `herald run` as the DaemonSet starts it (deploy/kubernetes/daemonset.yaml), or `herald controller` as the Deployment does (controller.yaml). */
 function spawnPod(node: string, configPath: string, adminPort: number, env: NodeJS.ProcessEnv): Pod {
   let out = '';
-  const child = spawn('sh', [join(ROOT, 'deploy', 'herald'), 'run', '--config', configPath, '--node-name', node, '--node-ip', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const args = isController(node)
+    ? ['controller', '--config', configPath, '--listen', `127.0.0.1:${adminPort}`]
+    : ['run', '--config', configPath, '--node-name', node, '--node-ip', '127.0.0.1', ...(STANDALONE ? [] : ['--separate-controller'])];
+  const child = spawn('sh', [join(ROOT, 'deploy', 'herald'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: isController(node) ? { ...env, POD_NAME: node } : env });
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-20_000);
   };
@@ -243,43 +266,59 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
   const phases: PhaseFigures[] = [];
+  /** The controller Deployment's figures, all replicas together (`pods` 1: rates are the Deployment's). */
+  const controllerPhases: PhaseFigures[] = [];
   try {
     proxy.take();
-    const t0 = Date.now();
-    for (let n = 0; n < PODS; n++) {
-      const name = nodeName(n);
-      const kubeconfig = join(dir, `${name}.kubeconfig`);
-      writeFileSync(kubeconfig, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'fake', cluster: { server: proxy.urlFor(name) } }], users: [{ name: 'u', user: { token: 'bench' } }], contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }], 'current-context': 'fake' }));
-      const adminPort = await freePort();
-      const config = join(dir, `${name}.yaml`);
-      writeFileSync(config, stringify({ bgp: { localAs: 65000 }, peers: [], allowedPrefixes: ['10.200.0.0/16'], source: { kubernetes: { kubeconfig } }, kubeProxy: { healthzPort: kp.port, checkServices: false }, admin: { address: '127.0.0.1', port: adminPort }, stateDir: join(dir, name), logLevel: process.env['DEBUG_PODS'] ? 'debug' : 'warn' }));
-      pods.push(spawnPod(name, config, adminPort, env));
-    }
-    const pending = new Set(pods);
     const restarts = new Map<string, number>();
-    while (pending.size > 0) {
-      for (const p of [...pending]) {
-        if (p.exit() !== undefined) {
-          // As the kubelet restarts a container that exited (on a loaded machine a start can time out), at most 3 times.
-          const k = pods.indexOf(p);
-          const n = (restarts.get(p.node) ?? 0) + 1;
-          if (n > 3) throw new Error(`${p.node}: herald exited (${p.exit()}) ${n} times before it was ready: ${p.out().slice(-2000)}`);
-          restarts.set(p.node, n);
-          console.log(`${p.node}: exited (${p.exit()}) before it was ready, restarted: ${p.out().trim().split('\n').slice(-2).join(' / ')}`);
-          const again = spawnPod(p.node, join(dir, `${p.node}.yaml`), p.adminPort, env);
-          pods[k] = again;
-          pending.delete(p);
-          pending.add(again);
-          continue;
-        }
-        if (await ready(p)) pending.delete(p);
+    /** Spawns `names` (their config written) and waits until each answers /readyz 200, restarting an exited one at most 3 times. */
+    const startAll = async (names: string[]): Promise<void> => {
+      const t = Date.now();
+      const group: Pod[] = [];
+      for (const name of names) {
+        const kubeconfig = join(dir, `${name}.kubeconfig`);
+        writeFileSync(kubeconfig, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'fake', cluster: { server: proxy.urlFor(name) } }], users: [{ name: 'u', user: { token: 'bench' } }], contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }], 'current-context': 'fake' }));
+        const adminPort = await freePort();
+        const config = join(dir, `${name}.yaml`);
+        // One configuration file for both, as the ConfigMap mounts it in the DaemonSet and the Deployment.
+        writeFileSync(config, stringify({ bgp: { localAs: 65000 }, peers: [], allowedPrefixes: ['10.200.0.0/16'], source: { kubernetes: { kubeconfig } }, kubeProxy: { healthzPort: kp.port, checkServices: false }, admin: { address: '127.0.0.1', port: adminPort }, stateDir: join(dir, name), logLevel: process.env['DEBUG_PODS'] ? 'debug' : 'warn' }));
+        const p = spawnPod(name, config, adminPort, env);
+        pods.push(p);
+        group.push(p);
       }
-      if (Date.now() - t0 > 900_000) throw new Error(`not ready after 15 min: ${[...pending].map((p) => `${p.node}: ${p.out().slice(-500)}`).join('\n')}`);
-      if (process.env['DEBUG_PODS']) console.log(`${pending.size} pods not ready after ${((Date.now() - t0) / 1000).toFixed(0)} s; e.g. ${[...pending][0]?.node}: ${[...pending][0]?.out().slice(-300)}`);
-      await sleep(1000);
-    }
-    phases.push(figures('start', (Date.now() - t0) / 1000, proxy.take(), PODS));
-    console.log(`all ${PODS} pods ready in ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadavg()[0]!.toFixed(1)}; ${[...restarts.values()].reduce((a, b) => a + b, 0)} restarts)`);
+      const pending = new Set(group);
+      while (pending.size > 0) {
+        for (const p of [...pending]) {
+          if (p.exit() !== undefined) {
+            // As the kubelet restarts a container that exited (on a loaded machine a start can time out), at most 3 times.
+            const k = pods.indexOf(p);
+            const n = (restarts.get(p.node) ?? 0) + 1;
+            if (n > 3) throw new Error(`${p.node}: herald exited (${p.exit()}) ${n} times before it was ready: ${p.out().slice(-2000)}`);
+            restarts.set(p.node, n);
+            console.log(`${p.node}: exited (${p.exit()}) before it was ready, restarted: ${p.out().trim().split('\n').slice(-2).join(' / ')}`);
+            const again = spawnPod(p.node, join(dir, `${p.node}.yaml`), p.adminPort, env);
+            pods[k] = again;
+            pending.delete(p);
+            pending.add(again);
+            continue;
+          }
+          if (await ready(p)) pending.delete(p);
+        }
+        if (Date.now() - t > 900_000) throw new Error(`not ready after 15 min: ${[...pending].map((p) => `${p.node}: ${p.out().slice(-500)}`).join('\n')}`);
+        if (process.env['DEBUG_PODS']) console.log(`${pending.size} not ready after ${((Date.now() - t) / 1000).toFixed(0)} s; e.g. ${[...pending][0]?.node}: ${[...pending][0]?.out().slice(-300)}`);
+        await sleep(1000);
+      }
+    };
+    const ctrl0 = Date.now();
+    await startAll(Array.from({ length: CONTROLLERS }, (_, n) => controllerName(n)));
+    const ctrlStart = (Date.now() - ctrl0) / 1000;
+    const t0 = Date.now();
+    await startAll(Array.from({ length: PODS }, (_, n) => nodeName(n)));
+    const startCounts = proxy.take();
+    phases.push(figures('start', (Date.now() - t0) / 1000, split(startCounts).pods, PODS));
+    // The controller's start and the DaemonSet's roll-out, counted together for it.
+    controllerPhases.push(figures('start', (Date.now() - ctrl0) / 1000, split(startCounts).controller, 1));
+    console.log(`${CONTROLLERS} controller replicas ready in ${ctrlStart.toFixed(0)} s; all ${PODS} pods ready in ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadavg()[0]!.toFixed(1)}; ${[...restarts.values()].reduce((a, b) => a + b, 0)} restarts)`);
 
     // Quiet: only the kubelets' Node status updates, each Node once every KUBELET_REPORT_SEC at its own offset.
     const heartbeat = (n: number) => {
@@ -297,9 +336,10 @@ async function main(): Promise<void> {
     });
     const q0 = Date.now();
     await sleep(QUIET_SEC * 1000);
-    const quietCounts = proxy.take();
-    phases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts, PODS));
-    const watchesPerPod = [...proxy.openWatches().values()].reduce((a, b) => a + b, 0) / PODS;
+    const quietCounts = split(proxy.take());
+    phases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts.pods, PODS));
+    controllerPhases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts.controller, 1));
+    const watchesPerPod = [...proxy.openWatches()].filter(([n]) => !isController(n)).reduce((a, [, b]) => a + b, 0) / PODS;
 
     // Churn: endpoint readiness flips across the cluster.
     const c0 = Date.now();
@@ -316,11 +356,15 @@ async function main(): Promise<void> {
       }
       await sleep(Math.max(0, 1000 - (Date.now() - tick)));
     }
-    phases.push(figures('churn', (Date.now() - c0) / 1000, proxy.take(), PODS));
+    const churnCounts = split(proxy.take());
+    phases.push(figures('churn', (Date.now() - c0) / 1000, churnCounts.pods, PODS));
+    controllerPhases.push(figures('churn', (Date.now() - c0) / 1000, churnCounts.controller, 1));
     // Back to ready, and settle: the status writes after a burst come up to 30 s later.
     for (const [i, down] of readyState) if (down) api.upsert('endpointslices', sliceOf(i, () => true), 'discovery.k8s.io');
     await sleep(45_000);
-    phases.push(figures('after churn (45 s)', 45, proxy.take(), PODS));
+    const afterCounts = split(proxy.take());
+    phases.push(figures('after churn (45 s)', 45, afterCounts.pods, PODS));
+    controllerPhases.push(figures('after churn (45 s)', 45, afterCounts.controller, 1));
 
     for (const fault of FAULTS) {
       const f0 = Date.now();
@@ -341,8 +385,10 @@ async function main(): Promise<void> {
         proxy.heal(nodeName(0));
         await sleep(90_000);
       } else throw new Error(`unknown fault ${fault}`);
-      const counts = proxy.take();
+      const all = proxy.take();
+      const counts = split(all).pods;
       phases.push(figures(`fault: ${fault}`, (Date.now() - f0) / 1000, counts, PODS));
+      controllerPhases.push(figures(`fault: ${fault}`, (Date.now() - f0) / 1000, split(all).controller, 1));
       if (fault === 'partition') {
         const one = new Map([...counts].filter(([n]) => n === nodeName(0)));
         phases.push(figures('fault: partition (node-00 alone)', (Date.now() - f0) / 1000, one, 1));
@@ -356,48 +402,60 @@ async function main(): Promise<void> {
     const avg = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
     const stored = { statuses: statuses.length, statusBytesAvg: avg(statuses), statusBytesMax: Math.max(0, ...statuses), events: events.length, eventBytesAvg: avg(events) };
 
-    report(phases, stored, watchesPerPod, flips, started);
+    report(phases, controllerPhases, stored, watchesPerPod, flips, started);
   } finally {
     await cleanup();
   }
 }
 
-function report(phases: PhaseFigures[], stored: { statuses: number; statusBytesAvg: number; statusBytesMax: number; events: number; eventBytesAvg: number }, watchesPerPod: number, flips: number, started: number): void {
+function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored: { statuses: number; statusBytesAvg: number; statusBytesMax: number; events: number; eventBytesAvg: number }, watchesPerPod: number, flips: number, started: number): void {
   const by = new Map(phases.map((p) => [p.phase, p]));
-  console.log(`\nbench:scale — ${PODS} pods, ${SERVICES} Services (+${HEADLESS} headless), quiet ${QUIET_SEC} s, churn ${CHURN_SEC} s at ${FLIPS_PER_SEC} flips/s (${flips} flips), faults ${FAULTS.join(', ') || 'none'}; ${((Date.now() - started) / 60_000).toFixed(1)} min`);
-  console.log(`User-Agents: ${[...new Set(phases.flatMap((p) => p.agents))].join(', ')}`);
-  console.log('\nPer pod | s | req/s | by verb (/s) | lease req/s | LISTs from etcd | cache/streamed lists | watch opens/s | bytes to pod/s | Node watch bytes/s | writes/s | stored bytes/s | 429s');
-  for (const p of phases) {
-    const verbs = Object.entries(p.byVerb).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
-    const writes = Object.entries(p.writesPerSec).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
-    console.log(`${p.phase} | ${p.seconds.toFixed(0)} | ${fmt(p.requestsPerSec)} | ${verbs} | ${fmt(p.leaseRequestsPerSec)} | ${fmt(p.etcdListsPerPod)} | ${fmt(p.cacheListsPerPod)} | ${fmt(p.watchOpensPerSec)} | ${kb(p.bytesOutPerSec)} | ${fmt(p.nodeEventBytesPerSec)} B | ${writes || '0'} | ${fmt(p.writeBytesPerSec)} B | ${p.code429}`);
-  }
+  const ctrlBy = new Map(controllerPhases.map((p) => [p.phase, p]));
+  console.log(`\nbench:scale — ${PODS} pods (${STANDALONE ? 'standalone herald run' : 'herald run --separate-controller'}) and ${CONTROLLERS} herald controller replicas, ${SERVICES} Services (+${HEADLESS} headless), quiet ${QUIET_SEC} s, churn ${CHURN_SEC} s at ${FLIPS_PER_SEC} flips/s (${flips} flips), faults ${FAULTS.join(', ') || 'none'}; ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  console.log(`User-Agents: ${[...new Set([...phases, ...controllerPhases].flatMap((p) => p.agents))].join(', ')}`);
+  const table = (title: string, rows: PhaseFigures[]) => {
+    console.log(`\n${title} | s | req/s | by verb (/s) | lease req/s | LISTs from etcd | cache/streamed lists | watch opens/s | bytes sent/s | Node watch bytes/s | writes/s | stored bytes/s | 429s`);
+    for (const p of rows) {
+      const verbs = Object.entries(p.byVerb).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
+      const writes = Object.entries(p.writesPerSec).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
+      console.log(`${p.phase} | ${p.seconds.toFixed(0)} | ${fmt(p.requestsPerSec)} | ${verbs} | ${fmt(p.leaseRequestsPerSec)} | ${fmt(p.etcdListsPerPod)} | ${fmt(p.cacheListsPerPod)} | ${fmt(p.watchOpensPerSec)} | ${kb(p.bytesOutPerSec)} | ${fmt(p.nodeEventBytesPerSec)} B | ${writes || '0'} | ${fmt(p.writeBytesPerSec)} B | ${p.code429}`);
+    }
+  };
+  table('Per pod', phases);
+  if (CONTROLLERS > 0) table(`Controller Deployment (${CONTROLLERS} replicas together)`, controllerPhases);
   console.log(`\nIn etcd: ${stored.statuses} BGPNodeStatus, ${fmt(stored.statusBytesAvg)} B average, ${fmt(stored.statusBytesMax)} B largest; ${stored.events} Events, ${fmt(stored.eventBytesAvg)} B average.`);
   console.log(`Open watches per pod: ${fmt(watchesPerPod)}.`);
   const quiet = by.get('quiet');
   const churn = by.get('churn');
   const start = by.get('start');
   if (quiet === undefined || churn === undefined || start === undefined) return;
+  // The controller's rates (0 without one): added once, whatever the nodes.
+  const none = figures('', 1, new Map(), 1);
+  const cQuiet = ctrlBy.get('quiet') ?? none;
+  const cChurn = ctrlBy.get('churn') ?? none;
+  const cStart = ctrlBy.get('start') ?? none;
+  // The controller watches every Node: that part of its bytes grows with the nodes (PODS Nodes measured).
+  const ctrlNodes = (c: PhaseFigures, n: number) => (c.nodeEventBytesPerSec / PODS) * n;
   const reopenPer5Min = watchesPerPod > 0 ? (quiet.watchOpensPerSec * 300) / watchesPerPod : 0;
   // A Node's served size, for the fan-out of every Node's updates (the maxNodesPerVip exception).
   const nodeBytes = Buffer.byteLength(JSON.stringify({ type: 'MODIFIED', object: servedNode(node('node-00'), '192.0.2.1') })) + 1;
   const rows: Array<[string, string, (n: number) => number, (v: number) => string, number | undefined]> = [
-    ['etcd writes from Herald, quiet', '≤ 0.1 MB/s', (n) => quiet.writeBytesPerSec * n, (v) => `${mb(v)}/s`, 0.1e6],
-    ['etcd writes from Herald, endpoint burst', '≤ 1 MB/s', (n) => churn.writeBytesPerSec * n, (v) => `${mb(v)}/s`, 1e6],
+    ['etcd writes from Herald, quiet', '≤ 0.1 MB/s', (n) => quiet.writeBytesPerSec * n + cQuiet.writeBytesPerSec, (v) => `${mb(v)}/s`, 0.1e6],
+    ['etcd writes from Herald, endpoint burst', '≤ 1 MB/s', (n) => churn.writeBytesPerSec * n + cChurn.writeBytesPerSec, (v) => `${mb(v)}/s`, 1e6],
     // Events live an hour (kube-apiserver --event-ttl): what an hour of quiet and one burst leave.
-    ["Herald's objects in etcd (statuses, an hour's Events with one burst)", '≤ 50 MB', (n) => stored.statusBytesAvg * n + (quiet.eventCreatesPerSec * 3600 + churn.eventCreatesPerSec * churn.seconds) * n * stored.eventBytesAvg, (v) => mb(v), 50e6],
-    ['Lease requests, cluster-wide', '≤ 2/s', (n) => quiet.leaseRequestsPerSec * n, (v) => `${fmt(v)}/s`, 2],
+    ["Herald's objects in etcd (statuses, an hour's Events with one burst)", '≤ 50 MB', (n) => stored.statusBytesAvg * n + ((quiet.eventCreatesPerSec * n + cQuiet.eventCreatesPerSec) * 3600 + (churn.eventCreatesPerSec * n + cChurn.eventCreatesPerSec) * churn.seconds) * stored.eventBytesAvg, (v) => mb(v), 50e6],
+    ['Lease requests, cluster-wide', '≤ 2/s', (n) => quiet.leaseRequestsPerSec * n + cQuiet.leaseRequestsPerSec, (v) => `${fmt(v)}/s`, 2],
     ['watch re-opens per watch per 5 min', '≤ 1', () => reopenPer5Min, (v) => fmt(v), 1],
-    ['Events written, cluster-wide, in a burst', '≤ 10/s', (n) => churn.eventWritesPerSec * n, (v) => `${fmt(v)}/s`, 10],
-    ['Node-update fan-out (own Node only)', '≤ 1 MB/s', (n) => quiet.nodeEventBytesPerSec * n, (v) => `${mb(v)}/s`, 1e6],
+    ['Events written, cluster-wide, in a burst', '≤ 10/s', (n) => churn.eventWritesPerSec * n + cChurn.eventWritesPerSec, (v) => `${fmt(v)}/s`, 10],
+    ['Node-update fan-out (own Node only; the controller every Node)', '≤ 1 MB/s', (n) => quiet.nodeEventBytesPerSec * n + ctrlNodes(cQuiet, n), (v) => `${mb(v)}/s`, 1e6],
     ['Node-update fan-out with maxNodesPerVip (every Node)', '≤ 1 MB/s', (n) => (n * n * nodeBytes) / KUBELET_REPORT_SEC, (v) => `${mb(v)}/s`, 1e6],
-    ['LISTs read from etcd on a rolling update', '0 (watch cache)', (n) => start.etcdListsPerPod * n, (v) => fmt(v), 0],
-    ['apiserver requests, quiet', '', (n) => quiet.requestsPerSec * n, (v) => `${fmt(v)}/s`, undefined],
-    ['bytes the apiservers send to Heralds, quiet', '', (n) => quiet.bytesOutPerSec * n, (v) => `${mb(v)}/s`, undefined],
-    ['bytes the apiservers send to Heralds, burst', '', (n) => churn.bytesOutPerSec * n, (v) => `${mb(v)}/s`, undefined],
-    ['bytes a rolling update reads', '', (n) => ((start.bytesOutPerSec * start.seconds) / 1) * n, (v) => mb(v), undefined],
+    ['LISTs read from etcd on a rolling update', '0 (watch cache)', (n) => start.etcdListsPerPod * n + cStart.etcdListsPerPod, (v) => fmt(v), 0],
+    ['apiserver requests, quiet', '', (n) => quiet.requestsPerSec * n + cQuiet.requestsPerSec, (v) => `${fmt(v)}/s`, undefined],
+    ['bytes the apiservers send to Heralds, quiet', '', (n) => quiet.bytesOutPerSec * n + cQuiet.bytesOutPerSec - cQuiet.nodeEventBytesPerSec + ctrlNodes(cQuiet, n), (v) => `${mb(v)}/s`, undefined],
+    ['bytes the apiservers send to Heralds, burst', '', (n) => churn.bytesOutPerSec * n + cChurn.bytesOutPerSec - cChurn.nodeEventBytesPerSec + ctrlNodes(cChurn, n), (v) => `${mb(v)}/s`, undefined],
+    ['bytes a rolling update of the DaemonSet reads', '', (n) => start.bytesOutPerSec * start.seconds * n, (v) => mb(v), undefined],
   ];
-  console.log(`\nProjection (per-pod rates × nodes; Services as measured: ${SERVICES}) | target | ${SIZES.join(' | ')} | met at ${SIZES[SIZES.length - 1]}`);
+  console.log(`\nProjection (per-pod rates × nodes + the controller's; Services as measured: ${SERVICES}) | target | ${SIZES.join(' | ')} | met at ${SIZES[SIZES.length - 1]}`);
   const projection: Record<string, unknown> = {};
   for (const [what, target, f, show, limit] of rows) {
     const values = SIZES.map((n) => f(n));
@@ -406,7 +464,7 @@ function report(phases: PhaseFigures[], stored: { statuses: number; statusBytesA
     console.log(`${what} | ${target} | ${values.map(show).join(' | ')} | ${met}`);
     projection[what] = { target, values: Object.fromEntries(SIZES.map((n, i) => [n, values[i]])), met };
   }
-  if (OUT !== '') writeFileSync(OUT, JSON.stringify({ pods: PODS, services: SERVICES, headless: HEADLESS, quietSec: QUIET_SEC, churnSec: CHURN_SEC, flipsPerSec: FLIPS_PER_SEC, phases, stored, watchesPerPod, projection }, null, 2));
+  if (OUT !== '') writeFileSync(OUT, JSON.stringify({ pods: PODS, controllers: CONTROLLERS, standalone: STANDALONE, services: SERVICES, headless: HEADLESS, quietSec: QUIET_SEC, churnSec: CHURN_SEC, flipsPerSec: FLIPS_PER_SEC, phases, controllerPhases, stored, watchesPerPod, projection }, null, 2));
 }
 
 await main();
