@@ -6,8 +6,17 @@
 //   discriminators do not match the session (Your Discriminator zero or unknown, My Discriminator not the router's;
 //   sent with TTL 254 from another port of the router's address) are discarded and counted, and BIRD's BFD and BGP
 //   sessions never move;
-// - N10: two peers at one address both with BFD: `herald config check` and `herald run` refuse it naming both.
+// - N10: two peers at one address both with BFD: `herald config check` and `herald run` refuse it naming both;
+// - N7: an advertisement's communities plus a Service's annotation communities beyond one UPDATE's 3,800 octets were
+//   trimmed silently; now the Service's are not sent, BIRD gets the advertisement's whole (NO_EXPORT included), the
+//   admin API lists what is not sent in `withheld` and an AttributeNotSent reason, and other VIPs keep theirs;
+// - N8: `herald.io/health-check-interval: "0.0000001"` (and a timeout, rise or fall past their floors, a timeout
+//   longer than the interval) on a manifest's Service is refused with the annotation and the floor in the VIP's reason,
+//   the VIP is not announced, and the HTTP server the check would target gets no flood (it is a loopback endpoint,
+//   which Herald never probes either: test/src/health/specs.test.ts; the reasons and the empty health list are the
+//   floors' evidence, the count a bound on the whole).
 import t from 'tap';
+import { createServer } from 'node:http';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +27,8 @@ import { encodeControlPacket } from '../../bgp/bfd/packet.ts';
 import type { BfdState } from '../../bgp/bfd/packet.ts';
 import { ROOT } from '../e2e/harness.ts';
 import { hostBfdLock, parseBfdSessions } from '../helpers/bfd.ts';
-import { birdAvailable, sinceMoved } from '../helpers/bird.ts';
+import { birdAvailable, freePort, parseRoutes, sinceMoved } from '../helpers/bird.ts';
+import { node, service, slice } from '../helpers/k8s-objects.ts';
 import { skipUnless } from '../helpers/prereq.ts';
 import { sleep, startHostileHerald } from './harness.ts';
 import type { HostileHerald } from './harness.ts';
@@ -201,4 +211,117 @@ t.test('N10: two peers at one address both with BFD: herald config check and her
   t.not(r.code, null, 'herald run: exited');
   t.not(r.code, 0, `with a failure status (${r.code})`);
   t.match(r.stderr, said, 'naming both peers and the fix', { stderr: r.stderr.slice(-1500) });
+});
+
+/** Manifest text: the objects as YAML documents. */
+const manifest = (objects: unknown[]): string => objects.map((o) => stringify(o)).join('---\n');
+
+type VipView = { address: string; reasons: { code: string; message: string }[]; attributes?: { prefix: string; communities?: string[]; largeCommunities?: string[]; withheld?: string[] }[] };
+type ServiceView = { service: string; vips: VipView[] };
+
+t.test('N7: communities beyond one UPDATE are never trimmed silently: the Service\'s are withheld and said so; the advertisement\'s and other VIPs\' are sent', { skip: skipUnless({ bird2: birdAvailable() }) }, async (t) => {
+  // 1 + 940 standard communities: 3,764 octets, within the 3,800 alone; a Service's 20 more (80 octets) and a large
+  // one (12) do not fit beside them.
+  const adCommunities = ['no-export', ...Array.from({ length: 940 }, (_, i) => `65001:${i + 1}`)];
+  const svcCommunities = Array.from({ length: 20 }, (_, i) => `64512:${i + 1}`);
+  const withNotes = (name: string, lbIP: string, annotations: Record<string, string>, endpoint: string) => {
+    const s = service(name, { lbIPs: [lbIP], clusterIPs: [`10.96.0.${lbIP.split('.')[3]}`] });
+    s.metadata = { ...s.metadata, annotations };
+    return [s, slice(`${name}-1`, name, [[endpoint, 'node-a', { ready: true }]])];
+  };
+  const h = await startHostileHerald(t, {
+    bird: true,
+    manifests: {
+      'node.yaml': manifest([node('node-a')]),
+      'services.yaml': manifest([
+        ...withNotes('crowded', '198.51.100.80', { 'herald.io/communities': svcCommunities.join(' '), 'herald.io/large-communities': '64512:1:1' }, '10.244.0.80'),
+        ...withNotes('neighbour', '198.51.100.81', { 'herald.io/communities': '64512:7' }, '10.244.0.81'),
+      ]),
+    },
+    config: {
+      allowedPrefixes: ['198.51.100.0/24'],
+      advertisements: [{ name: 'crowded-ad', addressKinds: ['loadBalancer'], communities: adCommunities, serviceAttributes: { communities: ['64512:0-65535'], largeCommunities: ['64512:1:0-100'] } }],
+    },
+  });
+  const bird = h.bird;
+  if (bird === undefined) throw new Error('no BIRD');
+  const route = async (prefix: string) => parseRoutes(await bird.birdc(['show', 'route', 'all', 'table', 'master4'])).find((r) => r.prefix === prefix);
+  const crowded = await h.waitFor(() => route('198.51.100.80/32'), 'the crowded VIP in BIRD');
+  const neighbour = await h.waitFor(() => route('198.51.100.81/32'), 'the neighbour VIP in BIRD');
+  // BIRD's `show route all` shortens a long community list; its filters see the whole one.
+  const birdSees = async (prefix: string, condition: string) => (await bird.birdc(`show route where net = ${prefix} && ${condition}`)).includes(prefix);
+  t.ok(crowded.protocol !== undefined && neighbour.protocol !== undefined, 'both VIPs reach BIRD');
+  t.ok(await birdSees('198.51.100.80/32', '(65535,65281) ~ bgp_community'), "BIRD gets the advertisement's NO_EXPORT on the crowded VIP");
+  t.ok(await birdSees('198.51.100.80/32', `bgp_community.len = ${adCommunities.length} && (65001,940) ~ bgp_community`), `and all ${adCommunities.length} of the advertisement's communities, the last included`);
+  t.ok(await birdSees('198.51.100.80/32', 'bgp_community ~ [(65001,*)]'), 'the positive control: a filter on the route matches');
+  t.notOk(await birdSees('198.51.100.80/32', 'bgp_community ~ [(64512,*)]'), "none of the Service's communities (withheld, not half-sent)");
+  t.ok(await birdSees('198.51.100.80/32', 'bgp_large_community.len = 0'), "nor the Service's large community");
+  t.ok(await birdSees('198.51.100.81/32', `(64512,7) ~ bgp_community && (65535,65281) ~ bgp_community && bgp_community.len = ${adCommunities.length + 1}`), "the other VIP carries its Service's community beside all the advertisement's");
+
+  const views = (await h.get<ServiceView[]>('/api/v1/services')).body;
+  const vip = (svc: string, address: string) => views.find((s) => s.service === `default/${svc}`)?.vips.find((v) => v.address === address);
+  const c = vip('crowded', '198.51.100.80');
+  const notSent = c?.reasons.filter((r) => r.code === 'AttributeNotSent') ?? [];
+  t.equal(notSent.length, 1, 'the crowded VIP has one AttributeNotSent reason', { reasons: c?.reasons });
+  t.match(notSent[0]?.message, new RegExp(`^the Services' communities \\(${svcCommunities.join(' ')} 64512:1:1\\) not sent on 198\\.51\\.100\\.80/32: with the advertisements' they exceed the 3800 octets of communities one UPDATE carries; the advertisements' are sent$`), 'naming what is not sent and why');
+  const wire = c?.attributes?.find((a) => a.prefix === '198.51.100.80/32');
+  t.same(wire?.withheld, notSent.map((r) => r.message), '`withheld` lists it on the prefix');
+  t.notOk(wire?.communities?.some((x) => x.startsWith('64512:')), "and the communities it shows as sent hold none of the Service's");
+  const n = vip('neighbour', '198.51.100.81');
+  t.same(n?.reasons.filter((r) => r.code === 'AttributeNotSent'), [], 'the other VIP has nothing withheld');
+  t.ok(n?.attributes?.find((a) => a.prefix === '198.51.100.81/32')?.communities?.includes('64512:7'), "and shows its Service's community as sent");
+  const s = await h.session();
+  t.equal(s.state, 'Established', 'the BGP session stays Established');
+  h.assertContained(t, 'with communities beyond one UPDATE');
+});
+
+t.test('N8: health-check timing below the floors on a manifest\'s Service is refused with the reason; no probe flood', { skip: skipUnless({ bird2: birdAvailable() }) }, async (t) => {
+  const cases: { name: string; ip: string; annotations: Record<string, string>; said: RegExp }[] = [
+    { name: 'interval', ip: '198.51.100.90', annotations: { 'herald.io/health-check-interval': '0.0000001' }, said: /herald\.io\/health-check-interval.*must be at least 1 s/ },
+    { name: 'timeout', ip: '198.51.100.91', annotations: { 'herald.io/health-check-timeout': '0.0000001' }, said: /herald\.io\/health-check-timeout.*must be at least 0\.1 s/ },
+    { name: 'longer', ip: '198.51.100.92', annotations: { 'herald.io/health-check-interval': '1', 'herald.io/health-check-timeout': '5' }, said: /herald\.io\/health-check-timeout.*timeout 5 s must not exceed the interval 1 s/ },
+    { name: 'rise', ip: '198.51.100.93', annotations: { 'herald.io/health-check-rise': '0' }, said: /herald\.io\/health-check-rise.*must be an integer 1-100/ },
+    { name: 'fall', ip: '198.51.100.94', annotations: { 'herald.io/health-check-fall': '100000' }, said: /herald\.io\/health-check-fall.*must be an integer 1-100/ },
+  ];
+  const h = await startHostileHerald(t, {
+    bird: true,
+    manifests: {},
+    config: { allowedPrefixes: ['198.51.100.0/24'], advertisements: [{ name: 'all', addressKinds: ['loadBalancer'] }] },
+  });
+  // The HTTP server each check would target: its Service's endpoint, on this node's loopback block.
+  const host = h.nodeIp.replace(/\.1$/, '.77');
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.end('ok');
+  });
+  const port = await freePort(host);
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const objects: unknown[] = [];
+  for (const c of cases) {
+    const s = service(c.name, { lbIPs: [c.ip], clusterIPs: [`10.96.0.${c.ip.split('.')[3]}`] });
+    s.metadata = { ...s.metadata, annotations: { 'herald.io/health-check-type': 'http', 'herald.io/health-check-port': String(port), 'herald.io/health-check-path': '/healthz', ...c.annotations } };
+    objects.push(s, slice(`${c.name}-1`, c.name, [[host, 'node-a', { ready: true }]]));
+  }
+  // A Service without a check: the other VIP, announced.
+  objects.push(service('plain', { lbIPs: ['198.51.100.99'], clusterIPs: ['10.96.0.99'] }), slice('plain-1', 'plain', [['10.244.0.99', 'node-a', { ready: true }]]));
+  h.put('node.yaml', manifest([node('node-a')]));
+  h.put('services.yaml', manifest(objects));
+  await h.waitFor(() => h.birdHas('198.51.100.99/32'), 'the unchecked VIP in BIRD');
+  const views = await h.waitFor(async () => {
+    const v = (await h.get<ServiceView[]>('/api/v1/services')).body;
+    return cases.every((c) => v.some((s) => s.service === `default/${c.name}`)) ? v : undefined;
+  }, 'every Service listed');
+  await sleep(5000); // 50,000,000 probes at the asked interval, had any check run
+  t.ok(requests <= 20, `the HTTP server the checks target got ${requests} requests (no flood)`);
+  for (const c of cases) {
+    const why = JSON.stringify(views.find((s) => s.service === `default/${c.name}`)?.vips.find((v) => v.address === c.ip)?.reasons);
+    t.match(why, c.said, `${c.name}: the VIP's reason names the annotation and its floor`);
+    t.notOk(await h.birdHas(`${c.ip}/32`), `${c.name}: ${c.ip} is not announced (fail closed)`);
+  }
+  t.ok(await h.birdHas('198.51.100.99/32'), 'the VIP without a check is still announced');
+  const health = (await h.get<{ target: string; intervalSec?: number }[]>('/api/v1/health')).body;
+  t.notOk(health.some((x) => x.target.includes(`${host}:${port}`)), 'no check targets the server', { health });
+  h.assertContained(t, 'with health-check timing below the floors');
 });
