@@ -178,17 +178,25 @@ export async function buildMetricsServer(opts: MetricsServerOptions): Promise<Fa
   });
   const views = opts.views;
   if (views !== undefined) {
-    const json = (f: () => unknown) => new ExpositionCache(async () => ({ contentType: 'application/json; charset=utf-8', body: JSON.stringify(f()) }), opts.maxAgeMs ?? 1000, now);
-    for (const [path, c] of [['/api/v1/peers', json(() => views.peers())], ['/api/v1/services', json(() => views.services())]] as const) {
+    const maxAgeMs = opts.maxAgeMs ?? 1000;
+    const json = (f: () => unknown) => new ExpositionCache(async () => ({ contentType: 'application/json; charset=utf-8', body: JSON.stringify(f()) }), maxAgeMs, now);
+    // One Service's view is looked up in the Services' view of at most maxAgeMs ago: a request per Service never
+    // renders every Service again (the view is as costly as the whole list at 10,000 Services).
+    let services: { atMs: number; list: ReturnType<MetricsViews['services']> } | undefined;
+    const servicesView = () => {
+      if (services === undefined || now() - services.atMs >= maxAgeMs) services = { atMs: now(), list: views.services() };
+      return services.list;
+    };
+    for (const [path, c] of [['/api/v1/peers', json(() => views.peers())], ['/api/v1/services', json(servicesView)]] as const) {
       app.get(path, async (_req, reply) => {
         const v = await c.get();
         reply.type(v.contentType);
         return v.body;
       });
     }
-    app.get('/api/v1/services/:namespace/:name', async (req, reply) => {
-      const { namespace, name } = req.params as { namespace: string; name: string };
-      const s = views.services().find((x) => x.service === `${namespace}/${name}`);
+    app.get<{ Params: { namespace: string; name: string } }>('/api/v1/services/:namespace/:name', async (req, reply) => {
+      const { namespace, name } = req.params;
+      const s = servicesView().find((x) => x.service === `${namespace}/${name}`);
       if (s === undefined) return sendError(reply, 404, `no Service ${namespace}/${name} known to this node`);
       return s;
     });

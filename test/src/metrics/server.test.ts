@@ -100,6 +100,7 @@ t.test('connections beyond the cap are closed at once; an idle connection is clo
 t.test("with views: the node's peers and Services read-only beside the metrics (what --all-nodes asks through the pod proxy), rendered at most once per interval", async (t) => {
   let now = 0;
   let reads = 0;
+  let serviceReads = 0;
   const services = [{ service: 'default/web', vips: [], reasons: [] }];
   const app = await buildMetricsServer({
     text: async () => ({ contentType: 'text/plain', body: 'x\n' }),
@@ -109,7 +110,10 @@ t.test("with views: the node's peers and Services read-only beside the metrics (
         reads++;
         return [{ name: 'tor', state: 'Established' }];
       },
-      services: () => services,
+      services: () => {
+        serviceReads++;
+        return services;
+      },
     },
   });
   t.teardown(() => app.close());
@@ -127,6 +131,10 @@ t.test("with views: the node's peers and Services read-only beside the metrics (
   const missing = await app.inject({ method: 'GET', url: '/api/v1/services/default/none' });
   t.equal(missing.statusCode, 404);
   t.match(missing.json(), { statusCode: 404, message: /no Service default\/none/ });
+  t.equal(serviceReads, 1, 'the list and each single Service within the interval come from one render of the Services');
+  now = 4000;
+  await app.inject({ method: 'GET', url: '/api/v1/services/default/web' });
+  t.equal(serviceReads, 2, 'rendered again once the interval has passed');
   const post = await app.inject({ method: 'POST', url: '/api/v1/peers' });
   t.equal(post.statusCode, 405, 'read-only: no other method');
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/peers/tor/reset' })).statusCode, 404, 'nothing of the admin API beyond the views');
