@@ -219,6 +219,8 @@ export interface AllocatorOptions {
 export interface AllocatorComponent extends Component {
   /** The configuration in force may have changed: start the allocator if it now has a pool. */
   check(): void;
+  /** The allocator's refused reads (RunningAllocator.forbidden), empty while it does not run. */
+  forbidden(): string[];
 }
 
 /**
@@ -244,6 +246,7 @@ export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
         nodeName: o.identity,
         log: o.log,
         env: o.env,
+        ...streamingListFromEnv(o.env ?? {}),
         forbidden: o.forbidden,
         onEventDropped: (reason) => o.metrics.kubernetesEventsDropped.inc({ component: 'herald-allocator', reason }),
         ...(o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
@@ -262,6 +265,7 @@ export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
       await startOnce();
     },
     check: () => void startOnce(),
+    forbidden: () => allocator?.forbidden() ?? [],
     stop() {
       stopped = true;
       if (allocator) o.releases.begin(allocator.stop());

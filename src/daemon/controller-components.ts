@@ -99,7 +99,7 @@ export async function runController(o: ControllerRunOptions): Promise<number> {
     return s.synced ? [] : [`kubernetes source not synced (${s.resources.filter((r) => !r.synced).map((r) => `${r.kind}${(r.forbidden ?? r.lastError) ? `: ${r.forbidden ?? r.lastError}` : ''}`).join('; ')})`];
   };
   // Kubernetes calls refused with 403 (RBAC): the source's, the writers', the status writer's informers'.
-  const calls = (): string[] => [...source.status().resources.flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...forbidden.list(), ...objectStatus.forbidden()];
+  const calls = (): string[] => [...source.status().resources.flatMap((r) => (r.forbidden !== undefined ? [r.forbidden] : [])), ...forbidden.list(), ...objectStatus.forbidden(), ...allocator.forbidden()];
   const listen = o.listen ?? DEFAULT_CONTROLLER_LISTEN;
   log.info({ version: b.version, identity, namespace, listen: `${listen.address}:${listen.port}` }, 'herald controller starting');
   const components: Component[] = [

@@ -149,7 +149,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
       env,
       // Refusals are the same on every node: the status writer's Lease holder posts them (one writer).
       ...(writers ? { onDecisions: await announcementEvents(i, writers.kc, forbidden, () => objectStatus?.isLeader() ?? true) } : {}),
-      forbidden: () => [...forbidden.list(), ...(objectStatus?.forbidden() ?? [])],
+      forbidden: () => [...forbidden.list(), ...(objectStatus?.forbidden() ?? []), ...(allocator?.forbidden() ?? [])],
       onStatusChange: () => {
         nodeStatus?.changed();
         allocatorRef.check();

@@ -45,6 +45,8 @@ export interface NamespaceLabelsOptions {
   /** A namespace was added, changed or removed (a pool may now serve other Services): run a pass. */
   readonly onChange: () => void;
   readonly onError?: (err: unknown) => void;
+  /** false: read by LIST, never a streaming list (the test hook HERALD_TEST_STREAMING_LIST, as the source's informers). */
+  readonly streamingList?: boolean;
 }
 
 /** See the module comment. `need(true)` starts the watch, `need(false)` stops it; `stop()` at the end. */
@@ -62,7 +64,7 @@ export class NamespaceLabels {
     if (wanted && this.#informer === undefined) {
       const cache = new NamespaceLabelCache();
       this.#cache = cache;
-      const inf = new SupervisedInformer({ client: this.#o.kc, name: 'namespaces', path: '/api/v1/namespaces', cache });
+      const inf = new SupervisedInformer({ client: this.#o.kc, name: 'namespaces', path: '/api/v1/namespaces', cache, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
       const changed = (obj: KubeObject, gone = false) => {
         if (gone) cache.remove(obj);
         else cache.put(obj);
@@ -80,6 +82,12 @@ export class NamespaceLabels {
       this.#informer = undefined;
       this.#cache = new NamespaceLabelCache();
     }
+  }
+
+  /** The watch's refused call ("list namespaces: HTTP 403: ..."), while the apiserver refuses it. */
+  forbidden(): string[] {
+    const f = this.#informer?.stats.forbidden ?? '';
+    return f !== '' ? [f] : [];
   }
 
   /** True when no watch is needed, or it has read every Namespace once. */

@@ -37,6 +37,8 @@ export interface AllocatorRunOptions {
   readonly loadBalancerClass?: string;
   readonly log: Logger;
   readonly env?: NodeJS.ProcessEnv;
+  /** false: its informers read by LIST (the test hook HERALD_TEST_STREAMING_LIST: src/daemon/cluster-components.ts). */
+  readonly streamingList?: boolean;
   readonly resyncSec?: number;
   /** Records the Lease, status and Event calls refused with 403 (default: a private registry). */
   readonly forbidden?: ForbiddenCalls;
@@ -54,6 +56,8 @@ export interface RunningAllocator {
   usage(): PoolUsage[];
   /** Services the last pass left without addresses, by why (empty while not leading). */
   failed(): ReadonlyMap<string, number>;
+  /** Refused reads of its own informers (the Namespaces' labels), as "verb resource: message". */
+  forbidden(): string[];
   stop(): Promise<void>;
 }
 
@@ -94,7 +98,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     onDropped: (_e, reason) => o.onEventDropped?.(reason),
   });
   // The Namespaces' labels, read while some pool in force has namespaceSelectors.
-  const namespaceLabels = new NamespaceLabels({ kc: o.kc, onChange: () => pass(), onError: (err) => log.warn({ err: (err as Error).message }, 'reading the Namespaces failed (retried)') });
+  const namespaceLabels = new NamespaceLabels({ kc: o.kc, ...(o.streamingList === false ? { streamingList: false } : {}), onChange: () => pass(), onError: (err) => log.warn({ err: (err as Error).message }, 'reading the Namespaces failed (retried)') });
   /** True when the Namespaces needed (or none) are read: a pass waits for them rather than refuse on unknown labels. */
   const namespacesReady = (): boolean => {
     namespaceLabels.need(poolsNow().some((p) => (p.config.namespaceSelectors?.length ?? 0) > 0));
@@ -134,6 +138,7 @@ export function startAllocator(o: AllocatorRunOptions): RunningAllocator {
     isLeader: () => elector.isLeader(),
     stats: () => ({ ...controller.stats, leader: elector.isLeader(), holder: elector.observedHolder() }),
     failed: () => (elector.isLeader() ? controller.failed : new Map()),
+    forbidden: () => namespaceLabels.forbidden(),
     usage: () => poolUsage(o.source.snapshot().services(), poolsNow(), o.loadBalancerClass !== undefined ? { loadBalancerClass: o.loadBalancerClass } : {}),
     stop: async () => {
       stopping = true;

@@ -170,9 +170,9 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       // pool that does not exist fails at every allocator pass (AllocationFailed), and poke changes it twice.
       { verb: 'patch', group: '', resource: 'events' },
       ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'nodes' })),
-      // The allocator reads the Namespaces' labels only while a pool sets namespaceSelectors (src/ipam/namespaces.ts);
-      // that informer's 403 is logged but not yet listed in the controller's `forbidden` (its scenario would time out).
-      ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'namespaces', pending: 'read only while a pool sets namespaceSelectors; its 403 is not yet in the status (src/ipam/namespaces.ts)' })),
+      // The allocator reads the Namespaces' labels while a pool sets namespaceSelectors (src/ipam/namespaces.ts): the
+      // controller's pool 'team' below.
+      ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'namespaces' })),
       ...KINDS.flatMap((resource) => ['list', 'watch'].map((verb) => ({ verb, group: 'herald.io', resource }))),
       ...KINDS.map((kind) => ({ verb: 'patch', group: 'herald.io', resource: `${kind}/status` })),
       ...['list', 'watch'].map((verb) => ({ verb, group: 'herald.io', resource: 'bgpnodestatuses' })),
@@ -191,7 +191,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       await createService(api, { name: `ctl-svc-${i}`, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}` });
       const failing = `ctl-nopool-${i}`;
       await createService(api, { name: failing, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}`, annotations: { 'herald.io/address-pool': 'nowhere' } });
-      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }], loadBalancerClass: `herald.test/c${i}` } });
+      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }, { name: 'team', addresses: [`198.51.100.${48 + i}/32`], namespaceSelectors: [{ matchLabels: { team: 'rbac' } }] }], loadBalancerClass: `herald.test/c${i}` } });
       await until('the controller answers', async () => ((await controllerStatus(c)) !== undefined ? true : undefined), 60_000);
       const poke = async () => {
         for (const n of [1, 2]) {
