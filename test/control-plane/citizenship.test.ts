@@ -6,11 +6,15 @@
 //   no LIST, so nothing read from etcd; every watch asks for bookmarks and a timeout of 5 to 10 minutes;
 // - its own Node by name (fieldSelector), EndpointSlices with kube-proxy's label selector;
 // - quiet, it writes nothing: no BGPNodeStatus write without a change (no heartbeat), no Event; an endpoint change is
-//   one BGPNodeStatus write at most, a small one.
+//   one BGPNodeStatus write at most, a small one;
+// - API Priority and Fairness puts every one of its requests in FlowSchema herald-node at priority level herald, and
+//   every request of `herald controller` in herald-controller at herald (deploy/kubernetes/flowcontrol.yaml, applied
+//   by startCluster): the apiserver's own dispatch counters moved by at least the requests its audit log holds.
 // And the operator's side: docs/cli.md's Role for `--all-nodes` (list pods, get pods/proxy) is what the CLI needs: with
 // it the apiserver authorizes both (the proxied answer itself cannot come here: a real apiserver proxies only to a
 // global-unicast pod IP, and this tier's nodes are on loopback); without it, the CLI says which right is missing.
 import t from 'tap';
+import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,9 +25,16 @@ import type { NodeSpec } from '../e2e/harness.ts';
 import type { AuditEvent } from '../helpers/control-plane.ts';
 import { version } from '../../src/version.ts';
 import { ENDPOINTSLICE_SELECTOR } from '../../src/sources/kubernetes.ts';
-import { controlPlaneTier, createHeraldPods, createNode, createPod, createService, setIngress, setPodReady, startCluster, startNodes, until } from './harness.ts';
+import { controlPlaneTier, controllerStatus, createHeraldPods, createNode, createPod, createService, setIngress, setPodReady, startCluster, startController, startNodes, until } from './harness.ts';
 
 const VIP = '198.51.100.30';
+const NODE_USER = 'system:serviceaccount:herald-system:herald';
+const CONTROLLER_USER = 'system:serviceaccount:herald-system:herald-controller';
+
+/** How much each `FLOW_SCHEMA/PRIORITY_LEVEL` counter moved from `before` to `after` (only those that moved). */
+function moved(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, d]) => d > 0));
+}
 
 /** `herald ARGS` (bin/herald.js under this Node): exit code, stdout and stderr. */
 async function herald(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -48,11 +59,32 @@ controlPlaneTier(t, "one node's requests to a real apiserver: streaming lists, l
   await createPod(api, { name: 'web-1', nodeName: 'node-a', labels: { app: 'web' } });
   await setPodReady(api, { name: 'web-1', podIP: '10.244.1.10', hostIP: nodes[0]!.ip, ready: true });
 
+  // Nothing has used either account yet: what their FlowSchemas dispatch from here on is Herald's.
+  const dispatchedBefore = await cp.dispatchedRequests();
   const { heralds, waitPaths } = await startNodes(t, cp, block, nodes, `${VIP}/32`);
   await waitHeraldUp(heralds[0]!);
   await waitPaths([protoName('node-a')], 'the VIP from node-a');
-  const sa = 'system:serviceaccount:herald-system:herald';
-  const mine = (): AuditEvent[] => cp.audit().filter((e) => e.user.username === sa);
+  const mine = (): AuditEvent[] => cp.audit().filter((e) => e.user.username === NODE_USER);
+  /** The requests `user` made so far, from the audit log (one auditID per request, whatever its stages). */
+  const requestsOf = (user: string) => new Set(cp.audit().filter((e) => e.user.username === user).map((e) => e.auditID)).size;
+  /**
+   * Asserts that API Priority and Fairness dispatched the requests `user` made in `flow` (FLOW_SCHEMA/PRIORITY_LEVEL),
+   * from the apiserver's own counters since `before`: each request in the audit log was dispatched before it was
+   * logged (the audit filter wraps APF), so the counter moved by at least the requests logged; and every request the
+   * counter holds is logged in time (it counts nobody else's). Had the schema been missing or its subject another,
+   * they would have gone to service-accounts/workload-low. Resolves with every counter that moved.
+   */
+  const dispatchedIn = async (t: Test, who: string, user: string, flow: string, before: Map<string, number>) => {
+    const logged = requestsOf(user);
+    const counters = moved(before, await cp.dispatchedRequests());
+    const n = counters.get(flow) ?? 0;
+    t.comment(`${who}: ${logged} requests in the audit log; dispatched since it started: ${JSON.stringify(Object.fromEntries(counters))}`);
+    t.ok(logged >= 5, `${who} made its requests (${logged})`);
+    t.ok(n >= logged, `API Priority and Fairness dispatched them in ${flow} (${n} >= ${logged})`);
+    const caught = await until(`the audit log holds ${n} requests of ${user}`, () => requestsOf(user) >= n, 15_000).catch(() => false);
+    t.ok(caught, `and no request but its own: the audit log catches up with the ${n} dispatched`);
+    return counters;
+  };
   const params = (e: AuditEvent) => new URL(e.requestURI, 'https://x').searchParams;
 
   // The start: one streaming list per collection, from the watch cache; nothing read from etcd.
@@ -94,6 +126,12 @@ controlPlaneTier(t, "one node's requests to a real apiserver: streaming lists, l
   t.same(writes.map((e) => `${e.verb} ${e.requestURI}`), [], 'quiet: no write but the Leases (no status heartbeat, no Event)');
   t.same(quiet.filter((e) => e.verb === 'list' || (e.verb === 'watch' && e.objectRef?.resource !== 'bgpnodestatuses' && e.objectRef?.resource !== 'pods')).map((e) => e.requestURI), [], 'quiet: no re-list and no re-watch within the watch timeout');
 
+  // Its flow: FlowSchema herald-node at priority level herald. Only the node and this test (the admin: exempt) have
+  // called the apiserver since, so nothing else moved: none of the node's requests went elsewhere (herald-node has no
+  // nonResourceRules: a request for /version or discovery would have gone to service-accounts).
+  const nodeCounters = await dispatchedIn(t, 'the node', NODE_USER, 'herald-node/herald', dispatchedBefore);
+  t.same([...nodeCounters.keys()].filter((k) => k !== 'exempt/exempt'), ['herald-node/herald'], "no other flow moved: each of the node's requests is in herald-node");
+
   // One endpoint change: at most one small status write.
   const before = statusWrites();
   await setPodReady(api, { name: 'web-1', podIP: '10.244.1.10', hostIP: nodes[0]!.ip, ready: false });
@@ -103,6 +141,11 @@ controlPlaneTier(t, "one node's requests to a real apiserver: streaming lists, l
   t.equal(statusWrites() - before, 1, 'one status write for the change');
   const stored = (await api.must('GET', '/apis/herald.io/v1alpha1/namespaces/herald-system/bgpnodestatuses/node-a')).body as { status?: unknown };
   t.ok(JSON.stringify(stored.status).length < 4096, `a small summary (${JSON.stringify(stored.status).length} bytes)`);
+
+  // herald controller with its own account (it starts while the CLI runs below; its flow is checked at the end).
+  const controllerKubeconfig = cp.writeTokenKubeconfig(join(cp.dir, 'controller.kubeconfig'), await cp.serviceAccountToken('herald-system', 'herald-controller'));
+  const controllerBefore = await cp.dispatchedRequests();
+  const controller = await startController(t, { kubeconfig: controllerKubeconfig, identity: 'herald-controller-0' });
 
   // The operator's Role for --all-nodes, from docs/cli.md, bound to a ServiceAccount that stands for the operator.
   const role = [...readFileSync(join(ROOT, 'docs/cli.md'), 'utf8').matchAll(/^```yaml\n([\s\S]*?)^```/gm)].map((m) => parse(m[1] ?? '') as { kind?: string; metadata?: { name?: string } }).find((o) => o.kind === 'Role');
@@ -122,4 +165,11 @@ controlPlaneTier(t, "one node's requests to a real apiserver: streaming lists, l
   const without = await herald('services', '--all-nodes', '--kubeconfig', await as('stranger'), '-n', 'herald-system');
   t.not(without.code, 0, 'without the Role the CLI fails');
   t.match(without.err, /cannot list Herald's pods in namespace herald-system: .*403|forbidden/i, `and names the missing right (${without.err.trim()})`);
+
+  // The controller's flow: FlowSchema herald-controller at priority level herald, once it is ready and holds the
+  // Lease herald-status (its watches and its Lease reads and writes made; no pool here, so no allocator's Lease).
+  await until('herald controller ready', async () => (await controllerStatus(controller))?.ready === true, 90_000);
+  const lease = '/apis/coordination.k8s.io/v1/namespaces/herald-system/leases/herald-status';
+  await until('the controller holds the Lease herald-status', async () => (await api.request('GET', lease)).body?.spec?.holderIdentity === 'herald-controller-0', 60_000);
+  await dispatchedIn(t, 'the controller', CONTROLLER_USER, 'herald-controller/herald', controllerBefore);
 });

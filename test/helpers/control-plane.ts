@@ -143,6 +143,8 @@ export class KubeRest {
 
 /** One audit event of the apiserver's log (audit.k8s.io/v1 Event, the fields the tests read). */
 export interface AuditEvent {
+  /** One per request, the same in each of its stages' events. */
+  auditID: string;
   stage: string;
   /** RFC 3339 with µs. */
   stageTimestamp: string;
@@ -444,6 +446,22 @@ export class ControlPlane {
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as AuditEvent);
+  }
+
+  /**
+   * The requests API Priority and Fairness has dispatched so far, by `FLOW_SCHEMA/PRIORITY_LEVEL`: the apiserver's
+   * `apiserver_flowcontrol_dispatched_requests_total` counters (k8s.io/apiserver pkg/util/flowcontrol/metrics), read
+   * from its /metrics as the admin. A request is counted when its priority level lets it run (a watch once, at its
+   * start); the audit filter wraps API Priority and Fairness, so a request in the audit log has been counted.
+   */
+  async dispatchedRequests(): Promise<Map<string, number>> {
+    const a = await this.admin.must('GET', '/metrics');
+    const out = new Map<string, number>();
+    for (const m of String(a.body).matchAll(/^apiserver_flowcontrol_dispatched_requests_total\{([^}]*)\} (\S+)$/gm)) {
+      const labels = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+      out.set(`${labels['flow_schema']}/${labels['priority_level']}`, Number(m[2]));
+    }
+    return out;
   }
 
   /** The current etcd revision (the apiserver's resourceVersion counter), from etcd's JSON gateway. */
