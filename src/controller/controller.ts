@@ -31,7 +31,8 @@ import { decideService, serviceCIDRContributions } from './desired-routes.ts';
 import type { NodeState } from './node-eligibility.ts';
 import { evaluateNode } from './node-eligibility.ts';
 import type { ClusterNodes } from './steering.ts';
-import { boundsFanOut, clusterNodes, NO_ANNOTATIONS, NO_CLUSTER_NODES, withNode } from './steering.ts';
+import { boundsFanOut, clusterNodesOf, NO_ANNOTATIONS, NO_CLUSTER_NODES, withNode } from './steering.ts';
+import { NODE_SET_KEY } from '../k8s/node-set.ts';
 import { WorkQueue } from './workqueue.ts';
 import { Quarantine } from './quarantine.ts';
 import type { QuarantineEntry } from './quarantine.ts';
@@ -227,7 +228,7 @@ export class Controller extends EventEmitter {
     const bounded = boundsFanOut(this.#ctx.advertisements);
     if (key === ALL_KEY || key === `node:${me}` || this.#node === undefined) {
       this.#node = this.#evaluateNode(snap);
-      this.#cluster = bounded ? clusterNodes(this.#usableNodes(snap), { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false }) : NO_CLUSTER_NODES;
+      this.#cluster = bounded ? clusterNodesOf(snap, me, this.#usableNodes(snap), { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false }) : NO_CLUSTER_NODES;
       this.#reportAll = true;
       const stale = new Set(this.#candidates.keys());
       for (const svc of snap.services()) {
@@ -241,7 +242,11 @@ export class Controller extends EventEmitter {
       this.#computeService(key.slice('service:'.length));
     } else if (key.startsWith('servicecidr:')) {
       this.#computeCidrs();
-    } else if (key.startsWith('node:') && bounded) {
+    } else if (key === NODE_SET_KEY && bounded) {
+      // The published node set changed (rare: a Node's eligibility or a label a nodeSelector reads).
+      this.#cluster = clusterNodesOf(snap, me, [], { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false });
+      for (const k of [...this.#candidates.keys()]) this.#computeService(k);
+    } else if (key.startsWith('node:') && bounded && snap.nodeSet() === undefined) {
       // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
       const name = key.slice('node:'.length);
       const obj = snap.node(name);
@@ -381,7 +386,7 @@ function quarantinedService(key: string, svc: Service, reason: string, previous:
 
 /** A Snapshot's methods, bound, so that one of them can be replaced. */
 function snapshotView(s: Snapshot): Snapshot {
-  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs(), heraldObjects: (k) => s.heraldObjects(k) };
+  return { services: () => s.services(), service: (k) => s.service(k), endpointSlicesFor: (k) => s.endpointSlicesFor(k), node: (n) => s.node(n), nodes: () => s.nodes(), serviceCIDRs: () => s.serviceCIDRs(), heraldObjects: (k) => s.heraldObjects(k), nodeSet: () => s.nodeSet() };
 }
 
 function errorText(err: unknown): string {

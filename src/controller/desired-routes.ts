@@ -54,7 +54,7 @@ import { mergeRoutes } from './route-merge.ts';
 import type { AdmissionInputs, ServiceAttributesPolicy } from './admission.ts';
 import { admitAddress, admitAttributes, admitPrefix } from './admission.ts';
 import type { ClusterNodes, ServiceAnnotations, SteeringContext, VipRouteAttributes } from './steering.ts';
-import { boundsFanOut, clusterNodes, describeAttributes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
+import { boundsFanOut, clusterNodesOf, describeAttributes, NO_CLUSTER_NODES, serviceAnnotations, steer } from './steering.ts';
 import { nodesWithUsableEndpoints } from './endpoints.ts';
 
 /** Kinds of address an advertisement can select. */
@@ -603,7 +603,7 @@ export function computeDesiredRoutes(snapshot: Snapshot, ctx: DesiredRoutesConte
   const node = evaluateNode(snapshot.node(ctx.nodeName), ctx.nodeName, { departureDrains: ctx.departureDrains ?? false, ignoreExcludeLabel });
   const services: ServiceDecision[] = [];
   const contributions: RouteContribution[] = [];
-  const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodes(snapshot.nodes(), { ignoreExcludeLabel }) : NO_CLUSTER_NODES };
+  const inputs: DecideInputs = { cluster: boundsFanOut(ctx.advertisements) ? clusterNodesOf(snapshot, ctx.nodeName, snapshot.nodes(), { ignoreExcludeLabel }) : NO_CLUSTER_NODES };
   for (const svc of snapshot.services()) {
     const key = objectKey(svc);
     const gated = gateService(decideService(svc, snapshot.endpointSlicesFor(key), node, ctx, inputs), verdict ? (vip) => verdict(key, vip.decision.address) : () => PASS);

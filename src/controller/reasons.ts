@@ -43,6 +43,11 @@ export const ReasonCode = {
   HealthCheckFailing: 'HealthCheckFailing',
   /** maxNodesPerVip: the rendezvous choice picked other nodes for this VIP. */
   NotChosen: 'NotChosen',
+  /**
+   * maxNodesPerVip: the published node set (src/k8s/node-set.ts) does not list this node yet, cannot be read, or does
+   * not carry a label the advertisement's nodeSelector reads: the choice cannot be made the way every node makes it.
+   */
+  NodeSetUnknown: 'NodeSetUnknown',
   /** A bad path-attribute annotation: blocking when no good value is known for it, else a note (last good kept). */
   InvalidAnnotation: 'InvalidAnnotation',
   // service-level notes

@@ -26,7 +26,11 @@
 import type { Node } from '../k8s/types.ts';
 import type { AnnotationError } from '../k8s/annotations.ts';
 import { formatAnnotationErrors } from '../k8s/annotations.ts';
-import { matchesSelector } from '../k8s/selector.ts';
+import type { LabelSelector } from '../k8s/selector.ts';
+import { matchesSelectors } from '../k8s/selector.ts';
+import type { PublishedNodeSet } from '../k8s/node-set.ts';
+import type { Snapshot } from '../k8s/object-store.ts';
+import { NODE_SET_LABEL, NODE_SET_PREFIX } from '../k8s/node-set.ts';
 import type { IpFamily } from '../net/address.ts';
 import type { Advertisement } from './desired-routes.ts';
 import type { EndpointCounts } from './endpoints.ts';
@@ -53,6 +57,40 @@ const MAX_MED = 4294967295;
 export interface ClusterNodes {
   /** Labels of every eligible Node, by name. */
   readonly eligible: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * Set when the Nodes come from the published node set (src/k8s/node-set.ts) instead of the Node objects: the label
+   * keys it carries (others are not known), and why it cannot be used yet, if so.
+   */
+  readonly published?: { readonly labelKeys: ReadonlySet<string>; readonly unknown?: string };
+}
+
+/**
+ * The Nodes of the published node set, as node `me` uses them: it is usable once it lists `me` (eligible or not),
+ * so a node never makes the choice from a set the publisher has not finished or has not seen it in.
+ */
+export function publishedClusterNodes(set: PublishedNodeSet, me: string): ClusterNodes {
+  const why = set.problems.length > 0 ? `; shards not readable: ${set.problems.join('; ')}` : '';
+  const unknown = set.listed.has(me) ? undefined : `the node set the status leader publishes (ConfigMaps ${NODE_SET_PREFIX}*, label ${NODE_SET_LABEL}) does not list Node ${me} yet${why}`;
+  return { eligible: set.eligible, published: { labelKeys: set.labelKeys, ...(unknown !== undefined ? { unknown } : {}) } };
+}
+
+/**
+ * The Nodes the rendezvous choice of node `me` reads: the published node set while the source reads it (a node's
+ * Herald in a cluster), else `nodes` (the snapshot's Nodes: manifests, or a source reading every Node).
+ */
+export function clusterNodesOf(snapshot: Pick<Snapshot, 'nodeSet'>, me: string, nodes: Iterable<Node>, opts: Pick<EvaluateNodeOptions, 'ignoreExcludeLabel'> = {}): ClusterNodes {
+  const set = snapshot.nodeSet();
+  return set !== undefined ? publishedClusterNodes(set, me) : clusterNodes(nodes, opts);
+}
+
+/** The label keys `ad`'s node selectors read (matchLabels and matchExpressions). */
+export function selectorKeys(ad: { readonly nodeSelector?: LabelSelector | undefined; readonly nodeSelectors?: readonly LabelSelector[] | undefined }): string[] {
+  const keys = new Set<string>();
+  for (const sel of [...(ad.nodeSelector ? [ad.nodeSelector] : []), ...(ad.nodeSelectors ?? [])]) {
+    for (const k of Object.keys(sel.matchLabels ?? {})) keys.add(k);
+    for (const e of sel.matchExpressions ?? []) keys.add(e.key);
+  }
+  return [...keys];
 }
 
 /** No Node known (no advertisement bounds its fan-out, so nothing reads the cluster's Nodes). */
@@ -241,7 +279,7 @@ function choose(ad: Advertisement, s: SteeringContext, preferLocal: boolean): { 
   const first: string[] = [];
   const rest: string[] = [];
   const consider = (name: string, labels: Readonly<Record<string, string>>): void => {
-    if (!matchesSelector(ad.nodeSelector, labels)) return;
+    if (!matchesSelectors(ad.nodeSelector, ad.nodeSelectors, labels)) return;
     if (holders === undefined || holders.has(name)) first.push(name);
     else if (!s.local) rest.push(name);
   };
@@ -267,6 +305,15 @@ export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContex
   const reasons: Reason[] = [];
   const view: VipRouteAttributes = { advertisement: ad.name, prefix: c.prefix, announced: true };
   if (ad.maxNodesPerVip !== undefined) {
+    // Fail closed: a choice from an unfinished set or without a label the selector reads could differ from the other
+    // nodes' (two nodes both announcing, or none).
+    const published = s.cluster.published;
+    const missing = published === undefined ? [] : selectorKeys(ad).filter((k) => !published.labelKeys.has(k));
+    const unknown = published?.unknown ?? (missing.length > 0 ? `the published node set does not carry label(s) ${missing.join(', ')} that advertisement ${ad.name}'s nodeSelector reads (the status leader publishes them once it runs this configuration)` : undefined);
+    if (unknown !== undefined) {
+      view.announced = false;
+      return { chosen: false, reasons: [{ code: ReasonCode.NodeSetUnknown, message: `maxNodesPerVip ${ad.maxNodesPerVip} of advertisement ${ad.name} cannot be decided: ${unknown}; not announced` }], attributes: view };
+    }
     const choice = choose(ad, s, locality !== undefined);
     view.choice = { maxNodes: ad.maxNodesPerVip, eligible: choice.eligible, nodes: choice.nodes };
     const of = `maxNodesPerVip ${ad.maxNodesPerVip} of ${choice.eligible} eligible node(s), advertisement ${ad.name}`;

@@ -13,7 +13,9 @@ import type { RunningAllocator } from '../ipam/run.ts';
 import type { HeraldMetrics } from '../metrics/metrics.ts';
 import type { KubernetesSource } from '../sources/kubernetes.ts';
 import type { Source } from '../sources/source.ts';
-import { boundsFanOut } from '../controller/steering.ts';
+import { boundsFanOut, selectorKeys } from '../controller/steering.ts';
+import { evaluateNode } from '../controller/node-eligibility.ts';
+import type { NodeSetSpec } from '../status/node-set-publisher.ts';
 import type { ObjectStatusWriter } from '../status/object-status-writer.ts';
 import type { Component } from './components.ts';
 import type { InForce } from './config-in-force.ts';
@@ -69,7 +71,7 @@ export function streamingListFromEnv(env: NodeJS.ProcessEnv): { streamingList?: 
 /** The source of objects, and with the apiserver its client, the Secrets' cache and Herald's namespace. */
 export interface SourceParts {
   readonly source?: Source;
-  /** The source, when it is the apiserver's (its Node watch follows the configuration: `setAllNodes`). */
+  /** The source, when it is the apiserver's (its node-set watch follows the configuration: `followNodeSet`). */
   readonly kube?: KubernetesSource;
   readonly kc?: KubeClient;
   readonly secrets?: SecretCache;
@@ -85,8 +87,8 @@ export function kubernetesObserver(metrics: HeraldMetrics, log: Logger): Request
 }
 
 /**
- * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this node's Node — every
- * Node while an advertisement sets `maxNodesPerVip` —, ServiceCIDRs and Herald's objects in its namespace,
+ * The source of the configuration: manifests, or the apiserver (Services, EndpointSlices, this node's Node — the
+ * published node set while an advertisement sets `maxNodesPerVip` —, ServiceCIDRs and Herald's objects in its namespace,
  * src/k8s/client.ts `heraldNamespace`) with the Secrets of `passwordSecret` peers.
  * `herald controller` reads Services and Herald's objects only (no node: `scope` `controller`).
  * @param client the client's role, version and observer (User-Agent, metrics)
@@ -105,13 +107,14 @@ export async function createSource(cfg: Config, env: NodeJS.ProcessEnv, forbidde
   const { kc } = loadKubeConfig(k?.kubeconfig, env, { ...client, limit });
   const namespace = heraldNamespace(env);
   const secrets = new SecretCache({ read: apiSecretReader(kc, namespace, forbidden), namespace });
-  // This node's Node by name; every Node (trimmed at ingestion) only while maxNodesPerVip, from the file or a
-  // BGPAdvertisement, needs them (docs/decisions.md "Node watch"). The status writer reads them itself while it leads.
+  // This node's Node by name; the published node set only while maxNodesPerVip, from the file or a BGPAdvertisement,
+  // needs it (docs/decisions.md "Node watch"). The status writer reads every Node itself while it leads, and publishes
+  // the set.
   // Test hook (docs/development.md): HERALD_TEST_MIN_WATCH_TIMEOUT_SEC=N makes every watch ask for N to 2N seconds.
   const minWatch = Number(env['HERALD_TEST_MIN_WATCH_TIMEOUT_SEC'] ?? '');
   const watch = Number.isFinite(minWatch) && minWatch > 0 ? { minWatchTimeoutSec: minWatch } : {};
   const streaming = streamingListFromEnv(env);
-  const reads = scope === 'controller' ? { nodes: false, endpointSlices: false, serviceCIDRs: false } : { nodeName: scope.nodeName, allNodes: boundsFanOut(cfg.advertisements) };
+  const reads = scope === 'controller' ? { nodes: false, endpointSlices: false, serviceCIDRs: false } : { nodeName: scope.nodeName, followNodeSet: boundsFanOut(cfg.advertisements) };
   const kube = new KubernetesSource({ kc, heraldNamespace: namespace, ...reads, ...watch, ...streaming });
   return { source: kube, kube, kc, secrets, namespace };
 }
@@ -186,6 +189,8 @@ export async function objectStatusComponent(o: ObjectStatusOptions): Promise<Obj
     forbidden: o.forbidden,
     log: o.log,
     onWrite: (kind, result) => o.metrics.objectStatusWrites.inc({ kind, result }),
+    nodeSet: () => nodeSetSpec(o.inForce.merged.config),
+    onNodeSetWrite: (result) => o.metrics.nodeSetWrites.inc({ result }),
     ...streamingListFromEnv(o.env),
   });
   o.metrics.setStatusWriterProvider(() => writer);
@@ -269,6 +274,26 @@ export function allocatorComponent(o: AllocatorOptions): AllocatorComponent {
     stop() {
       stopped = true;
       if (allocator) o.releases.begin(allocator.stop());
+    },
+  };
+}
+
+/**
+ * What the published node set carries under `config` (the file's advertisements with the objects' merged in):
+ * undefined while no advertisement sets `maxNodesPerVip`; else the label keys their node selectors read, and each
+ * Node judged as its own Herald judges itself (src/controller/node-eligibility.ts, `ignoreExcludeLB` included).
+ */
+export function nodeSetSpec(config: Config): NodeSetSpec | undefined {
+  const bounded = (config.advertisements ?? []).filter((a) => a.maxNodesPerVip !== undefined);
+  if (bounded.length === 0) return undefined;
+  const opts = { ignoreExcludeLabel: config.ignoreExcludeLB ?? false };
+  return {
+    labelKeys: [...new Set(bounded.flatMap((a) => selectorKeys(a)))],
+    entry: (node) => {
+      const name = node.metadata?.name;
+      if (name === undefined || name === '') return undefined;
+      const st = evaluateNode(node, name, opts);
+      return { name, eligible: st.eligible, labels: st.labels };
     },
   };
 }

@@ -182,7 +182,7 @@ export async function buildNode(i: NodeInputs): Promise<Node> {
           daemon.reload(next, files);
           // The replaced configuration's objects go back to the system once this thread is quiet (bgp/memory.ts).
           memory.note(before + next.routes.length);
-          parts.kube?.setAllNodes(boundsFanOut(next.advertisements));
+          parts.kube?.followNodeSet(boundsFanOut(next.advertisements));
           secretFiles = files;
           token = readToken(daemon.currentConfig, env, log, secretFiles);
         },

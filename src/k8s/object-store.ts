@@ -13,6 +13,8 @@
 import type { EndpointSlice, KubeObject, Node, ResourceKind, Service, ServiceCIDR } from './types.ts';
 import type { ConfigKind, HeraldObject } from './herald-kinds.ts';
 import { CONFIG_KINDS } from './herald-kinds.ts';
+import type { PublishedNodeSet } from './node-set.ts';
+import { NODE_SET_KEY } from './node-set.ts';
 import { sameContent, trimObject } from './trim.ts';
 import { ALL_KEY, heraldChangeKey, nodeChangeKey, objectKey, serviceChangeKey, serviceCIDRChangeKey, serviceKeyOfSlice } from './keys.ts';
 
@@ -32,6 +34,11 @@ export interface Snapshot {
   serviceCIDRs(): Iterable<ServiceCIDR>;
   /** Herald's configuration objects of one kind (herald.io; read in Herald's namespace), any order. */
   heraldObjects(kind: ConfigKind): Iterable<HeraldObject>;
+  /**
+   * The published node set (node-set.ts) while the source reads it instead of every Node; undefined otherwise (the
+   * choice is then computed from `nodes()`).
+   */
+  nodeSet(): PublishedNodeSet | undefined;
 }
 
 /** What an informer needs to know of the objects it has delivered (src/k8s/informer.ts): the store holds them. */
@@ -51,6 +58,7 @@ export class ObjectStore implements Snapshot {
   readonly #nodes = new Map<string, Node>();
   readonly #cidrs = new Map<string, ServiceCIDR>();
   readonly #herald = new Map<ConfigKind, Map<string, HeraldObject>>(CONFIG_KINDS.map((k) => [k, new Map()]));
+  #nodeSet: PublishedNodeSet | undefined;
 
   services(): Iterable<Service> {
     return this.#services.values();
@@ -78,6 +86,16 @@ export class ObjectStore implements Snapshot {
 
   heraldObjects(kind: ConfigKind): Iterable<HeraldObject> {
     return this.#heraldMap(kind).values();
+  }
+
+  nodeSet(): PublishedNodeSet | undefined {
+    return this.#nodeSet;
+  }
+
+  /** Replace the published node set (undefined: no longer read). Returns its change key. */
+  setNodeSet(set: PublishedNodeSet | undefined): string[] {
+    this.#nodeSet = set;
+    return [NODE_SET_KEY];
   }
 
   #heraldMap(kind: ConfigKind): Map<string, HeraldObject> {
@@ -175,6 +193,7 @@ export class ObjectStore implements Snapshot {
     this.#nodes.clear();
     this.#cidrs.clear();
     for (const m of this.#herald.values()) m.clear();
+    this.#nodeSet = undefined;
     return [ALL_KEY];
   }
 

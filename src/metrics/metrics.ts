@@ -78,6 +78,8 @@ export class HeraldMetrics {
   readonly kubernetesRetryAfter: Counter;
   readonly metricsRefused: Counter<'reason'>;
   readonly objectStatusWrites: Counter<'kind' | 'result'>;
+  /** Writes of the published node set's shards (src/status/node-set-publisher.ts), by result. */
+  readonly nodeSetWrites: Counter<'result'>;
   readonly statusWriterLeader: Gauge<'lease'>;
   readonly buildInfo: Gauge<'version'>;
   readonly configReloads: Counter<'result'>;
@@ -253,6 +255,12 @@ export class HeraldMetrics {
       name: `${PREFIX}object_status_writes_total`,
       help: "Writes of the conditions of Herald's configuration objects by the elected status writer, by kind and result (ok, forbidden, error).",
       labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.nodeSetWrites = new Counter({
+      name: `${PREFIX}node_set_writes_total`,
+      help: 'Writes of the published node set (ConfigMaps herald-node-set-*, read by the nodes for maxNodesPerVip) by the elected status writer, by result (ok, forbidden, error).',
+      labelNames: ['result'],
       registers,
     });
     this.statusWriterLeader = new Gauge({

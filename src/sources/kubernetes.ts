@@ -4,11 +4,13 @@
  * installed, Herald's configuration objects (herald.io) in Herald's namespace, through the same object store.
  *
  * It reads only what this node needs (docs/decisions.md "Node watch"):
- * - with `nodeName`, its own Node by name (fieldSelector `metadata.name`), and every Node only while some
- *   advertisement sets `maxNodesPerVip` (the file's, `allNodes`, or a BGPAdvertisement object's): a second informer,
- *   started and stopped as that changes, that never touches this node's own Node object. Asked for before the first
- *   sync, it is part of it (a restart never announces from every node first); asked for later, the Nodes join as they
- *   arrive (the rendezvous choice narrows as they do).
+ * - with `nodeName`, its own Node by name (fieldSelector `metadata.name`), never every Node. While some
+ *   advertisement sets `maxNodesPerVip` (the file's, `followNodeSet`, or a BGPAdvertisement object's), the node set
+ *   the status leader publishes (src/k8s/node-set.ts: small ConfigMaps in Herald's namespace that change only when a
+ *   Node's eligibility or a label a nodeSelector reads does) through a second informer, started and stopped as that
+ *   changes. Asked for before the first sync, it is part of it (a restart never announces from every node first);
+ *   asked for later, the shards join as they arrive. Until the set lists this node the rendezvous choice fails closed
+ *   (src/controller/steering.ts).
  * - EndpointSlices as kube-proxy selects them: not those of headless Services (`service.kubernetes.io/headless`) nor
  *   of Services another proxy serves (`service.kubernetes.io/service-proxy-name`), by label selector on the watch;
  *   with `skipServiceProxyName`, such Services too (not while an allocator in this process must see every
@@ -27,6 +29,8 @@ import type { Clock } from '../../bgp/main-thread.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import { CONFIG_KINDS, HERALD_PLURALS, heraldCollectionPath } from '../k8s/herald-kinds.ts';
 import type { KubeObject, ResourceKind } from '../k8s/types.ts';
+import type { NodeSetShard, PublishedNodeSet } from '../k8s/node-set.ts';
+import { EMPTY_NODE_SET, mergeNodeSet, NODE_SET_LABEL, parseNodeSetShard } from '../k8s/node-set.ts';
 import type { Source, SourceStatus } from './source.ts';
 
 /** Options of `KubernetesSource`. */
@@ -43,8 +47,8 @@ export interface KubernetesSourceOptions {
   nodes?: boolean;
   /** Read EndpointSlices (default true); `herald controller` reads none. */
   endpointSlices?: boolean;
-  /** With `nodeName`: read every Node too, as the file's advertisements bound fan-out (`maxNodesPerVip`); see `setAllNodes`. */
-  allNodes?: boolean;
+  /** With `nodeName`: read the published node set, as the file's advertisements bound fan-out (`maxNodesPerVip`); see `followNodeSet`. */
+  followNodeSet?: boolean;
   /** Skip Services labelled `service.kubernetes.io/service-proxy-name` at the watch (kube-proxy does). Default false. */
   skipServiceProxyName?: boolean;
   /**
@@ -75,7 +79,7 @@ export const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-nam
 /** kube-proxy's label selector (cmd/kube-proxy: `!service-proxy-name`, `!headless`) for EndpointSlices. */
 export const ENDPOINTSLICE_SELECTOR = `!${SERVICE_PROXY_NAME_LABEL},!${HEADLESS_LABEL}`;
 
-/** True when a BGPAdvertisement object sets `maxNodesPerVip` (whether or not it is valid: reading Nodes is harmless). */
+/** True when a BGPAdvertisement object sets `maxNodesPerVip` (whether or not it is valid: reading the node set is harmless). */
 function boundsFanOutObject(o: KubeObject): boolean {
   const spec = (o as { spec?: { maxNodesPerVip?: unknown } }).spec;
   return spec?.maxNodesPerVip !== undefined && spec.maxNodesPerVip !== null;
@@ -87,16 +91,18 @@ export class KubernetesSource extends EventEmitter implements Source {
   readonly #informers = new Map<ResourceKind, SupervisedInformer>();
   #syncedEmitted = false;
   readonly #nodeName: string | undefined;
-  /** The informer of every Node while fan-out is bounded (with `nodeName`). */
-  #allNodes: SupervisedInformer | undefined;
-  #fileAllNodes: boolean;
+  /** The informer of the published node set while fan-out is bounded (with `nodeName`). */
+  #nodeSet: SupervisedInformer | undefined;
+  #fileNodeSet: boolean;
+  readonly #heraldNamespace: string | undefined;
   #running = false;
   readonly #common: Omit<ConstructorParameters<typeof SupervisedInformer>[0], 'name' | 'path' | 'cache'>;
 
   constructor(opts: KubernetesSourceOptions) {
     super();
     this.#nodeName = opts.nodeName;
-    this.#fileAllNodes = opts.allNodes === true;
+    this.#fileNodeSet = opts.followNodeSet === true;
+    this.#heraldNamespace = opts.heraldNamespace;
     const common = {
       client: opts.kc,
       ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
@@ -116,10 +122,7 @@ export class KubernetesSource extends EventEmitter implements Source {
     const me = opts.nodeName;
     if (opts.nodes !== false && me === undefined) informer('Node', { name: 'nodes', path: '/api/v1/nodes' });
     else if (opts.nodes !== false && me !== undefined) {
-      // Its cache is this node's Node alone: a relist by name must not delete the others the all-Nodes informer holds.
-      const nodes = this.#store.cacheOf('Node');
-      const mine: InformerCache = { versionOf: (obj) => (obj.metadata?.name === me ? nodes.versionOf(obj) : undefined), objects: () => [...nodes.objects()].filter((n) => n.metadata?.name === me) };
-      informer('Node', { name: 'nodes', path: '/api/v1/nodes', fieldSelector: `metadata.name=${me}`, cache: mine });
+      informer('Node', { name: 'nodes', path: '/api/v1/nodes', fieldSelector: `metadata.name=${me}` });
     }
     if (opts.heraldNamespace !== undefined) {
       for (const kind of CONFIG_KINDS) informer(kind, { name: HERALD_PLURALS[kind], path: heraldCollectionPath(kind, opts.heraldNamespace), optional: true });
@@ -160,75 +163,72 @@ export class KubernetesSource extends EventEmitter implements Source {
   }
 
   /**
-   * Whether every Node is read besides this node's: the file's advertisements bound fan-out (`maxNodesPerVip`); a
+   * Whether the published node set is read: the file's advertisements bound fan-out (`maxNodesPerVip`); a
    * BGPAdvertisement object that sets it turns it on as well. Without `nodeName` every Node is read anyway.
    */
-  setAllNodes(file: boolean): void {
-    this.#fileAllNodes = file;
+  followNodeSet(file: boolean): void {
+    this.#fileNodeSet = file;
     this.#updateNodeScope();
   }
 
-  /** True while every Node is read (the all-Nodes informer runs, or no `nodeName` was given). */
-  readsAllNodes(): boolean {
-    return this.#nodeName === undefined || this.#allNodes !== undefined;
+  /** True while the published node set is read. */
+  readsNodeSet(): boolean {
+    return this.#nodeSet !== undefined;
   }
 
   #updateNodeScope(): void {
-    const me = this.#nodeName;
-    if (me === undefined || !this.#running) return;
-    const want = this.#fileAllNodes || [...this.#store.heraldObjects('BGPAdvertisement')].some(boundsFanOutObject);
-    if (want && this.#allNodes === undefined) {
-      // The cache it sees holds the other Nodes only: its relists never delete this node's own, which the informer by
-      // name keeps (two informers delivering one object would race its versions).
-      const nodes = this.#store.cacheOf('Node');
-      const others: InformerCache = {
-        versionOf: (obj) => (obj.metadata?.name === me ? undefined : nodes.versionOf(obj)),
-        objects: () => [...nodes.objects()].filter((n) => n.metadata?.name !== me),
-      };
-      const inf = new SupervisedInformer({ ...this.#common, name: 'nodes (all)', path: '/api/v1/nodes', cache: others });
-      const change = (keys: string[]): void => {
-        if (keys.length > 0) this.emit('change', keys);
-      };
-      const other = (o: KubeObject) => o.metadata?.name !== me;
-      inf.on('add', (o: KubeObject) => other(o) && change(this.#store.apply('Node', o)));
-      inf.on('update', (o: KubeObject) => other(o) && change(this.#store.apply('Node', o)));
-      inf.on('delete', (o: KubeObject) => other(o) && change(this.#store.remove('Node', o)));
+    if (this.#nodeName === undefined || !this.#running) return;
+    const want = this.#fileNodeSet || [...this.#store.heraldObjects('BGPAdvertisement')].some(boundsFanOutObject);
+    const change = (keys: string[]): void => {
+      if (keys.length > 0) this.emit('change', keys);
+    };
+    if (want && this.#nodeSet === undefined) {
+      const ns = this.#heraldNamespace;
+      if (ns === undefined) {
+        change(this.#store.setNodeSet({ ...EMPTY_NODE_SET, problems: ["Herald's namespace is not known, so the node set is not read"] }));
+        return;
+      }
+      const shards = new NodeSetShards();
+      const inf = new SupervisedInformer({ ...this.#common, name: 'node set', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, labelSelector: NODE_SET_LABEL, cache: shards });
+      const put = (o: KubeObject) => change(this.#store.setNodeSet(shards.put(o)));
+      inf.on('add', put);
+      inf.on('update', put);
+      inf.on('delete', (o: KubeObject) => change(this.#store.setNodeSet(shards.remove(o))));
       inf.on('synced', () => this.#maybeSynced());
       inf.on('error', (e: unknown) => {
-        if (this.listenerCount('error') > 0) this.emit('error', 'Node', e);
+        if (this.listenerCount('error') > 0) this.emit('error', 'NodeSet', e);
       });
-      inf.on('restart', (d: number) => this.emit('restart', 'Node', d));
-      this.#allNodes = inf;
+      inf.on('restart', (d: number) => this.emit('restart', 'NodeSet', d));
+      this.#nodeSet = inf;
+      change(this.#store.setNodeSet(EMPTY_NODE_SET));
       void inf.start();
-    } else if (!want && this.#allNodes !== undefined) {
-      const inf = this.#allNodes;
-      this.#allNodes = undefined;
-      void inf.stop();
-      const keys: string[] = [];
-      for (const n of [...this.#store.nodes()]) if (n.metadata?.name !== me) keys.push(...this.#store.remove('Node', n));
-      if (keys.length > 0) this.emit('change', keys);
+    } else if (!want) {
+      const inf = this.#nodeSet;
+      this.#nodeSet = undefined;
+      void inf?.stop();
+      if (this.#store.nodeSet() !== undefined) change(this.#store.setNodeSet(undefined));
     }
   }
 
   async start(): Promise<void> {
     this.#running = true;
     this.#updateNodeScope();
-    await Promise.all([...this.#informers.values(), ...(this.#allNodes ? [this.#allNodes] : [])].map((i) => i.start()));
+    await Promise.all([...this.#informers.values(), ...(this.#nodeSet ? [this.#nodeSet] : [])].map((i) => i.start()));
   }
 
   async stop(): Promise<void> {
     this.#running = false;
-    await Promise.all([...this.#informers.values(), ...(this.#allNodes ? [this.#allNodes] : [])].map((i) => i.stop()));
-    this.#allNodes = undefined;
+    await Promise.all([...this.#informers.values(), ...(this.#nodeSet ? [this.#nodeSet] : [])].map((i) => i.stop()));
+    this.#nodeSet = undefined;
   }
 
   /**
-   * Every informer has read its collection once. The all-Nodes informer counts until the source first synced (asked
-   * for later, its Nodes join as they come).
+   * Every informer has read its collection once. The node set's informer counts until the source first synced (asked
+   * for later, its shards join as they come).
    */
   synced(): boolean {
     if (this.#syncedEmitted) return true;
-    return [...this.#informers.values()].every((i) => i.synced()) && (this.#allNodes === undefined || this.#allNodes.synced());
+    return [...this.#informers.values()].every((i) => i.synced()) && (this.#nodeSet === undefined || this.#nodeSet.synced());
   }
 
   /** True when every informer has synced once (alias of `synced()`). */
@@ -259,5 +259,39 @@ export class KubernetesSource extends EventEmitter implements Source {
         ...(i.stats.forbidden !== '' ? { forbidden: i.stats.forbidden } : {}),
       })),
     };
+  }
+}
+
+/** The node set's shards as the informer's cache: each parsed once, the union recomputed on a change (they are rare). */
+class NodeSetShards implements InformerCache {
+  readonly #byName = new Map<string, { namespace: string | undefined; version: string | undefined; shard: NodeSetShard | { problem: string } }>();
+
+  versionOf(obj: KubeObject): string | undefined {
+    return this.#byName.get(obj.metadata?.name ?? '')?.version;
+  }
+
+  *objects(): Iterable<KubeObject> {
+    for (const [name, e] of this.#byName) yield { metadata: { name, ...(e.namespace !== undefined ? { namespace: e.namespace } : {}), ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+  }
+
+  /** Stores a shard (one that cannot be parsed with why) and returns the new union. */
+  put(obj: KubeObject): PublishedNodeSet {
+    let shard: NodeSetShard | { problem: string };
+    try {
+      shard = parseNodeSetShard(obj);
+    } catch (err) {
+      shard = { problem: err instanceof Error ? err.message : String(err) };
+    }
+    this.#byName.set(obj.metadata?.name ?? '', { namespace: obj.metadata?.namespace, version: obj.metadata?.resourceVersion, shard });
+    return this.#union();
+  }
+
+  remove(obj: KubeObject): PublishedNodeSet {
+    this.#byName.delete(obj.metadata?.name ?? '');
+    return this.#union();
+  }
+
+  #union(): PublishedNodeSet {
+    return mergeNodeSet(new Map([...this.#byName].map(([name, e]) => [name, e.shard])));
   }
 }

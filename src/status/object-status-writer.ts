@@ -1,5 +1,6 @@
 /**
- * The one writer of `status` on Herald's configuration objects (docs/decisions.md "Status"): every Herald with the
+ * The one writer of `status` on Herald's configuration objects (docs/decisions.md "Status"), and of the published
+ * node set (node-set-publisher.ts, from the Nodes it reads anyway): every Herald with the
  * Kubernetes source runs for the Lease `herald-status` in Herald's namespace (src/leader/election.ts; its own Lease,
  * not the allocator's); the leader alone reads every BGPNodeStatus, every Node and Herald's pods in its namespace
  * (informers it runs only while it leads: the other Heralds read their own Node only, docs/decisions.md "Node watch")
@@ -34,6 +35,8 @@ import type { Source } from '../sources/source.ts';
 import type { NodeDigest } from './node-digest.ts';
 import { nodeDigestOf } from './node-digest.ts';
 import { hasStatus, objectStatuses } from './object-conditions.ts';
+import type { NodeSetSpec, NodeSetWriteResult } from './node-set-publisher.ts';
+import { NodeSetPublisher } from './node-set-publisher.ts';
 import type { ObjectStatus, PoolUsage } from './object-conditions.ts';
 
 /** The status writer's Lease, in Herald's namespace (docs/decisions.md "Status"). */
@@ -68,6 +71,10 @@ export interface ObjectStatusWriterOptions {
   readonly now?: () => number;
   /** Its informers try streaming lists first (default true; src/k8s/informer.ts). */
   readonly streamingList?: boolean;
+  /** What the published node set carries (node-set-publisher.ts); undefined or returning undefined: none is published. */
+  readonly nodeSet?: () => NodeSetSpec | undefined;
+  /** Called after each write of a node-set shard (metrics). */
+  readonly onNodeSetWrite?: (result: NodeSetWriteResult) => void;
 }
 
 /**
@@ -160,6 +167,8 @@ export class ObjectStatusWriter {
   /** Herald's pods while leading, and their informer. */
   #pods: HeraldPods;
   #podInformer: SupervisedInformer | undefined;
+  /** The node set it publishes while leading, from the Nodes it reads. */
+  readonly #publisher: NodeSetPublisher;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #resync: ReturnType<typeof setInterval> | undefined;
   #passing = false;
@@ -173,6 +182,7 @@ export class ObjectStatusWriter {
   constructor(o: ObjectStatusWriterOptions) {
     this.#o = o;
     this.#pods = new HeraldPods(o.namespace);
+    this.#publisher = new NodeSetPublisher({ kc: o.kc, namespace: o.namespace, forbidden: o.forbidden, log: o.log, ...(o.onNodeSetWrite ? { onWrite: o.onNodeSetWrite } : {}), ...(o.minIntervalMs !== undefined ? { minIntervalMs: o.minIntervalMs } : {}), ...(o.streamingList === false ? { streamingList: false } : {}) });
     const leases = o.leases ?? new KubernetesLeaseStore(o.kc, o.namespace, STATUS_LEASE);
     const store: LeaseStore = {
       get: () => o.forbidden.track('get leases', () => leases.get()),
@@ -197,7 +207,7 @@ export class ObjectStatusWriter {
 
   /** The leader's informers' 403s, "list bgpnodestatuses: HTTP 403: ..." (for herald status), if any. */
   forbidden(): string[] {
-    return [this.#informer, this.#nodeInformer, this.#podInformer].map((i) => i?.stats.forbidden ?? '').filter((f) => f !== '');
+    return [...[this.#informer, this.#nodeInformer, this.#podInformer].map((i) => i?.stats.forbidden ?? ''), this.#publisher.forbidden()].filter((f) => f !== '');
   }
 
   start(): void {
@@ -216,6 +226,7 @@ export class ObjectStatusWriter {
     await this.#informer?.stop();
     await this.#nodeInformer?.stop();
     await this.#podInformer?.stop();
+    await this.#publisher.stop();
   }
 
   #now(): number {
@@ -272,6 +283,7 @@ export class ObjectStatusWriter {
     podInf.on('error', (err: unknown) => this.#warn("reading Herald's pods", err));
     this.#podInformer = podInf;
     void podInf.start();
+    this.#publisher.start(() => this.#schedule(1000));
   }
 
   #follow(): void {
@@ -285,6 +297,7 @@ export class ObjectStatusWriter {
     void this.#podInformer?.stop();
     this.#podInformer = undefined;
     this.#pods = new HeraldPods(this.#o.namespace);
+    void this.#publisher.stop();
   }
 
   #schedule(ms: number): void {
@@ -327,6 +340,7 @@ export class ObjectStatusWriter {
       }
       const live = new Set(updates.map((u) => `${u.kind}/${u.name}`));
       for (const k of [...this.#lastWriteMs.keys()]) if (!live.has(k)) this.#lastWriteMs.delete(k);
+      if (this.#publisher.synced()) deferred = Math.min(deferred, await this.#publisher.publish(this.#o.nodeSet?.(), this.#nodes.nodes(), now, () => this.#elector.isLeader()));
     } catch (err) {
       this.#o.log.error({ err }, 'status pass of the configuration objects failed; retried');
     } finally {

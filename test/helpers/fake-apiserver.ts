@@ -51,6 +51,7 @@ export const DEFAULT_RESOURCES: ResourceType[] = [
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
   { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+  { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

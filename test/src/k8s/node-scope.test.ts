@@ -1,6 +1,6 @@
-// What a node's Herald reads (src/sources/kubernetes.ts, issue 31 item 4): its own Node by name, every Node only while
-// an advertisement sets maxNodesPerVip (the file's or a BGPAdvertisement's), and EndpointSlices as kube-proxy selects
-// them (no headless or service-proxy-name slices), against the fake apiserver.
+// What a node's Herald reads (src/sources/kubernetes.ts, issue 31 item 4): its own Node by name and never every Node;
+// the published node set only while an advertisement sets maxNodesPerVip (the file's or a BGPAdvertisement's); and
+// EndpointSlices as kube-proxy selects them (no headless or service-proxy-name slices), against the fake apiserver.
 import t from 'tap';
 import type { Test } from 'tap';
 import { KubeClient } from '../../../src/k8s/client.ts';
@@ -8,6 +8,7 @@ import { HERALD_GROUP, HERALD_PLURALS, HERALD_VERSION } from '../../../src/k8s/h
 import type { HeraldKind } from '../../../src/k8s/herald-kinds.ts';
 import { ENDPOINTSLICE_SELECTOR, KubernetesSource } from '../../../src/sources/kubernetes.ts';
 import type { KubernetesSourceOptions } from '../../../src/sources/kubernetes.ts';
+import { NODE_SET_KEY, NODE_SET_LABEL, renderNodeSet } from '../../../src/k8s/node-set.ts';
 import { FakeApiServer } from '../../helpers/fake-apiserver.ts';
 import { heraldObject, node, service, slice } from '../../helpers/k8s-objects.ts';
 import { waitFor } from '../../helpers/k8s-wait.ts';
@@ -47,7 +48,7 @@ t.test('its own Node by name, and EndpointSlices as kube-proxy selects them', as
   await waitFor(() => src.synced(), 'synced');
   tt.strictSame(nodeNames(src), ['n1'], 'only this node');
   tt.strictSame(nodeWatches(api), ['metadata.name=n1'], 'one read of Nodes, by name');
-  tt.equal(src.readsAllNodes(), false);
+  tt.equal(src.readsNodeSet(), false);
   const slices = api.requests.filter((r) => r.path === '/apis/discovery.k8s.io/v1/endpointslices');
   tt.ok(slices.length > 0 && slices.every((r) => r.query.labelSelector === ENDPOINTSLICE_SELECTOR), `every EndpointSlice request selects ${ENDPOINTSLICE_SELECTOR}`);
   tt.equal(src.snapshot().endpointSlicesFor('default/web').length, 1, "a Service's slice is read");
@@ -60,39 +61,70 @@ t.test('its own Node by name, and EndpointSlices as kube-proxy selects them', as
   await waitFor(() => src.snapshot().endpointSlicesFor('default/web').length === 0, 'relabelled slice gone');
 });
 
-t.test('every Node while the file bounds fan-out: part of the first sync, never racing the own Node', async (tt) => {
-  const { api, src } = await setup(tt, { allNodes: true });
+const setWatches = (api: FakeApiServer) => api.requests.filter((r) => r.path === `/api/v1/namespaces/${NS}/configmaps`).map((r) => r.query.labelSelector ?? '');
+/** The shards the status leader would write for these Nodes (src/k8s/node-set.ts). */
+const publish = (api: FakeApiServer, entries: { name: string; eligible: boolean; labels?: Record<string, string> }[], keys: string[] = []) => {
+  for (const [name, data] of renderNodeSet(entries.map((e) => ({ labels: {}, ...e })), keys)) {
+    api.upsert('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { [NODE_SET_LABEL]: '' } }, data });
+  }
+};
+
+t.test('the node set while the file bounds fan-out: part of the first sync, never every Node', async (tt) => {
+  const { api, src } = await setup(tt, { followNodeSet: true }, (api) => publish(api, [{ name: 'n1', eligible: true }, { name: 'n2', eligible: true, labels: { rack: 'r2' } }, { name: 'n3', eligible: false }], ['rack']));
   await src.start();
   await waitFor(() => src.synced(), 'synced');
-  tt.strictSame(nodeNames(src), ['n1', 'n2', 'n3'], 'every Node at the first sync');
-  tt.strictSame(nodeWatches(api).sort(), ['all', 'metadata.name=n1']);
+  tt.strictSame(nodeNames(src), ['n1'], 'only this Node is read');
+  tt.strictSame(nodeWatches(api), ['metadata.name=n1'], 'one read of Nodes, by name');
+  tt.ok(setWatches(api).length > 0 && setWatches(api).every((s) => s === NODE_SET_LABEL), `the node set is read by label ${NODE_SET_LABEL}`);
+  tt.equal(src.readsNodeSet(), true);
+  const set = src.snapshot().nodeSet();
+  tt.strictSame([...(set?.eligible.keys() ?? [])].sort(), ['n1', 'n2'], 'eligible Nodes at the first sync');
+  tt.strictSame(set?.eligible.get('n2'), { rack: 'r2' }, 'with the carried labels');
+  tt.strictSame([...(set?.listed ?? [])].sort(), ['n1', 'n2', 'n3'], 'every Node listed');
   const changes: string[][] = [];
   src.on('change', (keys: string[]) => changes.push(keys));
-  api.upsert('nodes', node('n1', { labels: { rack: 'r1' } }));
-  api.upsert('nodes', node('n2', { labels: { rack: 'r2' } }));
-  await waitFor(() => src.snapshot().node('n2')?.metadata?.labels?.['rack'] === 'r2', 'n2 updated');
-  await waitFor(() => src.snapshot().node('n1')?.metadata?.labels?.['rack'] === 'r1', 'n1 updated');
-  tt.equal(changes.flat().filter((k) => k === 'node:n1').length, 1, 'its own Node changed once (from the informer by name only)');
-  // Off again: the other Nodes leave the store, and their watch ends.
-  src.setAllNodes(false);
-  tt.strictSame(nodeNames(src), ['n1'], 'only this node again');
-  await waitFor(() => api.watchCount('nodes') === 1, 'the all-Nodes watch closed');
-  tt.ok(changes.flat().includes('node:n2'), 'the other Nodes leave with change keys');
+  // A Node's heartbeat reaches nobody but its own Herald: other Nodes are not watched.
+  api.upsert('nodes', node('n2', { labels: { rack: 'r9' } }));
+  publish(api, [{ name: 'n3', eligible: true }]);
+  await waitFor(() => src.snapshot().nodeSet()?.eligible.has('n3') === true, 'n3 eligible');
+  tt.ok(changes.flat().includes(NODE_SET_KEY), 'a shard change is a node-set change');
+  tt.notOk(changes.flat().includes('node:n2'), "another Node's update is never seen");
+  // Off again: the node set is no longer read.
+  src.followNodeSet(false);
+  tt.equal(src.snapshot().nodeSet(), undefined, 'no node set');
+  tt.equal(src.readsNodeSet(), false);
 });
 
-t.test('a BGPAdvertisement with maxNodesPerVip: every Node, in the first sync when it is there at start', async (tt) => {
-  const { api, src } = await setup(tt, {}, (api) => api.upsert(HERALD_PLURALS.BGPAdvertisement, advertisement('spread', { maxNodesPerVip: 2 }), HERALD_GROUP));
-  let syncedWith: string[] = [];
-  src.on('synced', () => (syncedWith = nodeNames(src)));
+t.test('a shard that cannot be read is named, and its Nodes are not listed', async (tt) => {
+  const { api, src } = await setup(tt, { followNodeSet: true }, (api) => {
+    publish(api, [{ name: 'n2', eligible: true }]);
+    api.upsert('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'herald-node-set-zz', namespace: NS, labels: { [NODE_SET_LABEL]: '' } }, data: { eligible: '{', ineligible: '[]', labelKeys: '[]' } });
+  });
   await src.start();
   await waitFor(() => src.synced(), 'synced');
-  tt.strictSame(syncedWith, ['n1', 'n2', 'n3'], 'synced with every Node: a restart never announces from all nodes first');
-  // The object drops maxNodesPerVip: back to this node only.
+  const set = src.snapshot().nodeSet();
+  tt.equal(set?.problems.length, 1);
+  tt.match(set?.problems[0], /^herald-node-set-zz: data\.eligible is not JSON/, 'the object and the field named');
+  tt.ok(set?.listed.has('n2'), 'the readable shard still counts');
+});
+
+t.test('a BGPAdvertisement with maxNodesPerVip: the node set, in the first sync when it is there at start', async (tt) => {
+  const { api, src } = await setup(tt, {}, (api) => {
+    api.upsert(HERALD_PLURALS.BGPAdvertisement, advertisement('spread', { maxNodesPerVip: 2 }), HERALD_GROUP);
+    publish(api, [{ name: 'n1', eligible: true }, { name: 'n2', eligible: true }, { name: 'n3', eligible: true }]);
+  });
+  let syncedWith: string[] = [];
+  src.on('synced', () => (syncedWith = [...(src.snapshot().nodeSet()?.eligible.keys() ?? [])].sort()));
+  await src.start();
+  await waitFor(() => src.synced(), 'synced');
+  tt.strictSame(syncedWith, ['n1', 'n2', 'n3'], 'synced with the node set: a restart never announces from all nodes first');
+  // The object drops maxNodesPerVip: no node set.
   api.upsert(HERALD_PLURALS.BGPAdvertisement, advertisement('spread', {}), HERALD_GROUP);
-  await waitFor(() => nodeNames(src).length === 1, 'only this node');
-  // Set later: the Nodes join, the source stays synced.
+  await waitFor(() => src.snapshot().nodeSet() === undefined, 'no node set');
+  // Set later: the shards join, the source stays synced.
   api.upsert(HERALD_PLURALS.BGPAdvertisement, advertisement('spread', { maxNodesPerVip: 1 }), HERALD_GROUP);
   tt.equal(src.synced(), true);
-  await waitFor(() => nodeNames(src).length === 3, 'every Node again');
+  await waitFor(() => src.snapshot().nodeSet()?.eligible.size === 3, 'the node set again');
   tt.equal(src.synced(), true, 'still synced');
+  tt.strictSame(nodeNames(src), ['n1'], 'and still only this Node');
 });

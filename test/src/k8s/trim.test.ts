@@ -62,6 +62,7 @@ function snapshotOf(o: { services: Service[]; slices: EndpointSlice[]; nodes: No
     nodes: () => o.nodes,
     serviceCIDRs: () => o.cidrs,
     heraldObjects: () => [],
+    nodeSet: () => undefined,
   };
 }
 

@@ -94,6 +94,7 @@ t.test('every documented metric is exported and the text parses', async (t) => {
     herald_kubernetes_watch_last_connect_timestamp_seconds: 'gauge',
     herald_kubernetes_events_dropped_total: 'counter',
     herald_object_status_writes_total: 'counter',
+    herald_node_set_writes_total: 'counter',
     herald_config_reloads_total: 'counter',
     herald_config_last_reload_successful: 'gauge',
     herald_config_last_reload_success_timestamp_seconds: 'gauge',

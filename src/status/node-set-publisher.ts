@@ -1,0 +1,188 @@
+/**
+ * The writer of the published node set (src/k8s/node-set.ts; docs/decisions.md "Node watch"): run by the status
+ * leader (object-status-writer.ts), which reads every Node anyway, so that no node's Herald has to. While some
+ * advertisement bounds fan-out (`maxNodesPerVip`), each pass renders the shards from the leader's Nodes and writes the
+ * ones whose `data` differs from what the apiserver holds: a new shard is created, a changed one replaced (PUT with
+ * its resourceVersion: a conflict is retried at the next pass), an emptied one deleted. With no advertisement bounding
+ * fan-out it deletes the shards (nobody reads them, and stale ones must not be read when one bounds it again).
+ *
+ * Bounded writes: each shard at most once per `minIntervalMs` (default 5 s); a Node's heartbeat renders the same
+ * text, so nothing is written while Nodes only report. Failures never touch sessions or routes: a 403 is recorded
+ * (`forbidden`, herald status) and counted, other errors logged once per distinct message and retried.
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import type { ForbiddenCalls } from '../k8s/forbidden.ts';
+import { apiErrorCode, apiErrorText } from '../k8s/forbidden.ts';
+import { SupervisedInformer } from '../k8s/informer.ts';
+import type { InformerCache } from '../k8s/object-store.ts';
+import type { NodeSetEntry } from '../k8s/node-set.ts';
+import { NODE_SET_LABEL, renderNodeSet } from '../k8s/node-set.ts';
+import type { KubeObject, Node } from '../k8s/types.ts';
+
+/** How one write of a shard ended (the metric's `result` label). */
+export type NodeSetWriteResult = 'ok' | 'forbidden' | 'error';
+
+/** What the node set carries, from the configuration in force; undefined: no advertisement bounds fan-out. */
+export interface NodeSetSpec {
+  /** Label keys the bounded advertisements' nodeSelectors read (steering.ts `selectorKeys`). */
+  readonly labelKeys: readonly string[];
+  /**
+   * A Node's entry: its name, whether it is eligible as a node's own Herald judges itself (src/controller/
+   * node-eligibility.ts, given by the daemon: status never reads the controller), its labels; undefined: skipped.
+   */
+  readonly entry: (node: Node) => NodeSetEntry | undefined;
+}
+
+/** Options of {@link NodeSetPublisher}. */
+export interface NodeSetPublisherOptions {
+  readonly kc: KubeClient;
+  /** Herald's namespace: where the shards live. */
+  readonly namespace: string;
+  readonly forbidden: ForbiddenCalls;
+  readonly log: Logger;
+  /** Called after each write (metrics). */
+  readonly onWrite?: (result: NodeSetWriteResult) => void;
+  /** Shortest time between two writes of one shard, ms (default 5000). */
+  readonly minIntervalMs?: number;
+  /** Its informer tries streaming lists first (default true). */
+  readonly streamingList?: boolean;
+}
+
+/** The shards in the apiserver, as the informer's cache: their `data` and resourceVersion. */
+class Shards implements InformerCache {
+  readonly byName = new Map<string, { namespace: string | undefined; version: string | undefined; data: Record<string, string> }>();
+
+  versionOf(obj: KubeObject): string | undefined {
+    return this.byName.get(obj.metadata?.name ?? '')?.version;
+  }
+
+  *objects(): Iterable<KubeObject> {
+    for (const [name, e] of this.byName) yield { metadata: { name, ...(e.namespace !== undefined ? { namespace: e.namespace } : {}), ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+  }
+
+  put(obj: KubeObject & { data?: Record<string, string> }): void {
+    this.byName.set(obj.metadata?.name ?? '', { namespace: obj.metadata?.namespace, version: obj.metadata?.resourceVersion, data: obj.data ?? {} });
+  }
+
+  remove(obj: KubeObject): void {
+    this.byName.delete(obj.metadata?.name ?? '');
+  }
+}
+
+const sameData = (a: Record<string, string>, b: Record<string, string>): boolean => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+
+/** See the module comment. `start()` when leading, `stop()` when not; `publish()` from the leader's passes. */
+export class NodeSetPublisher {
+  readonly #o: NodeSetPublisherOptions;
+  readonly #lastWriteMs = new Map<string, number>();
+  #shards = new Shards();
+  #informer: SupervisedInformer | undefined;
+  #lastProblem = '';
+
+  constructor(o: NodeSetPublisherOptions) {
+    this.#o = o;
+  }
+
+  #path(name?: string): string {
+    const base = `/api/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/configmaps`;
+    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+  }
+
+  /** Starts reading the shards; `changed` is called when they change (the leader schedules a pass). */
+  start(changed: () => void): void {
+    const shards = new Shards();
+    this.#shards = shards;
+    const inf = new SupervisedInformer({ client: this.#o.kc, name: 'node set', path: this.#path(), labelSelector: NODE_SET_LABEL, cache: shards, optional: true, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
+    inf.on('add', (o: KubeObject) => (shards.put(o), changed()));
+    inf.on('update', (o: KubeObject) => (shards.put(o), changed()));
+    inf.on('delete', (o: KubeObject) => (shards.remove(o), changed()));
+    inf.on('synced', changed);
+    inf.on('error', (err: unknown) => this.#warn('reading the node set', err));
+    this.#informer = inf;
+    void inf.start();
+  }
+
+  async stop(): Promise<void> {
+    const inf = this.#informer;
+    this.#informer = undefined;
+    this.#shards = new Shards();
+    await inf?.stop();
+  }
+
+  /** The shards have been read once since `start()`. */
+  synced(): boolean {
+    return this.#informer?.synced() ?? false;
+  }
+
+  /** The informer's 403, if any (herald status). */
+  forbidden(): string {
+    return this.#informer?.stats.forbidden ?? '';
+  }
+
+  /**
+   * Writes what differs between the set rendered from `nodes` and the shards read. Never throws.
+   * @param leading checked before each write (the Lease may be lost meanwhile)
+   * @returns ms until a shard held back by `minIntervalMs` is due (Infinity: none)
+   */
+  async publish(spec: NodeSetSpec | undefined, nodes: Iterable<Node>, nowMs: number, leading: () => boolean): Promise<number> {
+    if (this.forbidden() !== '') return Number.POSITIVE_INFINITY; // cannot read them: herald status shows the 403
+    const want = spec === undefined ? new Map<string, Record<string, string>>() : renderNodeSet(entries(nodes, spec.entry), spec.labelKeys);
+    const minMs = this.#o.minIntervalMs ?? 5000;
+    let deferred = Number.POSITIVE_INFINITY;
+    const names = new Set([...want.keys(), ...this.#shards.byName.keys()]);
+    for (const name of [...names].sort()) {
+      const data = want.get(name);
+      const have = this.#shards.byName.get(name);
+      if (data !== undefined && have !== undefined && sameData(data, have.data)) continue;
+      if (data === undefined && have === undefined) continue;
+      const wait = (this.#lastWriteMs.get(name) ?? Number.NEGATIVE_INFINITY) + minMs - nowMs;
+      if (wait > 0) {
+        deferred = Math.min(deferred, wait);
+        continue;
+      }
+      if (!leading()) break;
+      this.#lastWriteMs.set(name, nowMs);
+      if ((await this.#write(name, data, have?.version)) === 'forbidden') break; // shown once; the next pass tries again
+    }
+    for (const k of [...this.#lastWriteMs.keys()]) if (!names.has(k)) this.#lastWriteMs.delete(k);
+    return deferred;
+  }
+
+  async #write(name: string, data: Record<string, string> | undefined, version: string | undefined): Promise<NodeSetWriteResult> {
+    const kc = this.#o.kc;
+    const verb = data === undefined ? 'delete' : version === undefined ? 'create' : 'update';
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.#o.namespace, labels: { [NODE_SET_LABEL]: '', 'app.kubernetes.io/managed-by': 'herald' }, ...(version !== undefined ? { resourceVersion: version } : {}) }, data };
+    try {
+      await this.#o.forbidden.track(`${verb} configmaps`, () =>
+        verb === 'delete' ? kc.request('DELETE', this.#path(name)) : verb === 'create' ? kc.request('POST', this.#path(), { body }) : kc.request('PUT', this.#path(name), { body }),
+      );
+      this.#o.onWrite?.('ok');
+      return 'ok';
+    } catch (err) {
+      const code = apiErrorCode(err);
+      if (verb === 'delete' && code === 404) return 'ok';
+      const result = code === 403 ? 'forbidden' : 'error';
+      this.#o.onWrite?.(result);
+      // 409: another writer or a stale cache; the watch brings the object, and the next pass writes again.
+      this.#warn(`writing the node set's ${name}`, err);
+      return result;
+    }
+  }
+
+  #warn(what: string, err: unknown): void {
+    const problem = `${what}: ${apiErrorText(err)}`;
+    if (problem !== this.#lastProblem) this.#o.log.warn({ err: apiErrorText(err) }, `${what} failed (retried; warned once)`);
+    this.#lastProblem = problem;
+  }
+}
+
+function* entries(nodes: Iterable<Node>, entry: NodeSetSpec['entry']): Iterable<NodeSetEntry> {
+  for (const n of nodes) {
+    const e = entry(n);
+    if (e !== undefined) yield e;
+  }
+}
