@@ -314,32 +314,15 @@ export class ObjectStatusWriter {
     this.#timer.unref();
   }
 
-  /** One pass: compute every object's status, write those that differ and are due. Never throws. */
+  /** One pass: every object's status and the node set, each written where it differs and is due. Never throws. */
   async #pass(): Promise<void> {
-    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#informer?.synced() || !this.#nodeInformer?.synced() || !this.#podInformer?.synced()) return;
+    if (this.#stopped || !this.#elector.isLeader() || !this.#o.source.synced() || !this.#nodeInformer?.synced()) return;
     this.#passing = true;
     let deferred = Number.POSITIVE_INFINITY;
     try {
-      const snap = this.#o.source.snapshot();
-      const objects: ConfigObjects = { BGPPeer: [...snap.heraldObjects('BGPPeer')], BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')], IPAddressPool: [...snap.heraldObjects('IPAddressPool')], BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')] };
       const now = this.#now();
-      const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: this.#nodes.nodes(), readyNodes: this.#pods.readyNodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
-      const minMs = this.#o.minIntervalMs ?? 5000;
-      for (const u of updates) {
-        const key = `${u.kind}/${u.name}`;
-        const current = objects[u.kind].find((x) => x.metadata?.name === u.name);
-        if (hasStatus(current, u.status)) continue;
-        const wait = (this.#lastWriteMs.get(key) ?? Number.NEGATIVE_INFINITY) + minMs - now;
-        if (wait > 0) {
-          deferred = Math.min(deferred, wait);
-          continue;
-        }
-        if (!this.#elector.isLeader()) break;
-        this.#lastWriteMs.set(key, now);
-        await this.#write(u.kind, u.name, u.status);
-      }
-      const live = new Set(updates.map((u) => `${u.kind}/${u.name}`));
-      for (const k of [...this.#lastWriteMs.keys()]) if (!live.has(k)) this.#lastWriteMs.delete(k);
+      // The objects' conditions need the node statuses and the pods; the node set only the Nodes (and works without the CRDs).
+      if (this.#informer?.synced() === true && this.#podInformer?.synced() === true) deferred = await this.#writeConditions(now);
       if (this.#publisher.synced()) deferred = Math.min(deferred, await this.#publisher.publish(this.#o.nodeSet?.(), this.#nodes.nodes(), now, () => this.#elector.isLeader()));
     } catch (err) {
       this.#o.log.error({ err }, 'status pass of the configuration objects failed; retried');
@@ -350,6 +333,34 @@ export class ObjectStatusWriter {
       this.#again = false;
       this.#schedule(1000);
     } else if (deferred !== Number.POSITIVE_INFINITY) this.#schedule(deferred);
+  }
+
+  /**
+   * Computes every object's status and writes those that differ and are due.
+   * @returns ms until a write held back by `minIntervalMs` is due (Infinity: none)
+   */
+  async #writeConditions(now: number): Promise<number> {
+    let deferred = Number.POSITIVE_INFINITY;
+    const snap = this.#o.source.snapshot();
+    const objects: ConfigObjects = { BGPPeer: [...snap.heraldObjects('BGPPeer')], BGPAdvertisement: [...snap.heraldObjects('BGPAdvertisement')], IPAddressPool: [...snap.heraldObjects('IPAddressPool')], BGPNodeConfigOverride: [...snap.heraldObjects('BGPNodeConfigOverride')] };
+    const updates = objectStatuses({ objects, merged: this.#o.merged(), nodes: this.#nodes.nodes(), readyNodes: this.#pods.readyNodes(), statuses: this.#digests.digests(), poolUsage: this.#o.poolUsage(), nowMs: now });
+    const minMs = this.#o.minIntervalMs ?? 5000;
+    for (const u of updates) {
+      const key = `${u.kind}/${u.name}`;
+      const current = objects[u.kind].find((x) => x.metadata?.name === u.name);
+      if (hasStatus(current, u.status)) continue;
+      const wait = (this.#lastWriteMs.get(key) ?? Number.NEGATIVE_INFINITY) + minMs - now;
+      if (wait > 0) {
+        deferred = Math.min(deferred, wait);
+        continue;
+      }
+      if (!this.#elector.isLeader()) break;
+      this.#lastWriteMs.set(key, now);
+      await this.#write(u.kind, u.name, u.status);
+    }
+    const live = new Set(updates.map((u) => `${u.kind}/${u.name}`));
+    for (const k of [...this.#lastWriteMs.keys()]) if (!live.has(k)) this.#lastWriteMs.delete(k);
+    return deferred;
   }
 
   async #write(kind: ConfigKind, name: string, status: ObjectStatus): Promise<void> {
