@@ -111,7 +111,7 @@ function parseJson(text: unknown, what: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new Error(`data.${what} is not JSON (${(err as Error).message})`);
+    throw new Error(`data.${what} is not JSON (${(err as Error).message})`, { cause: err });
   }
 }
 

@@ -96,7 +96,7 @@ t.test('the node set while the file bounds fan-out: part of the first sync, neve
 });
 
 t.test('a shard that cannot be read is named, and its Nodes are not listed', async (tt) => {
-  const { api, src } = await setup(tt, { followNodeSet: true }, (api) => {
+  const { src } = await setup(tt, { followNodeSet: true }, (api) => {
     publish(api, [{ name: 'n2', eligible: true }]);
     api.upsert('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'herald-node-set-zz', namespace: NS, labels: { [NODE_SET_LABEL]: '' } }, data: { eligible: '{', ineligible: '[]', labelKeys: '[]' } });
   });
