@@ -469,7 +469,7 @@ export const advertisementSchema = z
     maxNodesPerVip: integerIn(1, 10000)
       .optional()
       .describe(
-        "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. It can be set in the file or a BGPAdvertisement and changed by a reload (while it is set, the Kubernetes source reads every Node, not only this node's: docs/decisions.md \"Node watch\" has the cost). Default: every eligible node.",
+        "Announce each VIP from at most this many eligible nodes, chosen by rendezvous hashing of (VIP, node) from the cluster's Node objects and EndpointSlices, so every node makes the same choice. It can be set in the file or a BGPAdvertisement and changed by a reload (while it is set, each node reads the node set the status writer publishes from every Node, never every Node itself: docs/decisions.md \"Node watch\"). Default: every eligible node.",
       ),
   })
   .describe('Which Service addresses to announce, to whom, with which attributes.');
