@@ -69,7 +69,7 @@ export interface ClusterNodes {
  * so a node never makes the choice from a set the publisher has not finished or has not seen it in.
  */
 export function publishedClusterNodes(set: PublishedNodeSet, me: string): ClusterNodes {
-  const why = set.problems.length > 0 ? `; shards not readable: ${set.problems.join('; ')}` : '';
+  const why = set.problems.length > 0 ? `; not readable: ${set.problems.join('; ')}` : '';
   const unknown = set.listed.has(me) ? undefined : `the node set the status leader publishes (ConfigMaps ${NODE_SET_PREFIX}*, label ${NODE_SET_LABEL}) does not list Node ${me} yet${why}`;
   return { eligible: set.eligible, published: { labelKeys: set.labelKeys, ...(unknown !== undefined ? { unknown } : {}) } };
 }

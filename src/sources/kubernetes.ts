@@ -93,6 +93,7 @@ export class KubernetesSource extends EventEmitter implements Source {
   readonly #nodeName: string | undefined;
   /** The informer of the published node set while fan-out is bounded (with `nodeName`). */
   #nodeSet: SupervisedInformer | undefined;
+  #nodeSetShards: NodeSetShards | undefined;
   #fileNodeSet: boolean;
   readonly #heraldNamespace: string | undefined;
   #running = false;
@@ -189,22 +190,30 @@ export class KubernetesSource extends EventEmitter implements Source {
         return;
       }
       const shards = new NodeSetShards();
-      const inf = new SupervisedInformer({ ...this.#common, name: 'node set', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, labelSelector: NODE_SET_LABEL, cache: shards });
+      // Optional: refused (403), it counts as synced with no shards, so the bounded advertisements fail closed
+      // (NodeSetUnknown) while every other VIP is announced; `herald status` lists the 403.
+      const inf = new SupervisedInformer({ ...this.#common, name: 'node set', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`, labelSelector: NODE_SET_LABEL, cache: shards, optional: true });
+      this.#nodeSetShards = shards;
       const put = (o: KubeObject) => change(this.#store.setNodeSet(shards.put(o)));
       inf.on('add', put);
       inf.on('update', put);
       inf.on('delete', (o: KubeObject) => change(this.#store.setNodeSet(shards.remove(o))));
-      inf.on('synced', () => this.#maybeSynced());
-      inf.on('error', (e: unknown) => {
-        if (this.listenerCount('error') > 0) this.emit('error', 'NodeSet', e);
+      inf.on('synced', () => {
+        // Refused: the reason every bounded VIP gives names the 403.
+        if (inf.stats.forbidden !== '') change(this.#store.setNodeSet({ ...EMPTY_NODE_SET, problems: [inf.stats.forbidden] }));
+        this.#maybeSynced();
       });
-      inf.on('restart', (d: number) => this.emit('restart', 'NodeSet', d));
+      inf.on('error', (e: unknown) => {
+        if (this.listenerCount('error') > 0) this.emit('error', 'ConfigMap', e);
+      });
+      inf.on('restart', (d: number) => this.emit('restart', 'ConfigMap', d));
       this.#nodeSet = inf;
       change(this.#store.setNodeSet(EMPTY_NODE_SET));
       void inf.start();
     } else if (!want) {
       const inf = this.#nodeSet;
       this.#nodeSet = undefined;
+      this.#nodeSetShards = undefined;
       void inf?.stop();
       if (this.#store.nodeSet() !== undefined) change(this.#store.setNodeSet(undefined));
     }
@@ -244,11 +253,11 @@ export class KubernetesSource extends EventEmitter implements Source {
     return {
       type: 'kubernetes',
       synced: this.synced(),
-      resources: [...this.#informers].map(([kind, i]) => ({
+      resources: [...this.#informers, ...(this.#nodeSet ? [['ConfigMap', this.#nodeSet] as const] : [])].map(([kind, i]) => ({
         kind,
         synced: i.stats.synced,
         notServed: i.stats.notServed,
-        objects: this.#store.counts()[kind],
+        objects: kind === 'ConfigMap' ? (this.#nodeSetShards?.size ?? 0) : this.#store.counts()[kind],
         restarts: i.stats.restarts,
         errors: i.stats.errors,
         lists: i.stats.lists,
@@ -272,6 +281,10 @@ class NodeSetShards implements InformerCache {
 
   *objects(): Iterable<KubeObject> {
     for (const [name, e] of this.#byName) yield { metadata: { name, ...(e.namespace !== undefined ? { namespace: e.namespace } : {}), ...(e.version !== undefined ? { resourceVersion: e.version } : {}) } };
+  }
+
+  get size(): number {
+    return this.#byName.size;
   }
 
   /** Stores a shard (one that cannot be parsed with why) and returns the new union. */

@@ -9,7 +9,8 @@ import type { ResourceKind } from '../k8s/types.ts';
 
 /** Per-resource status of a source. Times in ms since the epoch (0 = never). */
 export interface ResourceStatus {
-  kind: ResourceKind;
+  /** The kind read; `ConfigMap`: the published node set (src/k8s/node-set.ts), while it is read. */
+  kind: ResourceKind | 'ConfigMap';
   synced: boolean;
   /** The resource is not served by the API (ServiceCIDR on clusters older than 1.33). */
   notServed?: boolean;

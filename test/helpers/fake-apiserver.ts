@@ -21,7 +21,7 @@
  * - the pod proxy: `GET .../pods/NAME:PORT/proxy/PATH` is sent on to the pod's `status.podIP` and PORT (the first
  *   container port without one), and its answer returned, as kube-apiserver's pod proxy does;
  * - faults: `goDown('refuse' | '500' | 'hang')`, `comeBack()`, `hangWatches()`, `closeWatches()`,
- *   `compact()`, `tooManyRequests()` (429 with `Retry-After`, as API Priority and Fairness answers); `failResource(plural, 403)` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
+ *   `compact()`, `tooManyRequests()` (429 with `Retry-After`, as API Priority and Fairness answers); `failResource(plural, 403, { methods? })` and `comeBack({ forbiddenForMs })` answer 403 with the real apiserver's
  *   Forbidden Status (reason Forbidden, details {group, kind}, a message naming user, verb, resource and scope) — a
  *   real kube-apiserver refuses even granted calls with 403 for a moment after it starts, until its RBAC
  *   authorizer has read the roles (seen in test/control-plane/outages.test.ts).
@@ -182,7 +182,8 @@ export class FakeApiServer {
   #compactedRv = 0;
   #mode: 'up' | 'refuse' | '500' | 'hang' = 'up';
   #hungRequests = new Set<http.ServerResponse>();
-  readonly #failing = new Map<string, number>(); // plural -> HTTP status
+  /** plural (or plural/subresource) -> the HTTP status to answer, and the methods it applies to (absent: all). */
+  readonly #failing = new Map<string, { code: number; methods?: readonly string[] }>();
   /** Until then every request is refused with 403 (an apiserver whose RBAC authorizer has not synced yet). */
   #forbiddenUntilMs = 0;
   /** How an expired watch RV is reported: an ERROR event (apiserver) or an HTTP 410 (some proxies). */
@@ -307,12 +308,14 @@ export class FakeApiServer {
 
   /**
    * Answer every request for `plural` with HTTP `code` (undefined = stop failing). Open watches of it are cut.
-   * `plural/status` fails only the status subresource.
+   * `plural/status` fails only the status subresource. `methods` (e.g. `['POST']`): only requests with these HTTP
+   * methods fail (RBAC granting list and watch but not create); watches are cut only when it includes GET.
    */
-  failResource(plural: string, code: number | undefined): void {
+  failResource(plural: string, code: number | undefined, o: { methods?: readonly string[] } = {}): void {
     if (code === undefined) this.#failing.delete(plural);
     else {
-      this.#failing.set(plural, code);
+      this.#failing.set(plural, { code, ...(o.methods !== undefined ? { methods: o.methods } : {}) });
+      if (o.methods !== undefined && !o.methods.includes('GET')) return;
       for (const w of this.#watches) {
         if (w.rt.plural === plural) {
           w.endedBy = 'server';
@@ -493,7 +496,11 @@ export class FakeApiServer {
       return this.#reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     }
     const method = req.method ?? 'GET';
-    const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : ((sub !== undefined ? this.#failing.get(`${rt.plural}/${sub}`) : undefined) ?? this.#failing.get(rt.plural));
+    const failing = (key: string): number | undefined => {
+      const f = this.#failing.get(key);
+      return f !== undefined && (f.methods === undefined || f.methods.includes(method)) ? f.code : undefined;
+    };
+    const failCode = Date.now() < this.#forbiddenUntilMs ? 403 : ((sub !== undefined ? failing(`${rt.plural}/${sub}`) : undefined) ?? failing(rt.plural));
     if (failCode === 403) return this.#reply(res, 403, forbidden(rt, method, q, ns, name, sub));
     if (failCode !== undefined) return this.#reply(res, failCode, status(failCode, 'InternalError', `injected failure for ${rt.plural}`));
     const th = this.#throttle;
