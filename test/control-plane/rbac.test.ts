@@ -1,10 +1,10 @@
 // The control-plane tier, RBAC of both components (docs/security.md "Components and rights"), against a real
 // kube-apiserver with --authorization-mode=RBAC:
 // - the DaemonSet's account (deploy/kubernetes/rbac.yaml): `herald run --separate-controller` watches Services,
-//   EndpointSlices, its Node, ServiceCIDRs and Herald's kinds, reads a BGPPeer's password Secret, writes its
+//   EndpointSlices, its Node, ServiceCIDRs, Herald's kinds and the node set, reads a BGPPeer's password Secret, writes its
 //   BGPNodeStatus and its Node's drain annotation — and the VIP reaches BIRD;
 // - the controller's account (the RBAC of deploy/kubernetes/controller.yaml): `herald controller` watches Services,
-//   Herald's kinds, every BGPNodeStatus, Node and Herald pod while it writes the conditions, holds the Leases,
+//   Herald's kinds, every BGPNodeStatus, Node and Herald pod while it writes the conditions and the node set, holds the Leases,
 //   writes Service
 //   status and Events;
 // and the apiserver's audit log shows every one of those calls allowed and no 403 for either.
@@ -28,6 +28,7 @@ import { heraldLogs, loopbackBlock, pathsFor, protoName, startBird, waitHeraldUp
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
 import { BIRD_AS, HERALD_AS, controlPlaneTier, controllerStatus, createNode, createPod, createService, drainAndUndrain, heraldLog, heraldStatus, setIngress, setPodReady, startCluster, startController, startHerald, until } from './harness.ts';
 import type { HeraldController } from './harness.ts';
+import { nodeSetShard } from '../../src/k8s/node-set.ts';
 
 /** The informer kinds Herald watches, by resource (src/sources/kubernetes.ts; status names them so). */
 const WATCHED: Record<string, string> = { services: 'Service', nodes: 'Node', endpointslices: 'EndpointSlice', servicecidrs: 'ServiceCIDR', bgppeers: 'BGPPeer', bgpadvertisements: 'BGPAdvertisement', ipaddresspools: 'IPAddressPool', bgpnodeconfigoverrides: 'BGPNodeConfigOverride' };
@@ -46,8 +47,8 @@ interface Call {
 /** A Herald process of either component, as the checks read it (adminPort: the controller's probes port). */
 interface Running extends HeraldNode {
   status(): Promise<{ ready: boolean; notReady: string[]; forbidden?: string[] } | undefined>;
-  /** Makes the calls only a change makes (the node's drain, the controller's repeated Event). */
-  poke(): Promise<void>;
+  /** Makes the calls only a change makes (the node's drain, the controller's repeated Event and node-set writes); `resource`: only those on it. */
+  poke(resource?: string): Promise<void>;
 }
 
 /** The test hooks every Herald here runs with (see the top of this file; docs/development.md). */
@@ -107,6 +108,28 @@ function rbacVerbs(file: string, sa: string): { doc: number; rule: number; verb:
   return out;
 }
 
+/**
+ * Both components' advertisements: every LoadBalancer VIP, and one bounded advertisement (selecting no Service here)
+ * so that the nodes read the node set and the controller publishes it, with the label its node selector reads.
+ */
+const ADVERTISEMENTS = [
+  { name: 'lb', addressKinds: ['loadBalancer'] },
+  { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }, maxNodesPerVip: 1 },
+];
+
+/** Node names already used, by node-set shard (src/k8s/node-set.ts): the test's Nodes. */
+const usedShards = new Set(['backend', ...Array.from({ length: 60 }, (_, i) => `node-${i}`)].map(nodeSetShard));
+
+/** A Node name `prefix-k` whose node-set shard no other Node of this test has (and reserves it). */
+function loneNode(prefix: string): string {
+  for (let k = 0; ; k++) {
+    const name = `${prefix}-${k}`;
+    if (usedShards.has(nodeSetShard(name))) continue;
+    usedShards.add(nodeSetShard(name));
+    return name;
+  }
+}
+
 controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of both components suffice; each missing verb shows its 403', 1_500_000, async (t) => {
   const block = loopbackBlock();
   const cp = await startCluster(t, { host: `${block}200` });
@@ -140,13 +163,15 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       { verb: 'patch', group: 'herald.io', resource: 'bgpnodestatuses/status' },
       { verb: 'get', group: '', resource: 'secrets' },
       { verb: 'patch', group: '', resource: 'nodes' },
+      // The node set, read while an advertisement sets maxNodesPerVip (the file's `bounded` below).
+      ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
     ],
     async start(t, cp, i, namespace, n) {
       const token = await cp.podToken(namespace, 'herald', `herald-${n.name}`, n.name);
       const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, `herald-${namespace}-${n.name}.kubeconfig`), token);
       await createService(api, { name: `node-svc-${i}`, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/n${i}` });
       await setIngress(api, `node-svc-${i}`, [`198.51.100.${100 + i}`]);
-      const h = await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort }, namespace, args: ['--separate-controller'], env: HOOKS, extra: { allowedPrefixes: [`198.51.100.${100 + i}/32`], loadBalancerClass: `herald.test/n${i}` } });
+      const h = await startHerald(t, { node: n, kubeconfig, bird: { ip: birdIp, port: birdPort }, namespace, args: ['--separate-controller'], env: HOOKS, extra: { allowedPrefixes: [`198.51.100.${100 + i}/32`], loadBalancerClass: `herald.test/n${i}`, advertisements: ADVERTISEMENTS } });
       await waitHeraldUp(h);
       // The operator's drain and undrain: the Node annotation patched in and out.
       return { ...h, status: () => heraldStatus(h), poke: async () => void (await drainAndUndrain(h).catch(() => undefined)) };
@@ -179,6 +204,9 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       // ... and Herald's pods: a node's Herald counts while its pod is Ready.
       ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'pods' })),
       ...['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' })),
+      // The node set it publishes (src/status/node-set-publisher.ts): a shard created at start, and by poke one
+      // created, replaced (a carried label changes) and deleted (its only Node goes).
+      ...['list', 'watch', 'create', 'update', 'delete'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
     ],
     async start(t, cp, i, namespace) {
       const kubeconfig = cp.writeTokenKubeconfig(join(cp.dir, `controller-${namespace}.kubeconfig`), await cp.serviceAccountToken(namespace, 'herald-controller'));
@@ -191,9 +219,22 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       await createService(api, { name: `ctl-svc-${i}`, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}` });
       const failing = `ctl-nopool-${i}`;
       await createService(api, { name: failing, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}`, annotations: { 'herald.io/address-pool': 'nowhere' } });
-      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }, { name: 'team', addresses: [`198.51.100.${48 + i}/32`], namespaceSelectors: [{ matchLabels: { team: 'rbac' } }] }], loadBalancerClass: `herald.test/c${i}` } });
+      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { advertisements: ADVERTISEMENTS, pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }, { name: 'team', addresses: [`198.51.100.${48 + i}/32`], namespaceSelectors: [{ matchLabels: { team: 'rbac' } }] }], loadBalancerClass: `herald.test/c${i}` } });
       await until('the controller answers', async () => ((await controllerStatus(c)) !== undefined ? true : undefined), 60_000);
-      const poke = async () => {
+      const poke = async (resource?: string) => {
+        if (resource !== undefined && resource !== 'configmaps') return pokeEvents();
+        if (resource === undefined) await pokeEvents();
+        // A Node alone in its shard: its shard is created, replaced when its carried label changes, deleted with it
+        // (each shard is written at most every 5 s).
+        const lone = loneNode(`poke-${i}`);
+        await createNode(api, lone, `${block}254`);
+        await new Promise((r) => setTimeout(r, 6500));
+        await api.must('PATCH', `/api/v1/nodes/${lone}`, { metadata: { labels: { 'herald.test/rack': 'b' } } }, 'application/merge-patch+json');
+        await new Promise((r) => setTimeout(r, 6500));
+        await api.must('DELETE', `/api/v1/nodes/${lone}`);
+        await new Promise((r) => setTimeout(r, 6500));
+      };
+      const pokeEvents = async () => {
         for (const n of [1, 2]) {
           await new Promise((r) => setTimeout(r, 3000));
           await api.must('PATCH', `/api/v1/namespaces/default/services/${failing}`, { metadata: { annotations: { 'herald.test/poke': String(n) } } }, 'application/merge-patch+json');
@@ -273,7 +314,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
 });
 
 async function checkScenario(t: Test, cp: ControlPlane, c: Component, s: { verb: string; resource: string; namespace: string }, r: Running): Promise<void> {
-  await r.poke(); // makes the Node patch, the Event's repeat: refused in the scenario without it
+  await r.poke(s.resource); // makes the Node patch, the Event's repeat, the node-set writes: refused in the scenario without it
   const want = `${s.verb} ${s.resource}: HTTP 403`;
   const user = `system:serviceaccount:${s.namespace}:${c.serviceAccount}`;
   const st = await withLogs(() => until(`status.forbidden starting "${want}"`, async () => {
