@@ -19,8 +19,12 @@
  *   is counted apart: its rates do not grow with the nodes. STANDALONE=1 runs the one-process install instead (every
  *   pod `herald run` without --separate-controller, no controller).
  *
+ * Every BOUNDED-th Service is announced through an advertisement with `maxNodesPerVip: 2` (default 10; 0: none), so
+ * the pods read the node set the controller publishes (src/k8s/node-set.ts) instead of every Node.
+ *
  * Phases, each counted on its own: start (spawn → every pod ready), quiet (QUIET_SEC: nothing changes but the
- * kubelets' Node status updates, each Node once every 5 minutes), churn (CHURN_SEC: FLIPS_PER_SEC EndpointSlice
+ * kubelets' Node status updates, each Node once every 5 minutes), eligibility (ELIGIBILITY_CHANGES, default 10: a
+ * Node NotReady or Ready again, 7 s apart; what reaches the pods is that Node's node-set shard), churn (CHURN_SEC: FLIPS_PER_SEC EndpointSlice
  * readiness flips a second across the cluster), then the faults of FAULTS: `restart` (the apiserver refuses
  * connections for 15 s, etcd compacted meanwhile, then 90 s after), `storm` (30 s of 429 with Retry-After: 1 for
  * every request, then 60 s), `partition` (node-00 cut off for 60 s, then 90 s).
@@ -32,7 +36,7 @@
  * Environment: PODS (default 50), SERVICES (default 10000), HEADLESS (default 500), QUIET_SEC (default 660: longer
  * than the longest watch timeout, 10 min), CHURN_SEC (default 60), FLIPS_PER_SEC (default 20), FAULTS (default
  * "restart,storm,partition"; "" for none), CONTROLLERS (default 2, the Deployment's replicas), STANDALONE (1: see
- * above), MEMORY_LIMIT_MIB (default the DaemonSet's limit), OUT (a JSON file).
+ * above), BOUNDED, ELIGIBILITY_CHANGES (see above), MEMORY_LIMIT_MIB (default the DaemonSet's limit), OUT (a JSON file).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +66,14 @@ const ROOT = join(import.meta.dirname, '..');
 const LIMIT_MIB = process.env.MEMORY_LIMIT_MIB ?? /limits:\s*\n\s*memory: (\d+)Mi/.exec(readFileSync(join(ROOT, 'deploy', 'kubernetes', 'daemonset.yaml'), 'utf8'))?.[1] ?? '';
 /** A kubelet updates its Node's status at least this often (nodeStatusReportFrequency), s. */
 const KUBELET_REPORT_SEC = 300;
+/** Eligibility changes of the `eligibility` phase (a Node NotReady, then Ready again), each ELIGIBILITY_GAP_SEC apart. */
+const ELIGIBILITY_CHANGES = Number(process.env.ELIGIBILITY_CHANGES ?? 10);
+const ELIGIBILITY_GAP_SEC = 7;
+/** Every BOUNDED-th Service is selected by the advertisement with maxNodesPerVip (0: no such advertisement). */
+const BOUNDED = Number(process.env.BOUNDED ?? 10);
+/** Reboots per node in the two eligibility models of the projection: one a week, and every node within a day. */
+const WEEK_SEC = 7 * 86_400;
+const DAY_SEC = 86_400;
 const SIZES = [100, 1000, 5000];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -79,6 +91,14 @@ const vipOf = (i: number): string => {
   return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
 };
 const nodesOf = (i: number): number[] => [i % PODS, (i + 17) % PODS, (i + 33) % PODS];
+/** The advertisements of every pod and controller: all LoadBalancer VIPs, every BOUNDED-th from at most 2 nodes. */
+const ADVERTISEMENTS =
+  BOUNDED > 0
+    ? [
+        { name: 'lb', addressKinds: ['loadBalancer'], serviceSelector: { matchExpressions: [{ key: 'bench/bounded', operator: 'DoesNotExist' }] } },
+        { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'bench/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }, maxNodesPerVip: 2 },
+      ]
+    : undefined;
 const sliceOf = (i: number, ready: (n: number) => boolean) =>
   servedSlice(slice(`${svcName(i)}-1`, svcName(i), nodesOf(i).map((n, k) => [`10.${100 + k}.${(i >> 8) & 255}.${i & 255}`, nodeName(n), { ready: ready(n) }])), i);
 
@@ -223,10 +243,17 @@ async function main(): Promise<void> {
   api.logRequests = false;
   api.bookmarkEveryMs = 60_000;
   await api.start();
-  for (let n = 0; n < PODS; n++) api.upsert('nodes', servedNode(node(nodeName(n)), `192.0.2.${n + 1}`));
+  const nodeObject = (n: number, ready = true) => {
+    const nd = servedNode(node(nodeName(n), { labels: { 'kubernetes.io/os': 'linux' }, ready: ready ? 'True' : 'False' }), `192.0.2.${n + 1}`);
+    nd.metadata!.labels = { ...nd.metadata!.labels, 'kubernetes.io/os': 'linux' };
+    return nd;
+  };
+  for (let n = 0; n < PODS; n++) api.upsert('nodes', nodeObject(n));
   const readyState = new Map<number, boolean>();
   for (let i = 0; i < SERVICES; i++) {
-    api.upsert('services', servedService(service(svcName(i), { etp: 'Local', lbIPs: [vipOf(i)] }), i));
+    const svc = servedService(service(svcName(i), { etp: 'Local', lbIPs: [vipOf(i)] }), i);
+    if (BOUNDED > 0 && i % BOUNDED === 0) svc.metadata!.labels = { ...svc.metadata!.labels, 'bench/bounded': 'yes' };
+    api.upsert('services', svc);
     api.upsert('endpointslices', sliceOf(i, () => true), 'discovery.k8s.io');
   }
   for (let i = 0; i < HEADLESS; i++) {
@@ -281,7 +308,7 @@ async function main(): Promise<void> {
         const adminPort = await freePort();
         const config = join(dir, `${name}.yaml`);
         // One configuration file for both, as the ConfigMap mounts it in the DaemonSet and the Deployment.
-        writeFileSync(config, stringify({ bgp: { localAs: 65000 }, peers: [], allowedPrefixes: ['10.200.0.0/16'], source: { kubernetes: { kubeconfig } }, kubeProxy: { healthzPort: kp.port, checkServices: false }, admin: { address: '127.0.0.1', port: adminPort }, stateDir: join(dir, name), logLevel: process.env['DEBUG_PODS'] ? 'debug' : 'warn' }));
+        writeFileSync(config, stringify({ bgp: { localAs: 65000 }, peers: [], allowedPrefixes: ['10.200.0.0/16'], ...(ADVERTISEMENTS ? { advertisements: ADVERTISEMENTS } : {}), source: { kubernetes: { kubeconfig } }, kubeProxy: { healthzPort: kp.port, checkServices: false }, admin: { address: '127.0.0.1', port: adminPort }, stateDir: join(dir, name), logLevel: process.env['DEBUG_PODS'] ? 'debug' : 'warn' }));
         const p = spawnPod(name, config, adminPort, env);
         pods.push(p);
         group.push(p);
@@ -321,8 +348,9 @@ async function main(): Promise<void> {
     console.log(`${CONTROLLERS} controller replicas ready in ${ctrlStart.toFixed(0)} s; all ${PODS} pods ready in ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadavg()[0]!.toFixed(1)}; ${[...restarts.values()].reduce((a, b) => a + b, 0)} restarts)`);
 
     // Quiet: only the kubelets' Node status updates, each Node once every KUBELET_REPORT_SEC at its own offset.
+    const notReady = new Set<number>();
     const heartbeat = (n: number) => {
-      const nd = servedNode(node(nodeName(n)), `192.0.2.${n + 1}`);
+      const nd = nodeObject(n, !notReady.has(n));
       for (const c of nd.status?.conditions ?? []) (c as { lastHeartbeatTime?: string }).lastHeartbeatTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
       api.upsert('nodes', nd);
     };
@@ -340,6 +368,23 @@ async function main(): Promise<void> {
     phases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts.pods, PODS));
     controllerPhases.push(figures('quiet', (Date.now() - q0) / 1000, quietCounts.controller, 1));
     const watchesPerPod = [...proxy.openWatches()].filter(([n]) => !isController(n)).reduce((a, [, b]) => a + b, 0) / PODS;
+
+    // Eligibility: a Node goes NotReady, and later Ready again (a reboot), ELIGIBILITY_CHANGES times: what reaches the
+    // pods is the node set's shard of that Node (src/k8s/node-set.ts), never the Node.
+    const e0 = Date.now();
+    for (let k = 0; k < ELIGIBILITY_CHANGES; k++) {
+      const n = (k >> 1) % PODS;
+      if (notReady.has(n)) notReady.delete(n);
+      else notReady.add(n);
+      heartbeat(n);
+      await sleep(ELIGIBILITY_GAP_SEC * 1000);
+    }
+    const eligibilityCounts = split(proxy.take());
+    phases.push(figures('eligibility', (Date.now() - e0) / 1000, eligibilityCounts.pods, PODS));
+    controllerPhases.push(figures('eligibility', (Date.now() - e0) / 1000, eligibilityCounts.controller, 1));
+    const shardEvents = [...eligibilityCounts.pods.values()].reduce((a, c) => ({ events: a.events + (c.watchEvents.get('configmaps')?.events ?? 0), bytes: a.bytes + (c.watchEvents.get('configmaps')?.bytes ?? 0) }), { events: 0, bytes: 0 });
+    const shardWrites = [...eligibilityCounts.controller.values()].reduce((a, c) => a + [...c.writes].filter(([r]) => r.endsWith(' configmaps')).reduce((x, [, w]) => x + w.count, 0), 0);
+    const nodeSet = { changes: ELIGIBILITY_CHANGES, shardWrites, eventsPerPod: shardEvents.events / PODS, bytesPerEvent: shardEvents.events > 0 ? shardEvents.bytes / shardEvents.events : 0, shards: api.list('configmaps').length };
 
     // Churn: endpoint readiness flips across the cluster.
     const c0 = Date.now();
@@ -402,13 +447,22 @@ async function main(): Promise<void> {
     const avg = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
     const stored = { statuses: statuses.length, statusBytesAvg: avg(statuses), statusBytesMax: Math.max(0, ...statuses), events: events.length, eventBytesAvg: avg(events) };
 
-    report(phases, controllerPhases, stored, watchesPerPod, flips, started);
+    report(phases, controllerPhases, stored, watchesPerPod, flips, started, nodeSet);
   } finally {
     await cleanup();
   }
 }
 
-function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored: { statuses: number; statusBytesAvg: number; statusBytesMax: number; events: number; eventBytesAvg: number }, watchesPerPod: number, flips: number, started: number): void {
+/** The `eligibility` phase's node set: changes made, shard writes by the controller, per pod the shard events and their size. */
+interface NodeSetFigures {
+  readonly changes: number;
+  readonly shardWrites: number;
+  readonly eventsPerPod: number;
+  readonly bytesPerEvent: number;
+  readonly shards: number;
+}
+
+function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored: { statuses: number; statusBytesAvg: number; statusBytesMax: number; events: number; eventBytesAvg: number }, watchesPerPod: number, flips: number, started: number, nodeSet: NodeSetFigures): void {
   const by = new Map(phases.map((p) => [p.phase, p]));
   const ctrlBy = new Map(controllerPhases.map((p) => [p.phase, p]));
   console.log(`\nbench:scale — ${PODS} pods (${STANDALONE ? 'standalone herald run' : 'herald run --separate-controller'}) and ${CONTROLLERS} herald controller replicas, ${SERVICES} Services (+${HEADLESS} headless), quiet ${QUIET_SEC} s, churn ${CHURN_SEC} s at ${FLIPS_PER_SEC} flips/s (${flips} flips), faults ${FAULTS.join(', ') || 'none'}; ${((Date.now() - started) / 60_000).toFixed(1)} min`);
@@ -425,6 +479,7 @@ function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored
   if (CONTROLLERS > 0) table(`Controller Deployment (${CONTROLLERS} replicas together)`, controllerPhases);
   console.log(`\nIn etcd: ${stored.statuses} BGPNodeStatus, ${fmt(stored.statusBytesAvg)} B average, ${fmt(stored.statusBytesMax)} B largest; ${stored.events} Events, ${fmt(stored.eventBytesAvg)} B average.`);
   console.log(`Open watches per pod: ${fmt(watchesPerPod)}.`);
+  console.log(`Node set (maxNodesPerVip; BOUNDED=${BOUNDED}): ${nodeSet.changes} eligibility changes → ${nodeSet.shardWrites} shard writes by the controller, ${fmt(nodeSet.eventsPerPod)} shard events per pod of ${fmt(nodeSet.bytesPerEvent)} B each; ${nodeSet.shards} shards for ${PODS} Nodes.`);
   const quiet = by.get('quiet');
   const churn = by.get('churn');
   const start = by.get('start');
@@ -437,8 +492,15 @@ function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored
   // The controller watches every Node: that part of its bytes grows with the nodes (PODS Nodes measured).
   const ctrlNodes = (c: PhaseFigures, n: number) => (c.nodeEventBytesPerSec / PODS) * n;
   const reopenPer5Min = watchesPerPod > 0 ? (quiet.watchOpensPerSec * 300) / watchesPerPod : 0;
-  // A Node's served size, for the fan-out of every Node's updates (the maxNodesPerVip exception).
+  // A Node's served size, for the fan-out of every Node's updates (what every pod received before the node set).
   const nodeBytes = Buffer.byteLength(JSON.stringify({ type: 'MODIFIED', object: servedNode(node('node-00'), '192.0.2.1') })) + 1;
+  // A shard event at n nodes: the measured one, plus the entries a shard holds beyond those measured (n / 256 Nodes a
+  // shard; an entry `"node-0000":{...}` as the shard's JSON text in the ConfigMap's JSON, its name 4 bytes longer).
+  const measuredPerShard = Math.max(1, PODS / nodeSet.shards);
+  const entryBytes = Buffer.byteLength(JSON.stringify(JSON.stringify({ 'node-0000': { 'kubernetes.io/os': 'linux' } }))) - 2;
+  const shardEventBytes = (n: number) => nodeSet.bytesPerEvent + Math.max(0, n / 256 - measuredPerShard) * entryBytes;
+  // Every pod receives one shard event per eligibility change (2 per reboot), at n nodes n × 2 / period changes/s.
+  const nodeSetFanOut = (n: number, periodSec: number) => n * shardEventBytes(n) * ((2 * n) / periodSec) + ctrlNodes(cQuiet, n);
   const rows: Array<[string, string, (n: number) => number, (v: number) => string, number | undefined]> = [
     ['etcd writes from Herald, quiet', '≤ 0.1 MB/s', (n) => quiet.writeBytesPerSec * n + cQuiet.writeBytesPerSec, (v) => `${mb(v)}/s`, 0.1e6],
     ['etcd writes from Herald, endpoint burst', '≤ 1 MB/s', (n) => churn.writeBytesPerSec * n + cChurn.writeBytesPerSec, (v) => `${mb(v)}/s`, 1e6],
@@ -448,7 +510,9 @@ function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored
     ['watch re-opens per watch per 5 min', '≤ 1', () => reopenPer5Min, (v) => fmt(v), 1],
     ['Events written, cluster-wide, in a burst', '≤ 10/s', (n) => churn.eventWritesPerSec * n + cChurn.eventWritesPerSec, (v) => `${fmt(v)}/s`, 10],
     ['Node-update fan-out (own Node only; the controller every Node)', '≤ 1 MB/s', (n) => quiet.nodeEventBytesPerSec * n + ctrlNodes(cQuiet, n), (v) => `${mb(v)}/s`, 1e6],
-    ['Node-update fan-out with maxNodesPerVip (every Node)', '≤ 1 MB/s', (n) => (n * n * nodeBytes) / KUBELET_REPORT_SEC, (v) => `${mb(v)}/s`, 1e6],
+    ['Node-update fan-out with maxNodesPerVip: the node set, each node rebooted once a week', '≤ 1 MB/s', (n) => nodeSetFanOut(n, WEEK_SEC), (v) => `${mb(v)}/s`, 1e6],
+    ['Node-update fan-out with maxNodesPerVip: the node set, every node rebooted within a day', '≤ 1 MB/s', (n) => nodeSetFanOut(n, DAY_SEC), (v) => `${mb(v)}/s`, 1e6],
+    ['Node-update fan-out with maxNodesPerVip, before the node set (every pod watched every Node)', '', (n) => (n * n * nodeBytes) / KUBELET_REPORT_SEC, (v) => `${mb(v)}/s`, undefined],
     ['LISTs read from etcd on a rolling update', '0 (watch cache)', (n) => start.etcdListsPerPod * n + cStart.etcdListsPerPod, (v) => fmt(v), 0],
     ['apiserver requests, quiet', '', (n) => quiet.requestsPerSec * n + cQuiet.requestsPerSec, (v) => `${fmt(v)}/s`, undefined],
     ['bytes the apiservers send to Heralds, quiet', '', (n) => quiet.bytesOutPerSec * n + cQuiet.bytesOutPerSec - cQuiet.nodeEventBytesPerSec + ctrlNodes(cQuiet, n), (v) => `${mb(v)}/s`, undefined],
@@ -464,7 +528,7 @@ function report(phases: PhaseFigures[], controllerPhases: PhaseFigures[], stored
     console.log(`${what} | ${target} | ${values.map(show).join(' | ')} | ${met}`);
     projection[what] = { target, values: Object.fromEntries(SIZES.map((n, i) => [n, values[i]])), met };
   }
-  if (OUT !== '') writeFileSync(OUT, JSON.stringify({ pods: PODS, controllers: CONTROLLERS, standalone: STANDALONE, services: SERVICES, headless: HEADLESS, quietSec: QUIET_SEC, churnSec: CHURN_SEC, flipsPerSec: FLIPS_PER_SEC, phases, controllerPhases, stored, watchesPerPod, projection }, null, 2));
+  if (OUT !== '') writeFileSync(OUT, JSON.stringify({ nodeSet, pods: PODS, controllers: CONTROLLERS, standalone: STANDALONE, services: SERVICES, headless: HEADLESS, quietSec: QUIET_SEC, churnSec: CHURN_SEC, flipsPerSec: FLIPS_PER_SEC, phases, controllerPhases, stored, watchesPerPod, projection }, null, 2));
 }
 
 await main();
