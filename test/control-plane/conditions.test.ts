@@ -4,7 +4,8 @@
 // the apiserver accepts and every node rejects. The elected status writer (Lease herald-status) fills in each
 // object's Valid and InUse conditions and the printer columns, as `kubectl get` shows them (server-side Table
 // printing); an unrelated change rewrites nothing; a label move changes the peer's counts without a new transition.
-// The BGPAdvertisement sets maxNodesPerVip 1 (every Node is read while one does): one node announces the VIP.
+// The BGPAdvertisement sets maxNodesPerVip 1 (the nodes then read the node set the elected writer publishes): one
+// node announces the VIP.
 import t from 'tap';
 import { loopbackBlock, startBird, waitHeraldUp, withLogs } from '../e2e/harness.ts';
 import type { HeraldNode, NodeSpec } from '../e2e/harness.ts';
