@@ -87,16 +87,11 @@ export class NodeSetPublisher {
     this.#o = o;
   }
 
-  #path(name?: string): string {
-    const base = `/api/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/configmaps`;
-    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
-  }
-
   /** Starts reading the shards; `changed` is called when they change (the leader schedules a pass). */
   start(changed: () => void): void {
     const shards = new Shards();
     this.#shards = shards;
-    const inf = new SupervisedInformer({ client: this.#o.kc, name: 'node set', path: this.#path(), labelSelector: NODE_SET_LABEL, cache: shards, optional: true, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
+    const inf = new SupervisedInformer({ client: this.#o.kc, name: 'node set', path: `/api/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/configmaps`, labelSelector: NODE_SET_LABEL, cache: shards, optional: true, ...(this.#o.streamingList === false ? { streamingList: false } : {}) });
     inf.on('add', (o: KubeObject) => (shards.put(o), changed()));
     inf.on('update', (o: KubeObject) => (shards.put(o), changed()));
     inf.on('delete', (o: KubeObject) => (shards.remove(o), changed()));
@@ -157,8 +152,13 @@ export class NodeSetPublisher {
     const verb = data === undefined ? 'delete' : version === undefined ? 'create' : 'update';
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.#o.namespace, labels: { [NODE_SET_LABEL]: '', 'app.kubernetes.io/managed-by': 'herald' }, ...(version !== undefined ? { resourceVersion: version } : {}) }, data };
     try {
+      const ns = encodeURIComponent(this.#o.namespace);
       await this.#o.forbidden.track(`${verb} configmaps`, () =>
-        verb === 'delete' ? kc.request('DELETE', this.#path(name)) : verb === 'create' ? kc.request('POST', this.#path(), { body }) : kc.request('PUT', this.#path(name), { body }),
+        verb === 'delete'
+          ? kc.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`)
+          : verb === 'create'
+            ? kc.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body })
+            : kc.request('PUT', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`, { body }),
       );
       this.#o.onWrite?.('ok');
       return 'ok';

@@ -119,7 +119,7 @@ t.test('the RBAC verbs in docs/kubernetes.md and docs/ipam.md are those each acc
     }
     return grantedPermissions(docs.filter((d) => bound.has(`${d.kind}/${d.metadata?.name}`)));
   };
-  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '', services: '', nodes: '', secrets: '', pods: '', namespaces: '' };
+  const GROUP: Record<string, string> = { leases: 'coordination.k8s.io', 'services/status': '', events: '', services: '', nodes: '', secrets: '', pods: '', namespaces: '', configmaps: '' };
   /** The permissions a line "`resource` verb/verb, ..." states (Herald's kinds in herald.io). */
   const statedIn = (line: string, into: Set<string>) => {
     for (const m of line.matchAll(/`([\w/]+)` ([a-z/]+)/g)) for (const v of (m[2] as string).split('/')) into.add(`${GROUP[m[1] as string] ?? 'herald.io'}/${m[1]}/${v}`);
