@@ -477,6 +477,7 @@ export function decideService(svc: Service, slices: readonly EndpointSlice[], no
       endpointNodes: holders(family),
       annotations,
       localAs: ctx.localAs ?? 0,
+      announcedBefore: (prefix, advertisement) => inputs.previous?.contributions.some((pc) => pc.prefix === prefix && pc.advertisement === advertisement) ?? false,
     };
     const refusedAttributes: Reason[] = [];
     for (const { ad, prefix } of routes) {

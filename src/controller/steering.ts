@@ -257,6 +257,8 @@ export interface SteeringContext {
   readonly annotations: ServiceAnnotations;
   /** This speaker's AS (the link bandwidth community's Global Administrator). */
   readonly localAs: number;
+  /** This node's previous computation announced the VIP's prefix through this advertisement (kept while the node set is unknown). */
+  readonly announcedBefore?: (prefix: string, advertisement: string) => boolean;
 }
 
 /** The outcome of {@link steer}. */
@@ -311,8 +313,12 @@ export function steer(c: RouteContribution, ad: Advertisement, s: SteeringContex
     const missing = published === undefined ? [] : selectorKeys(ad).filter((k) => !published.labelKeys.has(k));
     const unknown = published?.unknown ?? (missing.length > 0 ? `the published node set does not carry label(s) ${missing.join(', ')} that advertisement ${ad.name}'s nodeSelector reads (the status leader publishes them once it runs this configuration)` : undefined);
     if (unknown !== undefined) {
+      const why = `maxNodesPerVip ${ad.maxNodesPerVip} of advertisement ${ad.name} cannot be decided: ${unknown}`;
+      // Fail closed without moving traffic: never newly announced, and what this node announced stays (a bound set
+      // on a live advertisement, a controller restarting) until the set can be read.
+      if (s.announcedBefore?.(c.prefix, ad.name) === true) return { chosen: true, reasons: [{ code: ReasonCode.NodeSetUnknown, message: `${why}; kept, as this node announced it already` }], attributes: view };
       view.announced = false;
-      return { chosen: false, reasons: [{ code: ReasonCode.NodeSetUnknown, message: `maxNodesPerVip ${ad.maxNodesPerVip} of advertisement ${ad.name} cannot be decided: ${unknown}; not announced` }], attributes: view };
+      return { chosen: false, reasons: [{ code: ReasonCode.NodeSetUnknown, message: `${why}; not announced` }], attributes: view };
     }
     const choice = choose(ad, s, locality !== undefined);
     view.choice = { maxNodes: ad.maxNodesPerVip, eligible: choice.eligible, nodes: choice.nodes };
