@@ -8,6 +8,10 @@ import type { Advertisement, DesiredResult, DesiredRoutesContext, ServiceCandida
 import { computeDesiredRoutes, decideService } from '../../../src/controller/desired-routes.ts';
 import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
 import { mergeRoutes } from '../../../src/controller/route-merge.ts';
+import { selectorKeys } from '../../../src/controller/steering.ts';
+import type { PublishedNodeSet } from '../../../src/k8s/node-set.ts';
+import { mergeNodeSet, parseNodeSetShard, renderNodeSet } from '../../../src/k8s/node-set.ts';
+import type { Node } from '../../../src/k8s/types.ts';
 import type { EpSpec } from '../../helpers/k8s-objects.ts';
 import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
@@ -236,4 +240,156 @@ t.test('annotations: valid ones apply; a bad one is reported alone and never wit
   const fixed = decideService(svc({ 'herald.io/med': '60' }), [eps], me, ctx, { previous: fresh });
   t.equal(route(fixed)?.med, 60);
   t.notOk(codes(lb(fixed)).includes('InvalidAnnotation'));
+});
+
+// ---------------------------------------------------------------------------------------------
+// maxNodesPerVip from the published node set (src/k8s/node-set.ts), and the nodeSelectors list
+// ---------------------------------------------------------------------------------------------
+
+/** The node set the status leader would publish for `nodes` (each judged as its own Herald judges itself), as read back. */
+function publishedOf(nodes: readonly Node[], labelKeys: readonly string[]): PublishedNodeSet {
+  const entries = nodes.map((n) => {
+    const name = n.metadata?.name ?? '';
+    const st = evaluateNode(n, name);
+    return { name, eligible: st.eligible, labels: st.labels };
+  });
+  return mergeNodeSet(new Map([...renderNodeSet(entries, labelKeys)].map(([name, data]) => [name, parseNodeSetShard({ metadata: { name }, data })])));
+}
+
+/** What a node's Herald holds with the node set: its own Node, Service web (LB VIP) with `eps`, and `set`. */
+function nodeView(me: Node, set: PublishedNodeSet | undefined, etp: 'Local' | 'Cluster', eps: EpSpec[]): ObjectStore {
+  const s = new ObjectStore();
+  s.apply('Node', me);
+  s.apply('Service', service('web', { lbIPs: [VIP], etp }));
+  s.apply('EndpointSlice', slice('web-1', 'web', eps));
+  if (set !== undefined) s.setNodeSet(set);
+  return s;
+}
+
+const ZONED: Node[] = [
+  node('node-a', { labels: { zone: 'a' } }),
+  node('node-b', { labels: { zone: 'a', rack: 'r1' } }),
+  node('node-c', { labels: { zone: 'b' } }),
+  node('node-d', { labels: { zone: 'b' } }),
+  node('node-e', { labels: { zone: 'b', rack: 'r9' } }),
+];
+const nodeNamed = (name: string): Node => ZONED.find((n) => n.metadata?.name === name) as Node;
+
+t.test('node set: a set that does not list this node fails closed with NodeSetUnknown naming the ConfigMaps', async (t) => {
+  const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], maxNodesPerVip: 2 };
+  const eps = on('node-a', 1, 1);
+  // The leader has published every other Node, not node-a (new, or its shard not written yet).
+  const without = publishedOf(ZONED.filter((n) => n.metadata?.name !== 'node-a'), []);
+  const v = lbVip(computeDesiredRoutes(nodeView(nodeNamed('node-a'), without, 'Cluster', eps), { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] }));
+  t.equal(v.announced, false, 'not announced');
+  t.strictSame(codes(v), ['NodeSetUnknown']);
+  t.equal(v.reasons[0]?.message, 'maxNodesPerVip 2 of advertisement lb cannot be decided: the node set the status leader publishes (ConfigMaps herald-node-set-*, label herald.io/node-set) does not list Node node-a yet; not announced');
+  t.strictSame(v.attributes, [{ advertisement: 'lb', prefix: `${VIP}/32`, announced: false }], 'no choice shown');
+
+  // Nothing published yet, and a shard that cannot be read: named in the reason.
+  const broken = mergeNodeSet(new Map([['herald-node-set-93', { problem: 'data.eligible is not JSON (Unexpected end of JSON input)' }]]));
+  const w = lbVip(computeDesiredRoutes(nodeView(nodeNamed('node-a'), broken, 'Cluster', eps), { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] }));
+  t.strictSame(codes(w), ['NodeSetUnknown']);
+  t.match(w.reasons[0]?.message, /does not list Node node-a yet; not readable: herald-node-set-93: data\.eligible is not JSON \(Unexpected end of JSON input\); not announced$/);
+
+  // An advertisement that does not bound fan-out does not need the set.
+  const free = lbVip(computeDesiredRoutes(nodeView(nodeNamed('node-a'), without, 'Cluster', eps), { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [{ name: 'lb', addressKinds: ['loadBalancer'] }] }));
+  t.equal(free.announced, true, 'announced by an unbounded advertisement');
+
+  // Listed (even as not eligible by the leader's view): usable.
+  const listed = publishedOf(ZONED, []);
+  const x = lbVip(computeDesiredRoutes(nodeView(nodeNamed('node-a'), listed, 'Cluster', eps), { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] }));
+  t.notOk(codes(x).includes('NodeSetUnknown'), 'decided once the set lists this node');
+  t.equal(x.attributes?.[0]?.choice?.eligible, 5);
+});
+
+t.test("node set: a set without a label key the advertisement's node selectors read fails closed, naming the key", async (t) => {
+  const ad: Advertisement = { name: 'zonal', addressKinds: ['loadBalancer'], maxNodesPerVip: 1, nodeSelector: { matchLabels: { zone: 'a' } }, nodeSelectors: [{ matchExpressions: [{ key: 'rack', operator: 'DoesNotExist' }] }, { matchLabels: { rack: 'r1' } }] };
+  t.strictSame(selectorKeys(ad).sort(), ['rack', 'zone'], 'the keys of nodeSelector and of nodeSelectors');
+  const eps = on('node-a', 1, 1);
+  const decide = (set: PublishedNodeSet) => lbVip(computeDesiredRoutes(nodeView(nodeNamed('node-a'), set, 'Cluster', eps), { nodeName: 'node-a', allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] }));
+
+  const none = decide(publishedOf(ZONED, []));
+  t.strictSame(codes(none), ['NodeSetUnknown']);
+  t.equal(none.announced, false);
+  t.equal(none.reasons[0]?.message, "maxNodesPerVip 1 of advertisement zonal cannot be decided: the published node set does not carry label(s) zone, rack that advertisement zonal's nodeSelector reads (the status leader publishes them once it runs this configuration); not announced");
+
+  const zoneOnly = decide(publishedOf(ZONED, ['zone']));
+  t.strictSame(codes(zoneOnly), ['NodeSetUnknown']);
+  t.match(zoneOnly.reasons[0]?.message, /does not carry label\(s\) rack that advertisement zonal's nodeSelector reads/, 'the key of nodeSelectors named');
+
+  // One shard without the key (an older leader's, mid-rollout) is as if no shard carried it.
+  const mixed = mergeNodeSet(new Map([
+    ...[...renderNodeSet([{ name: 'node-a', eligible: true, labels: { zone: 'a' } }], ['rack', 'zone'])].map(([name, data]) => [name, parseNodeSetShard({ metadata: { name }, data })] as const),
+    ...[...renderNodeSet([{ name: 'node-c', eligible: true, labels: { zone: 'b' } }], ['zone'])].map(([name, data]) => [name, parseNodeSetShard({ metadata: { name }, data })] as const),
+  ]));
+  t.match(decide(mixed).reasons[0]?.message, /does not carry label\(s\) rack /);
+
+  const both = decide(publishedOf(ZONED, ['rack', 'zone']));
+  t.notOk(codes(both).includes('NodeSetUnknown'), 'decided with both keys');
+  // zone a and (no rack, or rack r1): node-a and node-b.
+  t.equal(both.attributes?.[0]?.choice?.eligible, 2);
+});
+
+t.test('node set: a complete set gives every node the choice the Node objects give', async (t) => {
+  const zoneArb = fc.constantFrom('a', 'b', undefined);
+  const labelled = fc.array(zoneArb, { minLength: NAMES.length, maxLength: NAMES.length });
+  let runs = 0;
+  let decided = 0;
+  fc.assert(
+    fc.property(clusterArb, labelled, fc.boolean(), (c, zones, selecting) => {
+      runs++;
+      const ad: Advertisement = { name: 'lb', addressKinds: ['loadBalancer'], maxNodesPerVip: c.n, ...(selecting ? { nodeSelectors: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }, { matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }] } : {}) };
+      const all = storeOf(c);
+      const nodes: Node[] = [];
+      for (const n of [...all.nodes()]) {
+        const i = NAMES.indexOf(n.metadata?.name ?? '');
+        const zone = zones[i];
+        const relabelled: Node = { ...n, metadata: { ...n.metadata, labels: { ...(zone !== undefined ? { zone } : {}), 'kubernetes.io/hostname': n.metadata?.name ?? '' } } };
+        all.apply('Node', relabelled);
+        nodes.push(relabelled);
+      }
+      // Every node's Herald, each with its own Node and the published set only.
+      const set = publishedOf(nodes, selectorKeys(ad));
+      for (const me of nodes) {
+        const name = me.metadata?.name ?? '';
+        const own = new ObjectStore();
+        own.apply('Node', me);
+        for (const svc of all.services()) {
+          own.apply('Service', svc);
+          for (const sl of all.endpointSlicesFor(`default/${svc.metadata?.name ?? ''}`)) own.apply('EndpointSlice', sl);
+        }
+        own.setNodeSet(set);
+        const ctx: DesiredRoutesContext = { nodeName: name, allowedPrefixes: ['0.0.0.0/0'], advertisements: [ad] };
+        const fromNodes = computeDesiredRoutes(all, ctx).services.map((s) => s.vips.filter((v) => v.kind === 'loadBalancer'));
+        const fromSet = computeDesiredRoutes(own, ctx).services.map((s) => s.vips.filter((v) => v.kind === 'loadBalancer'));
+        const a = JSON.stringify(fromNodes);
+        const b = JSON.stringify(fromSet);
+        if (a !== b) throw new Error(`${name}: from the Nodes ${a}\nfrom the set ${b}`);
+        decided += fromSet.flat().filter((v) => v.attributes?.[0]?.choice !== undefined).length;
+      }
+    }),
+    { numRuns: 60, seed: 31 },
+  );
+  t.equal(runs, 60, 'ran every generated case');
+  t.ok(decided > 100, `${decided} rendezvous choices compared`);
+});
+
+t.test("maxNodesPerVip: the advertisement's nodeSelectors (the list) restrict the rendezvous candidates", async (t) => {
+  const ad: Advertisement = { name: 'zonal', addressKinds: ['loadBalancer'], maxNodesPerVip: 1, nodeSelectors: [{ matchLabels: { zone: 'a' } }, { matchLabels: { rack: 'r9' } }] };
+  // Every node holds an endpoint; Cluster policy: every Node passing the selectors is a candidate.
+  const eps = ZONED.flatMap((n, i) => on(n.metadata?.name ?? '', 1, i + 1));
+  const views = new Map<string, VipDecision>();
+  for (const from of ['nodes', 'set'] as const) {
+    for (const me of ['node-a', 'node-b', 'node-e']) {
+      const s = from === 'set' ? nodeView(nodeNamed(me), publishedOf(ZONED, selectorKeys(ad)), 'Cluster', eps) : nodeView(nodeNamed(me), undefined, 'Cluster', eps);
+      if (from === 'nodes') for (const n of ZONED) s.apply('Node', n);
+      const v = lbVip(computeDesiredRoutes(s, { nodeName: me, allowedPrefixes: DOCUMENTATION_PREFIXES, advertisements: [ad] }));
+      views.set(`${from} ${me}`, v);
+      t.equal(v.attributes?.[0]?.choice?.eligible, 3, `${me} (${from === 'set' ? 'the published set' : 'the Node objects'}): node-a, node-b (zone a) and node-e (rack r9) are the candidates`);
+      t.ok((v.attributes?.[0]?.choice?.nodes ?? []).every((n) => ['node-a', 'node-b', 'node-e'].includes(n)), 'the chosen node is one of them');
+    }
+  }
+  const announcing = [...views].filter(([, v]) => v.announced).map(([k]) => k);
+  t.equal(announcing.length, 2, `one node announces, in both views: ${announcing.join(', ')}`);
 });

@@ -14,9 +14,10 @@ function readBack(rendered: Map<string, Record<string, string>>): Map<string, No
 
 const plain = (m: ReadonlyMap<string, NodeLabels>): Record<string, NodeLabels> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)));
 
-// 'node-a' and 'ip-10-0-0-1.ec2.internal' share shard 147 (pinned below); the others are alone in theirs.
+// 'node-a', 'node-117' and 'ip-10-0-0-1.ec2.internal' share shard 147 (pinned below); the others are alone in theirs.
 const NODES: NodeSetEntry[] = [
   { name: 'node-a', eligible: true, labels: { zone: 'a', rack: 'r1', 'kubernetes.io/hostname': 'node-a' } },
+  { name: 'node-117', eligible: true, labels: { zone: 'c' } },
   { name: 'ip-10-0-0-1.ec2.internal', eligible: false, labels: { zone: 'a' } },
   { name: 'n1', eligible: true, labels: { zone: 'b' } },
   { name: 'worker-0042', eligible: true, labels: { rack: 'r2' } },
@@ -30,6 +31,7 @@ t.test('nodeSetShard: FNV-1a 32 modulo 256, pinned', async (t) => {
     ['a', 0x2c],
     ['foobar', 0x68],
     ['node-a', 147],
+    ['node-117', 147],
     ['ip-10-0-0-1.ec2.internal', 147],
     ['n1', 0],
     ['worker-0042', 196],
@@ -52,19 +54,19 @@ t.test('render → parse → merge: one object per non-empty shard, every Node l
   const rendered = renderNodeSet(NODES, ['zone', 'rack']);
   t.strictSame([...rendered.keys()], ['herald-node-set-00', 'herald-node-set-93', 'herald-node-set-c4'], 'the shards that hold a Node, in order');
   t.strictSame(rendered.get('herald-node-set-93'), {
-    eligible: '{"node-a":{"rack":"r1","zone":"a"}}',
+    eligible: '{"node-117":{"zone":"c"},"node-a":{"rack":"r1","zone":"a"}}',
     ineligible: '["ip-10-0-0-1.ec2.internal"]',
     labelKeys: '["rack","zone"]',
-  }, 'the text as written: two Nodes of one shard, labels sorted, kubernetes.io/hostname not carried');
+  }, 'the text as written: three Nodes of one shard, Nodes and labels sorted, kubernetes.io/hostname not carried');
   const set = mergeNodeSet(readBack(rendered));
-  t.strictSame(plain(set.eligible), { n1: { zone: 'b' }, 'node-a': { rack: 'r1', zone: 'a' }, 'worker-0042': { rack: 'r2' } }, 'eligible Nodes with the carried labels they have');
+  t.strictSame(plain(set.eligible), { n1: { zone: 'b' }, 'node-117': { zone: 'c' }, 'node-a': { rack: 'r1', zone: 'a' }, 'worker-0042': { rack: 'r2' } }, 'eligible Nodes with the carried labels they have');
   t.strictSame([...set.listed].sort(), NODES.map((n) => n.name).sort(), 'every Node listed, the ineligible one too');
   t.notOk(set.eligible.has('ip-10-0-0-1.ec2.internal'), 'an ineligible Node is not eligible');
   t.strictSame([...set.labelKeys].sort(), ['rack', 'zone']);
   t.strictSame(set.problems, []);
 
   const none = mergeNodeSet(readBack(renderNodeSet(NODES, [])));
-  t.strictSame(plain(none.eligible), { n1: {}, 'node-a': {}, 'worker-0042': {} }, 'no carried key: no label published');
+  t.strictSame(plain(none.eligible), { n1: {}, 'node-117': {}, 'node-a': {}, 'worker-0042': {} }, 'no carried key: no label published');
   t.strictSame(renderNodeSet([], ['zone']).size, 0, 'no Node: no shard');
 });
 
@@ -140,7 +142,7 @@ t.test('parseNodeSetShard: each malformed field gives an error naming it', async
 
 // Names and keys as Kubernetes allows them (DNS subdomains; label keys with an optional prefix), values short.
 const nameArb = fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,14}[a-z0-9])?$/);
-const keyArb = fc.constantFrom('zone', 'rack', 'tier', 'topology.kubernetes.io/zone', 'kubernetes.io/hostname', 'example.com/pool');
+const keyArb = fc.constantFrom<string>('zone', 'rack', 'tier', 'topology.kubernetes.io/zone', 'kubernetes.io/hostname', 'example.com/pool');
 const valueArb = fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,8}[A-Za-z0-9])?$/);
 const entriesArb = fc.uniqueArray(fc.record({ name: nameArb, eligible: fc.boolean(), labels: fc.dictionary(keyArb, valueArb, { maxKeys: 4 }) }), { selector: (e) => e.name, maxLength: 60 });
 
