@@ -65,8 +65,9 @@ export interface ClusterNodes {
 }
 
 /**
- * The Nodes of the published node set, as node `me` uses them: it is usable once it lists `me` (eligible or not),
- * so a node never makes the choice from a set the publisher has not finished or has not seen it in.
+ * The Nodes of the published node set, as node `me` uses them: it is usable once it lists `me` (eligible or not), so a
+ * node never makes the choice from a set the publisher has not seen it in. While a first publish is under way, the
+ * nodes whose shards are written decide from the same partial set (they agree), and the others fail closed.
  */
 export function publishedClusterNodes(set: PublishedNodeSet, me: string): ClusterNodes {
   const why = set.problems.length > 0 ? `; not readable: ${set.problems.join('; ')}` : '';

@@ -151,15 +151,19 @@ export class NodeSetPublisher {
     const kc = this.#o.kc;
     const verb = data === undefined ? 'delete' : version === undefined ? 'create' : 'update';
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.#o.namespace, labels: { [NODE_SET_LABEL]: '', 'app.kubernetes.io/managed-by': 'herald' }, ...(version !== undefined ? { resourceVersion: version } : {}) }, data };
+    const ns = encodeURIComponent(this.#o.namespace);
+    const replace = () => this.#o.forbidden.track('update configmaps', () => kc.request('PUT', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`, { body }));
     try {
-      const ns = encodeURIComponent(this.#o.namespace);
-      await this.#o.forbidden.track(`${verb} configmaps`, () =>
-        verb === 'delete'
-          ? kc.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`)
-          : verb === 'create'
-            ? kc.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body })
-            : kc.request('PUT', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`, { body }),
-      );
+      try {
+        await this.#o.forbidden.track(`${verb} configmaps`, () =>
+          verb === 'delete' ? kc.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/${encodeURIComponent(name)}`) : verb === 'create' ? kc.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body }) : replace(),
+        );
+      } catch (err) {
+        // A ConfigMap of that name without the label (made by hand, or its label removed) is invisible to the watch:
+        // replaced unconditionally (no resourceVersion), it carries the label again and the watch sees it.
+        if (verb !== 'create' || apiErrorCode(err) !== 409) throw err;
+        await replace();
+      }
       this.#o.onWrite?.('ok');
       return 'ok';
     } catch (err) {
@@ -167,14 +171,16 @@ export class NodeSetPublisher {
       if (verb === 'delete' && code === 404) return 'ok';
       const result = code === 403 ? 'forbidden' : 'error';
       this.#o.onWrite?.(result);
-      // 409: another writer or a stale cache; the watch brings the object, and the next pass writes again.
-      this.#warn(`writing the node set's ${name}`, err);
+      // 409 on update: another writer or a stale cache; the watch brings the object, and the next pass writes again.
+      // Warned once per verb and code (the apiserver's message names the shard, which changes from pass to pass).
+      this.#warn(`writing the node set (${verb} ${name})`, err, `${verb} ${code ?? 'network'}`);
       return result;
     }
   }
 
-  #warn(what: string, err: unknown): void {
-    const problem = `${what}: ${apiErrorText(err)}`;
+  /** Logs once per distinct `key` (default: the message) until another problem is logged. */
+  #warn(what: string, err: unknown, key?: string): void {
+    const problem = key ?? `${what}: ${apiErrorText(err)}`;
     if (problem !== this.#lastProblem) this.#o.log.warn({ err: apiErrorText(err) }, `${what} failed (retried; warned once)`);
     this.#lastProblem = problem;
   }

@@ -194,6 +194,16 @@ t.test("a new leader rewrites nothing that is in place, and deletes a shard no N
   t.strictSame(results, ['ok']);
 });
 
+t.test('a ConfigMap of a shard\'s name without the label (made by hand): taken over by an unconditional replace, labelled', async (t) => {
+  const spec = nodeSetSpec(config());
+  if (spec === undefined) throw new Error('spec');
+  const { api, pub, results } = await setup(t, (api) => api.upsert('configmaps', { metadata: { name: 'herald-node-set-00', namespace: NS }, data: { note: 'by hand' } }));
+  await pub.publish(spec, nodes(CLUSTER), 0, () => true);
+  t.ok(writes(api).includes('PUT herald-node-set-00'), `the create's 409 is followed by a replace (${writes(api).join(', ')})`);
+  t.strictSame(results, ['ok', 'ok', 'ok'], 'every shard written');
+  t.equal(published(api).size, 3, 'every shard carries the label, so the nodes read them');
+});
+
 t.test('not leading: nothing written; the Lease lost during a pass stops it before the next write', async (t) => {
   const { api, pub, results } = await setup(t);
   const spec = nodeSetSpec(config());
@@ -216,13 +226,18 @@ t.test('a 403 on create is counted as forbidden, recorded once, and ends the pas
   t.strictSame(results, ['forbidden'], 'counted as forbidden');
   t.match(forbidden.list(), [/^create configmaps: HTTP 403: .*cannot create resource "configmaps" in API group "" in the namespace "herald-system"/], 'recorded for herald status');
   t.equal(pub.forbidden(), '', "the informer's reads are not refused");
-  const warned = lines.filter((l) => l.includes("writing the node set's"));
+  const warned = lines.filter((l) => l.includes('writing the node set'));
   t.equal(warned.length, 1, 'one warning');
-  t.match(JSON.parse(warned[0] ?? '{}'), { msg: /^writing the node set's herald-node-set-00 failed/, err: /^HTTP 403: .*cannot create resource "configmaps"/ }, 'naming the shard and the refusal');
+  t.match(JSON.parse(warned[0] ?? '{}'), { msg: /^writing the node set \(create herald-node-set-00\) failed/, err: /^HTTP 403: .*cannot create resource "configmaps"/ }, 'naming the shard and the refusal');
+  // The next shards' creates are refused too, each naming its own shard: still that one warning (per verb and code).
+  await pub.publish(spec, nodes(CLUSTER), 1, () => true);
+  await pub.publish(spec, nodes(CLUSTER), 2, () => true);
+  t.equal(writes(api).length, 3, 'one create tried per pass, on another shard each time');
+  t.equal(lines.filter((l) => l.includes('writing the node set')).length, 1, 'warned once, not once per shard');
 
   api.failResource('configmaps', undefined);
   const from = api.requests.length;
-  await pub.publish(spec, nodes(CLUSTER), MIN_MS, () => true);
+  await pub.publish(spec, nodes(CLUSTER), 3 * MIN_MS, () => true);
   t.strictSame(writes(api, from), ['POST (collection)', 'POST (collection)', 'POST (collection)'], 'granted: every shard created');
   t.strictSame(forbidden.list(), [], 'no longer forbidden');
   t.equal(published(api).size, 3);
