@@ -117,8 +117,11 @@ const ADVERTISEMENTS = [
   { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }, maxNodesPerVip: 1 },
 ];
 
+/** Nodes of the test: half for each component's scenarios (one per verb, and the shipped one). */
+const NODE_COUNT = 80;
+
 /** Node names already used, by node-set shard (src/k8s/node-set.ts): the test's Nodes. */
-const usedShards = new Set(['backend', ...Array.from({ length: 60 }, (_, i) => `node-${i}`)].map(nodeSetShard));
+const usedShards = new Set(['backend', ...Array.from({ length: NODE_COUNT }, (_, i) => `node-${i}`)].map(nodeSetShard));
 
 /** A Node name `prefix-k` whose node-set shard no other Node of this test has (and reserves it). */
 function loneNode(prefix: string): string {
@@ -140,7 +143,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
   await setPodReady(api, { name: 'backend', podIP: '10.244.0.10', hostIP: `${block}250`, ready: true });
   const birdIp = `${block}100`;
   const birdPort = await freePort(birdIp);
-  const nodes: NodeSpec[] = Array.from({ length: 60 }, (_, i) => ({ name: `node-${i}`, ip: `${block}${i + 1}` }));
+  const nodes: NodeSpec[] = Array.from({ length: NODE_COUNT }, (_, i) => ({ name: `node-${i}`, ip: `${block}${i + 1}` }));
   const bird = await startBird({ ip: birdIp, port: birdPort, birdAs: BIRD_AS, heraldAs: HERALD_AS, nodes });
   t.teardown(() => bird.stop());
 
@@ -252,7 +255,7 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
     const verbs = rbacVerbs(c.file, c.serviceAccount);
     const label = `${c.file.split('/').pop()} (${c.serviceAccount})`;
     t.ok(verbs.length >= 12, `${label} has its rules (${verbs.length} verbs)`);
-    const nodeOf = (i: number): NodeSpec => nodes[ci * 30 + i]!;
+    const nodeOf = (i: number): NodeSpec => nodes[ci * (NODE_COUNT / 2) + i]!;
     await createNode(api, nodeOf(0).name, nodeOf(0).ip);
     if (c === node) await passwordPeer('herald-system');
     const shipped = await c.start(t, cp, 0, 'herald-system', nodeOf(0));
