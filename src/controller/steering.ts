@@ -65,13 +65,18 @@ export interface ClusterNodes {
 }
 
 /**
- * The Nodes of the published node set, as node `me` uses them: it is usable once it lists `me` (eligible or not), so a
- * node never makes the choice from a set the publisher has not seen it in. While a first publish is under way, the
- * nodes whose shards are written decide from the same partial set (they agree), and the others fail closed.
+ * The Nodes of the published node set, as node `me` uses them: usable once it lists `me` (eligible or not) and is
+ * whole (as many Nodes as the newest shard's stamp says: src/k8s/node-set.ts), so no node makes the choice from a set
+ * the publisher has not finished writing (a first publish, shard by shard) or has not seen it in.
  */
 export function publishedClusterNodes(set: PublishedNodeSet, me: string): ClusterNodes {
   const why = set.problems.length > 0 ? `; not readable: ${set.problems.join('; ')}` : '';
-  const unknown = set.listed.has(me) ? undefined : `the node set the status leader publishes (ConfigMaps ${NODE_SET_PREFIX}*, label ${NODE_SET_LABEL}) does not list Node ${me} yet${why}`;
+  const where = `the node set the status leader publishes (ConfigMaps ${NODE_SET_PREFIX}*, label ${NODE_SET_LABEL})`;
+  const unknown = !set.listed.has(me)
+    ? `${where} does not list Node ${me} yet${why}`
+    : set.expected !== undefined && set.listed.size < set.expected
+      ? `${where} is being written: ${set.listed.size} of ${set.expected} Nodes read${why}`
+      : undefined;
   return { eligible: set.eligible, published: { labelKeys: set.labelKeys, ...(unknown !== undefined ? { unknown } : {}) } };
 }
 

@@ -10,9 +10,14 @@
  * - `eligible`: JSON object, Node name → its labels, only those whose keys are in `labelKeys`;
  * - `ineligible`: JSON array of the other Nodes' names (listed, so a node can tell "not eligible" from "not seen");
  * - `labelKeys`: JSON array of the label keys carried: the keys the nodeSelectors of the advertisements that bound
- *   fan-out read (a Node's other labels never change the choice, and leaving them out keeps a shard small).
+ *   fan-out read (a Node's other labels never change the choice, and leaving them out keeps a shard small);
+ * - `total` and `seq` (decimal texts), the stamp of the write: how many Nodes the whole set listed when this shard was
+ *   written, and the write's sequence (the publisher's clock in ms, above every seq it has seen). A reader holds the
+ *   whole set once it lists at least the `total` of the newest shard: a first publish, written shard by shard, is used
+ *   only when complete, and a change of one Node (its one shard rewritten, with the new total) stays complete. An
+ *   emptied shard is written empty, not deleted, so that its stamp says the Node is gone.
  * A Node's heartbeat changes none of it, so the objects are written only when a Node's eligibility or a carried label
- * changes. The writer is the status leader (src/status/node-set-publisher.ts); readers are the nodes
+ * changes (the stamp alone never makes a write: {@link sameShard}). The writer is the status leader (src/status/node-set-publisher.ts); readers are the nodes
  * (src/sources/kubernetes.ts). Both use this module alone for the format.
  */
 import type { KubeObject } from './types.ts';
@@ -42,6 +47,8 @@ export interface NodeSetShard {
   readonly eligible: ReadonlyMap<string, NodeLabels>;
   readonly ineligible: readonly string[];
   readonly labelKeys: readonly string[];
+  /** The stamp of its write (absent in a shard written without one: it then says nothing of completeness). */
+  readonly stamp?: { readonly total: number; readonly seq: number };
 }
 
 /** The union of every shard a node has read. */
@@ -54,6 +61,8 @@ export interface PublishedNodeSet {
   readonly labelKeys: ReadonlySet<string>;
   /** Shards that could not be read, "name: why" (their Nodes count as not listed). */
   readonly problems: readonly string[];
+  /** The newest shard's `total`: the set is complete once `listed` holds as many (undefined: no stamp read). */
+  readonly expected?: number;
 }
 
 /** Nothing published (yet). */
@@ -103,6 +112,27 @@ export function renderNodeSet(nodes: Iterable<NodeSetEntry>, labelKeys: Iterable
   return out;
 }
 
+/** The `data` of a shard that lists no Node (one emptied while the set is published). */
+export function emptyShard(labelKeys: Iterable<string>): Record<string, string> {
+  return { eligible: '{}', ineligible: '[]', labelKeys: JSON.stringify([...new Set(labelKeys)].sort()) };
+}
+
+/** `data` with the stamp of its write (see the module comment). */
+export function stampShard(data: Record<string, string>, total: number, seq: number): Record<string, string> {
+  return { ...data, total: String(total), seq: String(seq) };
+}
+
+/** True when two shards' `data` list the same (their stamps aside): an unchanged shard is not written again. */
+export function sameShard(a: Record<string, string>, b: Record<string, string>): boolean {
+  return a['eligible'] === b['eligible'] && a['ineligible'] === b['ineligible'] && a['labelKeys'] === b['labelKeys'];
+}
+
+/** The `seq` of a shard's `data` (0 without one). */
+export function shardSeq(data: Record<string, string>): number {
+  const n = Number(data['seq']);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 const isStringRecord = (v: unknown): v is Record<string, string> => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
@@ -127,7 +157,17 @@ export function parseNodeSetShard(obj: KubeObject & { data?: Record<string, unkn
   if (eligible === null || typeof eligible !== 'object' || Array.isArray(eligible) || !Object.values(eligible).every(isStringRecord)) throw new Error('data.eligible is not an object of Node name → labels');
   if (!isStringArray(ineligible)) throw new Error('data.ineligible is not a list of Node names');
   if (!isStringArray(labelKeys)) throw new Error('data.labelKeys is not a list of label keys');
-  return { eligible: new Map(Object.entries(eligible as Record<string, Record<string, string>>)), ineligible, labelKeys };
+  const total = data['total'];
+  const seq = data['seq'];
+  let stamp: NodeSetShard['stamp'];
+  if (total !== undefined || seq !== undefined) {
+    const t = Number(total);
+    const q = Number(seq);
+    if (typeof total !== 'string' || !Number.isSafeInteger(t) || t < 0) throw new Error('data.total is not a count of Nodes');
+    if (typeof seq !== 'string' || !Number.isSafeInteger(q) || q < 0) throw new Error('data.seq is not a sequence number');
+    stamp = { total: t, seq: q };
+  }
+  return { eligible: new Map(Object.entries(eligible as Record<string, Record<string, string>>)), ineligible, labelKeys, ...(stamp ? { stamp } : {}) };
 }
 
 /** The union of the shards read, by object name (a `problem`: the object could not be parsed, and why). */
@@ -136,6 +176,7 @@ export function mergeNodeSet(shards: ReadonlyMap<string, NodeSetShard | { readon
   const listed = new Set<string>();
   const problems: string[] = [];
   let labelKeys: Set<string> | undefined;
+  let newest: { total: number; seq: number } | undefined;
   for (const [name, s] of [...shards].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if ('problem' in s) {
       problems.push(`${name}: ${s.problem}`);
@@ -146,7 +187,8 @@ export function mergeNodeSet(shards: ReadonlyMap<string, NodeSetShard | { readon
       listed.add(node);
     }
     for (const node of s.ineligible) listed.add(node);
+    if (s.stamp !== undefined && (newest === undefined || s.stamp.seq > newest.seq)) newest = s.stamp;
     labelKeys = labelKeys === undefined ? new Set(s.labelKeys) : new Set(s.labelKeys.filter((k) => labelKeys?.has(k)));
   }
-  return { eligible, listed, labelKeys: labelKeys ?? new Set(), problems };
+  return { eligible, listed, labelKeys: labelKeys ?? new Set(), problems, ...(newest !== undefined ? { expected: newest.total } : {}) };
 }

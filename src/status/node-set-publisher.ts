@@ -2,9 +2,11 @@
  * The writer of the published node set (src/k8s/node-set.ts; docs/decisions.md "Node watch"): run by the status
  * leader (object-status-writer.ts), which reads every Node anyway, so that no node's Herald has to. While some
  * advertisement bounds fan-out (`maxNodesPerVip`), each pass renders the shards from the leader's Nodes and writes the
- * ones whose `data` differs from what the apiserver holds: a new shard is created, a changed one replaced (PUT with
- * its resourceVersion: a conflict is retried at the next pass), an emptied one deleted. With no advertisement bounding
- * fan-out it deletes the shards (nobody reads them, and stale ones must not be read when one bounds it again).
+ * ones whose Nodes differ from what the apiserver holds: a new shard is created, a changed one replaced (PUT with
+ * its resourceVersion: a conflict is retried at the next pass), an emptied one written empty; each write stamped with
+ * the whole set's count of Nodes and a sequence (src/k8s/node-set.ts: readers use the set once it is whole). With no
+ * advertisement bounding fan-out it deletes the shards (nobody reads them, and stale ones must not be read when one
+ * bounds it again).
  *
  * Bounded writes: each shard at most once per `minIntervalMs` (default 5 s); a Node's heartbeat renders the same
  * text, so nothing is written while Nodes only report. Failures never touch sessions or routes: a 403 is recorded
@@ -17,7 +19,7 @@ import { apiErrorCode, apiErrorText } from '../k8s/forbidden.ts';
 import { SupervisedInformer } from '../k8s/informer.ts';
 import type { InformerCache } from '../k8s/object-store.ts';
 import type { NodeSetEntry } from '../k8s/node-set.ts';
-import { NODE_SET_LABEL, renderNodeSet } from '../k8s/node-set.ts';
+import { emptyShard, NODE_SET_LABEL, renderNodeSet, sameShard, shardSeq, stampShard } from '../k8s/node-set.ts';
 import type { KubeObject, Node } from '../k8s/types.ts';
 
 /** How one write of a shard ended (the metric's `result` label). */
@@ -70,11 +72,6 @@ class Shards implements InformerCache {
   }
 }
 
-const sameData = (a: Record<string, string>, b: Record<string, string>): boolean => {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
-};
-
 /** See the module comment. `start()` when leading, `stop()` when not; `publish()` from the leader's passes. */
 export class NodeSetPublisher {
   readonly #o: NodeSetPublisherOptions;
@@ -125,14 +122,18 @@ export class NodeSetPublisher {
    */
   async publish(spec: NodeSetSpec | undefined, nodes: Iterable<Node>, nowMs: number, leading: () => boolean): Promise<number> {
     if (this.forbidden() !== '') return Number.POSITIVE_INFINITY; // cannot read them: herald status shows the 403
-    const want = spec === undefined ? new Map<string, Record<string, string>>() : renderNodeSet(entries(nodes, spec.entry), spec.labelKeys);
+    const listed = spec === undefined ? [] : [...entries(nodes, spec.entry)];
+    const want = spec === undefined ? new Map<string, Record<string, string>>() : renderNodeSet(listed, spec.labelKeys);
+    // While the set is published, a shard whose Nodes are all gone is written empty (its stamp says they are gone).
+    if (spec !== undefined) for (const name of this.#shards.byName.keys()) if (!want.has(name)) want.set(name, emptyShard(spec.labelKeys));
     const minMs = this.#o.minIntervalMs ?? 5000;
     let deferred = Number.POSITIVE_INFINITY;
+    let seq = Math.max(nowMs, ...[...this.#shards.byName.values()].map((e) => shardSeq(e.data) + 1));
     const names = new Set([...want.keys(), ...this.#shards.byName.keys()]);
     for (const name of [...names].sort()) {
       const data = want.get(name);
       const have = this.#shards.byName.get(name);
-      if (data !== undefined && have !== undefined && sameData(data, have.data)) continue;
+      if (data !== undefined && have !== undefined && sameShard(data, have.data)) continue;
       if (data === undefined && have === undefined) continue;
       const wait = (this.#lastWriteMs.get(name) ?? Number.NEGATIVE_INFINITY) + minMs - nowMs;
       if (wait > 0) {
@@ -141,7 +142,8 @@ export class NodeSetPublisher {
       }
       if (!leading()) break;
       this.#lastWriteMs.set(name, nowMs);
-      if ((await this.#write(name, data, have?.version)) === 'forbidden') break; // shown once; the next pass tries again
+      const stamped = data === undefined ? undefined : stampShard(data, listed.length, seq++);
+      if ((await this.#write(name, stamped, have?.version)) === 'forbidden') break; // shown once; the next pass tries again
     }
     for (const k of [...this.#lastWriteMs.keys()]) if (!names.has(k)) this.#lastWriteMs.delete(k);
     return deferred;

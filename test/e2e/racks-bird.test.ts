@@ -116,7 +116,8 @@ if (!missingPrerequisite({ bird2: birdAvailable() })) {
     // 1b. Each node's BGPNodeStatus shows what BIRD sees; `herald peers --all-nodes` prints them with a NODE column.
     const nodeStatus = (n: string) => api.get(HERALD_PLURALS.BGPNodeStatus, NS, n, HERALD_GROUP)?.status as NodeStatus | undefined;
     const sessionOf = (n: string, peer: string) => nodeStatus(n)?.sessions?.find((x) => x.peer === peer);
-    const waitStatus = (what: string, check: () => boolean) => withLogs(() => heralds[0]!.proc.waitFor(() => check() || undefined, what, 30_000), heralds, names);
+    // A BGPNodeStatus is written at most every 30 s plus up to 6 s of jitter (src/status/node-status.ts): wait longer.
+    const waitStatus = (what: string, check: () => boolean) => withLogs(() => heralds[0]!.proc.waitFor(() => check() || undefined, what, 60_000), heralds, names);
     await waitStatus('node-1 status: tor-a Established', () => sessionOf('node-1', 'tor-a')?.state === 'Established');
     await waitStatus('node-2 status: tor-b Established', () => sessionOf('node-2', 'tor-b')?.state === 'Established');
     t.match(sessionOf('node-1', 'tor-a'), { source: 'BGPPeer', peerAddress: birds.a.ip, peerASN: BIRD_AS.a, myASN: RACK_AS.a, prefixesSent: 1 }, 'node-1\'s status: its session as BIRD a sees it');

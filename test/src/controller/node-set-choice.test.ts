@@ -8,7 +8,7 @@ import { decideService } from '../../../src/controller/desired-routes.ts';
 import { evaluateNode } from '../../../src/controller/node-eligibility.ts';
 import { clusterNodes, publishedClusterNodes } from '../../../src/controller/steering.ts';
 import type { ClusterNodes } from '../../../src/controller/steering.ts';
-import { mergeNodeSet, nodeSetObjectName, parseNodeSetShard, renderNodeSet } from '../../../src/k8s/node-set.ts';
+import { mergeNodeSet, nodeSetObjectName, parseNodeSetShard, renderNodeSet, stampShard } from '../../../src/k8s/node-set.ts';
 import type { PublishedNodeSet } from '../../../src/k8s/node-set.ts';
 import { DOCUMENTATION_PREFIXES, node, service, slice } from '../../helpers/k8s-objects.ts';
 
@@ -91,4 +91,24 @@ t.test('what this node announced already is kept while the set is unknown; never
   // Once the set lists node-a, the choice applies: node-a keeps only what it wins.
   const known = decideService(svc, [eps], me('node-a'), ctx('node-a'), { cluster: publishedClusterNodes(published(NODES, ['rack']), 'node-a'), previous: kept });
   t.ok(known.contributions.length < VIPS.length, `the bound applies once known (${known.contributions.length} of ${VIPS.length})`);
+});
+
+t.test('a first publish read halfway (shard by shard): no node decides from it; whole, every node does', async (t) => {
+  // The publisher stamps each shard with the whole set's count and a rising sequence (src/k8s/node-set.ts).
+  const data = [...renderNodeSet(NODES.map((name) => ({ name, eligible: true, labels: labels(name) })), ['rack'])];
+  t.ok(data.length >= 3, `${data.length} shards for ${NODES.length} Nodes`);
+  const read = (n: number) => mergeNodeSet(new Map(data.slice(0, n).map(([name, d], i) => [name, parseNodeSetShard({ metadata: { name }, data: stampShard(d, NODES.length, 100 + i) })])));
+  for (let n = 1; n < data.length; n++) {
+    const set = read(n);
+    for (const node of [...set.listed]) {
+      const c = decideService(svc, [eps], me(node), ctx(node), { cluster: publishedClusterNodes(set, node) });
+      t.equal(c.contributions.length, 0, `${n} of ${data.length} shards read: ${node}, listed, announces nothing`);
+      t.match(c.decision.vips[0]?.reasons.find((x) => x.code === 'NodeSetUnknown')?.message, new RegExp(`is being written: ${set.listed.size} of ${NODES.length} Nodes read`));
+    }
+  }
+  const whole = read(data.length);
+  t.equal(whole.expected, NODES.length);
+  const holders = new Map<string, number>();
+  for (const n of NODES) for (const v of chosen(decideService(svc, [eps], me(n), ctx(n), { cluster: publishedClusterNodes(whole, n) }))) holders.set(v, (holders.get(v) ?? 0) + 1);
+  t.ok(holders.size === VIPS.length && [...holders.values()].every((k) => k === 2), 'whole: each VIP from exactly 2 nodes');
 });

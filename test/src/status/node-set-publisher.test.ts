@@ -13,7 +13,7 @@ import { mergeConfig } from '../../../src/crd/merge.ts';
 import { nodeSetSpec } from '../../../src/daemon/cluster-components.ts';
 import { KubeClient } from '../../../src/k8s/client.ts';
 import { ForbiddenCalls } from '../../../src/k8s/forbidden.ts';
-import { NODE_SET_LABEL, nodeSetObjectName, nodeSetShard, renderNodeSet } from '../../../src/k8s/node-set.ts';
+import { mergeNodeSet, NODE_SET_LABEL, nodeSetObjectName, nodeSetShard, parseNodeSetShard, renderNodeSet, stampShard } from '../../../src/k8s/node-set.ts';
 import type { Node } from '../../../src/k8s/types.ts';
 import { KubernetesSource } from '../../../src/sources/kubernetes.ts';
 import type { NodeSetWriteResult } from '../../../src/status/node-set-publisher.ts';
@@ -81,8 +81,22 @@ function writes(api: FakeApiServer, from = 0): string[] {
 }
 
 /** The shards in the apiserver, by name: their data. */
+/** The shards in the apiserver, by name: what they list (their stamps apart: see {@link stamps}). */
 function published(api: FakeApiServer): Map<string, Record<string, string>> {
-  return new Map(api.list('configmaps').filter((c) => Object.hasOwn(c.metadata?.labels ?? {}, NODE_SET_LABEL)).map((c) => [c.metadata.name as string, c.data as Record<string, string>]));
+  return new Map(
+    api
+      .list('configmaps')
+      .filter((c) => Object.hasOwn(c.metadata?.labels ?? {}, NODE_SET_LABEL))
+      .map((c) => {
+        const { total: _total, seq: _seq, ...listing } = c.data as Record<string, string>;
+        return [c.metadata.name as string, listing];
+      }),
+  );
+}
+
+/** The shards' stamps, by name: [total, seq]. */
+function stamps(api: FakeApiServer): Map<string, [number, number]> {
+  return new Map(api.list('configmaps').filter((c) => Object.hasOwn(c.metadata?.labels ?? {}, NODE_SET_LABEL)).map((c) => [c.metadata.name as string, [Number(c.data?.total), Number(c.data?.seq)]]));
 }
 
 async function setup(t: Test, before?: (api: FakeApiServer) => void) {
@@ -175,23 +189,29 @@ t.test('one ConfigMap per shard that holds a Node; rewritten only when eligibili
   t.strictSame(results, Array(8).fill('ok'), '3 creates, 2 replacements, 3 deletions');
 });
 
-t.test("a new leader rewrites nothing that is in place, and deletes a shard no Node is in", async (t) => {
+t.test("a new leader rewrites nothing that is in place, and writes empty a shard no Node is in (its stamp says the Node is gone)", async (t) => {
   const spec = nodeSetSpec(config());
   if (spec === undefined) throw new Error('spec');
   const { api, pub, results } = await setup(t, (api) => {
     // What the previous leader wrote for these Nodes, and a shard of a Node since gone.
     const entries = nodes(CLUSTER).map((n) => spec.entry(n)).filter((e) => e !== undefined);
     for (const [name, data] of renderNodeSet([...entries, { name: 'gone-node', eligible: true, labels: {} }], spec.labelKeys)) {
-      api.upsert('configmaps', { metadata: { name, namespace: NS, labels: { [NODE_SET_LABEL]: '' } }, data });
+      api.upsert('configmaps', { metadata: { name, namespace: NS, labels: { [NODE_SET_LABEL]: '' } }, data: stampShard(data, entries.length + 1, 500) });
     }
   });
   const stale = shardOf('gone-node');
   t.ok(!['herald-node-set-00', 'herald-node-set-93', 'herald-node-set-c4'].includes(stale), `gone-node has a shard of its own (${stale})`);
   t.equal(published(api).size, 4);
   await pub.publish(spec, nodes(CLUSTER), 0, () => true);
-  t.strictSame(writes(api), [`DELETE ${stale}`], 'only the stale shard is written (deleted)');
-  t.strictSame([...published(api).keys()].sort(), ['herald-node-set-00', 'herald-node-set-93', 'herald-node-set-c4']);
+  t.strictSame(writes(api), [`PUT ${stale}`], 'only the stale shard is written');
+  t.strictSame(published(api).get(stale), { eligible: '{}', ineligible: '[]', labelKeys: JSON.stringify(spec.labelKeys.slice().sort()) }, 'empty');
+  t.strictSame(stamps(api).get(stale), [5, 501], "stamped with the set's 5 Nodes, after the previous leader's newest write (its clock behind)");
   t.strictSame(results, ['ok']);
+  // What a node reads now: whole, without gone-node.
+  const set = mergeNodeSet(new Map([...api.list('configmaps')].filter((c) => Object.hasOwn(c.metadata?.labels ?? {}, NODE_SET_LABEL)).map((c) => [c.metadata.name as string, parseNodeSetShard(c)])));
+  t.equal(set.expected, 5);
+  t.equal(set.listed.size, 5, 'whole: as many Nodes as the newest stamp says');
+  t.notOk(set.listed.has('gone-node'));
 });
 
 t.test('a ConfigMap of a shard\'s name without the label (made by hand): taken over by an unconditional replace, labelled', async (t) => {
