@@ -109,13 +109,13 @@ function rbacVerbs(file: string, sa: string): { doc: number; rule: number; verb:
 }
 
 /**
- * Both components' advertisements: every LoadBalancer VIP, and one bounded advertisement (selecting no Service here)
- * so that the nodes read the node set and the controller publishes it, with the label its node selector reads.
+ * A bounded advertisement selecting no Service here, with a label its node selector reads: the nodes' file carries it
+ * (they read the node set); the controller's poke creates it as an object and deletes it (it publishes the set, then
+ * deletes it).
  */
-const ADVERTISEMENTS = [
-  { name: 'lb', addressKinds: ['loadBalancer'] },
-  { name: 'bounded', addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }, maxNodesPerVip: 1 },
-];
+const BOUNDED_SPEC = { addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }, maxNodesPerVip: 1 };
+/** The nodes' advertisements: every LoadBalancer VIP, and the bounded one. */
+const ADVERTISEMENTS = [{ name: 'lb', addressKinds: ['loadBalancer'] }, { name: 'bounded', ...BOUNDED_SPEC }];
 
 /** Nodes of the test: half for each component's scenarios (one per verb, and the shipped one). */
 const NODE_COUNT = 80;
@@ -207,8 +207,8 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       // ... and Herald's pods: a node's Herald counts while its pod is Ready.
       ...['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'pods' })),
       ...['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' })),
-      // The node set it publishes (src/status/node-set-publisher.ts): a shard created at start, and by poke one
-      // created, replaced (a carried label changes) and deleted (its only Node goes).
+      // The node set it publishes (src/status/node-set-publisher.ts) while a bounded advertisement exists: poke creates
+      // one (shards created), relabels a Node (its shard replaced) and deletes it (the shards deleted).
       ...['list', 'watch', 'create', 'update', 'delete'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
     ],
     async start(t, cp, i, namespace) {
@@ -222,20 +222,24 @@ controlPlaneTier(t, 'RBAC against a real kube-apiserver: the shipped rules of bo
       await createService(api, { name: `ctl-svc-${i}`, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}` });
       const failing = `ctl-nopool-${i}`;
       await createService(api, { name: failing, selector: { app: 'backend' }, etp: 'Cluster', loadBalancerClass: `herald.test/c${i}`, annotations: { 'herald.io/address-pool': 'nowhere' } });
-      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { advertisements: ADVERTISEMENTS, pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }, { name: 'team', addresses: [`198.51.100.${48 + i}/32`], namespaceSelectors: [{ matchLabels: { team: 'rbac' } }] }], loadBalancerClass: `herald.test/c${i}` } });
+      const c: HeraldController = await startController(t, { kubeconfig, identity: `controller-${i}`, namespace, env: HOOKS, extra: { pools: [{ name: 'test', addresses: [`198.51.100.${16 + i}/32`] }, { name: 'team', addresses: [`198.51.100.${48 + i}/32`], namespaceSelectors: [{ matchLabels: { team: 'rbac' } }] }], loadBalancerClass: `herald.test/c${i}` } });
       await until('the controller answers', async () => ((await controllerStatus(c)) !== undefined ? true : undefined), 60_000);
       const poke = async (resource?: string) => {
         if (resource !== undefined && resource !== 'configmaps') return pokeEvents();
         if (resource === undefined) await pokeEvents();
-        // A Node alone in its shard: its shard is created, replaced when its carried label changes, deleted with it
-        // (each shard is written at most every 5 s).
+        // A bounded BGPAdvertisement makes the controller publish the node set (create), a Node alone in its shard
+        // changes a carried label (update), and without the advertisement the shards go (delete); each shard is
+        // written at most every 5 s.
         const lone = loneNode(`poke-${i}`);
         await createNode(api, lone, `${block}254`);
+        const bounded = `bounded-${lone}`;
+        await herald('bgpadvertisements', 'BGPAdvertisement', bounded, BOUNDED_SPEC);
         await new Promise((r) => setTimeout(r, 6500));
         await api.must('PATCH', `/api/v1/nodes/${lone}`, { metadata: { labels: { 'herald.test/rack': 'b' } } }, 'application/merge-patch+json');
         await new Promise((r) => setTimeout(r, 6500));
-        await api.must('DELETE', `/api/v1/nodes/${lone}`);
+        await api.must('DELETE', `/apis/herald.io/v1alpha1/namespaces/${namespace}/bgpadvertisements/${bounded}`);
         await new Promise((r) => setTimeout(r, 6500));
+        await api.must('DELETE', `/api/v1/nodes/${lone}`);
       };
       const pokeEvents = async () => {
         for (const n of [1, 2]) {
