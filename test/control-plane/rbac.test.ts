@@ -113,7 +113,7 @@ function rbacVerbs(file: string, sa: string): { doc: number; rule: number; verb:
  * (they read the node set); the controller's poke creates it as an object and deletes it (it publishes the set, then
  * deletes it).
  */
-const BOUNDED_SPEC = { addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelector: { matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }, maxNodesPerVip: 1 };
+const BOUNDED_SPEC = { addressKinds: ['loadBalancer'], serviceSelector: { matchLabels: { 'herald.test/bounded': 'yes' } }, nodeSelectors: [{ matchExpressions: [{ key: 'herald.test/rack', operator: 'NotIn', values: ['none'] }] }], maxNodesPerVip: 1 };
 /** The nodes' advertisements: every LoadBalancer VIP, and the bounded one. */
 const ADVERTISEMENTS = [{ name: 'lb', addressKinds: ['loadBalancer'] }, { name: 'bounded', ...BOUNDED_SPEC }];
 
