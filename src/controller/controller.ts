@@ -244,7 +244,7 @@ export class Controller extends EventEmitter {
       this.#computeCidrs();
     } else if (key === NODE_SET_KEY && bounded) {
       // The published node set changed (rare: a Node's eligibility or a label a nodeSelector reads).
-      this.#cluster = clusterNodesOf(snap, me, [], { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false });
+      this.#cluster = clusterNodesOf(snap, me, this.#usableNodes(snap), { ignoreExcludeLabel: this.#ctx.ignoreExcludeLB ?? false });
       for (const k of [...this.#candidates.keys()]) this.#computeService(k);
     } else if (key.startsWith('node:') && bounded && snap.nodeSet() === undefined) {
       // Another node: only its eligibility and labels matter (the rendezvous choice), not its heartbeats.
